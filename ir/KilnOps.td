@@ -1,0 +1,368 @@
+// The ops of the kiln dialect. docs/IR.md states each op's exact semantics;
+// verifiers and type inference live in KilnOps.cpp, folders in KilnFolders.cpp.
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "ir/KilnBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+          SameOperandsAndResultType, InferTypeOpInterface])> {
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+class Kiln_BinaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+          SameOperandsAndResultType, InferTypeOpInterface])> {
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", Kiln_NumericTensor, [Commutative]> {
+  let summary = "elementwise addition";
+  let hasFolder = 1;
+}
+def Kiln_SubOp : Kiln_BinaryOp<"sub", Kiln_NumericTensor> {
+  let summary = "elementwise subtraction";
+  let hasFolder = 1;
+}
+def Kiln_MulOp : Kiln_BinaryOp<"mul", Kiln_NumericTensor, [Commutative]> {
+  let summary = "elementwise multiplication";
+  let hasFolder = 1;
+}
+def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_NumericTensor> {
+  let summary = "elementwise division (integers truncate toward zero)";
+  let hasFolder = 1;
+}
+def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, [Commutative]> {
+  let summary = "elementwise maximum; NaN propagates";
+}
+def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_NumericTensor, [Commutative]> {
+  let summary = "elementwise minimum; NaN propagates";
+}
+def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_NumericTensor> {
+  let summary = "elementwise power";
+}
+def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_LogicalTensor, [Commutative]> {
+  let summary = "elementwise logical (i1) or bitwise (integer) and";
+}
+def Kiln_OrOp : Kiln_BinaryOp<"or", Kiln_LogicalTensor, [Commutative]> {
+  let summary = "elementwise logical (i1) or bitwise (integer) or";
+}
+
+def Kiln_NegOp : Kiln_UnaryOp<"neg", Kiln_SignedTensor> {
+  let summary = "elementwise negation";
+}
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", Kiln_SignedTensor> {
+  let summary = "elementwise absolute value";
+}
+def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_SignedTensor> {
+  let summary = "elementwise sign: -1, 0 or 1; NaN and -0 are kept";
+}
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", Kiln_FloatTensor> {
+  let summary = "elementwise e^x";
+}
+def Kiln_LogOp : Kiln_UnaryOp<"log", Kiln_FloatTensor> {
+  let summary = "elementwise natural logarithm";
+}
+def Kiln_Log1pOp : Kiln_UnaryOp<"log1p", Kiln_FloatTensor> {
+  let summary = "elementwise log(1 + x)";
+}
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", Kiln_FloatTensor> {
+  let summary = "elementwise hyperbolic tangent";
+}
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", Kiln_FloatTensor> {
+  let summary = "elementwise square root";
+}
+def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor> {
+  let summary = "elementwise 1 / sqrt(x)";
+}
+def Kiln_LogisticOp : Kiln_UnaryOp<"logistic", Kiln_FloatTensor> {
+  let summary = "elementwise 1 / (1 + e^-x)";
+}
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", Kiln_FloatTensor> {
+  let summary = "elementwise error function";
+}
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", Kiln_FloatTensor> {
+  let summary = "elementwise round toward -inf";
+}
+def Kiln_NotOp : Kiln_UnaryOp<"not", Kiln_LogicalTensor> {
+  let summary = "elementwise logical (i1) or bitwise (integer) not";
+}
+
+def Kiln_CompareOp : Kiln_Op<"compare", [Pure, Elementwise,
+    AllTypesMatch<["lhs", "rhs"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison producing i1";
+  let description = [{
+    Ordered for floats except NE: a NaN operand makes EQ, LT, LE, GT, GE false
+    and NE true.
+  }];
+  let arguments = (ins Kiln_ComparisonDirection:$direction,
+                       Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = "$direction `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+}
+
+def Kiln_SelectOp : Kiln_Op<"select", [Pure, Elementwise,
+    AllTypesMatch<["on_true", "on_false", "result"]>]> {
+  let summary = "elementwise pred ? on_true : on_false";
+  let arguments = (ins RankedTensorOf<[I1]>:$pred, Kiln_Tensor:$on_true,
+                       Kiln_Tensor:$on_false);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)
+  }];
+}
+
+def Kiln_ClampOp : Kiln_Op<"clamp", [Pure, Elementwise,
+    SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "elementwise min(max(operand, min), max)";
+  let arguments = (ins Kiln_NumericTensor:$min, Kiln_NumericTensor:$operand,
+                       Kiln_NumericTensor:$max);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$min `,` $operand `,` $max attr-dict `:` type($result)";
+}
+
+def Kiln_ConvertOp : Kiln_Op<"convert", [Pure, Elementwise]> {
+  let summary = "elementwise element-type conversion";
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Kiln_BroadcastInDimOp : Kiln_Op<"broadcast_in_dim", [Pure,
+    AllElementTypesMatch<["operand", "result"]>]> {
+  let summary = "broadcast an operand into a larger shape";
+  let description = [{
+    Operand dimension i maps to result dimension broadcast_dimensions[i]; its
+    size is 1 or equal to the result's. Result dimensions not mapped repeat.
+  }];
+  let arguments = (ins Kiln_Tensor:$operand,
+                       DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` `=` $broadcast_dimensions attr-dict `:`
+    type($operand) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure,
+    AllElementTypesMatch<["operand", "result"]>]> {
+  let summary = "reinterpret the row-major elements under a new shape";
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "permute dimensions: result dim i is operand dim permutation[i]";
+  let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$permutation);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `perm` `=` $permutation attr-dict `:`
+    type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_Op<"slice", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "strided slice [start, limit) with positive strides";
+  let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$start_indices,
+                       DenseI64ArrayAttr:$limit_indices,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `start` `=` $start_indices `,` `limit` `=` $limit_indices `,`
+    `strides` `=` $strides attr-dict `:` type($operand) `->` type($result)
+  }];
+}
+
+def Kiln_ConcatenateOp : Kiln_Op<"concatenate", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "concatenate operands along one dimension";
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$dimension);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `,` `dim` `=` $dimension attr-dict `:`
+    `(` type($inputs) `)` `->` type($result)
+  }];
+}
+
+def Kiln_PadOp : Kiln_Op<"pad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "pad with a scalar value before and after each dimension";
+  let arguments = (ins Kiln_Tensor:$operand, Kiln_Tensor:$padding_value,
+                       DenseI64ArrayAttr:$edge_padding_low,
+                       DenseI64ArrayAttr:$edge_padding_high);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `,` $padding_value `,` `low` `=` $edge_padding_low `,`
+    `high` `=` $edge_padding_high attr-dict `:`
+    type($operand) `,` type($padding_value) `->` type($result)
+  }];
+}
+
+def Kiln_IotaOp : Kiln_Op<"iota", [Pure]> {
+  let summary = "result[i0, ..., in] = i_{iota_dimension}";
+  let arguments = (ins I64Attr:$iota_dimension);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "`dim` `=` $iota_dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, contractions, indexing
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "reduce over a set of dimensions, which the result drops";
+  let description = [{
+    The initial value is given by the kind: 0 for sum, 1 for prod, -inf (or
+    the type's lowest value) for max, +inf (or the highest) for min.
+  }];
+  let arguments = (ins Kiln_ReduceKind:$kind, Kiln_NumericTensor:$operand,
+                       DenseI64ArrayAttr:$dimensions);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $kind $operand `,` `dims` `=` $dimensions attr-dict `:`
+    type($operand) `->` type($result)
+  }];
+}
+
+def Kiln_DotGeneralOp : Kiln_Op<"dot_general", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "general tensor contraction";
+  let description = [{
+    Result dimensions: the batch dimensions (in lhs_batching order), then the
+    lhs dimensions that are neither batch nor contracting, then the rhs ones.
+  }];
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                       DenseI64ArrayAttr:$lhs_batching_dimensions,
+                       DenseI64ArrayAttr:$rhs_batching_dimensions,
+                       DenseI64ArrayAttr:$lhs_contracting_dimensions,
+                       DenseI64ArrayAttr:$rhs_contracting_dimensions);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` `batch` `=` $lhs_batching_dimensions `x`
+    $rhs_batching_dimensions `,` `contract` `=` $lhs_contracting_dimensions `x`
+    $rhs_contracting_dimensions attr-dict `:`
+    type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "take slices of operand along one axis at the given indices";
+  let description = [{
+    result shape = operand[:axis] ++ indices ++ operand[axis+1:]. Indices are
+    clamped to [0, operand[axis] - 1].
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, Kiln_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $indices `]` `,` `axis` `=` $axis attr-dict `:`
+    type($operand) `,` type($indices) `->` type($result)
+  }];
+}
+
+def Kiln_ScatterAddOp : Kiln_Op<"scatter_add", [Pure,
+    AllTypesMatch<["operand", "result"]>]> {
+  let summary = "add updates into operand along one axis at the given indices";
+  let description = [{
+    The inverse shape relation of gather; repeated indices accumulate,
+    out-of-range indices are skipped.
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand, Kiln_IndexTensor:$indices,
+                       Kiln_NumericTensor:$updates, I64Attr:$axis);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $indices `]` `,` $updates `,` `axis` `=` $axis attr-dict `:`
+    type($operand) `,` type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Random numbers and constants
+//===----------------------------------------------------------------------===//
+
+def Kiln_RngUniformOp : Kiln_Op<"rng_uniform", [Pure,
+    AllTypesMatch<["state", "new_state"]>]> {
+  let summary = "uniform [0, 1) floats from a Philox-4x32-10 state";
+  let description = [{
+    state = [key, counter] as i64. Element i of the row-major result uses the
+    32-bit lane (i mod 4) of Philox-4x32-10(key, counter + i div 4); the new
+    state advances the counter by ceil(n / 4). docs/IR.md has the bit recipe.
+  }];
+  let arguments = (ins Kiln_RngStateTensor:$state);
+  let results = (outs Kiln_FloatTensor:$result, Kiln_RngStateTensor:$new_state);
+  let assemblyFormat = "$state attr-dict `:` type($state) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "a dense constant";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), value);
+  }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def Kiln_FusionOp : Kiln_Op<"fusion", [IsolatedFromAbove,
+    SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "a group of ops that a backend emits as one kernel";
+  let description = [{
+    Created only by fusion passes. The body's block arguments take the
+    operands; `kiln.yield` returns the results.
+  }];
+  let arguments = (ins Kiln_FusionKind:$kind, Variadic<Kiln_Tensor>:$inputs);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+    $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"FusionOp">]> {
+  let summary = "the results of a kiln.fusion body";
+  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // KILN_OPS_TD

@@ -1,0 +1,218 @@
+// Element types, half/bfloat16 rounding and the host tensor; see HostTensor.h.
+#include "support/HostTensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace kiln {
+
+size_t byteWidth(DType dtype) {
+  switch (dtype) {
+  case DType::f32: return 4;
+  case DType::f16: return 2;
+  case DType::bf16: return 2;
+  case DType::i1: return 1;
+  case DType::i32: return 4;
+  case DType::i64: return 8;
+  }
+  return 0;
+}
+
+bool isFloat(DType dtype) {
+  return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16;
+}
+
+std::string_view dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::f32: return "f32";
+  case DType::f16: return "f16";
+  case DType::bf16: return "bf16";
+  case DType::i1: return "i1";
+  case DType::i32: return "i32";
+  case DType::i64: return "i64";
+  }
+  return "?";
+}
+
+absl::StatusOr<DType> parseDType(std::string_view name) {
+  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::i1, DType::i32,
+                  DType::i64})
+    if (dtypeName(d) == name)
+      return d;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown element type '", std::string(name), "'"));
+}
+
+// _Float16 is the compiler's IEEE binary16; conversions from double round
+// once, to nearest even.
+uint16_t doubleToHalf(double value) {
+  _Float16 h = static_cast<_Float16>(value);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+double halfToDouble(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<double>(h);
+}
+
+uint16_t doubleToBFloat16(double value) {
+  if (std::isnan(value))
+    return std::signbit(value) ? 0xFFC0 : 0x7FC0;
+  // Round to f32 with round-to-odd, so the final round to nearest even in
+  // bfloat16 is correct (f32 keeps 16 more bits than bfloat16).
+  float f = static_cast<float>(value);
+  if (static_cast<double>(f) != value && std::isfinite(f)) {
+    if (std::fabs(static_cast<double>(f)) > std::fabs(value))
+      f = std::nextafter(f, 0.0f);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    b |= 1;
+    std::memcpy(&f, &b, 4);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t roundingBias = 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>((bits + roundingBias) >> 16);
+}
+
+double bfloat16ToDouble(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, 4);
+  return f;
+}
+
+double roundToDType(double value, DType dtype) {
+  switch (dtype) {
+  case DType::f32: return static_cast<float>(value);
+  case DType::f16: return halfToDouble(doubleToHalf(value));
+  case DType::bf16: return bfloat16ToDouble(doubleToBFloat16(value));
+  default: return value;
+  }
+}
+
+void HostTensor::AlignedFree::operator()(std::byte *p) const { std::free(p); }
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  numElements_ = 1;
+  for (int64_t d : shape_)
+    numElements_ *= d;
+  // Round up to the alignment, and never allocate zero bytes.
+  size_t bytes = (std::max<size_t>(byteSize(), 1) + 63) / 64 * 64;
+  data_.reset(static_cast<std::byte *>(std::aligned_alloc(64, bytes)));
+  if (!data_)
+    throw std::bad_alloc();
+  std::memset(data_.get(), 0, bytes);
+}
+
+absl::StatusOr<HostTensor> HostTensor::create(DType dtype,
+                                              std::vector<int64_t> shape) {
+  // 2^40 elements of 8 bytes: the dialect's limit (kMaxTensorElements).
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && count > kMaxElements / d))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor shape [", absl::StrJoin(shape, ", "), "] is too large"));
+    count *= d;
+  }
+  try {
+    return HostTensor(dtype, std::move(shape));
+  } catch (const std::bad_alloc &) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", count * byteWidth(dtype),
+                     " bytes for a tensor of shape [",
+                     absl::StrJoin(shape, ", "), "]"));
+  }
+}
+
+HostTensor::HostTensor(const HostTensor &other)
+    : HostTensor(other.dtype_, other.shape_) {
+  if (other.data_)
+    std::memcpy(data_.get(), other.data_.get(), byteSize());
+}
+
+HostTensor &HostTensor::operator=(const HostTensor &other) {
+  if (this != &other)
+    *this = HostTensor(other);
+  return *this;
+}
+
+double HostTensor::getDouble(int64_t i) const {
+  const std::byte *p = data_.get() + i * byteWidth(dtype_);
+  switch (dtype_) {
+  case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
+  case DType::f16: { uint16_t v; std::memcpy(&v, p, 2); return halfToDouble(v); }
+  case DType::bf16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16ToDouble(v); }
+  default: return static_cast<double>(getInt(i));
+  }
+}
+
+void HostTensor::setDouble(int64_t i, double value) {
+  std::byte *p = data_.get() + i * byteWidth(dtype_);
+  switch (dtype_) {
+  case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
+  case DType::f16: { uint16_t v = doubleToHalf(value); std::memcpy(p, &v, 2); return; }
+  case DType::bf16: { uint16_t v = doubleToBFloat16(value); std::memcpy(p, &v, 2); return; }
+  case DType::i1: setInt(i, value != 0.0 && !std::isnan(value) ? 1 : 0); return;
+  case DType::i32:
+  case DType::i64: {
+    if (std::isnan(value))
+      return setInt(i, 0);
+    double lo = dtype_ == DType::i32 ? -2147483648.0 : -9223372036854775808.0;
+    double hi = dtype_ == DType::i32 ? 2147483647.0 : 9223372036854775807.0;
+    if (value <= lo)
+      return setInt(i, dtype_ == DType::i32 ? std::numeric_limits<int32_t>::min()
+                                            : std::numeric_limits<int64_t>::min());
+    if (value >= hi)
+      return setInt(i, dtype_ == DType::i32 ? std::numeric_limits<int32_t>::max()
+                                            : std::numeric_limits<int64_t>::max());
+    return setInt(i, static_cast<int64_t>(std::trunc(value)));
+  }
+  }
+}
+
+int64_t HostTensor::getInt(int64_t i) const {
+  const std::byte *p = data_.get() + i * byteWidth(dtype_);
+  switch (dtype_) {
+  case DType::i1: return static_cast<int64_t>(*p) != 0;
+  case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+  case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+  default: return static_cast<int64_t>(getDouble(i));
+  }
+}
+
+void HostTensor::setInt(int64_t i, int64_t value) {
+  std::byte *p = data_.get() + i * byteWidth(dtype_);
+  switch (dtype_) {
+  case DType::i1: *p = std::byte(value != 0); return;
+  case DType::i32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); return; }
+  case DType::i64: std::memcpy(p, &value, 8); return;
+  default: setDouble(i, static_cast<double>(value));
+  }
+}
+
+std::string HostTensor::typeString() const {
+  std::string text = "tensor<";
+  for (int64_t d : shape_)
+    absl::StrAppend(&text, d, "x");
+  absl::StrAppend(&text, std::string(dtypeName(dtype_)), ">");
+  return text;
+}
+
+bool HostTensor::bitwiseEqual(const HostTensor &other) const {
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         std::memcmp(data(), other.data(), byteSize()) == 0;
+}
+
+} // namespace kiln

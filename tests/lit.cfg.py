@@ -1,0 +1,14 @@
+# The kiln lit suite: every .mlir (and .test) file under tests/ is a test,
+# run with kiln's tools and LLVM's FileCheck, not and split-file on PATH.
+import os
+import lit.formats
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "tests")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs", "CMakeLists.txt"]
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%kiln_src", config.kiln_src_root))
