@@ -164,7 +164,7 @@ void HostTensor::setDouble(int64_t i, double value) {
   case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
   case DType::f16: { uint16_t v = doubleToHalf(value); std::memcpy(p, &v, 2); return; }
   case DType::bf16: { uint16_t v = doubleToBFloat16(value); std::memcpy(p, &v, 2); return; }
-  case DType::i1: setInt(i, value != 0.0 && !std::isnan(value) ? 1 : 0); return;
+  case DType::i1: setInt(i, value != 0.0 ? 1 : 0); return; // NaN != 0: true
   case DType::i32:
   case DType::i64: {
     if (std::isnan(value))

@@ -63,7 +63,7 @@ public:
   /// Element i (row-major) as a double; integers convert exactly up to 2^53.
   double getDouble(int64_t i) const;
   /// Stores `value` rounded to this tensor's dtype (integers truncate toward
-  /// zero and saturate; NaN becomes 0; i1 stores value != 0).
+  /// zero and saturate, NaN becoming 0; i1 stores value != 0, so NaN is 1).
   void setDouble(int64_t i, double value);
   int64_t getInt(int64_t i) const;
   void setInt(int64_t i, int64_t value);
