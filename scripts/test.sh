@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds kiln, and runs every test: the lit suite and
+# the GoogleTest unit tests, both through ctest. Prints the runners' summaries.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+
+"$root/scripts/setup.sh"
+start=$(date +%s)
+"$root/scripts/build.sh"
+echo "build: $(( $(date +%s) - start )) s"
+
+cd "$build"
+ctest --output-on-failure -j"${JOBS:-$(nproc)}"
