@@ -10,12 +10,14 @@ def Kiln_Dialect : Dialect {
   let cppNamespace = "::kiln";
   let summary = "An HLO-like tensor dialect for transformer training steps";
   let description = [{
-    Static shapes, ranked tensors of f32, f16, bf16, i1, i32 or i64. Functions
+    Static shapes, ranked tensors of f32, f64, f16, bf16, i1, i32 or i64. Functions
     are `func.func`; a `kiln.donate` argument attribute marks an input whose
     buffer an output may reuse. docs/IR.md gives every op's exact semantics.
   }];
   let hasConstantMaterializer = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The argument attribute that marks a donated input buffer.
     static constexpr llvm::StringLiteral kDonateAttrName = "kiln.donate";
@@ -33,14 +35,14 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, !listconcat([Kiln_BoundedTensorShapes], traits)>;
 
 // Element types.
-def Kiln_Float : AnyTypeOf<[F32, F16, BF16]>;
+def Kiln_Float : AnyTypeOf<[F32, F64, F16, BF16]>;
 def Kiln_Int : AnyTypeOf<[I32, I64]>;
-def Kiln_Element : AnyTypeOf<[F32, F16, BF16, I1, I32, I64]>;
+def Kiln_Element : AnyTypeOf<[F32, F64, F16, BF16, I1, I32, I64]>;
 
-def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, I1, I32, I64]>;
-def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
-def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
-def Kiln_SignedTensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
+def Kiln_Tensor : RankedTensorOf<[F32, F64, F16, BF16, I1, I32, I64]>;
+def Kiln_FloatTensor : RankedTensorOf<[F32, F64, F16, BF16]>;
+def Kiln_NumericTensor : RankedTensorOf<[F32, F64, F16, BF16, I32, I64]>;
+def Kiln_SignedTensor : RankedTensorOf<[F32, F64, F16, BF16, I32, I64]>;
 def Kiln_LogicalTensor : RankedTensorOf<[I1, I32, I64]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Kiln_RngStateTensor : 1DTensorOf<[I64]>;

@@ -1,5 +1,6 @@
 // The kiln dialect's registration, constant materialisation and the
-// verification of its `kiln.donate` argument attribute.
+// verification of its attributes: `kiln.donate` belongs on a function's tensor
+// arguments only.
 #include "ir/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,19 +32,46 @@ LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   if (attr.getName() != kDonateAttrName)
-    return op->emitError() << "unknown kiln argument attribute '"
-                           << attr.getName().getValue() << "'";
+    return op->emitOpError() << "unknown kiln argument attribute '"
+                             << attr.getName().getValue() << "'";
   if (!isa<UnitAttr>(attr.getValue()))
-    return op->emitError() << "'" << kDonateAttrName
-                           << "' must be a unit attribute, got "
-                           << attr.getValue();
+    return op->emitOpError()
+           << "'" << kDonateAttrName << "' must be a unit attribute, got "
+           << attr.getValue();
+  // A declaration has no block arguments; its function type has the types.
+  Type argType;
   Region &region = op->getRegion(regionIndex);
-  if (region.empty() || argIndex >= region.getNumArguments())
-    return success(); // declarations carry no body to check against
-  Type argType = region.getArgument(argIndex).getType();
-  if (!isa<RankedTensorType>(argType))
-    return op->emitError() << "'" << kDonateAttrName
-                           << "' on argument #" << argIndex
-                           << " of non-tensor type " << argType;
+  if (argIndex < region.getNumArguments())
+    argType = region.getArgument(argIndex).getType();
+  else if (auto function = dyn_cast<FunctionOpInterface>(op);
+           function && argIndex < function.getNumArguments())
+    argType = function.getArgumentTypes()[argIndex];
+  if (argType && !isa<RankedTensorType>(argType))
+    return op->emitOpError() << "'" << kDonateAttrName << "' on argument #"
+                             << argIndex << " of non-tensor type " << argType;
+  return success();
+}
+
+LogicalResult KilnDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  // A result is written by the function, so "donating" it means nothing; the
+  // attribute belongs on the argument whose buffer the result may reuse.
+  if (attr.getName() == kDonateAttrName)
+    return op->emitOpError()
+           << "'" << kDonateAttrName << "' on result #" << resultIndex
+           << ": only arguments can be donated";
+  return op->emitOpError() << "unknown kiln result attribute '"
+                           << attr.getName().getValue() << "'";
+}
+
+LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  // Other kiln.* attributes are free for passes to use as annotations.
+  if (attr.getName() == kDonateAttrName)
+    return op->emitOpError() << "'" << kDonateAttrName
+                             << "' marks a function argument and cannot be "
+                                "placed on an operation";
   return success();
 }

@@ -221,6 +221,33 @@ LogicalResult ConcatenateOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+/// Parses `%a, %b, ..., dim = N` (at least one operand).
+static ParseResult
+parseConcatInputs(OpAsmParser &parser,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &inputs,
+                  IntegerAttr &dimension) {
+  do {
+    if (succeeded(parser.parseOptionalKeyword("dim"))) {
+      int64_t value = 0;
+      if (parser.parseEqual() || parser.parseInteger(value))
+        return failure();
+      dimension = parser.getBuilder().getI64IntegerAttr(value);
+      return success();
+    }
+    if (parser.parseOperand(inputs.emplace_back()))
+      return failure();
+  } while (succeeded(parser.parseOptionalComma()));
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected ', dim = <dimension>' after the inputs");
+}
+
+static void printConcatInputs(OpAsmPrinter &printer, Operation *,
+                              OperandRange inputs, IntegerAttr dimension) {
+  for (Value input : inputs)
+    printer << input << ", ";
+  printer << "dim = " << dimension.getInt();
+}
+
 LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,
                                       Adaptor adaptor,
@@ -352,13 +379,17 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
-  FailureOr<RankedTensorType> type = gatheredType(
-      loc, "kiln.gather",
-      cast<RankedTensorType>(adaptor.getOperand().getType()),
-      cast<RankedTensorType>(adaptor.getIndices().getType()),
-      adaptor.getAxis());
+  auto operand = cast<RankedTensorType>(adaptor.getOperand().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  FailureOr<RankedTensorType> type =
+      gatheredType(loc, "kiln.gather", operand, indices, adaptor.getAxis());
   if (failed(type))
     return failure();
+  // Indices clamp into [0, n - 1]: with n = 0 there is no row to read.
+  if (operand.getDimSize(adaptor.getAxis()) == 0 && type->getNumElements() != 0)
+    return inferError(loc, "kiln.gather", "axis ", adaptor.getAxis(), " of ",
+                      operand, " is empty, so indices ", indices,
+                      " have nothing to gather");
   results.push_back(*type);
   return success();
 }
@@ -396,6 +427,20 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
   if (!type)
     return inferError(loc, "kiln.constant", "value must be a ranked tensor");
   results.push_back(type);
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  // Backends read constants as dense<...> data; sparse and dense_resource
+  // attributes would need a path of their own.
+  if (!isa<DenseIntOrFPElementsAttr>(getValue()))
+    return emitOpError() << "value must be a dense<...> attribute of ints or "
+                            "floats, got "
+                         << (isa<SparseElementsAttr>(getValue()) ? "sparse"
+                             : isa<DenseResourceElementsAttr>(getValue())
+                                 ? "dense_resource"
+                                 : "another")
+                         << " elements attribute";
   return success();
 }
 

@@ -205,8 +205,10 @@ def Kiln_ConcatenateOp : Kiln_Op<"concatenate", [Pure,
   let summary = "concatenate operands along one dimension";
   let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$dimension);
   let results = (outs Kiln_Tensor:$result);
+  // `%a, %b, dim = 1`: a declarative `$inputs `,` `dim`` would read `dim` as
+  // one more operand, so the operand list is parsed by hand (KilnOps.cpp).
   let assemblyFormat = [{
-    $inputs `,` `dim` `=` $dimension attr-dict `:`
+    custom<ConcatInputs>($inputs, $dimension) attr-dict `:`
     `(` type($inputs) `)` `->` type($result)
   }];
 }
@@ -331,6 +333,7 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure,
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Kiln_Tensor:$result);
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
   let hasFolder = 1;
   let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
     build($_builder, $_state, value.getType(), value);

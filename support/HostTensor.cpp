@@ -15,6 +15,7 @@ namespace kiln {
 size_t byteWidth(DType dtype) {
   switch (dtype) {
   case DType::f32: return 4;
+  case DType::f64: return 8;
   case DType::f16: return 2;
   case DType::bf16: return 2;
   case DType::i1: return 1;
@@ -25,12 +26,14 @@ size_t byteWidth(DType dtype) {
 }
 
 bool isFloat(DType dtype) {
-  return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::bf16;
+  return dtype == DType::f32 || dtype == DType::f64 || dtype == DType::f16 ||
+         dtype == DType::bf16;
 }
 
 std::string_view dtypeName(DType dtype) {
   switch (dtype) {
   case DType::f32: return "f32";
+  case DType::f64: return "f64";
   case DType::f16: return "f16";
   case DType::bf16: return "bf16";
   case DType::i1: return "i1";
@@ -41,7 +44,7 @@ std::string_view dtypeName(DType dtype) {
 }
 
 absl::StatusOr<DType> parseDType(std::string_view name) {
-  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::i1, DType::i32,
+  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i1, DType::i32,
                   DType::i64})
     if (dtypeName(d) == name)
       return d;
@@ -94,6 +97,7 @@ double bfloat16ToDouble(uint16_t bits) {
 double roundToDType(double value, DType dtype) {
   switch (dtype) {
   case DType::f32: return static_cast<float>(value);
+  case DType::f64: return value;
   case DType::f16: return halfToDouble(doubleToHalf(value));
   case DType::bf16: return bfloat16ToDouble(doubleToBFloat16(value));
   default: return value;
@@ -152,6 +156,7 @@ double HostTensor::getDouble(int64_t i) const {
   const std::byte *p = data_.get() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
+  case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
   case DType::f16: { uint16_t v; std::memcpy(&v, p, 2); return halfToDouble(v); }
   case DType::bf16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16ToDouble(v); }
   default: return static_cast<double>(getInt(i));
@@ -162,6 +167,7 @@ void HostTensor::setDouble(int64_t i, double value) {
   std::byte *p = data_.get() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
+  case DType::f64: std::memcpy(p, &value, 8); return;
   case DType::f16: { uint16_t v = doubleToHalf(value); std::memcpy(p, &v, 2); return; }
   case DType::bf16: { uint16_t v = doubleToBFloat16(value); std::memcpy(p, &v, 2); return; }
   case DType::i1: setInt(i, value != 0.0 ? 1 : 0); return; // NaN != 0: true

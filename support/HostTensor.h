@@ -15,12 +15,12 @@
 namespace kiln {
 
 /// The element types of the kiln dialect.
-enum class DType : uint8_t { f32, f16, bf16, i1, i32, i64 };
+enum class DType : uint8_t { f32, f64, f16, bf16, i1, i32, i64 };
 
 /// Bytes per element (i1 is stored as one byte holding 0 or 1).
 size_t byteWidth(DType dtype);
 bool isFloat(DType dtype);
-/// "f32", "f16", "bf16", "i1", "i32", "i64".
+/// "f32", "f64", "f16", "bf16", "i1", "i32", "i64".
 std::string_view dtypeName(DType dtype);
 absl::StatusOr<DType> parseDType(std::string_view name);
 

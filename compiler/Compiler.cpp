@@ -1,0 +1,57 @@
+// The compiler driver: verifies the module, then hands it to the backend.
+// (The pass pipeline, compiler/Pipeline.cpp, runs here once it exists.)
+#include "compiler/Compiler.h"
+
+#include "compiler/cpu/CpuCompiler.h"
+#include "compiler/reference/ReferenceProgram.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln::compiler {
+
+absl::StatusOr<Backend> parseBackend(std::string_view name) {
+  if (name == "reference")
+    return Backend::reference;
+  if (name == "cpu")
+    return Backend::cpu;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown backend '", std::string(name), "'; expected reference or cpu"));
+}
+
+std::string_view backendName(Backend backend) {
+  switch (backend) {
+  case Backend::reference: return "reference";
+  case Backend::cpu: return "cpu";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+compile(mlir::ModuleOp module, const CompileOptions &options) {
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    mlir::ScopedDiagnosticHandler handler(
+        module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+          os << diagnostic << "\n";
+          return mlir::success();
+        });
+    if (mlir::failed(mlir::verify(module)))
+      return absl::InvalidArgumentError(
+          absl::StrCat("the module does not verify:\n", diagnostics));
+  }
+  switch (options.backend) {
+  case Backend::reference:
+    return createReferenceProgram(module, options.function);
+  case Backend::cpu:
+    return cpu::createCpuProgram(module, options.function);
+  }
+  return absl::InvalidArgumentError("unknown backend");
+}
+
+} // namespace kiln::compiler

@@ -1,0 +1,39 @@
+// The compiler driver: a kiln-dialect module → a runnable program for one
+// backend. The reference backend wraps the reference evaluator; the CPU
+// backend (compiler/cpu) generates native kernels.
+#ifndef KILN_COMPILER_COMPILER_H
+#define KILN_COMPILER_COMPILER_H
+
+#include "runtime/Program.h"
+
+#include "absl/status/statusor.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace kiln::compiler {
+
+enum class Backend { reference, cpu };
+
+/// "reference" / "cpu" → Backend; anything else is an InvalidArgument error.
+absl::StatusOr<Backend> parseBackend(std::string_view name);
+std::string_view backendName(Backend backend);
+
+struct CompileOptions {
+  Backend backend = Backend::reference;
+  /// The function to compile; empty means `main`, or the only function.
+  std::string function;
+};
+
+/// module → program. The program does not refer to `module` or its context
+/// afterwards: it may outlive both.
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+compile(mlir::ModuleOp module, const CompileOptions &options);
+
+} // namespace kiln::compiler
+
+#endif // KILN_COMPILER_COMPILER_H
