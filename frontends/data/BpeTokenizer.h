@@ -1,0 +1,133 @@
+// GPT-2's byte-level BPE tokenizer over Hugging Face files (vocab.json +
+// merges.txt, or tokenizer.json). Encoding: split out special tokens
+// (`<|endoftext|>`), pre-tokenize each remaining span with GPT-2's regex,
+// then run BPE on each piece's bytes, merging the adjacent pair of lowest
+// rank until none is left, with a cache of piece → ids. Vocabulary and merges
+// are converted once from GPT-2's printable alphabet ("Ġthe") to raw bytes
+// (" the"), so encoding and decoding never translate characters.
+#ifndef KILN_FRONTENDS_DATA_BPETOKENIZER_H
+#define KILN_FRONTENDS_DATA_BPETOKENIZER_H
+
+#include "frontends/data/Tokenizer.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
+#include <array>
+#include <memory>
+#include <utility>
+
+namespace kiln::data {
+
+/// One vocabulary entry as written in the files (GPT-2's alphabet).
+struct VocabEntry {
+  std::string symbol;
+  int32_t id = 0;
+  /// "vocab.json:12" or "tokenizer.json: model.vocab": named in errors.
+  std::string where;
+};
+
+/// One merge rule; its rank is its index in BpeModel::merges.
+struct MergeEntry {
+  std::string left;
+  std::string right;
+  std::string where;
+};
+
+/// A BPE model as read from files, before validation.
+struct BpeModel {
+  std::vector<VocabEntry> vocab;
+  std::vector<MergeEntry> merges;
+  /// Extra special tokens (tokenizer.json's added_tokens with special=true);
+  /// each must be in `vocab` or carry its own id.
+  std::vector<VocabEntry> specialTokens;
+  /// tokenizer.json's model.unk_token (BpeOptions::unkToken overrides it).
+  std::string unkToken;
+};
+
+struct BpeOptions {
+  /// Special tokens matched verbatim in the input before pre-tokenisation,
+  /// when they are in the vocabulary (as Hugging Face does for added tokens).
+  std::vector<std::string> specialTokens = {"<|endoftext|>"};
+  /// The end-of-text token, when in the vocabulary.
+  std::string eosToken = "<|endoftext|>";
+  /// Emitted for a byte the vocabulary cannot spell; empty: that is an error.
+  std::string unkToken;
+  /// Pieces cached (piece → ids); the cache stops growing when full.
+  size_t cacheCapacity = 1 << 17;
+};
+
+/// GPT-2's byte-level BPE.
+class BpeTokenizer final : public Tokenizer {
+public:
+  /// vocab.json + merges.txt → tokenizer; a malformed file is an error that
+  /// names the file and line.
+  static absl::StatusOr<std::unique_ptr<BpeTokenizer>>
+  fromFiles(const std::string &vocabPath, const std::string &mergesPath,
+            BpeOptions options = {});
+  /// tokenizer.json (model.vocab, model.merges, added_tokens) → tokenizer.
+  static absl::StatusOr<std::unique_ptr<BpeTokenizer>>
+  fromTokenizerJson(const std::string &path, BpeOptions options = {});
+  /// An in-memory model → tokenizer. Checks that ids are non-negative and
+  /// unique, symbols unique, and that both halves of every merge and their
+  /// concatenation are in the vocabulary (as Hugging Face's BPE does).
+  static absl::StatusOr<std::unique_ptr<BpeTokenizer>>
+  create(const BpeModel &model, BpeOptions options = {});
+
+  absl::StatusOr<std::vector<int32_t>>
+  encode(std::string_view text) const override;
+  absl::StatusOr<std::string>
+  decode(absl::Span<const int32_t> ids) const override;
+  int32_t vocabSize() const override { return int32_t(idToText_.size()); }
+  std::optional<int32_t> eosId() const override { return eosId_; }
+
+  /// A symbol in GPT-2's alphabet ("Ġthe") → its id, if in the vocabulary.
+  std::optional<int32_t> tokenToId(std::string_view symbol) const;
+  /// The number of merge rules.
+  size_t numMerges() const { return merges_.size(); }
+
+private:
+  BpeTokenizer() = default;
+  absl::Status build(const BpeModel &model, const BpeOptions &options);
+  absl::Status addVocab(const VocabEntry &entry);
+  absl::Status addSpecials(const BpeModel &model, const BpeOptions &options);
+  absl::Status addMerges(const BpeModel &model);
+  // Appends the ids of one pre-tokenized piece, through the cache.
+  absl::Status encodePiece(std::string_view piece,
+                           std::vector<int32_t> &out) const;
+  // BPE on the bytes of one piece → ids (negative: byte -id-1 not spelled).
+  std::vector<int32_t> mergePiece(std::string_view piece) const;
+
+  // id → the bytes it decodes to; `present` marks ids the vocabulary has.
+  std::vector<std::string> idToText_;
+  std::vector<bool> present_;
+  absl::flat_hash_map<std::string, int32_t> symbolToId_;
+  std::array<int32_t, 256> byteIds_{};
+  // (left id << 32 | right id) → (rank, merged id).
+  absl::flat_hash_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
+  std::vector<std::pair<std::string, int32_t>> specials_;
+  std::optional<int32_t> eosId_;
+  std::optional<int32_t> unkId_;
+  size_t cacheCapacity_ = 0;
+
+  mutable absl::Mutex cacheMutex_;
+  mutable absl::flat_hash_map<std::string, std::vector<int32_t>>
+      cache_ ABSL_GUARDED_BY(cacheMutex_);
+};
+
+/// vocab.json's text → entries; errors name `fileName` and the line.
+absl::StatusOr<std::vector<VocabEntry>>
+parseVocabJson(std::string_view text, std::string_view fileName);
+/// merges.txt's text ("#version" line optional) → merges in rank order.
+absl::StatusOr<std::vector<MergeEntry>>
+parseMergesTxt(std::string_view text, std::string_view fileName);
+/// tokenizer.json's text → its BPE model. Settings kiln does not implement
+/// (a normalizer, a pre-tokenizer other than GPT-2's ByteLevel, dropout,
+/// byte_fallback, ignore_merges, subword prefixes / suffixes) are errors
+/// rather than silently different ids.
+absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
+                                            std::string_view fileName);
+
+} // namespace kiln::data
+
+#endif // KILN_FRONTENDS_DATA_BPETOKENIZER_H

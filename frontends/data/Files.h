@@ -1,0 +1,28 @@
+// Reading whole files for the data layer, with errors that name the path,
+// and the bridge from std::string_view to Abseil's string_view.
+#ifndef KILN_FRONTENDS_DATA_FILES_H
+#define KILN_FRONTENDS_DATA_FILES_H
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+#include <string>
+#include <string_view>
+
+namespace kiln::data {
+
+/// A path → the file's bytes; NotFound / Internal errors name the path.
+absl::StatusOr<std::string> readFile(const std::string &path);
+
+/// std::string_view → absl::string_view: Debian's Abseil is built with its
+/// own string_view type, which StrCat, StrSplit and hash lookups take.
+inline absl::string_view asAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+/// Whether `path` names an existing regular file.
+bool fileExists(const std::string &path);
+
+} // namespace kiln::data
+
+#endif // KILN_FRONTENDS_DATA_FILES_H

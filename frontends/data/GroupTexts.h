@@ -1,0 +1,58 @@
+// From texts to fixed-size language-modelling blocks, as run_clm.py does:
+// tokenize every example, then group_texts: concatenate the token ids of a
+// group of examples and cut them into block_size blocks, dropping the
+// remainder. run_clm maps group_texts with batched=True and datasets' default
+// batch of 1,000 examples, so a remainder is dropped for each group of 1,000
+// examples, not once at the end; examplesPerGroup reproduces that (0 groups
+// everything at once). Labels are the input ids themselves (the model shifts
+// them), so blocks store ids once.
+#ifndef KILN_FRONTENDS_DATA_GROUPTEXTS_H
+#define KILN_FRONTENDS_DATA_GROUPTEXTS_H
+
+#include "frontends/data/Tokenizer.h"
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::data {
+
+/// Texts → one id list per text, in order.
+absl::StatusOr<std::vector<std::vector<int32_t>>>
+tokenizeTexts(const Tokenizer &tokenizer, absl::Span<const std::string> texts);
+
+struct GroupOptions {
+  int64_t blockSize = 1024;
+  /// Examples concatenated together before cutting (HF map's batch_size).
+  int64_t examplesPerGroup = 1000;
+  /// Appended after each non-empty example (run_clm adds none: unset).
+  std::optional<int32_t> eosId;
+};
+
+/// Fixed-size blocks of token ids, row-major [numBlocks, blockSize].
+struct LmBlocks {
+  int64_t blockSize = 0;
+  std::vector<int32_t> ids;
+
+  int64_t numBlocks() const {
+    return blockSize == 0 ? 0 : int64_t(ids.size()) / blockSize;
+  }
+  /// Block i's ids (also its labels).
+  absl::Span<const int32_t> block(int64_t i) const {
+    return absl::MakeConstSpan(ids).subspan(size_t(i * blockSize),
+                                            size_t(blockSize));
+  }
+};
+
+/// Tokenized examples → blocks; fails when blockSize or examplesPerGroup is
+/// out of range.
+absl::StatusOr<LmBlocks> groupTexts(absl::Span<const std::vector<int32_t>> examples,
+                                    const GroupOptions &options);
+
+} // namespace kiln::data
+
+#endif // KILN_FRONTENDS_DATA_GROUPTEXTS_H

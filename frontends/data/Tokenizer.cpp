@@ -1,0 +1,90 @@
+// The byte-level tokenizer, whole-file reading, and the factory that turns a
+// user's tokenizer files into a Tokenizer.
+#include "frontends/data/Tokenizer.h"
+
+#include "frontends/data/BpeTokenizer.h"
+#include "frontends/data/Files.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace kiln::data {
+
+absl::StatusOr<std::string> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    std::string message = absl::StrCat(path, ": ", std::strerror(error));
+    return error == ENOENT ? absl::NotFoundError(message)
+                           : absl::InternalError(message);
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad())
+    return absl::InternalError(absl::StrCat(path, ": read failed"));
+  return std::move(contents).str();
+}
+
+bool fileExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+absl::StatusOr<std::vector<int32_t>>
+ByteTokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> ids(text.size());
+  for (size_t i = 0; i < text.size(); ++i)
+    ids[i] = int32_t(static_cast<unsigned char>(text[i]));
+  return ids;
+}
+
+absl::StatusOr<std::string>
+ByteTokenizer::decode(absl::Span<const int32_t> ids) const {
+  std::string text;
+  text.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id > 255)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "token id ", id, " is outside the byte vocabulary [0, 256)"));
+    text.push_back(char(id));
+  }
+  return text;
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>>
+loadTokenizer(const TokenizerFiles &files) {
+  TokenizerFiles chosen = files;
+  if (!files.directory.empty()) {
+    chosen = TokenizerFiles{};
+    std::string json = files.directory + "/tokenizer.json";
+    if (fileExists(json)) {
+      chosen.tokenizerJson = json;
+    } else {
+      chosen.vocabJson = files.directory + "/vocab.json";
+      chosen.mergesTxt = files.directory + "/merges.txt";
+    }
+  }
+  if (!chosen.tokenizerJson.empty()) {
+    auto bpe = BpeTokenizer::fromTokenizerJson(chosen.tokenizerJson);
+    if (!bpe.ok())
+      return bpe.status();
+    return std::unique_ptr<Tokenizer>(std::move(*bpe));
+  }
+  if (chosen.vocabJson.empty() != chosen.mergesTxt.empty())
+    return absl::InvalidArgumentError(
+        "a BPE tokenizer needs both vocab.json and merges.txt");
+  if (chosen.vocabJson.empty())
+    return std::unique_ptr<Tokenizer>(std::make_unique<ByteTokenizer>());
+  auto bpe = BpeTokenizer::fromFiles(chosen.vocabJson, chosen.mergesTxt);
+  if (!bpe.ok())
+    return bpe.status();
+  return std::unique_ptr<Tokenizer>(std::move(*bpe));
+}
+
+} // namespace kiln::data

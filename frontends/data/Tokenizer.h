@@ -1,0 +1,68 @@
+// The tokenizer interface that datasets and group_texts use, the byte-level
+// tokenizer for runs without a vocabulary (ids are the bytes themselves,
+// vocabulary 256, no end-of-text token), and the factory that picks one from
+// the files a user names.
+#ifndef KILN_FRONTENDS_DATA_TOKENIZER_H
+#define KILN_FRONTENDS_DATA_TOKENIZER_H
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::data {
+
+/// Text ↔ token ids. Implementations are safe to call from several threads.
+class Tokenizer {
+public:
+  virtual ~Tokenizer() = default;
+
+  /// Text (any bytes, not only valid UTF-8) → token ids. Fails only when the
+  /// vocabulary cannot spell a byte and has no unknown token.
+  virtual absl::StatusOr<std::vector<int32_t>>
+  encode(std::string_view text) const = 0;
+  /// Token ids → the bytes they stand for; fails on an id outside the
+  /// vocabulary. decode(encode(s)) == s for every s.
+  virtual absl::StatusOr<std::string>
+  decode(absl::Span<const int32_t> ids) const = 0;
+  /// The number of ids (the embedding's row count): largest id + 1.
+  virtual int32_t vocabSize() const = 0;
+  /// The end-of-text token's id (GPT-2: `<|endoftext|>`, 50256), if any.
+  virtual std::optional<int32_t> eosId() const = 0;
+};
+
+/// Ids are bytes: vocabulary 256, no merges, no special tokens.
+class ByteTokenizer final : public Tokenizer {
+public:
+  absl::StatusOr<std::vector<int32_t>>
+  encode(std::string_view text) const override;
+  absl::StatusOr<std::string>
+  decode(absl::Span<const int32_t> ids) const override;
+  int32_t vocabSize() const override { return 256; }
+  std::optional<int32_t> eosId() const override { return std::nullopt; }
+};
+
+/// Where a tokenizer comes from; all empty means the byte-level tokenizer.
+struct TokenizerFiles {
+  /// A Hugging Face tokenizer directory: tokenizer.json if it exists, else
+  /// vocab.json + merges.txt.
+  std::string directory;
+  /// Or the files themselves (ignored when `directory` is set).
+  std::string tokenizerJson;
+  std::string vocabJson;
+  std::string mergesTxt;
+};
+
+/// The files → a GPT-2 BPE tokenizer, or the byte-level one when none are
+/// named.
+absl::StatusOr<std::unique_ptr<Tokenizer>>
+loadTokenizer(const TokenizerFiles &files);
+
+} // namespace kiln::data
+
+#endif // KILN_FRONTENDS_DATA_TOKENIZER_H

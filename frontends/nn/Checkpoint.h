@@ -1,0 +1,55 @@
+// Training checkpoints as one safetensors file: the model's state dict under
+// its own names (so the model part also loads as a Hugging Face file), the
+// optimizer's state under "optimizer.<param>.<state>", each generator's
+// device state under "rng.<name>", and the step, the optimizer's kind, step
+// count and learning rate in the metadata, together with kiln's checksum.
+// Saving is atomic (a failed save leaves the previous file untouched);
+// loading requires the checksum, checks every name and shape before
+// changing anything, and throws kiln::Error with the file's name and what is
+// wrong.
+#ifndef KILN_FRONTENDS_NN_CHECKPOINT_H
+#define KILN_FRONTENDS_NN_CHECKPOINT_H
+
+#include "frontends/nn/Module.h"
+#include "frontends/nn/Optimizer.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::nn {
+
+/// Generators to checkpoint, by name ("dropout" → &model.generator()).
+using NamedGenerators = std::vector<std::pair<std::string, Generator *>>;
+
+/// The scalars of a checkpoint besides its tensors.
+struct CheckpointState {
+  /// The training step the checkpoint was taken after.
+  int64_t step = 0;
+  /// Free-form strings saved with it (keys must not start with "kiln.").
+  std::map<std::string, std::string> metadata;
+};
+
+/// model (+ optimizer, generators, state) → an atomically written file at
+/// `path`. Pending tensors are synced first (call after kiln::step() to
+/// avoid a forced sync). Throws kiln::Error when writing fails.
+void save_checkpoint(const std::string &path, const Module &model,
+                     const Optimizer *optimizer,
+                     const NamedGenerators &generators,
+                     const CheckpointState &state = {});
+
+/// A file written by save_checkpoint → the model's parameters, the
+/// optimizer's state, step count and learning rate, and the generators'
+/// states are restored, then kiln::step() makes them device data (so the
+/// next training step hits the graph cache) → the step and metadata.
+/// Throws kiln::Error (naming the file) on a corrupt file, a missing or
+/// unexpected tensor, a shape mismatch or another optimizer kind; nothing
+/// is changed then.
+CheckpointState load_checkpoint(const std::string &path, Module &model,
+                                Optimizer *optimizer,
+                                const NamedGenerators &generators);
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_CHECKPOINT_H

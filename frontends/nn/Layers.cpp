@@ -1,0 +1,97 @@
+// The basic layers and host-side initialisation; see Layers.h.
+#include "frontends/nn/Layers.h"
+
+#include <cmath>
+
+namespace kiln::nn {
+namespace {
+
+/// [..., in] x W[in, out] as one 2-d GEMM: flattening the leading
+/// dimensions gives the backends a plain matrix product.
+Tensor project(const Tensor &x, const Tensor &w, int64_t in, int64_t out,
+               const char *layer) {
+  if (x.dim() < 1 || x.size(-1) != in)
+    throw Error(std::string(layer) + ": expected input [..., " +
+                std::to_string(in) + "], got " + x.str());
+  Shape outShape = x.shape();
+  outShape.back() = out;
+  return x.reshape({-1, in}).matmul(w).reshape(outShape);
+}
+
+} // namespace
+
+Tensor InitContext::normal(const Shape &shape, double mean, double std) {
+  HostTensor t(dtype_, shape);
+  std::normal_distribution<double> dist(mean, std);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setDouble(i, dist(rng_));
+  return Tensor::from_host(std::move(t), /*requires_grad=*/true);
+}
+
+Tensor InitContext::uniform(const Shape &shape, double lo, double hi) {
+  HostTensor t(dtype_, shape);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setDouble(i, dist(rng_));
+  return Tensor::from_host(std::move(t), /*requires_grad=*/true);
+}
+
+Tensor InitContext::full(const Shape &shape, double value) {
+  HostTensor t(dtype_, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.setDouble(i, value);
+  return Tensor::from_host(std::move(t), /*requires_grad=*/true);
+}
+
+Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias) {
+  double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  weight = register_parameter("weight", init.uniform({out, in}, -bound, bound));
+  if (hasBias)
+    bias = register_parameter("bias", init.uniform({out}, -bound, bound));
+}
+
+Tensor Linear::forward(const Tensor &x) const {
+  Tensor y = project(x, weight.transpose(0, 1), weight.size(1), weight.size(0),
+                     "Linear");
+  return bias.defined() ? y + bias : y;
+}
+
+Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
+  weight = register_parameter("weight", init.normal({in, out}, 0.0, std));
+  bias = register_parameter("bias", init.full({out}, 0.0));
+}
+
+Tensor Conv1D::forward(const Tensor &x) const {
+  return project(x, weight, weight.size(0), weight.size(1), "Conv1D") + bias;
+}
+
+Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
+  weight = register_parameter("weight", init.normal({num, dim}, 0.0, std));
+}
+
+Tensor Embedding::forward(const Tensor &indices) const {
+  return embedding(weight, indices);
+}
+
+LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
+  weight = register_parameter("weight", init.full({dim}, 1.0));
+  bias = register_parameter("bias", init.full({dim}, 0.0));
+}
+
+Tensor LayerNorm::forward(const Tensor &x) const {
+  return layer_norm(x, weight, bias, eps);
+}
+
+Dropout::Dropout(double p, Generator *generator) : p(p), generator(generator) {
+  if (p < 0 || p >= 1)
+    throw Error("Dropout: probability must be in [0, 1), got " +
+                std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor &x) const {
+  if (!is_training() || p == 0)
+    return x;
+  return dropout(x, p, /*training=*/true, generator);
+}
+
+} // namespace kiln::nn

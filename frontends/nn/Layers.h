@@ -1,0 +1,99 @@
+// The basic layers: Linear (PyTorch layout, weight [out, in]), Conv1D (the
+// Hugging Face GPT-2 projection, weight [in, out]), Embedding, LayerNorm,
+// Dropout and GELU. Parameters are initialised on the host from an
+// InitContext (a seeded generator and the parameter dtype), so building a
+// model runs no graph and is the same on every backend; models that need
+// their own initialisation (GPT-2) overwrite it with the same context.
+#ifndef KILN_FRONTENDS_NN_LAYERS_H
+#define KILN_FRONTENDS_NN_LAYERS_H
+
+#include "frontends/nn/Module.h"
+
+#include <random>
+
+namespace kiln::nn {
+
+/// Where initial parameter values come from: a seeded host generator (so a
+/// seed gives the same model everywhere) and the parameters' dtype.
+class InitContext {
+public:
+  explicit InitContext(uint64_t seed = 0, DType dtype = DType::f32)
+      : rng_(seed), dtype_(dtype) {}
+  DType dtype() const { return dtype_; }
+  /// shape → a parameter of normal(mean, std) values.
+  Tensor normal(const Shape &shape, double mean, double std);
+  /// shape → a parameter of uniform [lo, hi) values.
+  Tensor uniform(const Shape &shape, double lo, double hi);
+  /// shape → a parameter filled with `value`.
+  Tensor full(const Shape &shape, double value);
+
+private:
+  std::mt19937_64 rng_;
+  DType dtype_;
+};
+
+/// y = x Wᵀ + b over the last dimension; weight [out, in], bias [out].
+/// Initialised as PyTorch does: uniform(±1/sqrt(in)).
+class Linear : public Module {
+public:
+  Linear(int64_t in, int64_t out, InitContext &init, bool bias = true);
+  /// [..., in] → [..., out].
+  Tensor forward(const Tensor &x) const;
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+  Tensor weight, bias;
+};
+
+/// y = x W + b with weight [in, out] (Hugging Face's Conv1D, GPT-2's
+/// projections). Initialised normal(0, std), zero bias.
+class Conv1D : public Module {
+public:
+  Conv1D(int64_t in, int64_t out, InitContext &init, double std = 0.02);
+  /// [..., in] → [..., out].
+  Tensor forward(const Tensor &x) const;
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+  Tensor weight, bias;
+};
+
+/// A table of `num` vectors of size `dim`; weight [num, dim], normal(0, std).
+class Embedding : public Module {
+public:
+  Embedding(int64_t num, int64_t dim, InitContext &init, double std = 1.0);
+  /// integer indices [...] → [..., dim].
+  Tensor forward(const Tensor &indices) const;
+  Tensor operator()(const Tensor &indices) const { return forward(indices); }
+  Tensor weight;
+};
+
+/// Normalises the last dimension: weight (ones) and bias (zeros) of [dim].
+class LayerNorm : public Module {
+public:
+  LayerNorm(int64_t dim, InitContext &init, double eps = 1e-5);
+  /// [..., dim] → [..., dim].
+  Tensor forward(const Tensor &x) const;
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+  Tensor weight, bias;
+  double eps;
+};
+
+/// Zeroes elements with probability p in training mode (identity in eval
+/// mode or when p == 0), drawing from `generator` (default_generator() when
+/// null), whose state is a device tensor.
+class Dropout : public Module {
+public:
+  explicit Dropout(double p, Generator *generator = nullptr);
+  Tensor forward(const Tensor &x) const;
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+  double p;
+  Generator *generator;
+};
+
+/// GELU with the tanh approximation (GPT-2's "gelu_new").
+class GELU : public Module {
+public:
+  Tensor forward(const Tensor &x) const { return gelu(x); }
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+};
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_LAYERS_H

@@ -1,0 +1,278 @@
+// SGD, AdamW, gradient clipping and learning-rate schedules; see
+// Optimizer.h. Updates are recorded under NoGradGuard: they are part of the
+// step's graph but not of any gradient.
+#include "frontends/nn/Optimizer.h"
+
+#include "frontends/nn/Layers.h"
+
+#include <cmath>
+
+namespace kiln::nn {
+namespace {
+
+/// A constant 0-d f64 tensor (for hyper-parameters that never change).
+Tensor constant(double value) { return Tensor::full({}, value, DType::f64); }
+
+} // namespace
+
+Optimizer::Optimizer(NamedTensors params, double lr)
+    : params_(std::move(params)), state_(params_.size()), lr_(lr) {
+  if (lr < 0)
+    throw Error("optimizer: learning rate must be >= 0, got " +
+                std::to_string(lr));
+  for (const auto &[name, p] : params_)
+    if (!isFloat(p.dtype()))
+      throw Error("optimizer: parameter '" + name + "' is not a float tensor");
+}
+
+Optimizer::~Optimizer() = default;
+
+void Optimizer::add_state(const std::string &stateName) {
+  // Zeros as device data (not lazy constants): the first step's graph then
+  // equals every later step's, so it compiles once.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor &p = params_[i].second;
+    state_[i].emplace_back(stateName,
+                           Tensor::from_host(HostTensor(p.dtype(), p.shape())));
+  }
+}
+
+Tensor &Optimizer::state_of(size_t i, const std::string &stateName) {
+  for (auto &entry : state_[i])
+    if (entry.first == stateName)
+      return entry.second;
+  throw Error("optimizer: no state '" + stateName + "'");
+}
+
+void Optimizer::step() {
+  NoGradGuard noGrad;
+  ++steps_;
+  // Device inputs, never constants: the values change every step.
+  Tensor lr = Tensor::scalar(lr_, DType::f64);
+  Tensor stepNumber = Tensor::scalar(static_cast<double>(steps_), DType::f64);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    Tensor grad = params_[i].second.grad();
+    if (grad.defined())
+      update(i, grad.detach(), lr, stepNumber);
+  }
+}
+
+void Optimizer::zero_grad() {
+  for (auto &entry : params_)
+    entry.second.zero_grad();
+}
+
+NamedTensors Optimizer::state() const {
+  NamedTensors out;
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const auto &[stateName, tensor] : state_[i])
+      out.emplace_back(params_[i].first + "." + stateName, tensor);
+  return out;
+}
+
+void Optimizer::check_state(
+    const std::map<std::string, HostTensor> &state) const {
+  NamedTensors expected = this->state();
+  for (const auto &[name, tensor] : expected) {
+    auto it = state.find(name);
+    if (it == state.end())
+      throw Error("optimizer state: missing '" + name + "'");
+    if (it->second.shape() != tensor.shape())
+      throw Error("optimizer state: '" + name + "' is " +
+                  it->second.typeString() + ", expected the shape of " +
+                  tensor.str());
+  }
+  if (state.size() != expected.size())
+    for (const auto &entry : state) {
+      bool known = false;
+      for (const auto &e : expected)
+        known = known || e.first == entry.first;
+      if (!known)
+        throw Error("optimizer state: unexpected '" + entry.first + "'");
+    }
+}
+
+void Optimizer::load_state(const std::map<std::string, HostTensor> &state,
+                           int64_t stepCount) {
+  check_state(state);
+  NoGradGuard noGrad;
+  for (auto &[name, tensor] : this->state()) {
+    const HostTensor &host = state.at(name);
+    HostTensor value(tensor.dtype(), host.shape());
+    for (int64_t j = 0; j < value.numElements(); ++j)
+      value.setDouble(j, host.getDouble(j));
+    Tensor(tensor).assign_(Tensor::from_host(std::move(value)));
+  }
+  steps_ = stepCount;
+}
+
+//===--- SGD --------------------------------------------------------------===//
+
+SGD::SGD(NamedTensors params, const Options &options)
+    : Optimizer(std::move(params), options.lr), options_(options) {
+  if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
+    throw Error("SGD: nesterov needs momentum > 0 and dampening 0");
+  if (options.momentum != 0)
+    add_state("momentum_buffer");
+}
+
+void SGD::update(size_t i, const Tensor &grad, const Tensor &lr,
+                 const Tensor &step) {
+  Tensor p = params()[i].second;
+  const DType dt = p.dtype();
+  Tensor g = grad.to(dt);
+  if (options_.weight_decay != 0 && !options_.no_decay.count(params()[i].first))
+    g = g + p * options_.weight_decay;
+  if (options_.momentum != 0) {
+    Tensor &buf = state_of(i, "momentum_buffer");
+    Tensor next;
+    if (options_.dampening == 0) {
+      // buf starts at zero, so the first step gives buf = g as PyTorch's
+      // "buf = clone(g)" does, without a first-step special case.
+      next = buf * options_.momentum + g;
+    } else {
+      Tensor first = step.eq(constant(1.0));
+      next = where(first, g,
+                   buf * options_.momentum + g * (1 - options_.dampening));
+    }
+    buf.assign_(next);
+    g = options_.nesterov ? g + next * options_.momentum : next;
+  }
+  p.assign_(p - lr.to(dt) * g);
+}
+
+//===--- AdamW ------------------------------------------------------------===//
+
+AdamW::AdamW(NamedTensors params, const Options &options)
+    : Optimizer(std::move(params), options.lr), options_(options) {
+  if (options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 ||
+      options.beta2 >= 1)
+    throw Error("AdamW: betas must be in [0, 1)");
+  if (options.eps < 0)
+    throw Error("AdamW: eps must be >= 0");
+  add_state("exp_avg");
+  add_state("exp_avg_sq");
+}
+
+void AdamW::update(size_t i, const Tensor &grad, const Tensor &lr,
+                   const Tensor &step) {
+  Tensor p = params()[i].second;
+  const DType dt = p.dtype();
+  const double b1 = options_.beta1, b2 = options_.beta2;
+  Tensor g = grad.to(dt);
+  // Step-dependent scalars in f64 from the step input (PyTorch computes them
+  // in double on the host); the same nodes serve every parameter. β^t is
+  // exp(t log β) with log β folded on the host: exact to f64 rounding, and
+  // exp is cheaper than a general pow on every backend.
+  auto correction = [&](double beta) { // 1 - β^t
+    return beta == 0 ? constant(1.0) : 1.0 - (step * std::log(beta)).exp();
+  };
+  Tensor bc1 = correction(b1);
+  Tensor bc2 = correction(b2);
+  Tensor stepSize = (lr / bc1).to(dt);
+  Tensor bc2Sqrt = bc2.sqrt().to(dt);
+
+  Tensor &m = state_of(i, "exp_avg");
+  Tensor &v = state_of(i, "exp_avg_sq");
+  Tensor m1 = m + (g - m) * (1 - b1); // lerp, as PyTorch
+  Tensor v1 = v * b2 + g * g * (1 - b2);
+  Tensor decayed = p;
+  if (options_.weight_decay != 0 && !options_.no_decay.count(params()[i].first))
+    decayed = p * (1.0 - lr * options_.weight_decay).to(dt);
+  Tensor denom = v1.sqrt() / bc2Sqrt + options_.eps;
+  m.assign_(m1);
+  v.assign_(v1);
+  p.assign_(decayed - stepSize * (m1 / denom));
+}
+
+std::set<std::string> bias_and_norm_names(Module &model) {
+  std::set<std::string> names;
+  for (const auto &[name, tensor] : model.named_parameters())
+    if (name == "bias" ||
+        (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0))
+      names.insert(name);
+  for (const auto &[name, module] : model.named_modules())
+    if (dynamic_cast<LayerNorm *>(module))
+      names.insert(name + ".weight");
+  return names;
+}
+
+//===--- Clipping ---------------------------------------------------------===//
+
+Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm) {
+  NoGradGuard noGrad;
+  std::vector<Tensor> grads;
+  for (const Tensor &p : params)
+    if (p.grad().defined())
+      grads.push_back(p.grad());
+  if (grads.empty())
+    return Tensor::scalar(0.0);
+  const DType dt = grads[0].dtype() == DType::f64 ? DType::f64 : DType::f32;
+  Tensor sumSq;
+  for (const Tensor &g : grads) {
+    Tensor gc = g.to(dt);
+    Tensor s = (gc * gc).sum();
+    sumSq = sumSq.defined() ? sumSq + s : s;
+  }
+  Tensor norm = sumSq.sqrt();
+  Tensor coef = (max_norm / (norm + 1e-6)).clamp(0.0, 1.0);
+  for (Tensor p : params)
+    if (p.grad().defined())
+      p.set_grad(p.grad() * coef.to(p.grad().dtype()));
+  return norm;
+}
+
+//===--- Schedules --------------------------------------------------------===//
+
+namespace {
+double warmupFactor(int64_t step, int64_t warmup) {
+  return static_cast<double>(step) /
+         static_cast<double>(std::max<int64_t>(1, warmup));
+}
+} // namespace
+
+LRLambda constant_schedule() {
+  return [](int64_t) { return 1.0; };
+}
+
+LRLambda constant_schedule_with_warmup(int64_t warmup) {
+  return [warmup](int64_t step) {
+    return step < warmup ? warmupFactor(step, warmup) : 1.0;
+  };
+}
+
+LRLambda linear_schedule_with_warmup(int64_t warmup, int64_t total) {
+  return [warmup, total](int64_t step) {
+    if (step < warmup)
+      return warmupFactor(step, warmup);
+    return std::max(
+        0.0, static_cast<double>(total - step) /
+                 static_cast<double>(std::max<int64_t>(1, total - warmup)));
+  };
+}
+
+LRLambda cosine_schedule_with_warmup(int64_t warmup, int64_t total,
+                                     double numCycles) {
+  return [warmup, total, numCycles](int64_t step) {
+    if (step < warmup)
+      return warmupFactor(step, warmup);
+    double progress = static_cast<double>(step - warmup) /
+                      static_cast<double>(std::max<int64_t>(1, total - warmup));
+    return std::max(0.0,
+                    0.5 * (1.0 + std::cos(M_PI * numCycles * 2.0 * progress)));
+  };
+}
+
+LambdaLR::LambdaLR(Optimizer &optimizer, LRLambda lambda)
+    : optimizer_(optimizer), lambda_(std::move(lambda)), base_(optimizer.lr()) {
+  optimizer_.set_lr(base_ * lambda_(0));
+}
+
+void LambdaLR::step() { set_step(step_ + 1); }
+
+void LambdaLR::set_step(int64_t step) {
+  step_ = step;
+  optimizer_.set_lr(base_ * lambda_(step_));
+}
+
+} // namespace kiln::nn

@@ -1,0 +1,169 @@
+// Optimizers (SGD with momentum, AdamW), gradient clipping by global norm
+// and the learning-rate schedules of Hugging Face's get_*_schedule_with_warmup.
+// An optimizer step records the update of every parameter into the pending
+// graph: the learning rate and the step counter enter as Tensor::scalar
+// device inputs and the bias corrections are computed from the step scalar
+// on the device, so one compiled graph serves every step. Parameters and
+// optimizer state change through assign_, and the state exists as device
+// data from construction, so the first training step already has the graph
+// of all the others.
+#ifndef KILN_FRONTENDS_NN_OPTIMIZER_H
+#define KILN_FRONTENDS_NN_OPTIMIZER_H
+
+#include "frontends/nn/Module.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+namespace kiln::nn {
+
+/// The base of the optimizers: named parameters, a learning rate, a step
+/// count and named state tensors.
+class Optimizer {
+public:
+  Optimizer(NamedTensors params, double lr);
+  virtual ~Optimizer();
+  Optimizer(const Optimizer &) = delete;
+  Optimizer &operator=(const Optimizer &) = delete;
+
+  /// Records one update of every parameter that has a gradient, with the
+  /// current learning rate; advances step_count().
+  void step();
+  /// Clears every parameter's gradient.
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  /// Steps taken so far.
+  int64_t step_count() const { return steps_; }
+
+  /// "SGD" / "AdamW".
+  virtual std::string name() const = 0;
+  /// The state tensors, "<param name>.<state name>" → tensor, in parameter
+  /// order (checkpoints save these).
+  NamedTensors state() const;
+  /// Restores state tensors (host values, same names and shapes as state())
+  /// and the step count; throws kiln::Error naming a missing or mismatched
+  /// entry.
+  void load_state(const std::map<std::string, HostTensor> &state,
+                  int64_t step_count);
+  /// The checks of load_state without loading: throws kiln::Error naming a
+  /// missing, unexpected or mismatched entry.
+  void check_state(const std::map<std::string, HostTensor> &state) const;
+  const NamedTensors &params() const { return params_; }
+
+protected:
+  /// Creates a zero state tensor `stateName` for each parameter.
+  void add_state(const std::string &stateName);
+  /// Parameter i's state tensor `stateName`.
+  Tensor &state_of(size_t i, const std::string &stateName);
+  /// Records parameter i's update from `grad`; `lr` and `step` (the step
+  /// being taken, counted from 1) are 0-d device inputs of the param dtype.
+  virtual void update(size_t i, const Tensor &grad, const Tensor &lr,
+                      const Tensor &step) = 0;
+
+private:
+  NamedTensors params_;
+  /// Per parameter: state name → tensor, in creation order.
+  std::vector<NamedTensors> state_;
+  double lr_;
+  int64_t steps_ = 0;
+};
+
+/// PyTorch's SGD: g += wd p; buf = momentum buf + (1 - dampening) g (buf = g
+/// on the first step); g = nesterov ? g + momentum buf : buf; p -= lr g.
+class SGD : public Optimizer {
+public:
+  struct Options {
+    double lr = 1e-3;
+    double momentum = 0;
+    double dampening = 0;
+    double weight_decay = 0;
+    bool nesterov = false;
+    /// Parameters (by name) that get no weight decay.
+    std::set<std::string> no_decay;
+  };
+  SGD(NamedTensors params, const Options &options);
+  std::string name() const override { return "SGD"; }
+
+private:
+  void update(size_t i, const Tensor &grad, const Tensor &lr,
+              const Tensor &step) override;
+  Options options_;
+};
+
+/// PyTorch's AdamW: p *= 1 - lr wd; m = β1 m + (1-β1) g; v = β2 v +
+/// (1-β2) g²; p -= lr / (1-β1^t) · m / (sqrt(v) / sqrt(1-β2^t) + eps).
+class AdamW : public Optimizer {
+public:
+  struct Options {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 1e-2;
+    /// Parameters (by name) that get no weight decay, e.g.
+    /// bias_and_norm_names(model) as Hugging Face's Trainer does.
+    std::set<std::string> no_decay;
+  };
+  AdamW(NamedTensors params, const Options &options);
+  std::string name() const override { return "AdamW"; }
+
+private:
+  void update(size_t i, const Tensor &grad, const Tensor &lr,
+              const Tensor &step) override;
+  Options options_;
+};
+
+/// model → the names of its biases and LayerNorm weights: the parameters
+/// Hugging Face's Trainer exempts from weight decay.
+std::set<std::string> bias_and_norm_names(Module &model);
+
+/// Scales the gradients of `params` in place so that their global L2 norm is
+/// at most `max_norm` (PyTorch's clip_grad_norm_: coefficient
+/// max_norm / (norm + 1e-6), clamped to 1) → the norm before clipping, a
+/// 0-d pending tensor (reading it forces no sync until step()).
+Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm);
+
+//===--- Learning-rate schedules ------------------------------------------===//
+
+/// step → multiplier of the base learning rate.
+using LRLambda = std::function<double(int64_t)>;
+
+/// 1 at every step.
+LRLambda constant_schedule();
+/// step / warmup during warmup, then 1.
+LRLambda constant_schedule_with_warmup(int64_t warmup_steps);
+/// Linear warmup, then linear decay to 0 at `total_steps`.
+LRLambda linear_schedule_with_warmup(int64_t warmup_steps, int64_t total_steps);
+/// Linear warmup, then cosine decay (`num_cycles` half-waves: 0.5 decays
+/// once to 0 at `total_steps`).
+LRLambda cosine_schedule_with_warmup(int64_t warmup_steps, int64_t total_steps,
+                                     double num_cycles = 0.5);
+
+/// PyTorch's LambdaLR: sets the optimizer's learning rate to base ·
+/// lambda(step), base being the learning rate at construction. Construction
+/// applies step 0; each step() (called after optimizer.step()) advances.
+class LambdaLR {
+public:
+  LambdaLR(Optimizer &optimizer, LRLambda lambda);
+  /// Advances one step and updates the optimizer's learning rate.
+  void step();
+  /// Jumps to `step` (resuming from a checkpoint).
+  void set_step(int64_t step);
+  int64_t last_step() const { return step_; }
+  double last_lr() const { return optimizer_.lr(); }
+  double base_lr() const { return base_; }
+
+private:
+  Optimizer &optimizer_;
+  LRLambda lambda_;
+  double base_;
+  int64_t step_ = 0;
+};
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_OPTIMIZER_H

@@ -1,0 +1,307 @@
+// Tests of frontends/data's data sets, group_texts and loader: SST-2 TSV in
+// both column orders and its errors, WikiText-style raw text, the JSONL
+// instruction template, group_texts on a hand example, loader determinism,
+// drop_last and the padded last batch; and, when /work/shared/data (or
+// $KILN_DATA_DIR) holds the real files, their row counts.
+#include "frontends/data/DataLoader.h"
+#include "frontends/data/Datasets.h"
+#include "frontends/data/GroupTexts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+namespace kiln::data {
+namespace {
+
+using Texts = std::vector<std::string>;
+using Ids = std::vector<int32_t>;
+
+void expectError(const absl::Status &status, std::string_view where) {
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find(where), std::string::npos)
+      << "expected \"" << where << "\" in: " << status.message();
+}
+
+TEST(Tsv, ReadsSst2InEitherColumnOrder) {
+  auto labelFirst =
+      parseTsv("label\tsentence\r\n0\thide new secretions \r\n1\tgreat fun\r\n",
+               "train.tsv");
+  ASSERT_TRUE(labelFirst.ok()) << labelFirst.status();
+  EXPECT_EQ(labelFirst->texts, (Texts{"hide new secretions ", "great fun"}));
+  EXPECT_EQ(labelFirst->labels, (std::vector<int64_t>{0, 1}));
+  auto textFirst =
+      parseTsv("sentence\tlabel\nit 's a charming journey\t1\n\nbad\t0",
+               "glue.tsv");
+  ASSERT_TRUE(textFirst.ok()) << textFirst.status();
+  EXPECT_EQ(textFirst->texts, (Texts{"it 's a charming journey", "bad"}));
+  EXPECT_EQ(textFirst->labels, (std::vector<int64_t>{1, 0}));
+  auto content = parseTsv("label\tcontent\n1\tfine\n", "dev.tsv");
+  ASSERT_TRUE(content.ok());
+  EXPECT_EQ(content->texts, (Texts{"fine"}));
+}
+
+TEST(Tsv, LabelColumnIsOptionalAndOtherColumnsIgnored) {
+  auto dataset = parseTsv("idx\ttext\n0\tone\n1\ttwo\n", "x.tsv");
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  EXPECT_EQ(dataset->texts, (Texts{"one", "two"}));
+  EXPECT_TRUE(dataset->labels.empty());
+}
+
+TEST(Tsv, MalformedRowsNameFileAndLine) {
+  expectError(parseTsv("label\tsentence\n0\tok\n1\ttoo\tmany\n", "t.tsv")
+                  .status(),
+              "t.tsv:3: expected 2 tab-separated fields");
+  expectError(parseTsv("label\tsentence\npos\tok\n", "t.tsv").status(),
+              "t.tsv:2: label \"pos\" is not an integer");
+  expectError(parseTsv("label\treview\n0\tok\n", "t.tsv").status(),
+              "t.tsv:1: no text column");
+  expectError(parseTsv("", "t.tsv").status(), "t.tsv: empty file");
+}
+
+// Two articles in WikiText's layout: " = Title = " lines, blank lines between.
+constexpr std::string_view kWiki =
+    " \n = Lobster = \n \n The lobster is a crustacean . \n\n = = Range = = \n"
+    "It lives in the sea .";
+
+TEST(TextFile, OneExamplePerLineKeepingLinebreaks) {
+  TextDataset dataset = parseTextLines(kWiki);
+  EXPECT_EQ(dataset.texts,
+            (Texts{" \n", " = Lobster = \n", " \n",
+                   " The lobster is a crustacean . \n", "\n",
+                   " = = Range = = \n", "It lives in the sea ."}));
+  EXPECT_TRUE(dataset.labels.empty());
+}
+
+TEST(TextFile, CanDropLinebreaksAndEmptyLines) {
+  TextFileOptions options;
+  options.keepLinebreaks = false;
+  EXPECT_EQ(parseTextLines("a\r\n\r\nb\rc\n", options).texts,
+            (Texts{"a", "", "b", "c"}));
+  options.dropEmptyLines = true;
+  EXPECT_EQ(parseTextLines("a\n\nb\n", options).texts, (Texts{"a", "b"}));
+  EXPECT_TRUE(parseTextLines("").texts.empty());
+}
+
+TEST(Jsonl, RendersTheInstructionTemplate) {
+  std::string jsonl =
+      R"({"instruction": "Name a color.", "context": "", "response": "Blue."})"
+      "\n\n"
+      R"({"instruction": "Summarize.", "context": "Cats nap.\nA lot.",)"
+      R"( "response": "Cats sleep.", "category": "summarization"})"
+      "\n"
+      R"({"instruction": "Hi?", "context": null, "response": "Hello."})";
+  auto dataset = parseInstructionJsonl(jsonl, "dolly.jsonl");
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  EXPECT_EQ(dataset->texts,
+            (Texts{"### Instruction:\nName a color.\n\n### Response:\nBlue.",
+                   "### Instruction:\nSummarize.\n\n### Context:\nCats nap.\n"
+                   "A lot.\n\n### Response:\nCats sleep.",
+                   "### Instruction:\nHi?\n\n### Response:\nHello."}));
+}
+
+TEST(Jsonl, MalformedRowsNameFileAndLine) {
+  expectError(parseInstructionJsonl(
+                  "{\"instruction\": \"a\", \"response\": \"b\"}\n{oops}\n",
+                  "d.jsonl")
+                  .status(),
+              "d.jsonl:2: invalid JSON");
+  expectError(parseInstructionJsonl("\n{\"instruction\": \"a\"}\n", "d.jsonl")
+                  .status(),
+              "d.jsonl:2: missing field \"response\"");
+  expectError(parseInstructionJsonl(
+                  "{\"instruction\": 3, \"response\": \"b\"}", "d.jsonl")
+                  .status(),
+              "d.jsonl:1: field \"instruction\" is not a string");
+  expectError(parseInstructionJsonl("[1, 2]", "d.jsonl").status(),
+              "d.jsonl:1: expected a JSON object");
+}
+
+TEST(GroupTexts, ConcatenatesAndDropsTheRemainder) {
+  std::vector<Ids> examples = {{1, 2, 3}, {}, {4, 5}, {6, 7, 8, 9}};
+  GroupOptions options;
+  options.blockSize = 4;
+  auto blocks = groupTexts(examples, options);
+  ASSERT_TRUE(blocks.ok()) << blocks.status();
+  EXPECT_EQ(blocks->numBlocks(), 2);
+  EXPECT_EQ(blocks->ids, (Ids{1, 2, 3, 4, 5, 6, 7, 8})); // 9 is dropped
+  EXPECT_EQ(Ids(blocks->block(1).begin(), blocks->block(1).end()),
+            (Ids{5, 6, 7, 8}));
+}
+
+TEST(GroupTexts, DropsARemainderPerGroupOfExamples) {
+  std::vector<Ids> examples = {{1, 2, 3}, {4, 5}, {6, 7, 8, 9}};
+  GroupOptions options;
+  options.blockSize = 4;
+  options.examplesPerGroup = 2; // run_clm's map(batched=True) batches
+  auto blocks = groupTexts(examples, options);
+  ASSERT_TRUE(blocks.ok());
+  EXPECT_EQ(blocks->ids, (Ids{1, 2, 3, 4, 6, 7, 8, 9}));
+}
+
+TEST(GroupTexts, AppendsEosAfterNonEmptyDocuments) {
+  std::vector<Ids> examples = {{1, 2, 3}, {}, {4, 5}, {6, 7, 8, 9}};
+  GroupOptions options;
+  options.blockSize = 4;
+  options.eosId = 0;
+  auto blocks = groupTexts(examples, options);
+  ASSERT_TRUE(blocks.ok());
+  EXPECT_EQ(blocks->ids, (Ids{1, 2, 3, 0, 4, 5, 0, 6, 7, 8, 9, 0}));
+  options.blockSize = 0;
+  EXPECT_FALSE(groupTexts(examples, options).ok());
+}
+
+// Ten blocks of two ids; block b holds {10b, 10b + 1}.
+LmBlocks tenBlocks() {
+  LmBlocks blocks;
+  blocks.blockSize = 2;
+  for (int32_t b = 0; b < 10; ++b)
+    blocks.ids.insert(blocks.ids.end(), {10 * b, 10 * b + 1});
+  return blocks;
+}
+
+std::vector<int64_t> firstColumn(const Batch &batch) {
+  std::vector<int64_t> rows;
+  for (int64_t r = 0; r < batch.numRows; ++r)
+    rows.push_back(batch.inputIds[r * batch.blockSize] / 10);
+  return rows;
+}
+
+// All batches next() gives, as lists of block indices.
+std::vector<std::vector<int64_t>> drain(DataLoader &loader) {
+  std::vector<std::vector<int64_t>> batches;
+  while (std::optional<Batch> batch = loader.next())
+    batches.push_back(firstColumn(*batch));
+  return batches;
+}
+
+DataLoader makeLoader(LoaderOptions options) {
+  auto loader = DataLoader::create(tenBlocks(), options);
+  EXPECT_TRUE(loader.ok()) << loader.status();
+  return std::move(*loader);
+}
+
+TEST(DataLoader, ShufflesDeterministicallyBySeed) {
+  LoaderOptions options;
+  options.batchSize = 3;
+  options.numEpochs = 2;
+  DataLoader a = makeLoader(options), b = makeLoader(options);
+  auto batchesA = drain(a);
+  EXPECT_EQ(batchesA, drain(b));
+  ASSERT_EQ(batchesA.size(), 6u); // 3 full batches per epoch, 2 epochs
+  options.seed = 43;
+  DataLoader c = makeLoader(options);
+  EXPECT_NE(batchesA, drain(c));
+  // Each epoch is a permutation, and the two epochs' orders differ.
+  std::vector<int64_t> e0 = a.epochOrder(0), e1 = a.epochOrder(1);
+  EXPECT_NE(e0, e1);
+  std::sort(e0.begin(), e0.end());
+  EXPECT_EQ(e0, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // Pinned so that a change of generator or algorithm is noticed: runs must
+  // reproduce across builds and platforms.
+  EXPECT_EQ(a.epochOrder(0),
+            (std::vector<int64_t>{9, 6, 2, 0, 1, 4, 3, 8, 5, 7}));
+}
+
+TEST(DataLoader, DropsTheRaggedLastBatchByDefault) {
+  LoaderOptions options;
+  options.batchSize = 3;
+  options.shuffle = false;
+  DataLoader loader = makeLoader(options);
+  EXPECT_EQ(loader.batchesPerEpoch(), 3);
+  EXPECT_EQ(drain(loader), (std::vector<std::vector<int64_t>>{
+                               {0, 1, 2}, {3, 4, 5}, {6, 7, 8}}));
+  options.batchSize = 11;
+  EXPECT_FALSE(DataLoader::create(tenBlocks(), options).ok());
+}
+
+TEST(DataLoader, PadsTheLastBatchWhenNotDropping) {
+  LoaderOptions options;
+  options.batchSize = 3;
+  options.shuffle = false;
+  options.dropLast = false;
+  options.padId = 99;
+  DataLoader loader = makeLoader(options);
+  EXPECT_EQ(loader.batchesPerEpoch(), 4);
+  std::optional<Batch> batch;
+  for (int i = 0; i < 4; ++i)
+    batch = loader.next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_FALSE(loader.next().has_value());
+  EXPECT_EQ(batch->shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(batch->numRows, 1);
+  EXPECT_EQ(batch->inputIds, (std::vector<int64_t>{90, 91, 99, 99, 99, 99}));
+  EXPECT_EQ(batch->labels,
+            (std::vector<int64_t>{90, 91, kIgnoreIndex, kIgnoreIndex,
+                                  kIgnoreIndex, kIgnoreIndex}));
+  EXPECT_EQ(batch->attentionMask, (std::vector<int64_t>{1, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(batch->step, 3);
+  EXPECT_EQ(batch->indexInEpoch, 3);
+}
+
+TEST(DataLoader, CountsStepsAndEpochsAndResumes) {
+  LoaderOptions options;
+  options.batchSize = 4;
+  options.numEpochs = 0; // endless
+  DataLoader loader = makeLoader(options);
+  EXPECT_EQ(loader.totalSteps(), -1);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 7; ++i)
+    batches.push_back(*loader.next());
+  EXPECT_EQ(loader.step(), 7);
+  EXPECT_EQ(loader.epoch(), 3); // 2 batches per epoch
+  EXPECT_EQ(batches[5].epoch, 2);
+  EXPECT_EQ(batches[5].indexInEpoch, 1);
+  EXPECT_EQ(batches[5].labels, batches[5].inputIds);
+  DataLoader resumed = makeLoader(options);
+  resumed.seek(5);
+  EXPECT_EQ(resumed.next()->inputIds, batches[5].inputIds);
+  EXPECT_EQ(batches[0].inputIdsInt32().size(), 8u);
+}
+
+// The real data sets, when this machine has them.
+std::string sharedDataDir() {
+  if (const char *dir = std::getenv("KILN_DATA_DIR"))
+    return dir;
+  return std::string(KILN_SOURCE_DIR) + "/../shared/data";
+}
+
+TEST(RealData, LoadsSst2AndWikiText) {
+  std::string dir = sharedDataDir();
+  auto train = loadTsv(dir + "/sst2/train.tsv");
+  if (train.status().code() == absl::StatusCode::kNotFound)
+    GTEST_SKIP() << "no data at " << dir;
+  ASSERT_TRUE(train.ok()) << train.status();
+  EXPECT_EQ(train->size(), 67349u);
+  EXPECT_EQ(train->labels.size(), 67349u);
+  EXPECT_EQ(train->texts[0], "hide new secretions from the parental units");
+  auto dev = loadTsv(dir + "/sst2/dev.tsv");
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_EQ(dev->size(), 872u);
+  EXPECT_TRUE(std::all_of(dev->labels.begin(), dev->labels.end(),
+                          [](int64_t l) { return l == 0 || l == 1; }));
+
+  auto wiki = loadTextFile(dir + "/wikitext-2/valid.txt");
+  ASSERT_TRUE(wiki.ok()) << wiki.status();
+  EXPECT_EQ(wiki->size(), 3760u);
+  EXPECT_EQ(wiki->texts[1], " = Homarus gammarus = \n");
+  ByteTokenizer bytes;
+  auto ids = tokenizeTexts(bytes, wiki->texts);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  GroupOptions group;
+  group.blockSize = 1024;
+  auto blocks = groupTexts(*ids, group);
+  ASSERT_TRUE(blocks.ok());
+  EXPECT_GT(blocks->numBlocks(), 1000); // ~1.1 MB of text
+  LoaderOptions options;
+  auto loader = DataLoader::create(std::move(*blocks), options);
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  std::optional<Batch> batch = loader->next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->shape(), (std::vector<int64_t>{8, 1024}));
+}
+
+} // namespace
+} // namespace kiln::data

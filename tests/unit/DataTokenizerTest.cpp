@@ -1,0 +1,404 @@
+// Tests of frontends/data's tokenizers: GPT-2's pre-tokenisation regex case by
+// case, BPE on a hand-written vocabulary (the 256 byte symbols with GPT-2's
+// ids plus a dozen hand-written merges) with expected ids derived by hand,
+// round trips over arbitrary bytes, the byte-level tokenizer, and loading of
+// vocab.json / merges.txt / tokenizer.json including malformed files.
+#include "frontends/data/BpeTokenizer.h"
+#include "frontends/data/PreTokenizer.h"
+#include "frontends/data/Unicode.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace kiln::data {
+namespace {
+
+using Pieces = std::vector<std::string_view>;
+
+// GPT-2's id of a byte's symbol: the printable bytes in order, then the rest.
+int32_t gpt2ByteId(uint8_t b) {
+  if (b >= '!' && b <= '~')
+    return b - '!';
+  if (b >= 0xA1 && b <= 0xAC)
+    return 94 + (b - 0xA1);
+  if (b >= 0xAE)
+    return 106 + (b - 0xAE);
+  if (b <= 0x20)
+    return 188 + b;
+  if (b >= 0x7F && b <= 0xA0)
+    return 221 + (b - 0x7F);
+  return 255; // 0xAD
+}
+
+// The hand-written model: merges 256.. in rank order, then <|endoftext|>.
+const std::vector<std::pair<const char *, const char *>> kHandMerges = {
+    {"\u0120", "t"},      // 256 "Ġt"
+    {"h", "e"},           // 257
+    {"\u0120t", "he"},    // 258 "Ġthe"
+    {"l", "l"},           // 259
+    {"he", "ll"},         // 260
+    {"hell", "o"},        // 261
+    {"\u0120", "w"},      // 262
+    {"o", "r"},           // 263
+    {"\u0120w", "or"},    // 264
+    {"l", "d"},           // 265
+    {"\u0120wor", "ld"},  // 266 "Ġworld"
+    {"'", "s"},           // 267
+    {"1", "2"},           // 268
+};
+constexpr int32_t kEndOfText = 269;
+
+BpeModel handModel() {
+  BpeModel model;
+  for (int b = 0; b < 256; ++b)
+    model.vocab.push_back(
+        {bytesToSymbol(std::string(1, char(b))), gpt2ByteId(uint8_t(b)), ""});
+  int32_t id = 256;
+  for (const auto &[left, right] : kHandMerges) {
+    model.merges.push_back({left, right, ""});
+    model.vocab.push_back({std::string(left) + right, id++, ""});
+  }
+  model.vocab.push_back({"<|endoftext|>", kEndOfText, ""});
+  return model;
+}
+
+std::unique_ptr<BpeTokenizer> handTokenizer() {
+  auto tokenizer = BpeTokenizer::create(handModel());
+  EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+  return tokenizer.ok() ? std::move(*tokenizer) : nullptr;
+}
+
+std::vector<int32_t> encodeOk(const Tokenizer &tokenizer, std::string_view s) {
+  auto ids = tokenizer.encode(s);
+  EXPECT_TRUE(ids.ok()) << ids.status();
+  return ids.ok() ? *ids : std::vector<int32_t>{};
+}
+
+std::string writeTemp(const std::string &name, const std::string &contents) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+std::string testDataDir() { return std::string(KILN_SOURCE_DIR) + "/tests/data"; }
+
+TEST(Unicode, ByteAlphabetIsGpt2s) {
+  EXPECT_EQ(byteToUnicode(' '), U'\u0120');  // "Ġ"
+  EXPECT_EQ(byteToUnicode('\n'), U'\u010A'); // "Ċ"
+  EXPECT_EQ(byteToUnicode('a'), U'a');
+  EXPECT_EQ(byteToUnicode(0xAD), U'\u0143');
+  for (int b = 0; b < 256; ++b)
+    EXPECT_EQ(unicodeToByte(byteToUnicode(uint8_t(b))), b);
+  EXPECT_EQ(symbolToBytes("\u0120the"), " the");
+  EXPECT_EQ(symbolToBytes("\u20AC"), std::nullopt); // "€" stands for no byte
+}
+
+TEST(Unicode, ClassifiesLettersNumbersAndSpaces) {
+  for (char32_t cp : {U'a', U'Z', U'é', U'ß', U'Ж', U'ع', U'中', U'カ', U'ª'})
+    EXPECT_TRUE(isLetter(cp)) << uint32_t(cp);
+  for (char32_t cp : {U'1', U'²', U'½', U'٣', U'Ⅻ'})
+    EXPECT_TRUE(isNumber(cp)) << uint32_t(cp);
+  for (char32_t cp : {U'\u0301', U'€', U'!', U'\U0001F44B', U'·'})
+    EXPECT_FALSE(isLetter(cp) || isNumber(cp)) << uint32_t(cp);
+  for (char32_t cp : {U' ', U'\t', U'\n', U'\u00A0', U'\u3000', U'\u2028'})
+    EXPECT_TRUE(isWhitespace(cp)) << uint32_t(cp);
+  EXPECT_FALSE(isWhitespace(U'\u200B')); // zero-width space is not White_Space
+}
+
+TEST(Unicode, DecodesInvalidUtf8OneByteAtATime) {
+  EXPECT_EQ(decodeUtf8("\xC3\xA9", 0).codePoint, U'é');
+  EXPECT_EQ(decodeUtf8("\xC0\xAF", 0).length, 1);       // overlong '/'
+  EXPECT_EQ(decodeUtf8("\xED\xA0\x80", 0).length, 1);   // a surrogate
+  EXPECT_EQ(decodeUtf8("\xF0\x9F\x91", 0).length, 1);   // truncated
+  EXPECT_EQ(decodeUtf8("\xFF", 0).codePoint, kInvalidCodePoint);
+}
+
+TEST(PreTokenize, SplitsContractionsCaseSensitively) {
+  EXPECT_EQ(preTokenize("I'm don't they're we've you'll he'd it's"),
+            (Pieces{"I", "'m", " don", "'t", " they", "'re", " we", "'ve",
+                    " you", "'ll", " he", "'d", " it", "'s"}));
+  EXPECT_EQ(preTokenize("IT'S"), (Pieces{"IT", "'", "S"}));
+  EXPECT_EQ(preTokenize("''s"), (Pieces{"''", "s"}));
+}
+
+TEST(PreTokenize, AttachesOneSpaceToTheNextWord) {
+  EXPECT_EQ(preTokenize("Hello world"), (Pieces{"Hello", " world"}));
+  EXPECT_EQ(preTokenize("hello  world"), (Pieces{"hello", " ", " world"}));
+  EXPECT_EQ(preTokenize("  hi"), (Pieces{" ", " hi"}));
+  EXPECT_EQ(preTokenize(" "), (Pieces{" "}));
+}
+
+TEST(PreTokenize, SplitsNumbersAndPunctuationRuns) {
+  EXPECT_EQ(preTokenize("abc123 456"), (Pieces{"abc", "123", " 456"}));
+  EXPECT_EQ(preTokenize("3.14"), (Pieces{"3", ".", "14"}));
+  EXPECT_EQ(preTokenize("wow!!! ?!"), (Pieces{"wow", "!!!", " ?!"}));
+  EXPECT_EQ(preTokenize("x=(y+1);"), (Pieces{"x", "=(", "y", "+", "1", ");"}));
+}
+
+TEST(PreTokenize, KeepsTrailingWhitespaceAndNewlines) {
+  EXPECT_EQ(preTokenize("hi   "), (Pieces{"hi", "   "}));
+  EXPECT_EQ(preTokenize("a\n\nb"), (Pieces{"a", "\n", "\n", "b"}));
+  EXPECT_EQ(preTokenize("a\n\n"), (Pieces{"a", "\n\n"}));
+  EXPECT_EQ(preTokenize("a \n b"), (Pieces{"a", " \n", " b"}));
+  EXPECT_EQ(preTokenize("a\tb"), (Pieces{"a", "\t", "b"}));
+  // Only U+0020 joins a word; a no-break space stands alone.
+  EXPECT_EQ(preTokenize("a\u00A0b"), (Pieces{"a", "\u00A0", "b"}));
+}
+
+TEST(PreTokenize, UsesUnicodeLettersAndNumbers) {
+  EXPECT_EQ(preTokenize("naïve café"), (Pieces{"naïve", " café"}));
+  EXPECT_EQ(preTokenize("Привет мир"), (Pieces{"Привет", " мир"}));
+  EXPECT_EQ(preTokenize("日本語テキスト"), (Pieces{"日本語テキスト"}));
+  EXPECT_EQ(preTokenize("x²"), (Pieces{"x", "²"}));
+  // A combining mark is not a letter (category Mn), as in \p{L}.
+  EXPECT_EQ(preTokenize("e\u0301t"), (Pieces{"e", "\u0301", "t"}));
+}
+
+TEST(PreTokenize, TreatsEmojiAndInvalidBytesAsSymbols) {
+  EXPECT_EQ(preTokenize("hi \U0001F44B\U0001F3FD!"),
+            (Pieces{"hi", " \U0001F44B\U0001F3FD!"}));
+  EXPECT_EQ(preTokenize("ab\xFF\xFE" "cd"), (Pieces{"ab", "\xFF\xFE", "cd"}));
+}
+
+TEST(BpeTokenizer, EncodesByRankWithHandDerivedIds) {
+  auto tokenizer = handTokenizer();
+  ASSERT_NE(tokenizer, nullptr);
+  EXPECT_EQ(tokenizer->vocabSize(), 270);
+  EXPECT_EQ(tokenizer->eosId(), kEndOfText);
+  EXPECT_EQ(encodeOk(*tokenizer, "hello"), (std::vector<int32_t>{261}));
+  EXPECT_EQ(encodeOk(*tokenizer, " the"), (std::vector<int32_t>{258}));
+  // "hello", " world", "'s", " 12" → hello, Ġworld, 's, Ġ + 12.
+  EXPECT_EQ(encodeOk(*tokenizer, "hello world's 12"),
+            (std::vector<int32_t>{261, 266, 267, 220, 268}));
+  // H is not merged with e: H e (ll) o.
+  EXPECT_EQ(encodeOk(*tokenizer, "Hello"),
+            (std::vector<int32_t>{39, 68, 259, 78}));
+  // All occurrences of the best pair merge left to right, without overlap.
+  EXPECT_EQ(encodeOk(*tokenizer, "lll"), (std::vector<int32_t>{259, 75}));
+  EXPECT_EQ(encodeOk(*tokenizer, "a\n\n"), (std::vector<int32_t>{64, 198, 198}));
+}
+
+TEST(BpeTokenizer, EncodesEmojiAsItsBytes) {
+  auto tokenizer = handTokenizer();
+  ASSERT_NE(tokenizer, nullptr);
+  // U+1F44B is F0 9F 91 8B: ids 106+0x42, then three of the shifted bytes.
+  EXPECT_EQ(encodeOk(*tokenizer, "\U0001F44B"),
+            (std::vector<int32_t>{172, 253, 239, 233}));
+}
+
+TEST(BpeTokenizer, SplitsOutTheEndOfTextToken) {
+  auto tokenizer = handTokenizer();
+  ASSERT_NE(tokenizer, nullptr);
+  EXPECT_EQ(encodeOk(*tokenizer, "hello<|endoftext|> the"),
+            (std::vector<int32_t>{261, kEndOfText, 258}));
+  EXPECT_EQ(encodeOk(*tokenizer, "<|endoftext|><|endoftext|>"),
+            (std::vector<int32_t>{kEndOfText, kEndOfText}));
+  auto text = tokenizer->decode({261, kEndOfText, 258});
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "hello<|endoftext|> the");
+}
+
+TEST(BpeTokenizer, RoundTripsArbitraryBytes) {
+  auto tokenizer = handTokenizer();
+  ASSERT_NE(tokenizer, nullptr);
+  std::vector<std::string> samples = {
+      "", " ", "hello world's 12", "naïve café, Привет 日本語",
+      "\xFF\xFE\x00\x01 ok", "tabs\t\tand\r\nCRLF  \n", "\U0001F44B\U0001F3FD",
+      "<|endoftext|>x<|endoft", std::string("\0\0a", 3)};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    std::string s(rng() % 40, '\0');
+    for (char &c : s)
+      c = char(rng() % 4 == 0 ? "hel o'1\n"[rng() % 8] : rng() % 256);
+    samples.push_back(s);
+  }
+  for (const std::string &s : samples) {
+    std::vector<int32_t> ids = encodeOk(*tokenizer, s);
+    auto back = tokenizer->decode(ids);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, s);
+  }
+}
+
+TEST(BpeTokenizer, RejectsUnknownIdsOnDecode) {
+  auto tokenizer = handTokenizer();
+  ASSERT_NE(tokenizer, nullptr);
+  auto text = tokenizer->decode({1, 270});
+  EXPECT_FALSE(text.ok());
+  EXPECT_NE(std::string(text.status().message()).find("270"), std::string::npos);
+}
+
+TEST(ByteTokenizer, IdsAreBytes) {
+  ByteTokenizer tokenizer;
+  EXPECT_EQ(tokenizer.vocabSize(), 256);
+  EXPECT_EQ(tokenizer.eosId(), std::nullopt);
+  EXPECT_EQ(encodeOk(tokenizer, "A\xFF"), (std::vector<int32_t>{65, 255}));
+  std::string bytes;
+  for (int b = 0; b < 256; ++b)
+    bytes.push_back(char(b));
+  auto back = tokenizer.decode(encodeOk(tokenizer, bytes));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, bytes);
+  EXPECT_FALSE(tokenizer.decode({256}).ok());
+}
+
+TEST(BpeFiles, LoadsHandWrittenVocabAndMerges) {
+  auto tokenizer = BpeTokenizer::fromFiles(
+      testDataDir() + "/gpt2-tiny/vocab.json",
+      testDataDir() + "/gpt2-tiny/merges.txt");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ((*tokenizer)->numMerges(), 6u);
+  EXPECT_EQ((*tokenizer)->vocabSize(), 270);
+  EXPECT_EQ((*tokenizer)->eosId(), 269);
+  EXPECT_EQ(encodeOk(**tokenizer, "hello the"),
+            (std::vector<int32_t>{261, 258}));
+  // 'i' is not in this vocabulary and there is no unknown token.
+  auto missing = (*tokenizer)->encode("hi");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(std::string(missing.status().message()).find("0x69"),
+            std::string::npos);
+  EXPECT_FALSE((*tokenizer)->decode({100}).ok()); // a gap in the ids
+}
+
+TEST(BpeFiles, LoadsTokenizerJsonWithEitherMergeForm) {
+  std::string vocab = R"({"h": 0, "e": 1, "l": 2, "o": 3, "he": 4,
+      "ll": 5, "hell": 6, "hello": 7})";
+  for (std::string merges : {R"(["h e", "l l", "he ll", "hell o"])",
+                             R"([["h","e"],["l","l"],["he","ll"],["hell","o"]])"}) {
+    std::string json = R"({"added_tokens": [{"id": 8, "content": "<|endoftext|>",
+        "special": true}, {"id": 9, "content": "my token"}],
+        "model": {"type": "BPE", "vocab": )" +
+                       vocab + R"(, "merges": )" + merges + "}}";
+    auto tokenizer = BpeTokenizer::fromTokenizerJson(
+        writeTemp("tokenizer.json", json));
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    EXPECT_EQ(encodeOk(**tokenizer, "hello<|endoftext|>hell"),
+              (std::vector<int32_t>{7, 8, 6}));
+    EXPECT_EQ((*tokenizer)->eosId(), 8);
+    EXPECT_EQ((*tokenizer)->vocabSize(), 10);
+    // An added token's content is raw text (its space is no "Ġ").
+    EXPECT_EQ(encodeOk(**tokenizer, "hellomy token"),
+              (std::vector<int32_t>{7, 9}));
+    EXPECT_EQ((*tokenizer)->decode({9, 8}).value(), "my token<|endoftext|>");
+  }
+}
+
+// Ids that Hugging Face `tokenizers` gives with a small byte-level BPE it
+// trained (tests/data/gpt2-hf-small/generate.py): kiln must agree exactly.
+TEST(BpeFiles, MatchesHuggingFaceTokenizersOnGoldenCases) {
+  std::string dir = testDataDir() + "/gpt2-hf-small";
+  auto tokenizer =
+      BpeTokenizer::fromFiles(dir + "/vocab.json", dir + "/merges.txt");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  std::ifstream cases(dir + "/cases.tsv");
+  ASSERT_TRUE(cases.good());
+  int checked = 0;
+  for (std::string line; std::getline(cases, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    std::string text;
+    for (size_t i = 0; i + 1 < tab; i += 2)
+      text.push_back(char(std::stoi(line.substr(i, 2), nullptr, 16)));
+    std::vector<int32_t> expected;
+    std::istringstream ids(line.substr(tab + 1));
+    for (int32_t id; ids >> id;)
+      expected.push_back(id);
+    EXPECT_EQ(encodeOk(**tokenizer, text), expected) << "text: " << text;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 63);
+}
+
+void expectError(const absl::Status &status, std::string_view where) {
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(std::string(status.message()).find(where), std::string::npos)
+      << "expected \"" << where << "\" in: " << status.message();
+}
+
+BpeModel modelOf(std::vector<VocabEntry> vocab,
+                 std::vector<MergeEntry> merges = {}) {
+  BpeModel model;
+  model.vocab = std::move(vocab);
+  model.merges = std::move(merges);
+  return model;
+}
+
+TEST(BpeFiles, MalformedVocabNamesFileAndLine) {
+  expectError(parseVocabJson("{\n  \"a\": 0,\n  \"b\": x\n}", "v.json").status(),
+              "v.json:3: expected a non-negative integer");
+  auto duplicate = BpeTokenizer::create(
+      modelOf(*parseVocabJson("{\n  \"a\": 0,\n  \"a\": 1\n}", "v.json")));
+  expectError(duplicate.status(), "v.json:3: token \"a\" appears twice");
+  auto sharedId = BpeTokenizer::create(
+      modelOf(*parseVocabJson("{\"a\": 0,\n\"b\": 0}", "v.json")));
+  expectError(sharedId.status(), "v.json:2: id 0 is used by \"b\"");
+  expectError(parseVocabJson("{\"a\": 1.5}", "v.json").status(), "v.json:1:");
+  expectError(parseVocabJson("{\"a\": 1", "v.json").status(),
+              "v.json:1: expected ',' or '}'");
+  expectError(parseVocabJson("{\n\"a\\q\": 1}", "v.json").status(),
+              "v.json:2: unknown escape");
+  expectError(parseVocabJson("[]", "v.json").status(), "v.json:1: expected '{'");
+  auto escaped = parseVocabJson(R"({"\u0120\ud83d\udc4b": 3})", "v.json");
+  ASSERT_TRUE(escaped.ok()) << escaped.status();
+  EXPECT_EQ((*escaped)[0].symbol, "\u0120\U0001F44B");
+}
+
+TEST(BpeFiles, MalformedMergesNameFileAndLine) {
+  expectError(parseMergesTxt("#version: 0.2\na b\na b c\n", "m.txt").status(),
+              "m.txt:3: expected two symbols");
+  expectError(parseMergesTxt("a\n", "m.txt").status(), "m.txt:1:");
+  auto merges = parseMergesTxt("#version: 0.2\r\nh e\r\nx y\r\n", "m.txt");
+  ASSERT_TRUE(merges.ok()) << merges.status();
+  ASSERT_EQ(merges->size(), 2u);
+  EXPECT_EQ((*merges)[0].right, "e");
+  auto vocab = parseVocabJson(R"({"h": 0, "e": 1, "he": 2})", "v.json");
+  ASSERT_TRUE(vocab.ok());
+  auto tokenizer = BpeTokenizer::create(modelOf(*vocab, *merges));
+  expectError(tokenizer.status(),
+              "m.txt:3: merge \"x y\": \"x\" is not in the vocabulary");
+}
+
+TEST(BpeFiles, MissingOrMalformedFilesAreErrors) {
+  auto missing = BpeTokenizer::fromFiles("/nonexistent/vocab.json",
+                                         "/nonexistent/merges.txt");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  expectError(parseTokenizerJson("{\"model\": {\"type\": \"WordPiece\"}}",
+                                 "t.json")
+                  .status(),
+              "t.json: model.type: expected \"BPE\"");
+  expectError(parseTokenizerJson("{\"model\": {", "t.json").status(),
+              "t.json: invalid JSON");
+  expectError(
+      parseTokenizerJson(R"({"model": {"vocab": {}, "merges": [3]}})", "t.json")
+          .status(),
+      "t.json: model.merges[0]");
+  expectError(parseTokenizerJson(R"({"pre_tokenizer": {"type": "Whitespace"},
+      "model": {"vocab": {}, "merges": []}})", "t.json").status(),
+              "t.json: pre_tokenizer: unsupported");
+  expectError(parseTokenizerJson(R"({"model": {"vocab": {}, "merges": [],
+      "ignore_merges": true}})", "t.json").status(),
+              "t.json: model.ignore_merges: unsupported");
+}
+
+TEST(LoadTokenizer, FallsBackToBytesAndReadsDirectories) {
+  auto bytes = loadTokenizer({});
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ((*bytes)->vocabSize(), 256);
+  TokenizerFiles files;
+  files.directory = testDataDir() + "/gpt2-tiny";
+  auto bpe = loadTokenizer(files);
+  ASSERT_TRUE(bpe.ok()) << bpe.status();
+  EXPECT_EQ(encodeOk(**bpe, "hello"), (std::vector<int32_t>{261}));
+  TokenizerFiles half;
+  half.vocabJson = "vocab.json";
+  EXPECT_FALSE(loadTokenizer(half).ok());
+}
+
+} // namespace
+} // namespace kiln::data
