@@ -1,0 +1,153 @@
+// Cutting a step's graph out of the lazy nodes, its canonical form (the cache
+// key), and the summaries that say why a graph missed the cache.
+#include "frontends/lazy/Graph.h"
+
+#include <cstring>
+#include <unordered_map>
+
+namespace kiln::lazy {
+
+Graph buildGraph(const std::vector<NodePtr> &outputs,
+                 const std::unordered_set<const Node *> &donatable) {
+  // Post-order from the outputs in order: the input order follows the
+  // program's structure, not addresses or creation ids.
+  Graph graph;
+  graph.nodes = postOrder(outputs);
+  for (const NodePtr &node : graph.nodes)
+    if (node->isData()) {
+      graph.inputs.push_back(node);
+      graph.donated.push_back(donatable.count(node.get()) > 0);
+    }
+  std::unordered_set<const Node *> seen;
+  for (const NodePtr &o : outputs)
+    if (seen.insert(o.get()).second)
+      graph.outputs.push_back(o);
+  return graph;
+}
+
+static std::string describeNode(const Node &node, bool withConstants) {
+  std::string s = opName(node.op);
+  s += " " + std::string(dtypeName(node.dtype)) + shapeString(node.shape);
+  if (node.op != Op::Detach) // a detach tag is identity, not structure
+    for (int64_t i : node.ints)
+      s += " " + std::to_string(i);
+  if ((node.op == Op::Constant || node.op == Op::Pad) && withConstants) {
+    uint64_t bits;
+    std::memcpy(&bits, &node.scalar, sizeof bits);
+    s += " =" + std::to_string(bits);
+  }
+  return s;
+}
+
+static std::string canonical(const Graph &graph, bool withConstants) {
+  std::unordered_map<const Node *, size_t> index;
+  std::unordered_map<const Node *, size_t> inputIndex;
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    inputIndex[graph.inputs[i].get()] = i;
+  std::string text;
+  for (const NodePtr &node : graph.nodes) {
+    size_t i = index.size();
+    index[node.get()] = i;
+    text += std::to_string(i) + ": " + describeNode(*node, withConstants);
+    if (node->isData()) {
+      size_t k = inputIndex[node.get()];
+      text +=
+          " input " + std::to_string(k) + (graph.donated[k] ? " donated" : "");
+    }
+    for (const NodePtr &src : node->srcs)
+      text += " %" + std::to_string(index.at(src.get()));
+    text += "\n";
+  }
+  text += "outputs";
+  for (const NodePtr &o : graph.outputs)
+    text += " %" + std::to_string(index.at(o.get()));
+  return text + "\n";
+}
+
+std::string canonicalForm(const Graph &graph) { return canonical(graph, true); }
+
+uint64_t fingerprint(const std::string &text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+static std::string typeString(const Node &node) {
+  return shapeString(node.shape) + " " + std::string(dtypeName(node.dtype));
+}
+
+GraphSummary summarize(const Graph &graph, const std::string &backend) {
+  GraphSummary s;
+  for (const NodePtr &node : graph.nodes) {
+    if (!node->isData())
+      ++s.numOps;
+    ++s.opCounts[static_cast<int>(node->op)];
+  }
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    s.inputTypes.push_back(typeString(*graph.inputs[i]));
+    s.donations += graph.donated[i] ? 'd' : '-';
+  }
+  for (const NodePtr &o : graph.outputs)
+    s.outputTypes.push_back(typeString(*o));
+  s.structureHash = fingerprint(canonical(graph, false));
+  s.backend = backend;
+  return s;
+}
+
+/// "input 2: [4, 8] f32 vs [2, 8] f32" for the first differing element.
+static std::string firstDifference(const char *what,
+                                   const std::vector<std::string> &now,
+                                   const std::vector<std::string> &cached) {
+  if (now.size() != cached.size())
+    return std::to_string(now.size()) + " " + what + "s vs " +
+           std::to_string(cached.size());
+  for (size_t i = 0; i < now.size(); ++i)
+    if (now[i] != cached[i])
+      return std::string(what) + " " + std::to_string(i) + ": " + now[i] +
+             " vs " + cached[i];
+  return "";
+}
+
+std::string describeDifference(const GraphSummary &now,
+                               const GraphSummary &cached, int64_t &distance) {
+  std::vector<std::string> parts;
+  if (now.backend != cached.backend)
+    parts.push_back("different backend (" + now.backend + " vs " +
+                    cached.backend + ")");
+  if (std::string d =
+          firstDifference("input", now.inputTypes, cached.inputTypes);
+      !d.empty())
+    parts.push_back("different input shapes (" + d + ")");
+  if (std::string d =
+          firstDifference("output", now.outputTypes, cached.outputTypes);
+      !d.empty())
+    parts.push_back("different outputs (" + d + ")");
+  if (now.donations != cached.donations && now.inputTypes == cached.inputTypes)
+    parts.push_back("different donated inputs");
+  if (now.numOps != cached.numOps)
+    parts.push_back("different op count (" + std::to_string(now.numOps) +
+                    " vs " + std::to_string(cached.numOps) + ")");
+  std::string mix;
+  for (int op = 0; op < kNumOps; ++op) {
+    int64_t delta = now.opCounts[op] - cached.opCounts[op];
+    if (delta != 0 && op != static_cast<int>(Op::Data))
+      mix += std::string(mix.empty() ? "" : ", ") + (delta > 0 ? "+" : "") +
+             std::to_string(delta) + " " + opName(static_cast<Op>(op));
+  }
+  if (!mix.empty())
+    parts.push_back("different ops (" + mix + ")");
+  if (parts.empty())
+    parts.push_back(now.structureHash == cached.structureHash
+                        ? "different constant values"
+                        : "different structure with the same ops");
+  distance = static_cast<int64_t>(parts.size());
+  std::string reason;
+  for (const std::string &p : parts)
+    reason += (reason.empty() ? "" : "; ") + p;
+  return reason;
+}
+
+} // namespace kiln::lazy

@@ -1,0 +1,253 @@
+// Lowers a lazy graph to one kiln-dialect function with MLIR's builders, one
+// op per node (detach disappears; a constant is a 0-d constant broadcast to
+// its shape; the RNG state's advance is an add), then hands the module to
+// compiler::compile. All MLIR use in the frontend is confined to this file.
+#include "frontends/lazy/Lower.h"
+
+#include "frontends/lazy/Graph.h"
+#include "ir/KilnDialect.h"
+#include "ir/Serialization.h"
+#include "ir/TensorConversion.h"
+
+#include "absl/status/status.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln::lazy {
+
+namespace {
+
+mlir::MLIRContext &lazyContext() {
+  static mlir::MLIRContext *context = [] {
+    auto *c = new mlir::MLIRContext(mlir::MLIRContext::Threading::DISABLED);
+    loadKilnDialects(*c);
+    return c;
+  }();
+  return *context;
+}
+
+class GraphLowering {
+public:
+  explicit GraphLowering(mlir::MLIRContext &context)
+      : context(context), builder(&context), loc(builder.getUnknownLoc()) {}
+
+  mlir::OwningOpRef<mlir::ModuleOp> lower(const Graph &graph);
+
+private:
+  mlir::RankedTensorType typeOf(DType dtype, const Shape &shape) {
+    return mlir::RankedTensorType::get(shape, elementTypeOf(dtype, &context));
+  }
+  mlir::RankedTensorType typeOf(const Node &node) {
+    return typeOf(node.dtype, node.shape);
+  }
+  mlir::Value scalarConstant(double value, DType dtype);
+  mlir::Value lowerNode(const Node &node);
+  mlir::Value operand(const Node &node, size_t i) {
+    return values.lookup(node.srcs[i].get());
+  }
+
+  mlir::MLIRContext &context;
+  mlir::OpBuilder builder;
+  mlir::Location loc;
+  llvm::DenseMap<const Node *, mlir::Value> values;
+};
+
+mlir::Value GraphLowering::scalarConstant(double value, DType dtype) {
+  HostTensor host(dtype, {});
+  host.setDouble(0, value);
+  return ConstantOp::create(
+      builder, loc,
+      mlir::cast<mlir::ElementsAttr>(toElementsAttr(host, &context)));
+}
+
+template <typename OpTy>
+mlir::Value unaryOp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x) {
+  return OpTy::create(b, loc, x.getType(), x);
+}
+template <typename OpTy>
+mlir::Value binaryOp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value y) {
+  return OpTy::create(b, loc, x.getType(), x, y);
+}
+
+mlir::Value GraphLowering::lowerNode(const Node &node) {
+  mlir::RankedTensorType type = typeOf(node);
+  const std::vector<int64_t> &v = node.ints;
+  auto x = [&] { return operand(node, 0); };
+  auto y = [&] { return operand(node, 1); };
+  switch (node.op) {
+  case Op::Data:
+    break; // block arguments, bound by lower()
+  case Op::Constant: {
+    mlir::Value scalar = scalarConstant(node.scalar, node.dtype);
+    if (node.shape.empty())
+      return scalar;
+    return BroadcastInDimOp::create(builder, loc, type, scalar,
+                                    llvm::ArrayRef<int64_t>{});
+  }
+  case Op::Iota:
+    return IotaOp::create(builder, loc, type, static_cast<uint64_t>(v[0]));
+  case Op::Neg:
+    return unaryOp<NegOp>(builder, loc, x());
+  case Op::Abs:
+    return unaryOp<AbsOp>(builder, loc, x());
+  case Op::Sign:
+    return unaryOp<SignOp>(builder, loc, x());
+  case Op::Exp:
+    return unaryOp<ExpOp>(builder, loc, x());
+  case Op::Log:
+    return unaryOp<LogOp>(builder, loc, x());
+  case Op::Tanh:
+    return unaryOp<TanhOp>(builder, loc, x());
+  case Op::Sqrt:
+    return unaryOp<SqrtOp>(builder, loc, x());
+  case Op::Rsqrt:
+    return unaryOp<RsqrtOp>(builder, loc, x());
+  case Op::Logistic:
+    return unaryOp<LogisticOp>(builder, loc, x());
+  case Op::Not:
+    return unaryOp<NotOp>(builder, loc, x());
+  case Op::Add:
+    return binaryOp<AddOp>(builder, loc, x(), y());
+  case Op::Sub:
+    return binaryOp<SubOp>(builder, loc, x(), y());
+  case Op::Mul:
+    return binaryOp<MulOp>(builder, loc, x(), y());
+  case Op::Div:
+    return binaryOp<DivOp>(builder, loc, x(), y());
+  case Op::Max:
+    return binaryOp<MaxOp>(builder, loc, x(), y());
+  case Op::Min:
+    return binaryOp<MinOp>(builder, loc, x(), y());
+  case Op::Pow:
+    return binaryOp<PowOp>(builder, loc, x(), y());
+  case Op::And:
+    return binaryOp<AndOp>(builder, loc, x(), y());
+  case Op::Or:
+    return binaryOp<OrOp>(builder, loc, x(), y());
+  case Op::Compare:
+    return CompareOp::create(builder, loc, type,
+                             static_cast<ComparisonDirection>(v[0]), x(), y());
+  case Op::Select:
+    return SelectOp::create(builder, loc, type, x(), y(), operand(node, 2));
+  case Op::Convert:
+    return ConvertOp::create(builder, loc, type, x());
+  case Op::Broadcast:
+    return BroadcastInDimOp::create(builder, loc, type, x(), v);
+  case Op::Reshape:
+    return ReshapeOp::create(builder, loc, type, x());
+  case Op::Transpose:
+    return TransposeOp::create(builder, loc, type, x(), v);
+  case Op::Slice: {
+    size_t rank = node.shape.size();
+    llvm::ArrayRef<int64_t> all(v);
+    return SliceOp::create(builder, loc, type, x(), all.take_front(rank),
+                           all.slice(rank, rank), all.take_back(rank));
+  }
+  case Op::Concatenate: {
+    llvm::SmallVector<mlir::Value> inputs;
+    for (size_t i = 0; i < node.srcs.size(); ++i)
+      inputs.push_back(operand(node, i));
+    return ConcatenateOp::create(builder, loc, type, inputs,
+                                 static_cast<uint64_t>(v[0]));
+  }
+  case Op::Pad: {
+    size_t rank = node.shape.size();
+    llvm::ArrayRef<int64_t> all(v);
+    return PadOp::create(builder, loc, type, x(),
+                         scalarConstant(node.scalar, node.dtype),
+                         all.take_front(rank), all.take_back(rank));
+  }
+  case Op::ReduceSum:
+  case Op::ReduceMax:
+    return ReduceOp::create(
+        builder, loc, type,
+        node.op == Op::ReduceSum ? ReduceKind::sum : ReduceKind::max, x(), v);
+  case Op::DotGeneral: {
+    llvm::ArrayRef<int64_t> all(v);
+    size_t nb = v[0], nc = v[1];
+    return DotGeneralOp::create(
+        builder, loc, type, x(), y(), all.slice(2, nb), all.slice(2 + nb, nb),
+        all.slice(2 + 2 * nb, nc), all.slice(2 + 2 * nb + nc, nc));
+  }
+  case Op::Gather:
+    return GatherOp::create(builder, loc, type, x(), y(),
+                            static_cast<uint64_t>(v[0]));
+  case Op::ScatterAdd:
+    return ScatterAddOp::create(builder, loc, type, x(), y(), operand(node, 2),
+                                static_cast<uint64_t>(v[0]));
+  case Op::RngUniform:
+    return RngUniformOp::create(builder, loc, type, x().getType(), x())
+        .getResult();
+  case Op::RngAdvance: {
+    // new state = [key, counter + ceil(n / 4)]: the rng_uniform's second
+    // result, written as an add so values and state need not share an op.
+    HostTensor step(DType::i64, {2});
+    step.setInt(1, (v[0] + 3) / 4);
+    mlir::Value delta = ConstantOp::create(
+        builder, loc,
+        mlir::cast<mlir::ElementsAttr>(toElementsAttr(step, &context)));
+    return binaryOp<AddOp>(builder, loc, x(), delta);
+  }
+  case Op::Detach:
+    return x();
+  }
+  return {};
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> GraphLowering::lower(const Graph &graph) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  llvm::SmallVector<mlir::Type> inputTypes, outputTypes;
+  for (const NodePtr &input : graph.inputs)
+    inputTypes.push_back(typeOf(*input));
+  for (const NodePtr &output : graph.outputs)
+    outputTypes.push_back(typeOf(*output));
+  auto function = mlir::func::FuncOp::create(
+      builder, loc, "main", builder.getFunctionType(inputTypes, outputTypes));
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    if (graph.donated[i])
+      function.setArgAttr(i, KilnDialect::kDonateAttrName,
+                          builder.getUnitAttr());
+  mlir::Block *entry = function.addEntryBlock();
+  for (size_t i = 0; i < graph.inputs.size(); ++i)
+    values[graph.inputs[i].get()] = entry->getArgument(i);
+  builder.setInsertionPointToEnd(entry);
+  for (const NodePtr &node : graph.nodes)
+    if (!node->isData())
+      values[node.get()] = lowerNode(*node);
+  llvm::SmallVector<mlir::Value> results;
+  for (const NodePtr &output : graph.outputs)
+    results.push_back(values.lookup(output.get()));
+  mlir::func::ReturnOp::create(builder, loc, results);
+  return module;
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+compileGraph(const Graph &graph, compiler::Backend backend,
+             const std::string &dumpPath) {
+  GraphLowering lowering(lazyContext());
+  mlir::OwningOpRef<mlir::ModuleOp> module = lowering.lower(graph);
+  if (!dumpPath.empty()) {
+    std::error_code error;
+    llvm::raw_fd_ostream out(dumpPath, error, llvm::sys::fs::OF_Text);
+    if (error)
+      return absl::InternalError("cannot write " + dumpPath + ": " +
+                                 error.message());
+    module->print(out);
+  }
+  compiler::CompileOptions options;
+  options.backend = backend;
+  options.function = "main";
+  return compiler::compile(*module, options);
+}
+
+} // namespace kiln::lazy

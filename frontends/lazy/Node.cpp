@@ -1,0 +1,393 @@
+// Lazy nodes: interning (structural CSE), the primitive builders with their
+// shape rules, the derived broadcast builders, and the weak registry of live
+// tensor handles that step() scans.
+#include "frontends/lazy/Node.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kiln::lazy {
+
+const char *opName(Op op) {
+  // clang-format off
+  static const char *const kNames[kNumOps] = {
+      "data", "constant", "iota", "neg", "abs", "sign", "exp", "log", "tanh",
+      "sqrt", "rsqrt", "logistic", "not", "add", "sub", "mul", "div", "max",
+      "min", "pow", "and", "or", "compare", "select", "convert",
+      "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate",
+      "pad", "reduce_sum", "reduce_max", "dot_general", "gather",
+      "scatter_add", "rng_uniform", "rng_advance", "detach"};
+  // clang-format on
+  return kNames[static_cast<int>(op)];
+}
+
+int64_t Node::numel() const {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+std::string shapeString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+namespace {
+
+uint64_t nextNodeId = 1;
+
+/// Interning table: key → node. Expired entries are swept when the table
+/// doubles, so dead graphs do not accumulate.
+struct InternTable {
+  std::unordered_map<std::string, std::weak_ptr<const Node>> map;
+  size_t sweepAt = 1024;
+};
+
+InternTable &internTable() {
+  static InternTable table;
+  return table;
+}
+
+template <typename T> void appendRaw(std::string &key, const T &value) {
+  key.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+
+/// The one constructor of non-data nodes: returns the existing node when an
+/// equal one (same op, type, attributes and operand nodes) is alive.
+NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
+               std::vector<int64_t> ints = {}, double scalar = 0) {
+  std::string key;
+  appendRaw(key, op);
+  appendRaw(key, dtype);
+  appendRaw(key, shape.size());
+  for (int64_t d : shape)
+    appendRaw(key, d);
+  appendRaw(key, ints.size());
+  for (int64_t i : ints)
+    appendRaw(key, i);
+  appendRaw(key, scalar);
+  for (const NodePtr &src : srcs)
+    appendRaw(key, src->id);
+
+  InternTable &table = internTable();
+  auto it = table.map.find(key);
+  if (it != table.map.end())
+    if (NodePtr existing = it->second.lock())
+      return existing;
+  auto node = std::make_shared<Node>();
+  node->op = op;
+  node->dtype = dtype;
+  node->shape = std::move(shape);
+  node->srcs = std::move(srcs);
+  node->ints = std::move(ints);
+  node->scalar = scalar;
+  node->id = nextNodeId++;
+  table.map[key] = node;
+  if (table.map.size() >= table.sweepAt) {
+    for (auto i = table.map.begin(); i != table.map.end();)
+      i = i->second.expired() ? table.map.erase(i) : std::next(i);
+    table.sweepAt = std::max<size_t>(1024, 2 * table.map.size());
+  }
+  return node;
+}
+
+} // namespace
+
+NodePtr dataNode(std::shared_ptr<HostTensor> value) {
+  auto node = std::make_shared<Node>();
+  node->op = Op::Data;
+  node->dtype = value->dtype();
+  node->shape = value->shape();
+  node->id = nextNodeId++;
+  node->data = std::move(value);
+  return node;
+}
+
+NodePtr constant(double value, DType dtype, Shape shape) {
+  // Canonical value: the constant is stored rounded to its dtype, so 0.1 in
+  // f16 and the value it rounds to intern as one node.
+  if (isFloat(dtype))
+    value = roundToDType(value, dtype);
+  else if (dtype == DType::i1)
+    value = value != 0;
+  return intern(Op::Constant, dtype, std::move(shape), {}, {}, value);
+}
+
+NodePtr iota(DType dtype, Shape shape, int64_t dim) {
+  return intern(Op::Iota, dtype, std::move(shape), {}, {dim});
+}
+
+NodePtr unary(Op op, const NodePtr &x) {
+  return intern(op, x->dtype, x->shape, {x});
+}
+
+NodePtr binary(Op op, const NodePtr &a, const NodePtr &b) {
+  assert(a->shape == b->shape && a->dtype == b->dtype && "binary operands");
+  return intern(op, a->dtype, a->shape, {a, b});
+}
+
+NodePtr compare(Cmp direction, const NodePtr &a, const NodePtr &b) {
+  assert(a->shape == b->shape && a->dtype == b->dtype && "compare operands");
+  return intern(Op::Compare, DType::i1, a->shape, {a, b},
+                {static_cast<int64_t>(direction)});
+}
+
+NodePtr select(const NodePtr &pred, const NodePtr &a, const NodePtr &b) {
+  assert(pred->shape == a->shape && a->shape == b->shape && "select operands");
+  return intern(Op::Select, a->dtype, a->shape, {pred, a, b});
+}
+
+NodePtr convert(const NodePtr &x, DType dtype) {
+  if (x->dtype == dtype)
+    return x;
+  return intern(Op::Convert, dtype, x->shape, {x});
+}
+
+NodePtr broadcastInDim(const NodePtr &x, Shape shape,
+                       std::vector<int64_t> dims) {
+  assert(dims.size() == x->shape.size() && "one target dim per operand dim");
+  if (shape == x->shape)
+    return x;
+  return intern(Op::Broadcast, x->dtype, std::move(shape), {x},
+                std::move(dims));
+}
+
+NodePtr reshape(const NodePtr &x, Shape shape) {
+  if (shape == x->shape)
+    return x;
+  return intern(Op::Reshape, x->dtype, std::move(shape), {x});
+}
+
+NodePtr transpose(const NodePtr &x, std::vector<int64_t> perm) {
+  std::vector<int64_t> identity(perm.size());
+  std::iota(identity.begin(), identity.end(), 0);
+  if (perm == identity)
+    return x;
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(x->shape[p]);
+  return intern(Op::Transpose, x->dtype, shape, {x}, std::move(perm));
+}
+
+NodePtr slice(const NodePtr &x, std::vector<int64_t> start,
+              std::vector<int64_t> limit, std::vector<int64_t> strides) {
+  Shape shape;
+  for (size_t d = 0; d < start.size(); ++d)
+    shape.push_back(std::max<int64_t>(
+        0, (limit[d] - start[d] + strides[d] - 1) / strides[d]));
+  if (shape == x->shape)
+    return x;
+  std::vector<int64_t> ints = start;
+  ints.insert(ints.end(), limit.begin(), limit.end());
+  ints.insert(ints.end(), strides.begin(), strides.end());
+  return intern(Op::Slice, x->dtype, shape, {x}, std::move(ints));
+}
+
+NodePtr concatenate(const std::vector<NodePtr> &xs, int64_t dim) {
+  if (xs.size() == 1)
+    return xs[0];
+  Shape shape = xs[0]->shape;
+  shape[dim] = 0;
+  for (const NodePtr &x : xs)
+    shape[dim] += x->shape[dim];
+  return intern(Op::Concatenate, xs[0]->dtype, shape, xs, {dim});
+}
+
+NodePtr pad(const NodePtr &x, std::vector<int64_t> low,
+            std::vector<int64_t> high, double value) {
+  Shape shape = x->shape;
+  bool any = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    shape[d] += low[d] + high[d];
+    any |= low[d] || high[d];
+  }
+  if (!any)
+    return x;
+  std::vector<int64_t> ints = low;
+  ints.insert(ints.end(), high.begin(), high.end());
+  return intern(Op::Pad, x->dtype, shape, {x}, std::move(ints), value);
+}
+
+NodePtr reduce(Op kind, const NodePtr &x, std::vector<int64_t> dims) {
+  if (dims.empty())
+    return x;
+  std::sort(dims.begin(), dims.end());
+  Shape shape;
+  for (int64_t d = 0; d < static_cast<int64_t>(x->shape.size()); ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), d))
+      shape.push_back(x->shape[d]);
+  return intern(kind, x->dtype, shape, {x}, std::move(dims));
+}
+
+NodePtr dotGeneral(const NodePtr &a, const NodePtr &b, std::vector<int64_t> lb,
+                   std::vector<int64_t> rb, std::vector<int64_t> lc,
+                   std::vector<int64_t> rc) {
+  auto isIn = [](const std::vector<int64_t> &v, int64_t d) {
+    return std::find(v.begin(), v.end(), d) != v.end();
+  };
+  Shape shape;
+  for (int64_t d : lb)
+    shape.push_back(a->shape[d]);
+  for (int64_t d = 0; d < static_cast<int64_t>(a->shape.size()); ++d)
+    if (!isIn(lb, d) && !isIn(lc, d))
+      shape.push_back(a->shape[d]);
+  for (int64_t d = 0; d < static_cast<int64_t>(b->shape.size()); ++d)
+    if (!isIn(rb, d) && !isIn(rc, d))
+      shape.push_back(b->shape[d]);
+  std::vector<int64_t> ints = {static_cast<int64_t>(lb.size()),
+                               static_cast<int64_t>(lc.size())};
+  for (const auto *v : {&lb, &rb, &lc, &rc})
+    ints.insert(ints.end(), v->begin(), v->end());
+  return intern(Op::DotGeneral, a->dtype, shape, {a, b}, std::move(ints));
+}
+
+NodePtr gather(const NodePtr &x, const NodePtr &indices, int64_t axis) {
+  Shape shape(x->shape.begin(), x->shape.begin() + axis);
+  shape.insert(shape.end(), indices->shape.begin(), indices->shape.end());
+  shape.insert(shape.end(), x->shape.begin() + axis + 1, x->shape.end());
+  return intern(Op::Gather, x->dtype, shape, {x, indices}, {axis});
+}
+
+NodePtr scatterAdd(const NodePtr &x, const NodePtr &indices,
+                   const NodePtr &updates, int64_t axis) {
+  return intern(Op::ScatterAdd, x->dtype, x->shape, {x, indices, updates},
+                {axis});
+}
+
+NodePtr rngUniform(const NodePtr &state, DType dtype, Shape shape) {
+  return intern(Op::RngUniform, dtype, std::move(shape), {state});
+}
+
+NodePtr rngAdvance(const NodePtr &state, int64_t count) {
+  return intern(Op::RngAdvance, DType::i64, state->shape, {state}, {count});
+}
+
+NodePtr detach(const NodePtr &x, uint64_t tag) {
+  return intern(Op::Detach, x->dtype, x->shape, {x},
+                {static_cast<int64_t>(tag)});
+}
+
+uint64_t nodesCreated() { return nextNodeId - 1; }
+
+uint64_t freshTag() {
+  static uint64_t next = 1;
+  return next++;
+}
+
+NodePtr broadcastTo(const NodePtr &x, const Shape &shape) {
+  if (x->shape == shape)
+    return x;
+  // Align trailing dimensions; size-1 dims that grow are dropped by a
+  // reshape so broadcast_in_dim only maps kept dims.
+  int64_t offset = static_cast<int64_t>(shape.size() - x->shape.size());
+  Shape kept;
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    if (x->shape[d] == 1 && shape[offset + d] != 1)
+      continue;
+    kept.push_back(x->shape[d]);
+    dims.push_back(offset + static_cast<int64_t>(d));
+  }
+  return broadcastInDim(reshape(x, kept), shape, dims);
+}
+
+NodePtr sumTo(const NodePtr &x, const Shape &shape) {
+  if (x->shape == shape)
+    return x;
+  int64_t offset = static_cast<int64_t>(x->shape.size() - shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(x->shape.size()); ++d)
+    if (d < offset || (shape[d - offset] == 1 && x->shape[d] != 1))
+      dims.push_back(d);
+  return reshape(reduce(Op::ReduceSum, x, dims), shape);
+}
+
+NodePtr constantLike(const NodePtr &like, double value) {
+  return constant(value, like->dtype, like->shape);
+}
+
+std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots) {
+  std::vector<NodePtr> order;
+  std::unordered_set<const Node *> visited;
+  for (const NodePtr &root : roots) {
+    if (!visited.insert(root.get()).second)
+      continue;
+    std::vector<std::pair<NodePtr, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto &[node, next] = stack.back();
+      if (next < node->srcs.size()) {
+        const NodePtr &src = node->srcs[next++];
+        if (visited.insert(src.get()).second)
+          stack.push_back({src, 0});
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+std::vector<int64_t> invertPermutation(const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+//===--- Registry ---------------------------------------------------------===//
+
+namespace {
+struct Registry {
+  std::vector<std::weak_ptr<detail::TensorImpl>> tensors;
+  uint64_t nextSerial = 1;
+  size_t compactAt = 1024;
+};
+Registry &registry() {
+  static Registry r;
+  return r;
+}
+} // namespace
+
+Tensor makeTensor(NodePtr node, bool requiresGrad, bool isLeaf) {
+  Registry &r = registry();
+  auto impl = std::make_shared<detail::TensorImpl>();
+  impl->node = std::move(node);
+  impl->requiresGrad = requiresGrad;
+  impl->isLeaf = isLeaf;
+  impl->serial = r.nextSerial++;
+  r.tensors.push_back(impl);
+  if (r.tensors.size() >= r.compactAt) {
+    r.tensors.erase(std::remove_if(r.tensors.begin(), r.tensors.end(),
+                                   [](const auto &w) { return w.expired(); }),
+                    r.tensors.end());
+    r.compactAt = std::max<size_t>(1024, 2 * r.tensors.size());
+  }
+  return Tensor(std::move(impl));
+}
+
+std::vector<std::shared_ptr<detail::TensorImpl>> liveTensors() {
+  std::vector<std::shared_ptr<detail::TensorImpl>> live;
+  // Registration order is creation order, so no sort is needed.
+  for (const auto &weak : registry().tensors)
+    if (auto impl = weak.lock())
+      live.push_back(std::move(impl));
+  return live;
+}
+
+Tensor opResult(NodePtr node, std::initializer_list<const Tensor *> inputs) {
+  // Integer and i1 results are never differentiable.
+  bool requiresGrad = false;
+  if (is_grad_enabled() && isFloat(node->dtype))
+    for (const Tensor *t : inputs)
+      requiresGrad |= t->requires_grad();
+  return makeTensor(std::move(node), requiresGrad, !requiresGrad);
+}
+
+} // namespace kiln::lazy

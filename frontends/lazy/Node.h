@@ -1,0 +1,185 @@
+// The lazy graph's one node type and its builders (internal to
+// frontends/lazy). A node is an immutable primitive of the kiln dialect (or a
+// device-data leaf) over same-shaped, already-checked operands; builders
+// intern nodes so that structurally equal computations are one node
+// (structural CSE, as tinygrad's UOps). Shape and dtype checks that users can
+// fail live in Ops.cpp, before any builder runs; builders only assert.
+#ifndef KILN_FRONTENDS_LAZY_NODE_H
+#define KILN_FRONTENDS_LAZY_NODE_H
+
+#include "frontends/lazy/Tensor.h"
+
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+namespace kiln::lazy {
+
+/// One op enum for every node. Elementwise ops take same-shaped operands.
+enum class Op : uint8_t {
+  // Leaves.
+  Data,     // device data: an input of the graph
+  Constant, // `scalar` splatted to the shape
+  Iota,     // ints = {dimension}
+  // Elementwise unary.
+  Neg,
+  Abs,
+  Sign,
+  Exp,
+  Log,
+  Tanh,
+  Sqrt,
+  Rsqrt,
+  Logistic,
+  Not,
+  // Elementwise binary (Compare: ints = {direction as in kiln.compare}).
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow,
+  And,
+  Or,
+  Compare,
+  Select,  // srcs = {pred, onTrue, onFalse}
+  Convert, // to the node's dtype
+  // Shape.
+  Broadcast,   // ints = broadcast_dimensions
+  Reshape,     //
+  Transpose,   // ints = permutation
+  Slice,       // ints = start ++ limit ++ strides
+  Concatenate, // ints = {dimension}
+  Pad,         // ints = low ++ high; scalar = padding value
+  // Reductions and contractions.
+  ReduceSum,
+  ReduceMax,  // ints = dimensions (dropped)
+  DotGeneral, // ints = {nBatch, nContract, lb..., rb..., lc..., rc...}
+  Gather,     // srcs = {operand, indices}; ints = {axis}
+  ScatterAdd, // srcs = {operand, indices, updates}; ints = {axis}
+  // Random numbers: values from a Philox state, and the advanced state.
+  RngUniform, // srcs = {state}
+  RngAdvance, // srcs = {state}; ints = {number of values drawn}
+  // Identity that stops gradients; ints = {tag}: a nonzero tag makes the
+  // node unique (a parameter's identity); tags never reach hash or IR.
+  Detach,
+};
+inline constexpr int kNumOps = static_cast<int>(Op::Detach) + 1;
+
+/// "add", "reduce_sum", ...
+const char *opName(Op op);
+
+/// kiln.compare directions, in the dialect's numbering.
+enum class Cmp : int64_t { EQ = 0, NE, LT, LE, GT, GE };
+
+struct Node;
+using NodePtr = std::shared_ptr<const Node>;
+
+struct Node {
+  Op op;
+  DType dtype;
+  Shape shape;
+  std::vector<NodePtr> srcs;
+  std::vector<int64_t> ints;
+  double scalar = 0;
+  /// Process-unique, for interning keys only: never hashed or lowered.
+  uint64_t id = 0;
+  /// Data nodes only: the device buffer (mutable: donation takes it).
+  mutable std::shared_ptr<HostTensor> data;
+
+  int64_t numel() const;
+  bool isData() const { return op == Op::Data; }
+};
+
+//===--- Builders (interned; operands already checked) --------------------===//
+
+NodePtr dataNode(std::shared_ptr<HostTensor> value);
+NodePtr constant(double value, DType dtype, Shape shape);
+NodePtr iota(DType dtype, Shape shape, int64_t dim);
+NodePtr unary(Op op, const NodePtr &x);
+NodePtr binary(Op op, const NodePtr &a, const NodePtr &b);
+NodePtr compare(Cmp direction, const NodePtr &a, const NodePtr &b);
+NodePtr select(const NodePtr &pred, const NodePtr &a, const NodePtr &b);
+NodePtr convert(const NodePtr &x, DType dtype);
+NodePtr broadcastInDim(const NodePtr &x, Shape shape,
+                       std::vector<int64_t> dims);
+NodePtr reshape(const NodePtr &x, Shape shape);
+NodePtr transpose(const NodePtr &x, std::vector<int64_t> perm);
+NodePtr slice(const NodePtr &x, std::vector<int64_t> start,
+              std::vector<int64_t> limit, std::vector<int64_t> strides);
+NodePtr concatenate(const std::vector<NodePtr> &xs, int64_t dim);
+NodePtr pad(const NodePtr &x, std::vector<int64_t> low,
+            std::vector<int64_t> high, double value);
+NodePtr reduce(Op kind, const NodePtr &x, std::vector<int64_t> dims);
+NodePtr dotGeneral(const NodePtr &a, const NodePtr &b, std::vector<int64_t> lb,
+                   std::vector<int64_t> rb, std::vector<int64_t> lc,
+                   std::vector<int64_t> rc);
+NodePtr gather(const NodePtr &x, const NodePtr &indices, int64_t axis);
+NodePtr scatterAdd(const NodePtr &x, const NodePtr &indices,
+                   const NodePtr &updates, int64_t axis);
+NodePtr rngUniform(const NodePtr &state, DType dtype, Shape shape);
+NodePtr rngAdvance(const NodePtr &state, int64_t count);
+NodePtr detach(const NodePtr &x, uint64_t tag = 0);
+/// A fresh nonzero tag for detach().
+uint64_t freshTag();
+/// How many nodes were created so far (tests check that frozen parameters
+/// cost no gradient nodes).
+uint64_t nodesCreated();
+
+//===--- Derived builders -------------------------------------------------===//
+
+/// NumPy broadcast of `x` to `shape` (trailing alignment): a reshape that
+/// drops size-1 dims then one broadcast_in_dim; `x` itself when equal.
+NodePtr broadcastTo(const NodePtr &x, const Shape &shape);
+/// Sums `x` (of a broadcast shape) down to `shape`: the adjoint of broadcastTo.
+NodePtr sumTo(const NodePtr &x, const Shape &shape);
+/// value splatted like `like` (same dtype and shape).
+NodePtr constantLike(const NodePtr &like, double value);
+/// Every node reachable from `roots`, operands before users (iterative, so
+/// deep graphs cannot overflow the stack).
+std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots);
+/// The inverse of a permutation.
+std::vector<int64_t> invertPermutation(const std::vector<int64_t> &perm);
+
+} // namespace kiln::lazy
+
+namespace kiln::detail {
+
+/// What a kiln::Tensor handle points to. `node` changes when the tensor is
+/// assigned or when step() replaces its pending node by device data.
+struct TensorImpl {
+  lazy::NodePtr node;
+  bool requiresGrad = false;
+  bool isLeaf = true;
+  Tensor grad;
+  /// The device-data node an assign_ replaced since the last step(): the
+  /// buffer step() may donate.
+  lazy::NodePtr assignedFrom;
+  /// Creation order: step() orders its outputs by it, so graphs built by
+  /// the same program hash the same run after run.
+  uint64_t serial = 0;
+};
+
+} // namespace kiln::detail
+
+namespace kiln::lazy {
+
+/// node → a registered tensor handle (the weak registry step() scans).
+Tensor makeTensor(NodePtr node, bool requiresGrad = false, bool isLeaf = true);
+/// The live tensors, in creation order.
+std::vector<std::shared_ptr<detail::TensorImpl>> liveTensors();
+/// The result of an op on `inputs`: requires grad when grad mode is on, the
+/// result is a float and some input requires grad.
+Tensor opResult(NodePtr node, std::initializer_list<const Tensor *> inputs);
+inline const NodePtr &nodeOf(const Tensor &t) { return t.impl()->node; }
+/// Makes `node` the tensor's next value, remembering the device data it
+/// replaces (the buffer step() may donate).
+void assignNode(detail::TensorImpl &impl, NodePtr node);
+
+/// "[2, 3]".
+std::string shapeString(const Shape &shape);
+
+} // namespace kiln::lazy
+
+#endif // KILN_FRONTENDS_LAZY_NODE_H

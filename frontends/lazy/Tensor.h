@@ -1,0 +1,403 @@
+// The lazy-tensor frontend's public API: `kiln::Tensor`, a thin handle to a
+// lazy node (a pending computation) or to device data; reverse-mode autograd
+// over those nodes; `kiln::step()`, which compiles (or finds in a cache) and
+// runs everything pending as one graph; generators; options and metrics.
+// Ops record nodes and check shapes and dtypes at the call: a user's mistake
+// throws kiln::Error naming the op and the shapes, never later at step().
+//
+// A training step:
+//   Tensor loss = cross_entropy(model(x), y);     // records nodes only
+//   loss.backward();                               // gradient nodes
+//   { NoGradGuard g; p.assign_(p - lr * p.grad()); p.zero_grad(); }
+//   kiln::step();                                  // one compiled graph
+//   log(loss.item());                              // data now: no sync
+// with `lr = Tensor::scalar(value)` so a schedule never recompiles.
+//
+// Naming: the user-facing methods follow PyTorch (`from_host`,
+// `requires_grad_`, `assign_`, `log_softmax`), so models read like their
+// PyTorch originals; everything else follows the project style. Not
+// thread-safe: one thread traces and steps. kiln::Error's type information
+// is emitted by the library (built with RTTI), so code built with -fno-rtti
+// can still catch it by type.
+#ifndef KILN_FRONTENDS_LAZY_TENSOR_H
+#define KILN_FRONTENDS_LAZY_TENSOR_H
+
+#include "support/HostTensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln {
+
+/// A user's mistake in the tensor API (a shape, a dtype, a bad argument),
+/// thrown at the call that made it. The message names the op and the values,
+/// e.g. "matmul: shapes [2, 3] and [4, 5] cannot be multiplied".
+class Error : public std::runtime_error {
+public:
+  explicit Error(const std::string &message);
+  ~Error() override;
+};
+
+using Shape = std::vector<int64_t>;
+
+/// Where a tensor's data lives. Host memory is the CPU device's memory; the
+/// reference and cpu backends both run there.
+enum class Device : uint8_t { cpu };
+
+namespace detail {
+struct TensorImpl;
+} // namespace detail
+
+class Generator;
+
+/// A handle to a tensor: copies share the same tensor (like torch.Tensor).
+/// Dimension arguments may be negative (counted from the end).
+class Tensor {
+public:
+  /// An undefined tensor (`defined()` is false), e.g. a gradient not yet set.
+  Tensor();
+
+  //===--- Creation -------------------------------------------------------===//
+
+  /// host tensor → device data (a graph input leaf, never an IR constant).
+  static Tensor from_host(HostTensor value, bool requires_grad = false);
+  /// Row-major values + shape → device data of `dtype`.
+  static Tensor from_vector(const std::vector<double> &values, Shape shape,
+                            DType dtype = DType::f32,
+                            bool requires_grad = false);
+  /// value → a 0-d device-data tensor: an input of the graph, not a constant,
+  /// so a value that changes every step (learning rate, step counter, loss
+  /// scale) never causes a recompilation.
+  static Tensor scalar(double value, DType dtype = DType::f32);
+  /// Lazy constants computed on the device.
+  static Tensor zeros(Shape shape, DType dtype = DType::f32);
+  static Tensor ones(Shape shape, DType dtype = DType::f32);
+  static Tensor full(Shape shape, double value, DType dtype = DType::f32);
+  /// [0, end) or [start, end) by step, 1-d, computed on the device.
+  static Tensor arange(int64_t end, DType dtype = DType::i64);
+  static Tensor arange(int64_t start, int64_t end, int64_t step = 1,
+                       DType dtype = DType::i64);
+  /// Uniform [0, 1) / standard normal (Box–Muller) values from `generator`
+  /// (default_generator() when null); advances the generator's state.
+  static Tensor rand(Shape shape, DType dtype = DType::f32,
+                     Generator *generator = nullptr);
+  static Tensor randn(Shape shape, DType dtype = DType::f32,
+                      Generator *generator = nullptr);
+
+  //===--- Properties -----------------------------------------------------===//
+
+  bool defined() const { return impl_ != nullptr; }
+  DType dtype() const;
+  const Shape &shape() const;
+  /// The rank.
+  int64_t dim() const;
+  /// The size of dimension `d` (negative counts from the end).
+  int64_t size(int64_t d) const;
+  int64_t numel() const;
+  Device device() const { return Device::cpu; }
+  /// True while the tensor's value is a pending computation (not yet run by
+  /// step() or a sync).
+  bool is_pending() const;
+  /// "Tensor<2x3xf32, pending>".
+  std::string str() const;
+  /// True when both handles refer to the same tensor.
+  bool is_same(const Tensor &other) const { return impl_ == other.impl_; }
+
+  //===--- Host transfers -------------------------------------------------===//
+
+  /// device → host copy. A pending tensor forces a sync first (it runs
+  /// everything pending, as step() does, and counts as a forced sync).
+  HostTensor to_host() const;
+  /// The row-major values as doubles (same sync rule as to_host()).
+  std::vector<double> to_vector() const;
+  /// The value of a one-element tensor (same sync rule as to_host()).
+  double item() const;
+
+  //===--- Autograd -------------------------------------------------------===//
+
+  bool requires_grad() const;
+  /// Marks a leaf as a parameter whose gradient backward() accumulates.
+  /// Throws on a non-leaf (a result of ops on tensors requiring grad).
+  Tensor &requires_grad_(bool requires_grad = true);
+  /// True for tensors not produced by ops on tensors requiring grad.
+  bool is_leaf() const;
+  /// The accumulated gradient (undefined until a backward() reaches this leaf).
+  Tensor grad() const;
+  /// Replaces the accumulated gradient (undefined clears it).
+  void set_grad(const Tensor &grad);
+  /// Clears the gradient (PyTorch's set_to_none=True).
+  void zero_grad();
+  /// The same value cut from autograd (gradients do not flow through it).
+  Tensor detach() const;
+  /// Reverse mode from this one-element tensor: adds d(this)/d(leaf) to the
+  /// grad() of every leaf that requires grad and that this depends on.
+  /// Must run before this tensor's graph is executed by step() or a sync.
+  void backward() const;
+  /// The same with an explicit gradient of this tensor's shape.
+  void backward(const Tensor &grad_output) const;
+
+  //===--- In-place update ------------------------------------------------===//
+
+  /// Makes `value` (same shape and dtype) this tensor's next value, keeping
+  /// this tensor's identity: how parameters and optimizer state update. At
+  /// step() the old buffer is donated when nothing live still needs it.
+  /// The tensor's requires_grad flag is kept; `value` is detached.
+  Tensor &assign_(const Tensor &value);
+
+  //===--- Elementwise ----------------------------------------------------===//
+
+  /// Element-type conversion (identity when already `dtype`).
+  Tensor to(DType dtype) const;
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor tanh() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor sigmoid() const;
+  Tensor relu() const;
+  /// GELU, tanh approximation (GPT-2's "gelu_new").
+  Tensor gelu() const;
+  Tensor pow(double exponent) const;
+  Tensor pow(const Tensor &exponent) const;
+  Tensor maximum(const Tensor &other) const;
+  Tensor minimum(const Tensor &other) const;
+  Tensor clamp(double lo, double hi) const;
+  /// Comparisons (broadcasting) → i1 tensors.
+  Tensor eq(const Tensor &other) const;
+  Tensor ne(const Tensor &other) const;
+  Tensor lt(const Tensor &other) const;
+  Tensor le(const Tensor &other) const;
+  Tensor gt(const Tensor &other) const;
+  Tensor ge(const Tensor &other) const;
+  /// Elements where the i1 `mask` (broadcast) is true become `value`.
+  Tensor masked_fill(const Tensor &mask, double value) const;
+
+  //===--- Reductions -----------------------------------------------------===//
+
+  /// Over `dims` (empty: all dimensions); `keepdim` keeps them as size 1.
+  Tensor sum(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  Tensor mean(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  Tensor max(std::vector<int64_t> dims = {}, bool keepdim = false) const;
+  /// The (first) index of the maximum along `dim`, as i64; not
+  /// differentiable.
+  Tensor argmax(int64_t dim, bool keepdim = false) const;
+
+  //===--- Shape ----------------------------------------------------------===//
+
+  /// Row-major reshape; one dimension may be -1 (inferred).
+  Tensor reshape(Shape shape) const;
+  /// Same as reshape (lazy tensors have no strides to alias).
+  Tensor view(Shape shape) const { return reshape(std::move(shape)); }
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  /// Result dimension i is this tensor's dimension dims[i].
+  Tensor permute(std::vector<int64_t> dims) const;
+  /// [start, end) by step along `dim` (Python rules: negative start/end count
+  /// from the end; both are clamped to the dimension).
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  /// Broadcast to `shape` (NumPy rules; -1 keeps a dimension).
+  Tensor expand(Shape shape) const;
+  Tensor unsqueeze(int64_t dim) const;
+  /// Removes dimension `dim`, which must have size 1.
+  Tensor squeeze(int64_t dim) const;
+  /// Merges dimensions [start, end] into one.
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  /// Consecutive pieces of `size` along `dim` (the last may be smaller),
+  /// e.g. splitting a fused qkv projection.
+  std::vector<Tensor> split(int64_t size, int64_t dim) const;
+  /// Pads with `value`: low[i] before and high[i] after dimension i.
+  Tensor pad(std::vector<int64_t> low, std::vector<int64_t> high,
+             double value = 0) const;
+
+  //===--- Contractions and composites ------------------------------------===//
+
+  /// [.., m, k] x [.., k, n] → [.., m, n] with batch broadcasting; 1-d
+  /// operands as in NumPy. Lowers to dot_general.
+  Tensor matmul(const Tensor &other) const;
+  /// [b, m, k] x [b, k, n] → [b, m, n].
+  Tensor bmm(const Tensor &other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+
+  /// Internal: the implementation behind the handle (for the frontend's own
+  /// files, not for users).
+  const std::shared_ptr<detail::TensorImpl> &impl() const { return impl_; }
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl);
+
+private:
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+//===--- Arithmetic with NumPy broadcasting (and scalars) -----------------===//
+// A scalar operand becomes a constant of the tensor's dtype (use
+// Tensor::scalar for values that change between steps).
+
+Tensor operator+(const Tensor &a, const Tensor &b);
+Tensor operator-(const Tensor &a, const Tensor &b);
+Tensor operator*(const Tensor &a, const Tensor &b);
+Tensor operator/(const Tensor &a, const Tensor &b);
+Tensor operator+(const Tensor &a, double b);
+Tensor operator-(const Tensor &a, double b);
+Tensor operator*(const Tensor &a, double b);
+Tensor operator/(const Tensor &a, double b);
+Tensor operator+(double a, const Tensor &b);
+Tensor operator-(double a, const Tensor &b);
+Tensor operator*(double a, const Tensor &b);
+Tensor operator/(double a, const Tensor &b);
+Tensor operator-(const Tensor &a);
+
+/// cond (i1) ? a : b, broadcasting all three.
+Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b);
+/// Concatenation along `dim`; all other dimensions and dtypes must agree.
+Tensor cat(const std::vector<Tensor> &tensors, int64_t dim);
+/// Stacks equal-shaped tensors along a new dimension `dim`.
+Tensor stack(const std::vector<Tensor> &tensors, int64_t dim);
+Tensor matmul(const Tensor &a, const Tensor &b);
+Tensor bmm(const Tensor &a, const Tensor &b);
+Tensor softmax(const Tensor &x, int64_t dim);
+Tensor log_softmax(const Tensor &x, int64_t dim);
+Tensor gelu(const Tensor &x);
+Tensor relu(const Tensor &x);
+/// Normalizes over the last `normalized_dims` dimensions:
+/// (x - mean) / sqrt(var + eps) * weight + bias (biased variance; weight and
+/// bias may be undefined, else they have the normalized shape).
+Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                  double eps = 1e-5, int64_t normalized_dims = 1);
+/// weight [V, D], integer indices [...] → [..., D] (a gather on axis 0).
+Tensor embedding(const Tensor &weight, const Tensor &indices);
+/// logits [N, C] (or [C]), integer targets [N] → mean over targets that are
+/// not `ignore_index` of -log_softmax(logits)[target] (a 0-d tensor; NaN when
+/// every target is ignored, as in PyTorch).
+Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
+                     int64_t ignore_index = -100);
+/// Zeroes each element with probability p and scales the rest by 1/(1-p);
+/// the identity when !training or p == 0. Random bits come from `generator`
+/// (default_generator() when null), whose device state advances: dropout is
+/// deterministic for a seed and never bakes a constant mask.
+Tensor dropout(const Tensor &x, double p, bool training = true,
+               Generator *generator = nullptr);
+
+//===--- Random numbers ---------------------------------------------------===//
+
+/// A counter-based (Philox) random stream whose state [key, counter] is a
+/// device tensor: each use reads the state and assigns the advanced state, so
+/// the state is a graph input and output, never a constant.
+class Generator {
+public:
+  explicit Generator(uint64_t seed = 0);
+  /// Resets the state to [seed, 0].
+  void manual_seed(uint64_t seed);
+  /// Uniform [0, 1) values of `shape` (f32, f16, bf16; f64 converts from
+  /// f32); advances the state.
+  Tensor uniform(Shape shape, DType dtype = DType::f32);
+  /// The current state: an i64 tensor of shape [2].
+  const Tensor &state() const { return state_; }
+
+private:
+  Tensor state_;
+};
+
+/// The process-wide generator used when none is given.
+Generator &default_generator();
+/// Reseeds default_generator().
+void manual_seed(uint64_t seed);
+
+//===--- Grad mode --------------------------------------------------------===//
+
+/// While alive, ops record no autograd information (results do not require
+/// grad), as torch.no_grad(). Nests.
+class NoGradGuard {
+public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard &) = delete;
+  NoGradGuard &operator=(const NoGradGuard &) = delete;
+
+private:
+  bool previous_;
+};
+
+/// False inside a NoGradGuard.
+bool is_grad_enabled();
+
+//===--- Execution --------------------------------------------------------===//
+
+enum class Backend : uint8_t { reference, cpu };
+
+/// How step() compiles. Read from the environment once, at the edge, by
+/// options_from_env(); the library itself never reads environment variables.
+struct Options {
+  /// The backend compiled graphs run on.
+  Backend backend = Backend::reference;
+  /// When not empty, every compiled graph's module is written there as
+  /// `graph-<hash>.mlir`.
+  std::string dumpDir;
+};
+
+/// KILN_BACKEND ("reference" | "cpu") and KILN_DUMP_DIR → Options; throws
+/// kiln::Error on an unknown backend name.
+Options options_from_env();
+/// Replaces the options (the graph cache is kept: its key includes the
+/// backend).
+void set_options(const Options &options);
+const Options &options();
+void set_backend(Backend backend);
+/// "reference" | "cpu"; throws kiln::Error on another name.
+void set_backend(std::string_view name);
+
+/// torch_xla's mark_step: collects every live tensor with a pending
+/// computation, builds one graph with the device-data leaves in a canonical
+/// order, finds its compiled program in the cache by structural hash (or
+/// lowers and compiles it), runs it and makes those tensors device data.
+/// Throws kiln::Error when compiling or running fails.
+void step();
+
+/// Drops every compiled program (the next step() of each graph compiles).
+void clear_graph_cache();
+
+//===--- Metrics ----------------------------------------------------------===//
+
+namespace metrics {
+
+/// One compilation and why it happened.
+struct CompileRecord {
+  uint64_t graphHash;
+  /// "first sight", or what differs from the nearest cached graph.
+  std::string reason;
+  double milliseconds;
+  int64_t numOps;
+};
+
+struct Counters {
+  /// Graphs built by step() or a forced sync (each hit or compiled).
+  int64_t graphsTraced = 0;
+  int64_t compiles = 0;
+  int64_t cacheHits = 0;
+  /// Syncs forced by to_host()/item() on a pending tensor before step().
+  int64_t forcedSyncs = 0;
+  double compileMilliseconds = 0;
+  double executeMilliseconds = 0;
+  /// Bytes of inputs given to programs and outputs taken back.
+  int64_t bytesIn = 0;
+  int64_t bytesOut = 0;
+  std::vector<CompileRecord> compileLog;
+};
+
+/// The counters so far.
+const Counters &counters();
+/// The counters as readable text, one per line, then one line per compile
+/// with its reason.
+std::string report();
+/// Zeroes the counters (the graph cache is kept).
+void reset();
+
+} // namespace metrics
+
+} // namespace kiln
+
+#endif // KILN_FRONTENDS_LAZY_TENSOR_H
