@@ -1,8 +1,10 @@
 // kiln-opt: mlir-opt over the kiln dialect and the MLIR dialects kiln's
 // pipeline uses; the driver of the lit tests. Unlike mlir-opt it refuses an
 // empty or non-UTF-8 input with a message and a non-zero exit.
+#include "compiler/Pipeline.h"
 #include "compiler/tools/InputChecks.h"
 #include "ir/KilnDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +21,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  kiln::registerKilnPasses();
+  kiln::registerKilnPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect>();

@@ -1,0 +1,121 @@
+// The kiln pass pipeline, read top to bottom: simplify, CSE, elementwise
+// fusion, reduction fusion, sibling fusion, scheduling. Memory planning and
+// rematerialization join here once the runtime's buffer plan exists. With a
+// dump directory every pass is followed by a small module pass that writes
+// the whole module to a numbered file (XLA's --xla_dump_to).
+#include "compiler/Pipeline.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Writes the module to `<dir>/<NN>-<name>.mlir`; a file that cannot be
+/// written is a warning, never a failed compile.
+struct DumpModulePass
+    : public PassWrapper<DumpModulePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DumpModulePass)
+
+  DumpModulePass(std::string dir, unsigned index, std::string name)
+      : dir(std::move(dir)), index(index), name(std::move(name)) {}
+
+  StringRef getArgument() const override { return "kiln-dump-module"; }
+
+  void runOnOperation() override {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(
+        path, llvm::formatv("{0:D2}-{1}.mlir", index, name).str());
+    std::error_code error = llvm::sys::fs::create_directories(dir);
+    if (!error) {
+      llvm::raw_fd_ostream os(path, error);
+      if (!error)
+        getOperation()->print(os);
+    }
+    if (error)
+      getOperation().emitWarning()
+          << "cannot write the dump " << path << ": " << error.message();
+    markAllAnalysesPreserved();
+  }
+
+  std::string dir;
+  unsigned index;
+  std::string name;
+};
+
+} // namespace
+
+void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  unsigned index = 0;
+  bool dump = !options.dumpDir.empty();
+  auto add = [&](std::unique_ptr<Pass> pass) {
+    std::string name = pass->getArgument().str();
+    pm.addNestedPass<func::FuncOp>(std::move(pass));
+    if (dump)
+      pm.addPass(
+          std::make_unique<DumpModulePass>(options.dumpDir, ++index, name));
+  };
+  if (dump)
+    pm.addPass(std::make_unique<DumpModulePass>(options.dumpDir, 0, "input"));
+
+  add(createSimplifyPass());
+  add(createCSEPass());
+  if (options.fuse) {
+    add(createFuseElementwisePass({options.maxFusionOperands}));
+    add(createFuseReductionsPass({options.maxFusionOperands}));
+    add(createFuseSiblingsPass({/*minBytes=*/256, options.maxFusionOperands}));
+  }
+  if (options.schedule)
+    add(createSchedulePass());
+}
+
+LogicalResult runKilnPipeline(ModuleOp module, const PipelineOptions &options) {
+  PassManager pm(module.getContext());
+  pm.enableVerifier(true);
+  buildKilnPipeline(pm, options);
+  return pm.run(module);
+}
+
+namespace {
+
+/// kiln-opt's spelling of PipelineOptions: --kiln-pipeline="dump-dir=..."
+struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
+  Option<std::string> dumpDir{*this, "dump-dir",
+                              llvm::cl::desc("write the module after every "
+                                             "pass into this directory")};
+  Option<unsigned> maxFusionOperands{
+      *this, "max-fusion-operands",
+      llvm::cl::desc("the most inputs one fusion may take"),
+      llvm::cl::init(16)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("run the fusion passes"),
+                    llvm::cl::init(true)};
+  Option<bool> schedule{*this, "schedule", llvm::cl::desc("run the scheduler"),
+                        llvm::cl::init(true)};
+};
+
+} // namespace
+
+void registerKilnPipeline() {
+  PassPipelineRegistration<PipelineCLOptions>(
+      "kiln-pipeline", "kiln's pass pipeline (compiler/Pipeline.cpp)",
+      [](OpPassManager &pm, const PipelineCLOptions &cl) {
+        PipelineOptions options;
+        options.dumpDir = cl.dumpDir;
+        options.maxFusionOperands = cl.maxFusionOperands;
+        options.fuse = cl.fuse;
+        options.schedule = cl.schedule;
+        buildKilnPipeline(pm, options);
+      });
+}
+
+} // namespace kiln

@@ -1,0 +1,43 @@
+// The kiln pass pipeline: the passes of passes/ in the order DESIGN.md §4
+// lists them, and its options. Reading the environment (KILN_DUMP_DIR) is
+// the caller's job: tools and frontends fill PipelineOptions at the edge.
+#ifndef KILN_COMPILER_PIPELINE_H
+#define KILN_COMPILER_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace kiln {
+
+struct PipelineOptions {
+  /// When set, the module is written to `<dumpDir>/NN-<pass>.mlir` before
+  /// the first pass (00-input) and after every pass.
+  std::string dumpDir;
+  /// The most inputs one fusion may take (every fusion pass).
+  unsigned maxFusionOperands = 16;
+  /// Off: simplification only (no fusion and no scheduling).
+  bool fuse = true;
+  bool schedule = true;
+};
+
+/// Pass manager on builtin.module ← simplify, CSE, the three fusion passes
+/// and scheduling, each followed by a dump when options.dumpDir is set.
+void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// Module → the module after the pipeline, verified after every pass.
+mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
+                                    const PipelineOptions &options);
+
+/// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
+/// (dump-dir, max-fusion-operands, fuse, schedule) mirror PipelineOptions.
+void registerKilnPipeline();
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINE_H

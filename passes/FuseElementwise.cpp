@@ -1,0 +1,228 @@
+// kiln-fuse-elementwise: producer→consumer fusion into kiln.fusion loop.
+// decideFusion() keeps legality apart from the transform and returns why a
+// producer is refused (XLA's FusionDecision); a statistic (and, with
+// emit-remarks, a remark) counts each reason once per consumer, for the
+// producers still refused when the consumer stops growing.
+//
+// Steps, per function:
+//   1. the roots: elementwise ops, index remappings and loop fusions, from
+//      the last to the first (consumers before their producers);
+//   2. for each root still alive, scan its operands' producers; fuse the
+//      first one decideFusion() accepts (moving it in, or copying it in
+//      when it is cheap and has other users) and scan the grown fusion
+//      again;
+//   3. when no producer is accepted, count the refusals of the last scan.
+#include "passes/Passes.h"
+
+#include "passes/FusionUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Values at most this large may stay as extra results of a fusion (the
+/// rng_uniform state) instead of forcing a refusal or a duplicate.
+constexpr int64_t kSmallResultBytes = 64;
+/// A transpose that moves the innermost dimension is cheap only this small.
+constexpr int64_t kCheapTransposeElements = 1024;
+
+enum class Refusal {
+  NotFusible,
+  Cycle,
+  Duplication,
+  Shape,
+  Transpose,
+  Operands
+};
+
+StringRef describe(Refusal refusal) {
+  switch (refusal) {
+  case Refusal::NotFusible:
+    return "the producer never fuses here";
+  case Refusal::Cycle:
+    return "fusing would create a cycle";
+  case Refusal::Duplication:
+    return "the producer has other users and duplicating it costs too much";
+  case Refusal::Shape:
+    return "the producer's element count differs from the consumer's";
+  case Refusal::Transpose:
+    return "the transpose is expensive";
+  case Refusal::Operands:
+    return "the fusion would exceed max-operands";
+  }
+  llvm_unreachable("unknown refusal");
+}
+
+/// Whether a producer fuses into a consumer and how; XLA's FusionDecision.
+struct FusionDecision {
+  std::optional<Refusal> refusal;
+  bool duplicate = false;
+
+  static FusionDecision fuse(bool duplicate) {
+    return {std::nullopt, duplicate};
+  }
+  static FusionDecision refuse(Refusal why) { return {why, false}; }
+  explicit operator bool() const { return !refusal; }
+};
+
+bool isLoopFusion(Operation *op) {
+  auto fusion = dyn_cast<FusionOp>(op);
+  return fusion && fusion.getKind() == FusionKind::loop;
+}
+
+bool isConsumer(Operation *op) {
+  return isElementwiseLike(op) || isLoopFusion(op);
+}
+
+bool isFusibleProducer(Operation *op) {
+  return isElementwiseLike(op) || isLoopFusion(op) || isa<RngUniformOp>(op);
+}
+
+bool isCheapTranspose(TransposeOp op) {
+  ArrayRef<int64_t> perm = op.getPermutation();
+  return perm.empty() || perm.back() == int64_t(perm.size()) - 1 ||
+         numElementsOf(op.getType()) <= kCheapTransposeElements;
+}
+
+/// Whether a duplicated producer may read `value` in a consumer iterating
+/// over `space` elements: a copy must not make another cheap op shared, or
+/// copies would cascade up a chain (a residual stream would be recomputed
+/// from its start in every layer). Arguments, constants, broadcasts and
+/// iotas, ops that are never duplicated (expensive elementwise ops, dots,
+/// fusions, ...) and values of another size (which never fuse here) stop
+/// the cascade.
+bool isDuplicationLeaf(Value value, int64_t space) {
+  Operation *def = value.getDefiningOp();
+  return !def || isa<ConstantOp, BroadcastInDimOp, IotaOp>(def) ||
+         !isCheapToDuplicate(def) || numElementsOf(value.getType()) != space;
+}
+
+/// The decision for fusing `producer` into `consumer` (the group's root).
+FusionDecision decideFusion(Operation *producer, Operation *consumer,
+                            unsigned maxOperands) {
+  if (!isFusibleProducer(producer))
+    return FusionDecision::refuse(Refusal::NotFusible);
+  // The consumer's iteration space; its small extra results (an rng state)
+  // do not count.
+  int64_t space = 0;
+  for (Type type : consumer->getResultTypes())
+    space = std::max(space, numElementsOf(type));
+  bool hasOtherUsers = false, hasLargeOtherUsers = false;
+  for (Value result : producer->getResults()) {
+    bool usedHere = false, usedElsewhere = false;
+    for (Operation *user : result.getUsers())
+      (user == consumer ? usedHere : usedElsewhere) = true;
+    if (usedHere && numElementsOf(result.getType()) != space)
+      return FusionDecision::refuse(Refusal::Shape);
+    hasOtherUsers |= usedElsewhere;
+    hasLargeOtherUsers |=
+        usedElsewhere && byteSizeOf(result.getType()) > kSmallResultBytes;
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(producer);
+      transpose && !isCheapTranspose(transpose))
+    return FusionDecision::refuse(Refusal::Transpose);
+  bool duplicate = hasLargeOtherUsers;
+  if (duplicate &&
+      !(isCheapToDuplicate(producer) &&
+        llvm::all_of(producer->getOperands(), [&](Value operand) {
+          return isDuplicationLeaf(operand, space);
+        })))
+    return FusionDecision::refuse(Refusal::Duplication);
+  if (collectFusionInputs({producer, consumer}).size() > maxOperands)
+    return FusionDecision::refuse(Refusal::Operands);
+  if (!duplicate && hasOtherUsers && wouldCreateCycle({producer, consumer}))
+    return FusionDecision::refuse(Refusal::Cycle);
+  return FusionDecision::fuse(duplicate);
+}
+
+struct FuseElementwisePass
+    : impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (getOperation().isExternal())
+      return;
+    Block &block = getOperation().getBody().front();
+    SmallVector<Operation *> roots;
+    for (Operation &op : llvm::reverse(block.without_terminator()))
+      if (isConsumer(&op))
+        roots.push_back(&op);
+    alive.clear();
+    alive.insert(roots.begin(), roots.end());
+    for (Operation *root : roots)
+      if (alive.contains(root))
+        grow(root);
+  }
+
+  /// Fuses legal producers into `root` until none is left; counts the
+  /// refusals that remain.
+  void grow(Operation *root) {
+    while (true) {
+      SmallVector<std::pair<Operation *, Refusal>> refusals;
+      llvm::SmallPtrSet<Operation *, 8> seen;
+      Operation *next = nullptr;
+      FusionDecision chosen;
+      for (Value operand : root->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || producer->hasTrait<mlir::OpTrait::ConstantLike>() ||
+            !seen.insert(producer).second)
+          continue;
+        FusionDecision decision =
+            decideFusion(producer, root, maxOperands);
+        if (decision) {
+          next = producer;
+          chosen = decision;
+          break;
+        }
+        refusals.push_back({producer, *decision.refusal});
+      }
+      if (!next) {
+        count(root, refusals);
+        return;
+      }
+      root = fuse(next, root, chosen.duplicate);
+    }
+  }
+
+  Operation *fuse(Operation *producer, Operation *root, bool duplicate) {
+    alive.erase(root);
+    if (duplicate) {
+      // The producer keeps other users, so it stays (and stays a root).
+      ++numDuplicated;
+      return outlineFusion({root}, {producer}, FusionKind::loop);
+    }
+    ++numFused;
+    alive.erase(producer);
+    return outlineFusion({producer, root}, {}, FusionKind::loop);
+  }
+
+  void count(Operation *root,
+             ArrayRef<std::pair<Operation *, Refusal>> refusals) {
+    for (auto [producer, refusal] : refusals) {
+      if (emitRemarks)
+        producer->emitRemark() << "not fused into '" << root->getName()
+                               << "': " << describe(refusal);
+      switch (refusal) {
+      case Refusal::NotFusible: ++numRefusedNotFusible; break;
+      case Refusal::Cycle: ++numRefusedCycle; break;
+      case Refusal::Duplication: ++numRefusedDuplication; break;
+      case Refusal::Shape: ++numRefusedShape; break;
+      case Refusal::Transpose: ++numRefusedTranspose; break;
+      case Refusal::Operands: ++numRefusedOperands; break;
+      }
+    }
+  }
+
+  llvm::DenseSet<Operation *> alive;
+};
+
+} // namespace
+} // namespace kiln

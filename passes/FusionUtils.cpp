@@ -1,0 +1,239 @@
+// Outlining groups of top-level kiln ops into kiln.fusion ops, and the
+// checks every fusion pass shares. A group is a set of ops of one block;
+// its inputs are the values it reads from outside (constants are cloned in
+// instead: the fusion is IsolatedFromAbove), its results the values of its
+// members that outside ops (or the function's return) still read.
+#include "passes/FusionUtils.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+int64_t numElementsOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? tensor.getNumElements() : 1;
+}
+
+int64_t byteSizeOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  int64_t bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+bool isElementwiseLike(Operation *op) {
+  if (op->hasTrait<mlir::OpTrait::Elementwise>())
+    return true;
+  return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, IotaOp>(op);
+}
+
+bool isCheapToDuplicate(Operation *op) {
+  return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, IotaOp, ConvertOp,
+             ConstantOp, NegOp, AbsOp, SignOp, FloorOp, NotOp, AddOp, SubOp,
+             MulOp, MaxOp, MinOp, AndOp, OrOp, CompareOp, SelectOp, ClampOp>(
+      op);
+}
+
+bool wouldCreateCycle(ArrayRef<Operation *> group, unsigned maxVisited) {
+  if (group.empty())
+    return false;
+  llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
+  Operation *last = group.front();
+  for (Operation *op : group)
+    if (last->isBeforeInBlock(op))
+      last = op;
+  // Walk forward from the group's outside users; every path back into the
+  // group must end at or before its last op, so later ops are not explored.
+  SmallVector<Operation *> stack;
+  llvm::SmallPtrSet<Operation *, 32> visited;
+  auto pushUsers = [&](Operation *op, bool fromGroup) {
+    for (Operation *user : op->getUsers()) {
+      if (members.contains(user)) {
+        if (!fromGroup)
+          return true;
+        continue;
+      }
+      if (user->getBlock() == last->getBlock() &&
+          !user->hasTrait<mlir::OpTrait::IsTerminator>())
+        stack.push_back(user);
+    }
+    return false;
+  };
+  for (Operation *op : group)
+    pushUsers(op, /*fromGroup=*/true);
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    if (!visited.insert(op).second || last->isBeforeInBlock(op))
+      continue;
+    if (visited.size() > maxVisited)
+      return true;
+    if (pushUsers(op, /*fromGroup=*/false))
+      return true;
+  }
+  return false;
+}
+
+namespace {
+
+bool isConstant(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && def->hasTrait<mlir::OpTrait::ConstantLike>();
+}
+
+/// `ops` in block order.
+SmallVector<Operation *> sortedByPosition(ArrayRef<Operation *> ops) {
+  SmallVector<Operation *> sorted(ops.begin(), ops.end());
+  llvm::sort(sorted, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return sorted;
+}
+
+/// Clones `op` into the builder's block; a fusion is inlined instead.
+void cloneOrInline(OpBuilder &builder, Operation *op, IRMapping &mapping) {
+  auto fusion = dyn_cast<FusionOp>(op);
+  if (!fusion) {
+    builder.clone(*op, mapping);
+    return;
+  }
+  Block &body = fusion.getBody().front();
+  for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
+    mapping.map(arg, mapping.lookup(input));
+  for (Operation &inner : body.without_terminator())
+    builder.clone(inner, mapping);
+  for (auto [result, yielded] :
+       llvm::zip(fusion.getResults(), body.getTerminator()->getOperands()))
+    mapping.map(result, mapping.lookup(yielded));
+}
+
+} // namespace
+
+SetVector<Value> collectFusionInputs(ArrayRef<Operation *> group) {
+  llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
+  SetVector<Value> inputs;
+  for (Operation *op : sortedByPosition(group))
+    for (Value operand : op->getOperands())
+      if (!members.contains(operand.getDefiningOp()) && !isConstant(operand))
+        inputs.insert(operand);
+  return inputs;
+}
+
+namespace {
+
+using OpSet = llvm::SmallPtrSet<Operation *, 16>;
+
+/// Members' values that non-members (or the terminator) read.
+SmallVector<Value> collectOutputs(ArrayRef<Operation *> all,
+                                  const OpSet &members) {
+  SmallVector<Value> outputs;
+  for (Operation *op : all) {
+    if (!members.contains(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.contains(user);
+          }))
+        outputs.push_back(result);
+  }
+  return outputs;
+}
+
+/// The fusion op at `all.back()`'s position: block arguments for `inputs`,
+/// the constants it reads cloned first, then `all` cloned (fusions
+/// inlined), then a yield of `outputs`.
+FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
+                     ArrayRef<Value> outputs, FusionKind kind) {
+  Operation *last = all.back();
+  OpBuilder builder(last);
+  SmallVector<Type> resultTypes, inputTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  for (Value v : inputs)
+    inputTypes.push_back(v.getType());
+  auto fusion =
+      FusionOp::create(builder, last->getLoc(), resultTypes, kind, inputs);
+  Block *body = builder.createBlock(
+      &fusion.getBody(), {}, inputTypes,
+      SmallVector<Location>(inputTypes.size(), fusion.getLoc()));
+  IRMapping mapping;
+  for (auto [input, arg] : llvm::zip(inputs, body->getArguments()))
+    mapping.map(input, arg);
+  for (Operation *op : all)
+    for (Value operand : op->getOperands())
+      if (!mapping.contains(operand) && isConstant(operand))
+        builder.clone(*operand.getDefiningOp(), mapping);
+  for (Operation *op : all)
+    cloneOrInline(builder, op, mapping);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  YieldOp::create(builder, fusion.getLoc(), yielded);
+  return fusion;
+}
+
+/// Points non-members at the fusion's results and erases the members,
+/// copies and constants nothing reads any more; re-sorts the block when a
+/// result is read before the fusion.
+void redirectAndErase(FusionOp fusion, ArrayRef<Operation *> all,
+                      ArrayRef<Value> outputs, const OpSet &members) {
+  bool usedBefore = false;
+  for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+    Value(output).replaceUsesWithIf(result, [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      if (members.contains(user))
+        return false;
+      usedBefore |= user->isBeforeInBlock(fusion);
+      return true;
+    });
+  SetVector<Operation *> constants;
+  for (Operation *op : all)
+    for (Value operand : op->getOperands())
+      if (isConstant(operand) &&
+          !llvm::is_contained(all, operand.getDefiningOp()))
+        constants.insert(operand.getDefiningOp());
+  // Reverse block order: users go before the ops they read.
+  for (Operation *op : llvm::reverse(all))
+    if (members.contains(op) || op->use_empty())
+      op->erase();
+  for (Operation *constant : constants)
+    if (constant->use_empty())
+      constant->erase();
+  if (usedBefore)
+    sortTopologically(fusion->getBlock());
+}
+
+} // namespace
+
+FusionOp outlineFusion(ArrayRef<Operation *> members,
+                       ArrayRef<Operation *> copies, FusionKind kind) {
+  // 1. Everything cloned, in block order; its inputs and results.
+  SmallVector<Operation *> all(members.begin(), members.end());
+  all.append(copies.begin(), copies.end());
+  all = sortedByPosition(all);
+  OpSet memberSet(members.begin(), members.end());
+  SetVector<Value> inputs = collectFusionInputs(all);
+  SmallVector<Value> outputs = collectOutputs(all, memberSet);
+
+  // 2. The fusion and its body; 3. outside users read it, the rest goes.
+  FusionOp fusion =
+      buildFusion(all, inputs.getArrayRef(), outputs, kind);
+  redirectAndErase(fusion, all, outputs, memberSet);
+
+  // 4. Duplicated producers and inlined fusions may repeat ops in the body.
+  IRRewriter rewriter(fusion.getContext());
+  DominanceInfo dominance(fusion);
+  eliminateCommonSubExpressions(rewriter, dominance, fusion);
+  return fusion;
+}
+
+} // namespace kiln

@@ -1,0 +1,50 @@
+// Helpers shared by the fusion passes: sizes of tensor types, the cycle
+// check every fusion decision needs, and outlining a group of top-level ops
+// into one kiln.fusion (inlining fusions already in the group).
+#ifndef KILN_PASSES_FUSIONUTILS_H
+#define KILN_PASSES_FUSIONUTILS_H
+
+#include "ir/KilnDialect.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+
+/// Tensor type → its element count (1 for a non-tensor type).
+int64_t numElementsOf(mlir::Type type);
+
+/// Tensor type → its size in bytes (i1 counts one byte).
+int64_t byteSizeOf(mlir::Type type);
+
+/// Elementwise ops and the cheap index remappings that fuse like them:
+/// broadcast_in_dim, reshape, transpose, iota, convert.
+bool isElementwiseLike(mlir::Operation *op);
+
+/// Ops worth duplicating into a fusion rather than keeping for other users.
+bool isCheapToDuplicate(mlir::Operation *op);
+
+/// Top-level ops of one block → true when some op outside `group` both
+/// depends on the group and feeds it, so outlining the group would make a
+/// cycle. The search visits at most `maxVisited` outside ops and answers
+/// true (the safe answer) when it would need more.
+bool wouldCreateCycle(llvm::ArrayRef<mlir::Operation *> group,
+                      unsigned maxVisited = ~0u);
+
+/// The values defined outside `group` (constants excepted, they are cloned
+/// into a fusion) that ops of `group` read.
+llvm::SetVector<mlir::Value>
+collectFusionInputs(llvm::ArrayRef<mlir::Operation *> group);
+
+/// Top-level ops → one kiln.fusion of `kind` in their place. `members` move
+/// into it and their results with other users become its results; `copies`
+/// are cloned in and kept for their other users (erased once unused).
+/// Fusions among them are inlined. The block is re-sorted when a new result
+/// is used before the fusion. The caller checks wouldCreateCycle first.
+FusionOp outlineFusion(llvm::ArrayRef<mlir::Operation *> members,
+                       llvm::ArrayRef<mlir::Operation *> copies,
+                       FusionKind kind);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_FUSIONUTILS_H

@@ -1,0 +1,201 @@
+// The kiln passes: simplification, fusion and scheduling over the kiln
+// dialect, in the order compiler/Pipeline.cpp runs them. Each pass has one
+// .cpp file named after it and a lit test tests/passes/<pass-name>.mlir.
+#ifndef KILN_PASSES_TD
+#define KILN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SimplifyPass : Pass<"kiln-simplify", "mlir::func::FuncOp"> {
+  let summary = "Fold and algebraically simplify kiln ops";
+  let description = [{
+    Runs the dialect's folders (x·1, x+(-0.0), integer x+0, reshape and
+    transpose chains, identity converts and broadcasts) together with
+    rewrites that are exact under docs/IR.md's semantics:
+    - convert(convert(x)) → convert(x) when the inner convert is lossless
+      (f32→f64→f32 is x; f32→f16→f32 is not touched);
+    - dot_general(transpose(x), y) → dot_general(x, y) with the transpose
+      folded into the dimension numbers, when the free dimensions keep their
+      order;
+    - reduce sum of a broadcast over exactly the broadcast dimensions →
+      x·count (+0.0 for floats, so -0.0 sums to +0.0 as the reduce does);
+      reduce max/min of such a broadcast → x;
+    - neg(neg(x)) → x.
+
+    Before:
+    ```mlir
+    %b = kiln.broadcast_in_dim %x, dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+    %s = kiln.reduce max %b, dims = [1] : tensor<4x8xf32> -> tensor<4xf32>
+    ```
+    After: uses of `%s` read `%x`.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numConvertChains", "convert-chains", "convert chains folded">,
+    Statistic<"numTransposesIntoDot", "transposes-into-dot",
+              "transposes folded into dot_general">,
+    Statistic<"numBroadcastReduces", "broadcast-reduces",
+              "reduces of broadcasts simplified">,
+    Statistic<"numDoubleNegations", "double-negations",
+              "neg(neg(x)) removed">
+  ];
+}
+
+def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise producers into their consumers";
+  let description = [{
+    Input: unfused kiln ops. Output: `kiln.fusion loop` ops, each rooted at an
+    elementwise consumer that has absorbed its producers: elementwise ops,
+    broadcasts, converts, reshapes, iota, rng_uniform (its new state becomes
+    a second result) and cheap transposes. Consumers are visited from the
+    end of the function, and each grows until no producer is legal. A
+    producer is refused, and a statistic counts why, when it is not
+    fusible (dot_general, reduce, gather, scatter_add, ...), when fusing
+    would create a cycle, when its element count differs from the
+    consumer's, when it is an expensive transpose, when it has other users
+    and is too expensive to duplicate, or when the fusion would exceed
+    `max-operands` inputs. Cheap producers with other users are duplicated.
+
+    Before:
+    ```mlir
+    %b = kiln.broadcast_in_dim %bias, dims = [1]
+        : tensor<8xf32> -> tensor<4x8xf32>
+    %s = kiln.add %x, %b : tensor<4x8xf32>
+    %t = kiln.tanh %s : tensor<4x8xf32>
+    ```
+    After: one `kiln.fusion loop(%x, %bias)` whose body holds all three.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxOperands", "max-operands", "unsigned", "16",
+           "refuse fusions whose group exceeds this many inputs">,
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "explain every refusal with a remark (pass statistics are no-ops "
+           "in LLVM release builds)">
+  ];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "producers fused">,
+    Statistic<"numDuplicated", "num-duplicated",
+              "cheap producers duplicated into a fusion">,
+    Statistic<"numRefusedNotFusible", "refused-not-fusible",
+              "producers that never fuse here (dot, reduce, gather, ...)">,
+    Statistic<"numRefusedCycle", "refused-cycle",
+              "fusions refused because they would create a cycle">,
+    Statistic<"numRefusedDuplication", "refused-duplication",
+              "expensive producers with other users">,
+    Statistic<"numRefusedShape", "refused-shape",
+              "producers whose element count differs from the consumer's">,
+    Statistic<"numRefusedTranspose", "refused-transpose",
+              "expensive transposes">,
+    Statistic<"numRefusedOperands", "refused-operands",
+              "fusions that would exceed max-operands">
+  ];
+}
+
+def FuseReductionsPass : Pass<"kiln-fuse-reductions", "mlir::func::FuncOp"> {
+  let summary = "Fuse reductions with their producers and epilogues";
+  let description = [{
+    Groups every `kiln.reduce` with the reduces of the same signature
+    (operand shape and reduced dimensions) it is connected to, their
+    elementwise producers and their elementwise epilogues, into one
+    `kiln.fusion reduction`. Members are ops of the group's full shape, of
+    its reduced shape, or of the reduced shape with the reduced dimensions
+    kept as 1 (elementwise ops, broadcasts, converts, reshapes, iota, loop
+    fusions). A producer with users outside the group is kept as an extra
+    result. Softmax becomes one fusion; layer norm one; cross-entropy two
+    (row reductions, then the batch mean).
+
+    Before: `reduce max` → `sub`/`exp` → `reduce sum` → `div` (softmax).
+    After: one `kiln.fusion reduction` yielding the softmax.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxOperands", "max-operands", "unsigned", "16",
+           "refuse fusions whose group exceeds this many inputs">,
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "explain every refusal with a remark (pass statistics are no-ops "
+           "in LLVM release builds)">
+  ];
+  let statistics = [
+    Statistic<"numFusions", "num-fusions", "reduction fusions created">,
+    Statistic<"numFused", "num-fused", "ops fused into reduction fusions">,
+    Statistic<"numRefusedNotFusible", "refused-not-fusible",
+              "neighbours that never fuse into a reduction">,
+    Statistic<"numRefusedSignature", "refused-signature",
+              "reduces of another operand shape or dimensions">,
+    Statistic<"numRefusedShape", "refused-shape",
+              "neighbours outside the group's full and reduced shapes">,
+    Statistic<"numRefusedCycle", "refused-cycle",
+              "fusions refused because they would create a cycle">,
+    Statistic<"numRefusedOperands", "refused-operands",
+              "fusions that would exceed max-operands">
+  ];
+}
+
+def FuseSiblingsPass : Pass<"kiln-fuse-siblings", "mlir::func::FuncOp"> {
+  let summary = "Multi-output fusion: siblings of one input, and producers "
+                "whose results are also read elsewhere";
+  let description = [{
+    Two top-level consumers (fusions or elementwise ops) that read the same
+    input of at least `min-bytes` bytes, do not depend on each other,
+    iterate over the same number of elements and hold reduces of one
+    signature at most become one `kiln.fusion multi_output`, so the input
+    is read once.
+
+    Then each consumer absorbs the producers (fusions or elementwise ops)
+    over the same element count whose results other ops also read: those
+    results become extra results of the merged fusion (producer-consumer
+    multi-output fusion), unless a path through other ops joins the two.
+
+    Before: `%a = kiln.exp %x` and `%b = kiln.tanh %x`.
+    After: `%a, %b = kiln.fusion multi_output(%x)`.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", "256",
+           "only inputs of at least this many bytes make siblings">,
+    Option<"maxOperands", "max-operands", "unsigned", "16",
+           "refuse fusions whose group exceeds this many inputs">,
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "explain every refusal with a remark (pass statistics are no-ops "
+           "in LLVM release builds)">
+  ];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "sibling pairs merged">,
+    Statistic<"numMergedProducers", "num-merged-producers",
+              "producers merged into a consumer as extra results">,
+    Statistic<"numRefusedCycle", "refused-cycle",
+              "siblings that depend on each other">,
+    Statistic<"numRefusedShape", "refused-shape",
+              "siblings over different element counts">,
+    Statistic<"numRefusedReductions", "refused-reductions",
+              "siblings holding reduces of different shapes">,
+    Statistic<"numRefusedOperands", "refused-operands",
+              "merges that would exceed max-operands">
+  ];
+}
+
+def SchedulePass : Pass<"kiln-schedule", "mlir::func::FuncOp"> {
+  let summary = "Order top-level ops for a low peak of live memory";
+  let description = [{
+    A greedy list scheduler: among the ops whose operands are ready it
+    picks the one that frees the most bytes net of what it allocates
+    (ties: the original order), so buffers die early and are allocated
+    late. Function arguments are not counted (the caller owns them);
+    returned values stay live to the end. The new order is kept only if
+    its estimated peak is lower than the original's.
+  }];
+  let options = [
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "report the estimated peaks with a remark (pass statistics are "
+           "no-ops in LLVM release builds)">
+  ];
+  let statistics = [
+    Statistic<"peakBytesBefore", "peak-bytes-before",
+              "estimated peak live bytes in the input order">,
+    Statistic<"peakBytesAfter", "peak-bytes-after",
+              "estimated peak live bytes in the scheduled order">
+  ];
+}
+
+#endif // KILN_PASSES_TD

@@ -1,0 +1,250 @@
+// kiln-fuse-elementwise: each fusion that must happen with its negative twin,
+// the fusion that must not. Refusals are checked through the remarks the
+// pass emits with emit-remarks (its statistics count the same reasons, but
+// statistics are no-ops in LLVM release builds).
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-fuse-elementwise=emit-remarks | FileCheck %s
+
+// CHECK-LABEL: func.func @bias_add_tanh_fuses(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<4x8xf32>, %[[B:[^:]+]]: tensor<8xf32>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[B]], %[[X]]) : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[A1:.+]]: tensor<8xf32>, %[[A0:.+]]: tensor<4x8xf32>):
+// CHECK-NEXT: %[[BB:.+]] = kiln.broadcast_in_dim %[[A1]], dims = [1]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A0]], %[[BB]]
+// CHECK-NEXT: %[[T:.+]] = kiln.tanh %[[S]]
+// CHECK-NEXT: kiln.yield %[[T]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @bias_add_tanh_fuses(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %s = kiln.add %x, %bb : tensor<4x8xf32>
+  %t = kiln.tanh %s : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// A dot_general is never a producer here: the add stays a lone op.
+// CHECK-LABEL: func.func @dot_general_producer_stays(
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[D]], %{{.+}} : tensor<4x8xf32>
+// CHECK-NEXT: return %[[S]]
+// CHECK-NOT: kiln.fusion
+func.func @dot_general_producer_stays(%x: tensor<4x2xf32>, %w: tensor<2x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @below {{not fused into 'kiln.add': the producer never fuses here}}
+  %d = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0] : tensor<4x2xf32>, tensor<2x8xf32> -> tensor<4x8xf32>
+  %s = kiln.add %d, %y : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// The add has two users and is cheap: each consumer gets its own copy.
+// CHECK-LABEL: func.func @cheap_shared_producer_is_duplicated(
+// CHECK-NEXT: %[[F1:.+]] = kiln.fusion loop
+// CHECK: kiln.add
+// CHECK-NEXT: kiln.exp
+// CHECK: %[[F2:.+]] = kiln.fusion loop
+// CHECK: kiln.add
+// CHECK-NEXT: kiln.tanh
+// CHECK: return %[[F1]], %[[F2]]
+func.func @cheap_shared_producer_is_duplicated(%x: tensor<32x32xf32>, %y: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  %s = kiln.add %x, %y : tensor<32x32xf32>
+  %a = kiln.exp %s : tensor<32x32xf32>
+  %b = kiln.tanh %s : tensor<32x32xf32>
+  return %a, %b : tensor<32x32xf32>, tensor<32x32xf32>
+}
+
+// -----
+
+// The exp has two users and is expensive: it stays, computed once.
+// CHECK-LABEL: func.func @expensive_shared_producer_stays(
+// CHECK-NEXT: %[[E:.+]] = kiln.exp
+// CHECK-NEXT: %[[A:.+]] = kiln.add %[[E]]
+// CHECK-NEXT: %[[B:.+]] = kiln.mul %[[E]]
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @expensive_shared_producer_stays(%x: tensor<32x32xf32>, %y: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  // expected-remark @below {{not fused into 'kiln.add': the producer has other users and duplicating it costs too much}}
+  // expected-remark @below {{not fused into 'kiln.mul': the producer has other users and duplicating it costs too much}}
+  %e = kiln.exp %x : tensor<32x32xf32>
+  %a = kiln.add %e, %y : tensor<32x32xf32>
+  %b = kiln.mul %e, %y : tensor<32x32xf32>
+  return %a, %b : tensor<32x32xf32>, tensor<32x32xf32>
+}
+
+// -----
+
+// One-hot labels: iota, a broadcast, a compare and a convert in one loop.
+// CHECK-LABEL: func.func @one_hot_fuses(
+// CHECK-SAME: %[[L:[^:]+]]: tensor<4xi32>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[L]]) : (tensor<4xi32>) -> tensor<4x3xf32>
+// CHECK-DAG: kiln.iota
+// CHECK-DAG: kiln.broadcast_in_dim
+// CHECK: kiln.compare EQ
+// CHECK: kiln.convert
+// CHECK: return %[[F]]
+func.func @one_hot_fuses(%labels: tensor<4xi32>) -> tensor<4x3xf32> {
+  %classes = kiln.iota dim = 1 : tensor<4x3xi32>
+  %lb = kiln.broadcast_in_dim %labels, dims = [0] : tensor<4xi32> -> tensor<4x3xi32>
+  %hit = kiln.compare EQ, %classes, %lb : tensor<4x3xi32>
+  %onehot = kiln.convert %hit : tensor<4x3xi1> -> tensor<4x3xf32>
+  return %onehot : tensor<4x3xf32>
+}
+
+// -----
+
+// The one-hot feeds a dot_general: the mask still fuses, the dot stays out.
+// CHECK-LABEL: func.func @one_hot_into_dot_general_keeps_the_dot(
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop
+// CHECK: kiln.convert
+// CHECK-NOT: kiln.dot_general
+// CHECK: kiln.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[F]]
+// CHECK-NEXT: return %[[D]]
+func.func @one_hot_into_dot_general_keeps_the_dot(%labels: tensor<4xi32>, %table: tensor<3x8xf32>) -> tensor<4x8xf32> {
+  %classes = kiln.iota dim = 1 : tensor<4x3xi32>
+  %lb = kiln.broadcast_in_dim %labels, dims = [0] : tensor<4xi32> -> tensor<4x3xi32>
+  %hit = kiln.compare EQ, %classes, %lb : tensor<4x3xi32>
+  %onehot = kiln.convert %hit : tensor<4x3xi1> -> tensor<4x3xf32>
+  %rows = kiln.dot_general %onehot, %table, batch = [] x [], contract = [1] x [0] : tensor<4x3xf32>, tensor<3x8xf32> -> tensor<4x8xf32>
+  return %rows : tensor<4x8xf32>
+}
+
+// -----
+
+// Dropout: the draw fuses and its new state becomes the fusion's second
+// result.
+// CHECK-LABEL: func.func @rng_uniform_fuses_with_its_state(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<16x16xf32>, %[[S:[^:]+]]: tensor<2xi64>
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion loop(%[[S]], %[[X]]) : (tensor<2xi64>, tensor<16x16xf32>) -> (tensor<2xi64>, tensor<16x16xf32>)
+// CHECK: kiln.rng_uniform
+// CHECK: kiln.select
+// CHECK: return %[[F]]#1, %[[F]]#0
+func.func @rng_uniform_fuses_with_its_state(%x: tensor<16x16xf32>, %s: tensor<2xi64>) -> (tensor<16x16xf32>, tensor<2xi64>) {
+  %u, %s2 = kiln.rng_uniform %s : tensor<2xi64> -> tensor<16x16xf32>
+  %p = kiln.constant dense<0.1> : tensor<16x16xf32>
+  %keep = kiln.compare GE, %u, %p : tensor<16x16xf32>
+  %zero = kiln.constant dense<0.0> : tensor<16x16xf32>
+  %y = kiln.select %keep, %x, %zero : tensor<16x16xi1>, tensor<16x16xf32>
+  return %y, %s2 : tensor<16x16xf32>, tensor<2xi64>
+}
+
+// -----
+
+// The draw itself is also returned: duplicating it would draw twice, so it
+// stays and the compare reads it.
+// CHECK-LABEL: func.func @rng_uniform_with_other_users_stays(
+// CHECK-NEXT: %[[U:.+]], %[[S2:.+]] = kiln.rng_uniform
+// CHECK-NEXT: %[[C:.+]] = kiln.compare GE, %[[U]]
+// CHECK-NEXT: return %[[U]], %[[C]], %[[S2]]
+func.func @rng_uniform_with_other_users_stays(%s: tensor<2xi64>, %q: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xi1>, tensor<2xi64>) {
+  // expected-remark @below {{not fused into 'kiln.compare': the producer has other users and duplicating it costs too much}}
+  %u, %s2 = kiln.rng_uniform %s : tensor<2xi64> -> tensor<16x16xf32>
+  %keep = kiln.compare GE, %u, %q : tensor<16x16xf32>
+  return %u, %keep, %s2 : tensor<16x16xf32>, tensor<16x16xi1>, tensor<2xi64>
+}
+
+// -----
+
+// A small transpose is cheap even though it moves the innermost dimension.
+// CHECK-LABEL: func.func @small_transpose_fuses(
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop
+// CHECK: kiln.transpose
+// CHECK-NEXT: kiln.exp
+// CHECK: return %[[F]]
+func.func @small_transpose_fuses(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %t = kiln.transpose %x, perm = [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  %e = kiln.exp %t : tensor<8x4xf32>
+  return %e : tensor<8x4xf32>
+}
+
+// -----
+
+// A large transpose of the innermost dimension reads memory with a stride:
+// it stays a kernel of its own.
+// CHECK-LABEL: func.func @large_transpose_stays(
+// CHECK-NEXT: %[[T:.+]] = kiln.transpose
+// CHECK-NEXT: %[[E:.+]] = kiln.exp %[[T]]
+// CHECK-NEXT: return %[[E]]
+func.func @large_transpose_stays(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-remark @below {{not fused into 'kiln.exp': the transpose is expensive}}
+  %t = kiln.transpose %x, perm = [1, 0] : tensor<64x64xf32> -> tensor<64x64xf32>
+  %e = kiln.exp %t : tensor<64x64xf32>
+  return %e : tensor<64x64xf32>
+}
+
+// -----
+
+// The exp runs over 4 elements, its consumer over 32: fusing it would
+// recompute it for every broadcast element. The broadcast fuses.
+// CHECK-LABEL: func.func @smaller_producer_behind_broadcast_stays(
+// CHECK-NEXT: %[[E:.+]] = kiln.exp
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[E]]
+// CHECK: kiln.broadcast_in_dim
+// CHECK-NEXT: kiln.add
+// CHECK: return %[[F]]
+func.func @smaller_producer_behind_broadcast_stays(%x: tensor<4xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @below {{not fused into 'kiln.fusion': the producer's element count differs from the consumer's}}
+  %e = kiln.exp %x : tensor<4xf32>
+  %b = kiln.broadcast_in_dim %e, dims = [0] : tensor<4xf32> -> tensor<4x8xf32>
+  %s = kiln.add %b, %y : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// A small producer shared by two consumers fuses once and stays a result
+// of the fusion for the other consumer.
+// CHECK-LABEL: func.func @small_shared_producer_fuses_once(
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion loop
+// CHECK: kiln.exp
+// CHECK-NOT: kiln.exp
+// CHECK: return
+func.func @small_shared_producer_fuses_once(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %p = kiln.exp %x : tensor<2x2xf32>
+  %a = kiln.add %p, %y : tensor<2x2xf32>
+  %b = kiln.mul %p, %y : tensor<2x2xf32>
+  return %a, %b : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// The same small producer also feeds a dot_general whose result the
+// consumer reads: fusing would make a cycle through the dot.
+// CHECK-LABEL: func.func @producer_behind_a_cycle_stays(
+// CHECK-NEXT: %[[P:.+]] = kiln.exp
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[P]]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[P]], %[[D]]
+// CHECK-NEXT: return %[[S]]
+func.func @producer_behind_a_cycle_stays(%x: tensor<2x2xf32>, %w: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-remark @below {{not fused into 'kiln.add': fusing would create a cycle}}
+  %p = kiln.exp %x : tensor<2x2xf32>
+  // expected-remark @below {{not fused into 'kiln.add': the producer never fuses here}}
+  %d = kiln.dot_general %p, %w, batch = [] x [], contract = [1] x [0] : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  %s = kiln.add %p, %d : tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
+
+// -----
+
+// The shared add reads another add: copying it would make that add shared
+// too, and copies would climb the whole chain (a residual stream copied
+// into every layer). It stays, computed once; each consumer still fuses
+// what it alone reads.
+// CHECK-LABEL: func.func @shared_op_reading_a_cheap_chain_stays(
+// CHECK-NEXT: %[[S2:.+]] = kiln.fusion loop
+// CHECK: kiln.add
+// CHECK-NEXT: kiln.add
+// CHECK: %[[E:.+]] = kiln.exp %[[S2]]
+// CHECK-NEXT: %[[T:.+]] = kiln.tanh %[[S2]]
+// CHECK-NEXT: return %[[E]], %[[T]]
+func.func @shared_op_reading_a_cheap_chain_stays(%x: tensor<32x32xf32>, %y: tensor<32x32xf32>, %z: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>) {
+  %s1 = kiln.add %x, %y : tensor<32x32xf32>
+  // expected-remark @below {{not fused into 'kiln.exp': the producer has other users and duplicating it costs too much}}
+  // expected-remark @below {{not fused into 'kiln.tanh': the producer has other users and duplicating it costs too much}}
+  %s2 = kiln.add %s1, %z : tensor<32x32xf32>
+  %a = kiln.exp %s2 : tensor<32x32xf32>
+  %b = kiln.tanh %s2 : tensor<32x32xf32>
+  return %a, %b : tensor<32x32xf32>, tensor<32x32xf32>
+}

@@ -1,0 +1,131 @@
+// kiln-fuse-siblings: independent consumers of one large input become one
+// multi-output fusion; dependent consumers, consumers over another element
+// count or another reduction, and consumers of a small input stay apart. A
+// producer whose result is also read elsewhere merges into its consumer as
+// an extra result, unless a path through other ops joins them. Sibling
+// refusals are checked through the remarks emit-remarks adds.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --kiln-fuse-siblings=emit-remarks | FileCheck %s
+
+// CHECK-LABEL: func.func @independent_readers_merge(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<16x16xf32>
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion multi_output(%[[X]]) : (tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>)
+// CHECK: kiln.exp
+// CHECK-NEXT: kiln.tanh
+// CHECK-NEXT: kiln.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]#0, %[[F]]#1
+func.func @independent_readers_merge(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %a = kiln.exp %x : tensor<16x16xf32>
+  %b = kiln.tanh %x : tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// The second reader depends on the first through a dot_general: merging
+// them would make a cycle.
+// CHECK-LABEL: func.func @dependent_readers_stay_apart(
+// CHECK-NEXT: %[[A:.+]] = kiln.exp
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[A]]
+// CHECK-NEXT: %[[B:.+]] = kiln.add %[[D]]
+// CHECK-NEXT: return %[[B]]
+func.func @dependent_readers_stay_apart(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %a = kiln.exp %x : tensor<16x16xf32>
+  %d = kiln.dot_general %a, %w, batch = [] x [], contract = [1] x [0] : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  // expected-remark @below {{not merged with the sibling at}}
+  %b = kiln.add %d, %x : tensor<16x16xf32>
+  return %b : tensor<16x16xf32>
+}
+
+// -----
+
+// Producer-consumer multi-output fusion: the exp is returned and read by
+// the add; one kernel computes both and writes both.
+// CHECK-LABEL: func.func @producer_also_returned_merges_as_a_result(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<16x16xf32>, %[[Y:[^:]+]]: tensor<16x16xf32>
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion multi_output(%[[X]], %[[Y]])
+// CHECK: %[[E:.+]] = kiln.exp
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[E]]
+// CHECK-NEXT: kiln.yield %[[E]], %[[S]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]#0, %[[F]]#1
+func.func @producer_also_returned_merges_as_a_result(%x: tensor<16x16xf32>, %y: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %a = kiln.exp %x : tensor<16x16xf32>
+  %b = kiln.add %a, %y : tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// The same producer also feeds a dot_general the consumer reads.
+// CHECK-LABEL: func.func @producer_behind_a_cycle_stays(
+// CHECK-NEXT: %[[A:.+]] = kiln.exp
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[A]]
+// CHECK-NEXT: %[[B:.+]] = kiln.add %[[A]], %[[D]]
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @producer_behind_a_cycle_stays(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %a = kiln.exp %x : tensor<16x16xf32>
+  %d = kiln.dot_general %a, %w, batch = [] x [], contract = [1] x [0] : tensor<16x16xf32>, tensor<16x16xf32> -> tensor<16x16xf32>
+  %b = kiln.add %a, %d : tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Row sums and column sums of one input: two reduction structures, two
+// kernels.
+// CHECK-LABEL: func.func @readers_reducing_differently_stay_apart(
+// CHECK-NEXT: %[[R:.+]] = kiln.fusion reduction
+// CHECK: dims = [1]
+// CHECK: %[[C:.+]] = kiln.fusion reduction
+// CHECK: dims = [0]
+// CHECK: return %[[R]], %[[C]]
+func.func @readers_reducing_differently_stay_apart(%x: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %r = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> tensor<16xf32> {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x16xf32> -> tensor<16xf32>
+    kiln.yield %s : tensor<16xf32>
+  }
+  // expected-remark @below {{the siblings reduce over different shapes}}
+  %c = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> tensor<16xf32> {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [0] : tensor<16x16xf32> -> tensor<16xf32>
+    kiln.yield %s : tensor<16xf32>
+  }
+  return %r, %c : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A loop fusion that broadcasts x walks twice as many elements as the exp.
+// CHECK-LABEL: func.func @readers_over_other_sizes_stay_apart(
+// CHECK-NEXT: %[[A:.+]] = kiln.exp
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop
+// CHECK: return %[[A]], %[[F]]
+func.func @readers_over_other_sizes_stay_apart(%x: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16x2xf32>) {
+  %a = kiln.exp %x : tensor<16x16xf32>
+  // expected-remark @below {{iterate over different element counts}}
+  %f = kiln.fusion loop(%x) : (tensor<16x16xf32>) -> tensor<16x16x2xf32> {
+  ^bb0(%arg: tensor<16x16xf32>):
+    %b = kiln.broadcast_in_dim %arg, dims = [0, 1] : tensor<16x16xf32> -> tensor<16x16x2xf32>
+    %t = kiln.tanh %b : tensor<16x16x2xf32>
+    kiln.yield %t : tensor<16x16x2xf32>
+  }
+  return %a, %f : tensor<16x16xf32>, tensor<16x16x2xf32>
+}
+
+// -----
+
+// 64 bytes read twice is cheaper than a bigger kernel: below min-bytes.
+// CHECK-LABEL: func.func @readers_of_a_small_input_stay_apart(
+// CHECK-NEXT: kiln.exp
+// CHECK-NEXT: kiln.tanh
+// CHECK-NOT: kiln.fusion
+func.func @readers_of_a_small_input_stay_apart(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %a = kiln.exp %x : tensor<4x4xf32>
+  %b = kiln.tanh %x : tensor<4x4xf32>
+  return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
+}

@@ -1,0 +1,28 @@
+// The pipeline's dump directory: the input and the module after every pass,
+// numbered in pipeline order (what KILN_DUMP_DIR turns on in the tools).
+// RUN: rm -rf %t && kiln-opt %s --kiln-pipeline="dump-dir=%t" -o /dev/null
+// RUN: ls %t | FileCheck %s --check-prefix=FILES
+// RUN: FileCheck %s --check-prefix=INPUT < %t/00-input.mlir
+// RUN: FileCheck %s --check-prefix=FUSED < %t/03-kiln-fuse-elementwise.mlir
+
+// FILES: 00-input.mlir
+// FILES-NEXT: 01-kiln-simplify.mlir
+// FILES-NEXT: 02-cse.mlir
+// FILES-NEXT: 03-kiln-fuse-elementwise.mlir
+// FILES-NEXT: 04-kiln-fuse-reductions.mlir
+// FILES-NEXT: 05-kiln-fuse-siblings.mlir
+// FILES-NEXT: 06-kiln-schedule.mlir
+
+// INPUT-LABEL: func.func @bias_gelu_like(
+// INPUT-NOT: kiln.fusion
+// INPUT: kiln.tanh
+// FUSED-LABEL: func.func @bias_gelu_like(
+// FUSED: kiln.fusion loop
+// FUSED: kiln.tanh
+func.func @bias_gelu_like(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %bb = kiln.broadcast_in_dim %b, dims = [1] : tensor<8xf32> -> tensor<4x8xf32>
+  %s = kiln.add %x, %bb : tensor<4x8xf32>
+  %t = kiln.tanh %s : tensor<4x8xf32>
+  %y = kiln.mul %s, %t : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
