@@ -2,6 +2,7 @@
 // primitive op in a table, and a reverse walk (tinygrad's gradient.py). The
 // walk first marks the nodes that lie on a path to a leaf requiring grad;
 // only those get gradient nodes, so a frozen parameter costs nothing.
+#include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Node.h"
 
 #include <algorithm>
@@ -265,7 +266,7 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
 void runBackward(const Tensor &root, NodePtr seed) {
   if (!root.requires_grad())
     throw Error("backward: " + root.str() + " does not require grad");
-  if (!root.is_leaf() && !root.is_pending())
+  if (!root.is_leaf() && nodeOf(root)->isData())
     throw Error("backward: the graph of " + root.str() +
                 " was already executed by step() or a sync; call backward() "
                 "before step(), item() or to_host()");
@@ -307,7 +308,10 @@ void runBackward(const Tensor &root, NodePtr seed) {
       if (!need[i] || !srcGrads[i])
         continue;
       NodePtr &acc = grads[n->srcs[i].get()];
-      acc = acc ? binary(Op::Add, acc, srcGrads[i]) : srcGrads[i];
+      // Eager mode keeps gradients as data: nothing differentiates them, and
+      // their structure would hold every earlier gradient until step().
+      NodePtr sum = acc ? binary(Op::Add, acc, srcGrads[i]) : srcGrads[i];
+      acc = eager::settle(std::move(sum), false);
     }
     grads.erase(n.get()); // frees intermediate gradients early
   }

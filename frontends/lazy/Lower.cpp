@@ -1,7 +1,9 @@
 // Lowers a lazy graph to one kiln-dialect function with MLIR's builders, one
 // op per node (detach disappears; a constant is a 0-d constant broadcast to
 // its shape; the RNG state's advance is an add), then hands the module to
-// compiler::compile. All MLIR use in the frontend is confined to this file.
+// compiler::compileCached (the persistent cache, when one is given), after
+// dumping it as canonical text when asked. All MLIR use in the frontend is
+// confined to this file.
 #include "frontends/lazy/Lower.h"
 
 #include "frontends/lazy/Graph.h"
@@ -18,6 +20,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 namespace kiln::lazy {
 
@@ -229,25 +236,80 @@ mlir::OwningOpRef<mlir::ModuleOp> GraphLowering::lower(const Graph &graph) {
   return module;
 }
 
+/// A JSON string literal of `text`.
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      out += ' ';
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+/// Writes the graph's canonical text (the very text the cache key hashes,
+/// so `kilnc precompile` reproduces the key) and appends its manifest line
+/// with one write(), which O_APPEND keeps whole across processes.
+absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
+                       const GraphCompileRequest &request) {
+  std::error_code error = llvm::sys::fs::create_directories(request.dumpDir);
+  char name[40];
+  std::snprintf(name, sizeof name, "graph-%016llx.mlir",
+                static_cast<unsigned long long>(request.graphHash));
+  std::string path = request.dumpDir + "/" + name;
+  if (!error) {
+    llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
+    if (!error)
+      out << canonicalText(module);
+  }
+  if (error)
+    return absl::InternalError("cannot write " + path + ": " +
+                               error.message());
+  compiler::KeyOptions keyOptions;
+  keyOptions.function = "main";
+  std::string line =
+      "{\"file\": " + jsonString(name) + ", \"tag\": " +
+      jsonString(request.tag) + ", \"key\": " +
+      jsonString(compiler::computeCacheKey(module, keyOptions).hex) +
+      ", \"backend\": " +
+      jsonString(std::string(compiler::backendName(request.backend))) +
+      ", \"nodes\": " + std::to_string(graph.nodes.size()) +
+      ", \"inputs\": " + std::to_string(graph.inputs.size()) +
+      ", \"outputs\": " + std::to_string(graph.outputs.size()) + "}\n";
+  int fd = ::open((request.dumpDir + "/manifest.jsonl").c_str(),
+                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) ==
+                           static_cast<ssize_t>(line.size());
+  if (fd >= 0)
+    ::close(fd);
+  if (!ok)
+    return absl::InternalError("cannot append to " + request.dumpDir +
+                               "/manifest.jsonl");
+  return absl::OkStatus();
+}
+
 } // namespace
 
-absl::StatusOr<std::unique_ptr<runtime::Program>>
-compileGraph(const Graph &graph, compiler::Backend backend,
-             const std::string &dumpPath) {
+absl::StatusOr<GraphCompileResult>
+compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   GraphLowering lowering(lazyContext());
   mlir::OwningOpRef<mlir::ModuleOp> module = lowering.lower(graph);
-  if (!dumpPath.empty()) {
-    std::error_code error;
-    llvm::raw_fd_ostream out(dumpPath, error, llvm::sys::fs::OF_Text);
-    if (error)
-      return absl::InternalError("cannot write " + dumpPath + ": " +
-                                 error.message());
-    module->print(out);
-  }
   compiler::CompileOptions options;
-  options.backend = backend;
+  options.backend = request.backend;
   options.function = "main";
-  return compiler::compile(*module, options);
+  if (!request.dumpDir.empty())
+    if (absl::Status s = dumpGraph(*module, graph, request); !s.ok())
+      return s;
+  GraphCompileResult result;
+  auto program =
+      compiler::compileCached(*module, options, request.cache, &result.cache);
+  if (!program.ok())
+    return program.status();
+  result.program = std::move(*program);
+  return result;
 }
 
 } // namespace kiln::lazy

@@ -4,7 +4,9 @@
 #ifndef KILN_FRONTENDS_LAZY_LOWER_H
 #define KILN_FRONTENDS_LAZY_LOWER_H
 
+#include "compiler/CachedCompiler.h"
 #include "compiler/Compiler.h"
+#include "runtime/PersistentCache.h"
 
 #include "absl/status/statusor.h"
 
@@ -15,13 +17,29 @@ namespace kiln::lazy {
 
 struct Graph;
 
+/// How one graph is compiled, and where it is dumped.
+struct GraphCompileRequest {
+  compiler::Backend backend = compiler::Backend::reference;
+  /// The persistent cache (cpu backend only), or null.
+  runtime::PersistentCache *cache = nullptr;
+  /// When not empty: write `graph-<graphHash>.mlir` (canonical text) there
+  /// and append a line to its `manifest.jsonl`.
+  std::string dumpDir;
+  uint64_t graphHash = 0;
+  /// The graph tag for the manifest ("step", "train step", ...).
+  std::string tag;
+};
+
+struct GraphCompileResult {
+  std::unique_ptr<runtime::Program> program;
+  compiler::CacheOutcome cache;
+};
+
 /// graph → `func.func @main(inputs...) -> outputs...` in one process-wide
 /// MLIRContext (kiln + func loaded), donated inputs marked `kiln.donate` →
-/// compiler::compile for `backend`. When `dumpPath` is not empty the module
-/// is also written there as text.
-absl::StatusOr<std::unique_ptr<runtime::Program>>
-compileGraph(const Graph &graph, compiler::Backend backend,
-             const std::string &dumpPath);
+/// compiler::compileCached for the request's backend and cache.
+absl::StatusOr<GraphCompileResult>
+compileGraph(const Graph &graph, const GraphCompileRequest &request);
 
 } // namespace kiln::lazy
 

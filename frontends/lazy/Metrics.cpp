@@ -1,6 +1,7 @@
 // The frontend's edges: options (the environment is read here, once, by
 // options_from_env(), and nowhere else) and the metrics that step() counts,
 // with their readable report.
+#include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Step.h"
 
 #include <cstdio>
@@ -28,12 +29,26 @@ Options options_from_env() {
   Options result;
   if (const char *backend = std::getenv("KILN_BACKEND"))
     result.backend = parseBackendName(backend);
+  // KILN_DUMP_GRAPHS is the graph dump's name; KILN_DUMP_DIR is still read
+  // for the runs written before it.
   if (const char *dump = std::getenv("KILN_DUMP_DIR"))
     result.dumpDir = dump;
+  if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))
+    result.dumpDir = dump;
+  if (const char *cache = std::getenv("KILN_CACHE_DIR"))
+    result.cacheDir = cache;
+  if (const char *readOnly = std::getenv("KILN_CACHE_READONLY"))
+    result.cacheReadOnly = std::string_view(readOnly) == "1";
+  if (const char *mode = std::getenv("KILN_MODE"))
+    result.mode = lazy::eager::parseMode(mode);
   return result;
 }
 
-void set_options(const Options &options) { currentOptions() = options; }
+void set_options(const Options &options) {
+  if (options.mode != currentOptions().mode)
+    step(); // in the old mode: nothing pending crosses over
+  currentOptions() = options;
+}
 const Options &options() { return currentOptions(); }
 void set_backend(Backend backend) { currentOptions().backend = backend; }
 void set_backend(std::string_view name) { set_backend(parseBackendName(name)); }
@@ -42,8 +57,9 @@ void set_backend(std::string_view name) { set_backend(parseBackendName(name)); }
 
 namespace lazy {
 metrics::Counters &mutableCounters() {
-  static metrics::Counters counters;
-  return counters;
+  // Never destroyed: buffers released during exit still update liveBytes.
+  static auto *counters = new metrics::Counters;
+  return *counters;
 }
 } // namespace lazy
 
@@ -51,7 +67,12 @@ namespace metrics {
 
 const Counters &counters() { return lazy::mutableCounters(); }
 
-void reset() { lazy::mutableCounters() = Counters(); }
+void reset() {
+  int64_t live = lazy::mutableCounters().liveBytes; // buffers still held
+  lazy::mutableCounters() = Counters();
+  lazy::mutableCounters().liveBytes = lazy::mutableCounters().peakLiveBytes =
+      live;
+}
 
 std::string report() {
   const Counters &c = counters();
@@ -65,11 +86,28 @@ std::string report() {
   add("  compiles:       %lld (%.1f ms)\n", static_cast<long long>(c.compiles),
       c.compileMilliseconds);
   add("  cache hits:     %lld\n", static_cast<long long>(c.cacheHits));
+  if (c.persistentHits || c.persistentMisses) {
+    add("  persistent cache: %lld hits (%.1f ms to load), %lld misses",
+        static_cast<long long>(c.persistentHits), c.persistentLoadMilliseconds,
+        static_cast<long long>(c.persistentMisses));
+    for (const auto &[reason, count] : c.persistentMissReasons)
+      add("%s%s: %lld", reason == c.persistentMissReasons.begin()->first
+                             ? " (" : ", ",
+          reason.c_str(), static_cast<long long>(count));
+    text += c.persistentMissReasons.empty() ? "\n" : ")\n";
+  }
   add("  execute:        %.1f ms\n", c.executeMilliseconds);
   add("  forced syncs:   %lld (to_host()/item() before step())\n",
       static_cast<long long>(c.forcedSyncs));
   add("  bytes in/out:   %lld / %lld\n", static_cast<long long>(c.bytesIn),
       static_cast<long long>(c.bytesOut));
+  if (c.eagerKernelsCompiled || c.eagerExecutions)
+    add("  eager kernels:  %lld compiled, %lld cache hits, %lld run\n",
+        static_cast<long long>(c.eagerKernelsCompiled),
+        static_cast<long long>(c.eagerCacheHits),
+        static_cast<long long>(c.eagerExecutions));
+  add("  live bytes:     %lld (peak %lld)\n", static_cast<long long>(c.liveBytes),
+      static_cast<long long>(c.peakLiveBytes));
   for (size_t i = 0; i < c.compileLog.size(); ++i) {
     const CompileRecord &r = c.compileLog[i];
     add("  compile %zu: graph %016llx, %lld ops, %.1f ms: ", i + 1,

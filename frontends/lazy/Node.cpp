@@ -2,6 +2,8 @@
 // shape rules, the derived broadcast builders, and the weak registry of live
 // tensor handles that step() scans.
 #include "frontends/lazy/Node.h"
+#include "frontends/lazy/DeviceMemory.h"
+#include "frontends/lazy/Eager.h"
 
 #include <algorithm>
 #include <cassert>
@@ -79,7 +81,7 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
   auto it = table.map.find(key);
   if (it != table.map.end())
     if (NodePtr existing = it->second.lock())
-      return existing;
+      return eager::run(existing);
   auto node = std::make_shared<Node>();
   node->op = op;
   node->dtype = dtype;
@@ -94,7 +96,7 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
       i = i->second.expired() ? table.map.erase(i) : std::next(i);
     table.sweepAt = std::max<size_t>(1024, 2 * table.map.size());
   }
-  return node;
+  return eager::run(node); // in eager mode, computed now
 }
 
 } // namespace
@@ -105,7 +107,7 @@ NodePtr dataNode(std::shared_ptr<HostTensor> value) {
   node->dtype = value->dtype();
   node->shape = value->shape();
   node->id = nextNodeId++;
-  node->data = std::move(value);
+  node->data = trackDeviceBuffer(std::move(value));
   return node;
 }
 
@@ -358,7 +360,7 @@ Registry &registry() {
 Tensor makeTensor(NodePtr node, bool requiresGrad, bool isLeaf) {
   Registry &r = registry();
   auto impl = std::make_shared<detail::TensorImpl>();
-  impl->node = std::move(node);
+  impl->node = eager::settle(std::move(node), requiresGrad && !isLeaf);
   impl->requiresGrad = requiresGrad;
   impl->isLeaf = isLeaf;
   impl->serial = r.nextSerial++;

@@ -85,11 +85,14 @@ struct Node {
   double scalar = 0;
   /// Process-unique, for interning keys only: never hashed or lowered.
   uint64_t id = 0;
-  /// Data nodes only: the device buffer (mutable: donation takes it).
+  /// The device buffer of a data node, or (eager mode) of an op node already
+  /// run; mutable: donation takes it, eager execution sets it.
   mutable std::shared_ptr<HostTensor> data;
 
   int64_t numel() const;
   bool isData() const { return op == Op::Data; }
+  /// The value is device data: a data leaf, or an op node eager mode ran.
+  bool isMaterialized() const { return isData() || data != nullptr; }
 };
 
 //===--- Builders (interned; operands already checked) --------------------===//

@@ -2,8 +2,11 @@
 // graph, find its program in the in-memory graph cache by structural hash
 // (or lower and compile it, recording why), run it, and make those tensors
 // device data. Donation: an input whose tensor was overwritten by assign_
-// and that no live tensor still holds is given to the program.
+// and that no live tensor still holds is given to the program. With a
+// persistent cache directory (Options.cacheDir) a graph new to this process
+// is first looked up on disk; with Options.dumpDir it is dumped for kilnc.
 #include "frontends/lazy/Step.h"
+#include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/Lower.h"
 
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <unordered_map>
 
 namespace kiln {
@@ -61,36 +65,85 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The graph tag set_graph_tag() names traced graphs with.
+std::string &graphTag() {
+  static std::string tag = "step";
+  return tag;
+}
+
+/// The persistent cache of options().cacheDir (cpu backend only), opened
+/// on first use and again when the directory or mode changes; null when
+/// none is configured. Misses are counted in metrics; warnings (a full or
+/// unwritable directory) go to stderr once and the run goes on uncached.
+runtime::PersistentCache *persistentCache() {
+  static std::unique_ptr<runtime::PersistentCache> cache;
+  static std::string openedFor;
+  const Options &o = options();
+  if (o.cacheDir.empty() || o.backend != Backend::cpu)
+    return nullptr;
+  std::string config = o.cacheDir + (o.cacheReadOnly ? "\n1" : "\n0") +
+                       std::to_string(o.cacheMaxBytes);
+  if (!cache || openedFor != config) {
+    runtime::PersistentCacheOptions cacheOptions;
+    cacheOptions.directory = o.cacheDir;
+    cacheOptions.readOnly = o.cacheReadOnly;
+    if (o.cacheMaxBytes)
+      cacheOptions.maxBytes = o.cacheMaxBytes;
+    cacheOptions.log = [](const runtime::CacheLogRecord &record) {
+      if (record.kind == runtime::CacheLogRecord::Kind::miss)
+        ++mutableCounters()
+              .persistentMissReasons[std::string(
+                  runtime::cacheMissName(record.reason))];
+      else if (record.kind == runtime::CacheLogRecord::Kind::warning)
+        std::fprintf(stderr, "%s\n", record.message.c_str());
+    };
+    cache = std::make_unique<runtime::PersistentCache>(cacheOptions);
+    openedFor = config;
+  }
+  return cache.get();
+}
+
 CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
                          const std::string &backend) {
   metrics::Counters &counters = mutableCounters();
   GraphSummary summary = summarize(graph, backend);
   std::string reason = compileReason(summary);
-  std::string dumpPath;
-  if (!options().dumpDir.empty()) {
-    char name[40];
-    std::snprintf(name, sizeof name, "/graph-%016llx.mlir",
-                  static_cast<unsigned long long>(hash));
-    dumpPath = options().dumpDir + name;
-  }
+  GraphCompileRequest request;
+  request.backend = compilerBackend(options().backend);
+  request.cache = persistentCache();
+  request.dumpDir = options().dumpDir;
+  request.graphHash = hash;
+  request.tag = graphTag();
   auto start = std::chrono::steady_clock::now();
-  auto program =
-      compileGraph(graph, compilerBackend(options().backend), dumpPath);
+  auto compiled = compileGraph(graph, request);
   double ms = millisecondsSince(start);
-  if (!program.ok())
+  if (!compiled.ok())
     throw Error("step: compiling the graph failed: " +
-                std::string(program.status().message()));
-  ++counters.compiles;
-  counters.compileMilliseconds += ms;
-  counters.compileLog.push_back({hash, reason, ms, summary.numOps});
+                std::string(compiled.status().message()));
+  if (compiled->cache.hit) {
+    // Loaded from the persistent cache: no compile happened.
+    ++counters.persistentHits;
+    counters.persistentLoadMilliseconds += ms;
+  } else {
+    counters.persistentMisses += compiled->cache.consulted;
+    if (compiled->cache.consulted)
+      reason += "; persistent cache: " +
+                std::string(runtime::cacheMissName(compiled->cache.reason));
+    ++counters.compiles;
+    counters.compileMilliseconds += ms;
+    counters.compileLog.push_back({hash, reason, ms, summary.numOps});
+  }
   auto &bucket = graphCache()[hash];
-  bucket.push_back({std::move(key), std::move(summary), std::move(*program)});
+  bucket.push_back(
+      {std::move(key), std::move(summary), std::move(compiled->program)});
   return bucket.back();
 }
 
 } // namespace
 
 void step() {
+  if (eager::enabled())
+    return eager::commit(); // everything already ran: only cut history
   // 1. Outputs: live tensors with pending nodes, in creation order.
   std::vector<std::shared_ptr<detail::TensorImpl>> live = liveTensors(),
                                                    pending;
@@ -166,7 +219,12 @@ void step() {
     impl->node = data.at(impl->node.get());
 }
 
-void clear_graph_cache() { graphCache().clear(); }
+void clear_graph_cache() {
+  graphCache().clear();
+  eager::clearKernelCache();
+}
+
+void set_graph_tag(std::string_view tag) { graphTag() = std::string(tag); }
 
 namespace lazy {
 void forcedSync() {

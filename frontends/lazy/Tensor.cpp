@@ -2,6 +2,7 @@
 // leaves (device data and lazy constants), host transfers with their forced
 // syncs, autograd flags, assign_, generators and grad mode. The ops
 // themselves live in Ops.cpp and Composites.cpp.
+#include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Step.h"
 
@@ -33,7 +34,7 @@ const Shape &Tensor::shape() const {
 int64_t Tensor::dim() const { return static_cast<int64_t>(shape().size()); }
 int64_t Tensor::numel() const { return implOf(*this, "numel").node->numel(); }
 bool Tensor::is_pending() const {
-  return !implOf(*this, "is_pending").node->isData();
+  return !implOf(*this, "is_pending").node->isMaterialized();
 }
 
 int64_t Tensor::size(int64_t d) const {
@@ -125,7 +126,7 @@ Tensor Tensor::rand(Shape shape, DType dtype, Generator *generator) {
 
 HostTensor Tensor::to_host() const {
   const detail::TensorImpl &impl = implOf(*this, "to_host");
-  if (!impl.node->isData())
+  if (!impl.node->isMaterialized())
     forcedSync();
   return *impl.node->data;
 }
@@ -190,9 +191,10 @@ Tensor Tensor::detach() const {
 
 namespace lazy {
 void assignNode(detail::TensorImpl &impl, NodePtr node) {
-  if (impl.node->isData() && !impl.assignedFrom)
+  // Eager mode donates nothing: the old buffer dies with its last holder.
+  if (impl.node->isData() && !impl.assignedFrom && !eager::enabled())
     impl.assignedFrom = impl.node;
-  impl.node = std::move(node);
+  impl.node = eager::settle(std::move(node), false);
 }
 } // namespace lazy
 

@@ -25,6 +25,7 @@
 #include "support/HostTensor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -329,22 +330,48 @@ bool is_grad_enabled();
 
 enum class Backend : uint8_t { reference, cpu };
 
+/// How ops run. `graph` (the default) records them lazily and compiles what
+/// is pending into one graph at step(); `eager` runs each primitive op at
+/// once as a single-op kernel compiled once per (op, attributes, operand
+/// types): the baseline without the compiler (PyTorch eager's role), where
+/// buffers die with their tensors and step() only commits assign_ updates.
+enum class Mode : uint8_t { graph, eager };
+
 /// How step() compiles. Read from the environment once, at the edge, by
 /// options_from_env(); the library itself never reads environment variables.
 struct Options {
-  /// The backend compiled graphs run on.
-  Backend backend = Backend::reference;
-  /// When not empty, every compiled graph's module is written there as
-  /// `graph-<hash>.mlir`.
+  /// The backend compiled graphs run on: native CPU code by default; the
+  /// reference evaluator stays selectable (KILN_BACKEND=reference).
+  Backend backend = Backend::cpu;
+  /// When not empty, every distinct graph the run traces is written there
+  /// once as canonical text, `graph-<hash>.mlir`, with a line in
+  /// `manifest.jsonl` (its cache key and graph tag): the input of
+  /// `kilnc precompile`. (kiln-train's --dump_graphs sets this field.)
   std::string dumpDir;
+  /// When not empty, the persistent compile cache's directory (cpu backend).
+  std::string cacheDir;
+  /// Look up only: never store into cacheDir (secondary workers).
+  bool cacheReadOnly = false;
+  /// The cache's size cap in bytes (0: the cache's default).
+  uint64_t cacheMaxBytes = 0;
+  /// Graph or eager execution (KILN_MODE).
+  Mode mode = Mode::graph;
 };
 
-/// KILN_BACKEND ("reference" | "cpu") and KILN_DUMP_DIR → Options; throws
-/// kiln::Error on an unknown backend name.
+/// KILN_BACKEND ("reference" | "cpu"), KILN_DUMP_GRAPHS (or KILN_DUMP_DIR),
+/// KILN_CACHE_DIR, KILN_CACHE_READONLY=1 and KILN_MODE ("graph" | "eager")
+/// → Options; throws kiln::Error on an unknown backend or mode name.
 Options options_from_env();
+/// Names the graphs traced from now on in the graph dump's manifest
+/// ("train step", "eval step", "first step", ...); the default is "step".
+void set_graph_tag(std::string_view tag);
 /// Replaces the options (the graph cache is kept: its key includes the
-/// backend).
+/// backend). A change of mode first runs step() in the old mode, so nothing
+/// pending crosses over.
 void set_options(const Options &options);
+/// Switches graph/eager mode as set_options() does.
+void set_mode(Mode mode);
+Mode mode();
 const Options &options();
 void set_backend(Backend backend);
 /// "reference" | "cpu"; throws kiln::Error on another name.
@@ -386,6 +413,26 @@ struct Counters {
   int64_t bytesIn = 0;
   int64_t bytesOut = 0;
   std::vector<CompileRecord> compileLog;
+  /// The persistent cache (KILN_CACHE_DIR): graphs loaded from it without
+  /// compiling, and misses by reason ("no entry", "corrupt entry", ...).
+  int64_t persistentHits = 0;
+  int64_t persistentMisses = 0;
+  std::map<std::string, int64_t> persistentMissReasons;
+  /// Lowering, key and loading of the graphs that hit (no compile).
+  double persistentLoadMilliseconds = 0;
+  /// Eager mode: single-op kernels compiled (one per op, attributes and
+  /// operand types), kernel-cache hits, and kernels run. Their compile and
+  /// run times count in compileMilliseconds and executeMilliseconds.
+  int64_t eagerKernelsCompiled = 0;
+  int64_t eagerCacheHits = 0;
+  int64_t eagerExecutions = 0;
+  /// Device bytes held now by tensors and nodes (parameters, optimizer
+  /// state, inputs, results, eager intermediates), in both modes, and the
+  /// most since reset(). Not counted: a compiled graph's own arena
+  /// (runtime::Program does not expose it) and the input copies
+  /// Program::run takes; so graph mode's peak is its inputs and outputs.
+  int64_t liveBytes = 0;
+  int64_t peakLiveBytes = 0;
 };
 
 /// The counters so far.
@@ -393,7 +440,8 @@ const Counters &counters();
 /// The counters as readable text, one per line, then one line per compile
 /// with its reason.
 std::string report();
-/// Zeroes the counters (the graph cache is kept).
+/// Zeroes the counters (the graph cache is kept); liveBytes stays, and
+/// peakLiveBytes restarts from it.
 void reset();
 
 } // namespace metrics

@@ -18,7 +18,7 @@ namespace kiln::nn {
 namespace {
 
 TEST(GPT2Train, LossHalvesIn100StepsWithOneCompilation) {
-  // KILN_BACKEND picks the backend (the reference evaluator by default).
+  // KILN_BACKEND picks the backend (the CPU backend by default).
   set_options(options_from_env());
   GPT2Config c;
   c.vocab_size = 256;

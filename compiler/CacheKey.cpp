@@ -1,0 +1,110 @@
+// Computing the persistent cache key: each part enters SHA-256 as a named,
+// length-prefixed field, so no two different part lists hash the same
+// bytes. The IR part is ir/Serialization's canonicalText (no locations;
+// SSA values are printed by number, so source names do not survive).
+#include "compiler/CacheKey.h"
+
+#include "compiler/cpu/CpuCompiler.h"
+#include "ir/Serialization.h"
+#include "ir/StructuralHash.h"
+#include "runtime/Executable.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
+#include <vector>
+
+#ifndef KILN_BUILD_ID
+#define KILN_BUILD_ID "unknown"
+#endif
+
+namespace kiln::compiler {
+
+namespace {
+
+void addField(llvm::SHA256 &hasher, llvm::StringRef name,
+              llvm::StringRef value) {
+  hasher.update(name);
+  std::string length = absl::StrCat(":", value.size(), ":");
+  hasher.update(length);
+  hasher.update(value);
+}
+
+std::string hexOf(llvm::SHA256 &hasher) {
+  std::array<uint8_t, 32> digest = hasher.final();
+  return toHex(digest);
+}
+
+} // namespace
+
+std::string_view buildId() { return KILN_BUILD_ID; }
+
+const KeyEnvironment &hostKeyEnvironment() {
+  static const KeyEnvironment environment = [] {
+    KeyEnvironment e;
+    e.compilerVersion =
+        absl::StrCat(cpu::kCpuCompilerVersion, " build ", std::string(buildId()),
+                     " exe-format ", runtime::kExecutableFormatVersion);
+    e.targetCpu = llvm::sys::getHostCPUName().str();
+    std::vector<std::string> features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.push_back(
+          absl::StrCat(feature.getValue() ? "+" : "-", feature.getKey().str()));
+    std::sort(features.begin(), features.end());
+    for (const std::string &f : features)
+      absl::StrAppend(&e.targetFeatures, e.targetFeatures.empty() ? "" : ",",
+                      f);
+    return e;
+  }();
+  return environment;
+}
+
+std::string keyOptionsText(const KeyOptions &options) {
+  return absl::StrCat("backend=", std::string(backendName(options.backend)),
+                      ";function=", options.function,
+                      ";memory-budget=", options.memoryBudget);
+}
+
+CacheKey computeCacheKey(mlir::ModuleOp module, const KeyOptions &options,
+                         const KeyEnvironment &environment) {
+  std::string ir = canonicalText(module);
+  // "" means @main when there is one: name it, so a caller that says "main"
+  // and one that leaves it empty share entries.
+  KeyOptions normalized = options;
+  if (normalized.function.empty() && module.lookupSymbol("main"))
+    normalized.function = "main";
+  std::string optionsText = keyOptionsText(normalized);
+  CacheKey key;
+  {
+    llvm::SHA256 hasher;
+    hasher.update(ir);
+    key.irDigest = hexOf(hasher);
+  }
+  {
+    llvm::SHA256 hasher;
+    addField(hasher, "kiln-graph-v1", "");
+    addField(hasher, "ir", ir);
+    addField(hasher, "options", optionsText);
+    key.graphId = hexOf(hasher);
+  }
+  std::string target =
+      absl::StrCat(environment.targetCpu, " ", environment.targetFeatures);
+  llvm::SHA256 hasher;
+  addField(hasher, "kiln-cache-key-v1", "");
+  addField(hasher, "ir", ir);
+  addField(hasher, "options", optionsText);
+  addField(hasher, "compiler", environment.compilerVersion);
+  addField(hasher, "target", target);
+  key.hex = hexOf(hasher);
+  key.identity.key = key.hex;
+  key.identity.graphId = key.graphId;
+  key.identity.compilerVersion = environment.compilerVersion;
+  key.identity.target = target;
+  return key;
+}
+
+} // namespace kiln::compiler

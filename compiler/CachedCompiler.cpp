@@ -1,0 +1,95 @@
+// compileCached: key, lookup, and on a miss verify + CPU compile + store.
+// The stored bytes are exactly what serializeExecutable wrote, so a later
+// hit deserializes (and checks) the same executable this process loads.
+#include "compiler/CachedCompiler.h"
+
+#include "compiler/cpu/CpuCompiler.h"
+#include "runtime/CpuExecutor.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace kiln::compiler {
+
+namespace {
+
+absl::Status verifyModule(mlir::ModuleOp module) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(
+      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+        os << diagnostic << "\n";
+        return mlir::success();
+      });
+  if (mlir::failed(mlir::verify(module)))
+    return absl::InvalidArgumentError(
+        absl::StrCat("the module does not verify:\n", diagnostics));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<runtime::Executable>
+compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
+                        runtime::PersistentCache *cache,
+                        CacheOutcome *outcome) {
+  CacheOutcome local;
+  CacheOutcome &out = outcome ? *outcome : local;
+  if (options.backend != Backend::cpu)
+    return absl::InvalidArgumentError(
+        "only the cpu backend produces executables");
+  CacheKey key = computeCacheKey(module, options);
+  out.key = key.hex;
+  if (cache) {
+    out.consulted = true;
+    runtime::CacheLookup found = cache->lookup(key.identity);
+    if (found.executable) {
+      out.hit = true;
+      return std::move(*found.executable);
+    }
+    out.reason = found.reason;
+    out.detail = found.detail;
+  }
+  if (absl::Status s = verifyModule(module); !s.ok())
+    return s;
+  auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<runtime::Executable> executable =
+      cpu::compileExecutable(module, options.function);
+  out.compileSeconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  if (!executable.ok())
+    return executable.status();
+  if (options.memoryBudget &&
+      executable->plan.arenaBytes > options.memoryBudget)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the planned arena takes ", executable->plan.arenaBytes,
+        " bytes, over the memory budget of ", options.memoryBudget,
+        " bytes"));
+  if (cache)
+    out.stored = cache->store(key.identity,
+                              runtime::serializeExecutable(*executable));
+  return executable;
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+compileCached(mlir::ModuleOp module, const CompileOptions &options,
+              runtime::PersistentCache *cache, CacheOutcome *outcome) {
+  if (!cache || options.backend != Backend::cpu)
+    return compile(module, options);
+  KeyOptions keyOptions;
+  keyOptions.backend = options.backend;
+  keyOptions.function = options.function;
+  absl::StatusOr<runtime::Executable> executable =
+      compileExecutableCached(module, keyOptions, cache, outcome);
+  if (!executable.ok())
+    return executable.status();
+  return runtime::loadCpuProgram(std::move(*executable));
+}
+
+} // namespace kiln::compiler

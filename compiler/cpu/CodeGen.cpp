@@ -1,0 +1,392 @@
+// The native code path, in order: (1) expand f32 transcendentals into
+// polynomials and bf16 conversions into integer ops, (2) convert every dialect
+// to LLVM, (3) translate to LLVM IR, (4) give the module the host's triple,
+// data layout, CPU and features (without them -O3 vectorises nothing) and
+// prefer 512-bit vectors, (5) run the -O3 pipeline, (6) emit an object
+// (steps 4-6 run on one thread per core for large modules, each thread with
+// a share of the kernels), (7) link the objects into one shared object with
+// lld, in process.
+#include "compiler/cpu/CodeGen.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "lld/Common/Driver.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+LLD_HAS_DRIVER(elf)
+
+namespace kiln::compiler::cpu {
+
+using namespace mlir;
+
+void loadKernelDialects(MLIRContext &context) {
+  context.loadDialect<arith::ArithDialect, cf::ControlFlowDialect,
+                      func::FuncDialect, LLVM::LLVMDialect, math::MathDialect,
+                      scf::SCFDialect>();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context.appendDialectRegistry(registry);
+}
+
+namespace {
+
+/// Collects the diagnostics MLIR emits while `this` lives.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : os_(text_), handler_(ctx, [this](Diagnostic &d) {
+          os_ << d << "\n";
+          return success();
+        }) {}
+  std::string text() { return os_.str(); }
+
+private:
+  std::string text_;
+  llvm::raw_string_ostream os_;
+  ScopedDiagnosticHandler handler_;
+};
+
+/// Marks the memory accesses of kernels built with kParallelAttr as one
+/// access group that carries no loop dependence, on every loop back-edge:
+/// without it, an output updated in place (a donated input) fails LLVM's
+/// runtime alias check and only the scalar loop runs.
+void markParallelLoops(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](LLVM::LLVMFuncOp func) {
+    if (!func->hasAttr("kiln.parallel"))
+      return;
+    auto group = LLVM::AccessGroupAttr::get(ctx);
+    auto groups = ArrayAttr::get(ctx, {group});
+    func.walk([&](Operation *op) {
+      if (auto load = dyn_cast<LLVM::LoadOp>(op))
+        load.setAccessGroupsAttr(groups);
+      else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+        store.setAccessGroupsAttr(groups);
+    });
+    // Blocks are in program order after scf → cf, so a branch to an
+    // earlier block is a loop's back-edge.
+    llvm::DenseMap<Block *, unsigned> order;
+    for (Block &block : func.getBody())
+      order[&block] = order.size();
+    auto annotation = LLVM::LoopAnnotationAttr::get(
+        ctx, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+        ArrayRef<LLVM::AccessGroupAttr>{group});
+    func.walk([&](LLVM::BrOp br) {
+      if (order.lookup(br.getDest()) <= order.lookup(br->getBlock()))
+        br.setLoopAnnotationAttr(annotation);
+    });
+  });
+}
+
+absl::Status lowerToLLVMDialect(ModuleOp module) {
+  DiagnosticCollector diagnostics(module.getContext());
+  RewritePatternSet patterns(module.getContext());
+  populateMathPolynomialApproximationPatterns(patterns);
+  arith::populateExpandBFloat16Patterns(patterns);
+  if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    return absl::InternalError(
+        absl::StrCat("cpu codegen: math/bf16 expansion did not converge\n",
+                     diagnostics.text()));
+  PassManager pm(module.getContext());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (failed(pm.run(module)))
+    return absl::InternalError(
+        absl::StrCat("cpu codegen: lowering to the LLVM dialect failed\n",
+                     diagnostics.text()));
+  markParallelLoops(module);
+  return absl::OkStatus();
+}
+
+struct HostTarget {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::string cpu, features;
+};
+
+absl::StatusOr<HostTarget> hostTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return absl::InternalError(absl::StrCat("cpu codegen: ", error));
+  HostTarget host;
+  host.cpu = llvm::sys::getHostCPUName().str();
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.getKey(), feature.getValue());
+  host.features = features.getString();
+  host.machine.reset(target->createTargetMachine(
+      triple, host.cpu, host.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!host.machine)
+    return absl::InternalError("cpu codegen: no target machine for the host");
+  return host;
+}
+
+void optimize(llvm::Module &module, HostTarget &host) {
+  module.setTargetTriple(host.machine->getTargetTriple());
+  module.setDataLayout(host.machine->createDataLayout());
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration())
+      continue;
+    f.addFnAttr("target-cpu", host.cpu);
+    f.addFnAttr("target-features", host.features);
+    f.addFnAttr("prefer-vector-width", "512");
+    f.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(host.machine.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+/// A temporary file that removes itself.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+struct LinkerSetup {
+  std::string libgcc;
+};
+
+/// libgcc's archive, found once per process.
+absl::StatusOr<LinkerSetup> linkerSetup() {
+  static absl::StatusOr<LinkerSetup> setup =
+      []() -> absl::StatusOr<LinkerSetup> {
+    llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+    if (!cc)
+      return absl::FailedPreconditionError(
+          "cpu codegen: kernels need libgcc, found through `cc`; install gcc");
+    TempFile out;
+    if (llvm::sys::fs::createTemporaryFile("kiln-libgcc", "txt", out.path))
+      return absl::InternalError("cpu codegen: cannot create a temporary file");
+    llvm::SmallVector<llvm::StringRef> args = {*cc, "-print-libgcc-file-name"};
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, out.path,
+                                                  std::nullopt};
+    if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects) != 0)
+      return absl::InternalError(
+          "cpu codegen: `cc -print-libgcc-file-name` failed");
+    auto text = llvm::MemoryBuffer::getFile(out.path);
+    if (!text)
+      return absl::InternalError("cpu codegen: cannot read libgcc's path");
+    return LinkerSetup{(*text)->getBuffer().trim().str()};
+  }();
+  return setup;
+}
+
+absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
+  std::vector<std::unique_ptr<TempFile>> objectFiles;
+  TempFile libraryFile;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
+                                         libraryFile.path))
+    return absl::InternalError("cpu codegen: cannot create temporary files");
+  for (size_t i = 0; i < objects.size(); ++i) {
+    int fd;
+    objectFiles.push_back(std::make_unique<TempFile>());
+    if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd,
+                                           objectFiles.back()->path))
+      return absl::InternalError("cpu codegen: cannot create temporary files");
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << objects[i];
+  }
+  absl::StatusOr<LinkerSetup> linker = linkerSetup();
+  if (!linker.ok())
+    return linker.status();
+  // lld in-process (~1 ms) instead of spawning `ld` (~15 ms on a loaded
+  // machine). lld keeps global state per invocation: one link at a time.
+  // libgcc provides the f64 → f16 conversion LLVM calls; libm's symbols
+  // resolve when the runtime loads the library.
+  std::vector<const char *> args = {"ld.lld", "-shared", "--hash-style=gnu",
+                                    "--threads=1", "-o",
+                                    libraryFile.path.c_str()};
+  for (auto &object : objectFiles)
+    args.push_back(object->path.c_str());
+  args.push_back(linker->libgcc.c_str());
+  std::string log;
+  llvm::raw_string_ostream logStream(log);
+  static std::mutex lldMutex;
+  lld::Result result;
+  {
+    std::lock_guard<std::mutex> lock(lldMutex);
+    result =
+        lld::lldMain(args, logStream, logStream, {{lld::Gnu, &lld::elf::link}});
+  }
+  if (result.retCode != 0 || !result.canRunAgain)
+    return absl::InternalError(absl::StrCat(
+        "cpu codegen: linking kernels failed (", result.retCode, ")\n", log));
+  auto library = llvm::MemoryBuffer::getFile(libraryFile.path);
+  if (!library)
+    return absl::InternalError("cpu codegen: cannot read the linked library");
+  return (*library)->getBuffer().str();
+}
+
+/// One share of the kernels, optimised and emitted on its own thread with
+/// its own LLVM context and target machine.
+struct Part {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  llvm::SmallVector<char, 0> object;
+  absl::Status status;
+  std::string cpu, features;
+  double optimize = 0, emit = 0;
+};
+
+void optimizeAndEmit(Part &part) {
+  using Clock = std::chrono::steady_clock;
+  absl::StatusOr<HostTarget> host = hostTarget();
+  if (!host.ok()) {
+    part.status = host.status();
+    return;
+  }
+  part.cpu = host->cpu;
+  part.features = host->features;
+  auto start = Clock::now();
+  optimize(*part.module, *host);
+  auto mid = Clock::now();
+  llvm::raw_svector_ostream os(part.object);
+  llvm::legacy::PassManager codegen;
+  if (host->machine->addPassesToEmitFile(codegen, os, nullptr,
+                                         llvm::CodeGenFileType::ObjectFile)) {
+    part.status =
+        absl::InternalError("cpu codegen: the target cannot emit objects");
+    return;
+  }
+  codegen.run(*part.module);
+  part.optimize = std::chrono::duration<double>(mid - start).count();
+  part.emit = std::chrono::duration<double>(Clock::now() - mid).count();
+}
+
+/// The lowered module's kernels dealt round-robin into one module per
+/// thread (each with every declaration), so codegen of large graphs uses
+/// both cores; small modules stay whole.
+SmallVector<OwningOpRef<ModuleOp>> splitModule(ModuleOp module) {
+  constexpr unsigned kMinKernelsPerPart = 8;
+  SmallVector<LLVM::LLVMFuncOp> definitions;
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal())
+      definitions.push_back(func);
+  unsigned n = std::max(1u, std::min<unsigned>(
+                                std::thread::hardware_concurrency(),
+                                definitions.size() / kMinKernelsPerPart));
+  SmallVector<OwningOpRef<ModuleOp>> parts;
+  for (unsigned i = 0; i < n; ++i) {
+    parts.push_back(ModuleOp::create(module.getLoc()));
+    OpBuilder b = OpBuilder::atBlockEnd(parts.back()->getBody());
+    for (Operation &op : module.getBody()->getOperations())
+      if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op); func && func.isExternal())
+        b.clone(op);
+  }
+  for (auto [i, func] : llvm::enumerate(definitions))
+    func->moveBefore(parts[i % n]->getBody(), parts[i % n]->getBody()->end());
+  return parts;
+}
+
+} // namespace
+
+absl::StatusOr<NativeLibrary> compileKernelModule(ModuleOp module) {
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  NativeLibrary result;
+  auto start = Clock::now();
+  if (absl::Status s = lowerToLLVMDialect(module); !s.ok())
+    return s;
+  // Translation shares the MLIR context, so it stays on this thread.
+  std::vector<std::unique_ptr<Part>> parts;
+  for (OwningOpRef<ModuleOp> &piece : splitModule(module)) {
+    auto part = std::make_unique<Part>();
+    part->module = translateModuleToLLVMIR(*piece, part->context, "kiln");
+    if (!part->module)
+      return absl::InternalError("cpu codegen: translation to LLVM IR failed");
+    parts.push_back(std::move(part));
+  }
+  result.lowerSeconds = since(start);
+  start = Clock::now();
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i)
+    threads.emplace_back([&part = *parts[i]] { optimizeAndEmit(part); });
+  optimizeAndEmit(*parts[0]);
+  for (std::thread &t : threads)
+    t.join();
+  std::vector<llvm::StringRef> objects;
+  for (const auto &part : parts) {
+    if (!part->status.ok())
+      return part->status;
+    result.optimizeSeconds = std::max(result.optimizeSeconds, part->optimize);
+    result.emitSeconds = std::max(result.emitSeconds, part->emit);
+    objects.push_back(llvm::StringRef(part->object.data(), part->object.size()));
+  }
+  start = Clock::now();
+  absl::StatusOr<std::string> library = link(objects);
+  if (!library.ok())
+    return library.status();
+  result.linkSeconds = since(start);
+  result.sharedObject = std::move(*library);
+  result.cpu = parts[0]->cpu;
+  result.features = parts[0]->features;
+  return result;
+}
+
+} // namespace kiln::compiler::cpu

@@ -1,0 +1,38 @@
+// Kernel module → native shared object: MLIR (func/scf/arith/math/llvm) is
+// lowered to the LLVM dialect, translated to LLVM IR for the host CPU,
+// optimised at -O3, emitted as an object file and linked in process by lld
+// (`-shared`, plus libgcc's archive for its f16 helpers).
+#ifndef KILN_COMPILER_CPU_CODEGEN_H
+#define KILN_COMPILER_CPU_CODEGEN_H
+
+#include "absl/status/statusor.h"
+
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+class MLIRContext;
+} // namespace mlir
+
+namespace kiln::compiler::cpu {
+
+struct NativeLibrary {
+  /// The bytes of the linked shared object.
+  std::string sharedObject;
+  /// The host CPU and its "+feature,..." string the code was built for.
+  std::string cpu;
+  std::string features;
+  /// Seconds spent in each stage.
+  double lowerSeconds = 0, optimizeSeconds = 0, emitSeconds = 0,
+         linkSeconds = 0;
+};
+
+/// Loads the dialects kernels are built from into `context`.
+void loadKernelDialects(mlir::MLIRContext &context);
+
+/// kernel module (consumed: it is lowered in place) → shared object bytes.
+absl::StatusOr<NativeLibrary> compileKernelModule(mlir::ModuleOp module);
+
+} // namespace kiln::compiler::cpu
+
+#endif // KILN_COMPILER_CPU_CODEGEN_H

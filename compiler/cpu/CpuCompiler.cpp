@@ -1,0 +1,421 @@
+// Lowers one kiln function to a CPU executable: (1) every function argument
+// gets an input slot and every other value its own 64-byte-aligned arena
+// slot (no reuse yet: the memory planner will fill BufferPlan later), (2)
+// ops become thunks in program order: constants become arena
+// initialisers, reshapes copies, f32 dot_generals GEMMs (with a transpose
+// kernel first when no transpose flag can express the operand layout), and
+// everything else a kernel; non-elementwise fusions are lowered op by op,
+// (3) kernels with identical printed IR are emitted once, (4) the kernel
+// module is compiled to one shared object.
+#include "compiler/cpu/CpuCompiler.h"
+#include "compiler/Signature.h"
+#include "compiler/cpu/CodeGen.h"
+#include "compiler/cpu/KernelEmitter.h"
+#include "compiler/cpu/ScalarOps.h"
+
+#include "ir/KilnDialect.h"
+#include "runtime/CpuExecutor.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace kiln::compiler::cpu {
+
+using namespace mlir;
+
+namespace {
+
+uint64_t storageBytes(Type element) {
+  return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+}
+
+uint64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getNumElements() * storageBytes(type.getElementType());
+}
+
+absl::StatusOr<std::string> constantBytes(ConstantOp op) {
+  auto attr = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!attr)
+    return absl::UnimplementedError(
+        "cpu backend: only dense constants are supported");
+  Type element = attr.getElementType();
+  uint64_t width = storageBytes(element);
+  std::string out;
+  out.reserve(attr.getNumElements() * width);
+  auto append = [&](const APInt &bits) {
+    uint64_t word = bits.getZExtValue();
+    out.append(reinterpret_cast<const char *>(&word), width);
+  };
+  if (isa<FloatType>(element)) {
+    for (const APFloat &v : attr.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  } else {
+    for (const APInt &v : attr.getValues<APInt>())
+      append(v.zextOrTrunc(64));
+  }
+  return out;
+}
+
+int64_t product(ArrayRef<int64_t> values) {
+  return std::accumulate(values.begin(), values.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+class FunctionLowering {
+public:
+  FunctionLowering(func::FuncOp function, CpuCompileStats &stats)
+      : function_(function), stats_(stats),
+        kernels_(ModuleOp::create(function.getLoc())) {}
+
+  absl::StatusOr<runtime::Executable> run();
+
+private:
+  uint32_t arenaSlot(uint64_t bytes);
+  absl::Status lowerBlock(Block &block);
+  /// Makes each returned value computed by a thunk write straight into its
+  /// output buffer, and picks a donated input to update in place where safe.
+  void planOutputs(func::ReturnOp ret);
+  /// A donated input that `def` alone reads, elementwise, with `v`'s type.
+  int32_t findDonor(Operation *def, Value v, const std::set<int32_t> &used);
+  /// A donated input nothing reads (a buffer handed back for reuse).
+  int32_t findUnusedDonor(Value v, const std::set<int32_t> &used);
+  absl::Status lowerOp(Operation *op);
+  absl::Status lowerDot(DotGeneralOp op);
+  /// Emits (or reuses) `op`'s kernel and appends a thunk over `slots`.
+  absl::Status addKernel(Operation *op, std::vector<uint32_t> slots);
+  /// A slot holding `operand` permuted by `perm` (the slot itself if `perm`
+  /// is the identity).
+  absl::StatusOr<uint32_t> permuted(Value operand, ArrayRef<int64_t> perm);
+
+  func::FuncOp function_;
+  CpuCompileStats &stats_;
+  OwningOpRef<ModuleOp> kernels_;
+  runtime::Executable exe_;
+  DenseMap<Value, uint32_t> slotOf_;
+  std::map<std::string, std::string> kernelByText_;
+  std::set<uint32_t> constantSlots_;
+};
+
+uint32_t FunctionLowering::arenaSlot(uint64_t bytes) {
+  runtime::BufferSlot slot;
+  slot.kind = runtime::BufferSlot::Kind::arena;
+  slot.offset = exe_.plan.arenaBytes;
+  slot.bytes = bytes;
+  exe_.plan.arenaBytes += (bytes + 63) / 64 * 64;
+  exe_.plan.slots.push_back(slot);
+  return exe_.plan.slots.size() - 1;
+}
+
+absl::Status FunctionLowering::addKernel(Operation *op,
+                                         std::vector<uint32_t> slots) {
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(op->getLoc());
+  FailureOr<KernelInfo> info = emitOpKernel(op, *scratch, "kiln_kernel");
+  if (failed(info))
+    return absl::UnimplementedError(absl::StrCat(
+        "cpu backend: no kernel for ", op->getName().getStringRef().str()));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  scratch->print(os);
+  auto [it, inserted] = kernelByText_.try_emplace(
+      text, absl::StrCat("kiln_kernel_", kernelByText_.size()));
+  if (inserted) {
+    ++stats_.uniqueKernels;
+    auto kernel = scratch->lookupSymbol<func::FuncOp>("kiln_kernel");
+    kernel.setSymName(it->second);
+    for (Operation &o :
+         llvm::make_early_inc_range(scratch->getBody()->getOperations())) {
+      auto f = dyn_cast<func::FuncOp>(o);
+      if (f && f.isExternal() && kernels_->lookupSymbol(f.getSymName()))
+        continue;
+      o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
+    }
+  }
+  int64_t work = 1;
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    auto shape = detail::shapeOf(reduce.getOperand());
+    for (int64_t d : reduce.getDimensions())
+      work *= shape[d];
+  } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    auto shape = detail::shapeOf(dot.getLhs());
+    for (int64_t d : dot.getLhsContractingDimensions())
+      work *= shape[d];
+  } else if (isa<RngUniformOp>(op)) {
+    work = 32;
+  }
+  runtime::Thunk thunk;
+  thunk.kind = runtime::Thunk::Kind::kernel;
+  thunk.kernel = {it->second, std::move(slots), info->rangeSize,
+                  info->splittable, work};
+  exe_.thunks.push_back(std::move(thunk));
+  ++stats_.opKernels;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
+                                                    ArrayRef<int64_t> perm) {
+  bool identity = true;
+  for (size_t k = 0; k < perm.size(); ++k)
+    identity &= perm[k] == static_cast<int64_t>(k);
+  if (identity)
+    return slotOf_.lookup(operand);
+  // Build the transpose in a detached block: it exists only to be emitted.
+  auto block = std::make_unique<Block>();
+  Value arg = block->addArgument(operand.getType(), operand.getLoc());
+  OpBuilder b(operand.getContext());
+  b.setInsertionPointToStart(block.get());
+  auto transpose = TransposeOp::create(b, operand.getLoc(), arg, perm);
+  uint32_t out = arenaSlot(bytesOf(transpose.getResult()));
+  absl::Status s = addKernel(transpose, {slotOf_.lookup(operand), out});
+  if (!s.ok())
+    return s;
+  return out;
+}
+
+absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
+  Value lhs = op.getLhs(), rhs = op.getRhs(), result = op.getResult();
+  auto ls = detail::shapeOf(lhs), rs = detail::shapeOf(rhs);
+  SmallVector<int64_t> lb(op.getLhsBatchingDimensions());
+  SmallVector<int64_t> rb(op.getRhsBatchingDimensions());
+  SmallVector<int64_t> lc(op.getLhsContractingDimensions());
+  SmallVector<int64_t> rc(op.getRhsContractingDimensions());
+  auto freeDims = [](int64_t rank, ArrayRef<int64_t> a, ArrayRef<int64_t> c) {
+    SmallVector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(a, d) && !llvm::is_contained(c, d))
+        out.push_back(d);
+    return out;
+  };
+  SmallVector<int64_t> lf = freeDims(ls.size(), lb, lc);
+  SmallVector<int64_t> rf = freeDims(rs.size(), rb, rc);
+  auto concat = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                   ArrayRef<int64_t> c) {
+    SmallVector<int64_t> out(a);
+    out.append(b.begin(), b.end());
+    out.append(c.begin(), c.end());
+    return out;
+  };
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    for (size_t k = 0; k < p.size(); ++k)
+      if (p[k] != static_cast<int64_t>(k))
+        return false;
+    return true;
+  };
+  auto dims = [](ArrayRef<int64_t> shape, ArrayRef<int64_t> which) {
+    int64_t n = 1;
+    for (int64_t d : which)
+      n *= shape[d];
+    return n;
+  };
+  runtime::GemmThunk g;
+  g.batch = dims(ls, lb);
+  g.m = dims(ls, lf);
+  g.k = dims(ls, lc);
+  g.n = dims(rs, rf);
+  // A as [batch, M, K] or, with transA, [batch, K, M]; B as [batch, K, N]
+  // or, with transB, [batch, N, K]; anything else is transposed first.
+  SmallVector<int64_t> aPerm = concat(lb, lf, lc);
+  g.transA = !isIdentity(aPerm) && isIdentity(concat(lb, lc, lf));
+  absl::StatusOr<uint32_t> a =
+      g.transA ? absl::StatusOr<uint32_t>(slotOf_.lookup(lhs))
+               : permuted(lhs, aPerm);
+  SmallVector<int64_t> bPerm = concat(rb, rc, rf);
+  g.transB = !isIdentity(bPerm) && isIdentity(concat(rb, rf, rc));
+  absl::StatusOr<uint32_t> b =
+      g.transB ? absl::StatusOr<uint32_t>(slotOf_.lookup(rhs))
+               : permuted(rhs, bPerm);
+  if (!a.ok() || !b.ok())
+    return !a.ok() ? a.status() : b.status();
+  g.a = *a;
+  g.b = *b;
+  g.c = slotOf_[result] = arenaSlot(bytesOf(result));
+  runtime::Thunk thunk;
+  thunk.kind = runtime::Thunk::Kind::gemm;
+  thunk.gemm = g;
+  exe_.thunks.push_back(thunk);
+  ++stats_.gemms;
+  return absl::OkStatus();
+}
+
+absl::Status FunctionLowering::lowerOp(Operation *op) {
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    absl::StatusOr<std::string> bytes = constantBytes(c);
+    if (!bytes.ok())
+      return bytes.status();
+    uint32_t slot = slotOf_[c.getResult()] = arenaSlot(bytes->size());
+    constantSlots_.insert(slot);
+    exe_.plan.constants.push_back({slot, std::move(*bytes)});
+    return absl::OkStatus();
+  }
+  if (auto r = dyn_cast<ReshapeOp>(op)) {
+    runtime::Thunk thunk;
+    thunk.kind = runtime::Thunk::Kind::copy;
+    uint64_t bytes = bytesOf(r.getResult());
+    thunk.copy = {slotOf_.lookup(r.getOperand()),
+                  slotOf_[r.getResult()] = arenaSlot(bytes), bytes};
+    exe_.thunks.push_back(thunk);
+    return absl::OkStatus();
+  }
+  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
+    auto f32 = [](Value v) { return detail::elementOf(v).isF32(); };
+    if (f32(dot.getLhs()) && f32(dot.getRhs()) && f32(dot.getResult()))
+      return lowerDot(dot);
+  }
+  if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {
+    Block &body = fusion.getBody().front();
+    for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
+      slotOf_[arg] = slotOf_.lookup(input);
+    for (Operation &inner : body.without_terminator())
+      if (absl::Status s = lowerOp(&inner); !s.ok())
+        return s;
+    for (auto [res, yielded] :
+         llvm::zip(fusion.getResults(), body.getTerminator()->getOperands()))
+      slotOf_[res] = slotOf_.lookup(yielded);
+    return absl::OkStatus();
+  }
+  if (!hasKernel(op))
+    return absl::UnimplementedError(absl::StrCat(
+        "cpu backend: unsupported op ", op->getName().getStringRef().str()));
+  std::vector<uint32_t> slots;
+  for (Value v : op->getOperands())
+    slots.push_back(slotOf_.lookup(v));
+  for (Value v : op->getResults())
+    slots.push_back(slotOf_[v] = arenaSlot(bytesOf(v)));
+  return addKernel(op, std::move(slots));
+}
+
+int32_t FunctionLowering::findDonor(Operation *def, Value v,
+                                    const std::set<int32_t> &used) {
+  bool elementwise =
+      isScalarizable(def) || (isa<FusionOp>(def) && hasKernel(def));
+  if (!elementwise)
+    return -1;
+  Block *entry = &function_.getBody().front();
+  for (Value x : def->getOperands()) {
+    auto arg = dyn_cast<BlockArgument>(x);
+    if (!arg || arg.getOwner() != entry || x.getType() != v.getType())
+      continue;
+    int32_t i = arg.getArgNumber();
+    // One use: no later op reads the input after it is overwritten, and it
+    // is not returned itself.
+    if (exe_.signature.inputs[i].donated && !used.count(i) && x.hasOneUse())
+      return i;
+  }
+  return -1;
+}
+
+int32_t FunctionLowering::findUnusedDonor(Value v,
+                                          const std::set<int32_t> &used) {
+  for (BlockArgument arg : function_.getArguments()) {
+    int32_t i = arg.getArgNumber();
+    if (arg.use_empty() && arg.getType() == v.getType() &&
+        exe_.signature.inputs[i].donated && !used.count(i))
+      return i;
+  }
+  return -1;
+}
+
+void FunctionLowering::planOutputs(func::ReturnOp ret) {
+  std::set<uint32_t> claimed;
+  std::set<int32_t> donors;
+  for (auto [o, v] : llvm::enumerate(ret.getOperands())) {
+    uint32_t slot = slotOf_.lookup(v);
+    runtime::BufferSlot &s = exe_.plan.slots[slot];
+    int32_t donor = -1;
+    Operation *def = v.getDefiningOp();
+    if (def && s.kind == runtime::BufferSlot::Kind::arena &&
+        !constantSlots_.count(slot) && claimed.insert(slot).second) {
+      s.kind = runtime::BufferSlot::Kind::output;
+      s.input = o;
+      donor = findDonor(def, v, donors);
+      if (donor < 0)
+        donor = findUnusedDonor(v, donors);
+      if (donor >= 0)
+        donors.insert(donor);
+    }
+    exe_.plan.outputSlots.push_back(slot);
+    exe_.plan.outputDonors.push_back(donor);
+  }
+}
+
+absl::Status FunctionLowering::lowerBlock(Block &block) {
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      planOutputs(ret);
+      continue;
+    }
+    if (absl::Status s = lowerOp(&op); !s.ok())
+      return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<runtime::Executable> FunctionLowering::run() {
+  absl::StatusOr<runtime::ProgramSignature> signature = signatureOf(function_);
+  if (!signature.ok())
+    return signature.status();
+  exe_.signature = std::move(*signature);
+  exe_.compilerVersion = kCpuCompilerVersion;
+  for (auto [i, arg] : llvm::enumerate(function_.getArguments())) {
+    runtime::BufferSlot slot;
+    slot.kind = runtime::BufferSlot::Kind::input;
+    slot.input = i;
+    slot.bytes = bytesOf(arg);
+    exe_.plan.slots.push_back(slot);
+    slotOf_[arg] = exe_.plan.slots.size() - 1;
+  }
+  if (absl::Status s = lowerBlock(function_.getBody().front()); !s.ok())
+    return s;
+  if (!kernels_->getBody()->empty()) {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<NativeLibrary> library = compileKernelModule(*kernels_);
+    if (!library.ok())
+      return library.status();
+    stats_.codegenSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    stats_.lowerSeconds = library->lowerSeconds;
+    stats_.optimizeSeconds = library->optimizeSeconds;
+    stats_.emitSeconds = library->emitSeconds;
+    stats_.linkSeconds = library->linkSeconds;
+    exe_.kernelLibrary = std::move(library->sharedObject);
+    exe_.targetCpu = library->cpu;
+    exe_.targetFeatures = library->features;
+  }
+  return std::move(exe_);
+}
+
+} // namespace
+
+absl::StatusOr<runtime::Executable>
+compileExecutable(ModuleOp module, const std::string &function,
+                  CpuCompileStats *stats, const PipelineOptions &pipeline) {
+  if (failed(runKilnPipeline(module, pipeline)))
+    return absl::InternalError("the kiln pass pipeline failed on the module");
+  absl::StatusOr<func::FuncOp> entry = findEntryFunction(module, function);
+  if (!entry.ok())
+    return entry.status();
+  loadKernelDialects(*module.getContext());
+  CpuCompileStats local;
+  FunctionLowering lowering(*entry, stats ? *stats : local);
+  return lowering.run();
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+createCpuProgram(ModuleOp module, const std::string &function) {
+  absl::StatusOr<runtime::Executable> executable =
+      compileExecutable(module, function);
+  if (!executable.ok())
+    return executable.status();
+  return runtime::loadCpuProgram(std::move(*executable));
+}
+
+} // namespace kiln::compiler::cpu

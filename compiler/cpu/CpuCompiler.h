@@ -1,0 +1,51 @@
+// The CPU backend's driver: a kiln function → a runtime::Executable (buffer
+// plan, thunk list, kernel library) → a loaded runtime program.
+#ifndef KILN_COMPILER_CPU_CPUCOMPILER_H
+#define KILN_COMPILER_CPU_CPUCOMPILER_H
+
+#include "compiler/Pipeline.h"
+#include "runtime/Executable.h"
+#include "runtime/Program.h"
+
+#include "absl/status/statusor.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace kiln::compiler::cpu {
+
+/// The version written into executables; bump when codegen changes.
+inline constexpr const char *kCpuCompilerVersion = "kiln-cpu 0.1";
+
+/// Statistics of one compilation, for tools and benchmarks.
+struct CpuCompileStats {
+  int opKernels = 0;     // kernel thunks
+  int uniqueKernels = 0; // after deduplication
+  int gemms = 0;
+  double codegenSeconds = 0; // lowering, -O3, object emission and linking
+  /// The parts of codegenSeconds: MLIR lowering + translation, LLVM -O3,
+  /// object emission, linking.
+  double lowerSeconds = 0, optimizeSeconds = 0, emitSeconds = 0,
+         linkSeconds = 0;
+};
+
+/// module + function name (empty: main or the only one) → executable.
+/// Runs the kiln pass pipeline (fusion, scheduling) over the module in place
+/// first, then loads the kernel dialects into the module's context and builds
+/// kernels there: do not run it while another thread uses that context.
+absl::StatusOr<runtime::Executable>
+compileExecutable(mlir::ModuleOp module, const std::string &function,
+                  CpuCompileStats *stats = nullptr,
+                  const PipelineOptions &pipeline = PipelineOptions());
+
+/// module + function name → a loaded CPU program (oneDNN GEMMs, 2 threads).
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+createCpuProgram(mlir::ModuleOp module, const std::string &function);
+
+} // namespace kiln::compiler::cpu
+
+#endif // KILN_COMPILER_CPU_CPUCOMPILER_H

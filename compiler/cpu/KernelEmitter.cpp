@@ -1,0 +1,326 @@
+// Kernels for elementwise ops, elementwise fusions and data-movement ops.
+// Every kernel loops over its output's flattened elements in [begin, end);
+// an output element's flat index is split into per-dimension indices only
+// where the op moves data, and the source offset is rebuilt from them.
+// Reductions, contractions, indexing and RNG live in ReductionKernels.cpp.
+#include "compiler/cpu/KernelEmitter.h"
+#include "compiler/cpu/ScalarOps.h"
+
+#include "ir/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace kiln::compiler::cpu {
+
+using namespace mlir;
+
+namespace detail {
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+int64_t numElementsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+void buildKernel(ModuleOp module, StringRef name, unsigned numBuffers,
+                 const BodyFn &body, bool parallel) {
+  MLIRContext *ctx = module.getContext();
+  ImplicitLocOpBuilder b(UnknownLoc::get(ctx), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
+  auto func =
+      func::FuncOp::create(b, name, b.getFunctionType({ptrType, i64, i64}, {}));
+  if (parallel)
+    func->setAttr(kParallelAttr, b.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  KernelBuilder kb(b, module, entry->getArgument(0), numBuffers);
+  body(kb, entry->getArgument(1), entry->getArgument(2));
+  func::ReturnOp::create(b);
+}
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
+
+/// Calls `element(i)` for each output flat index i in [begin, end).
+void forEachElement(KernelBuilder &kb, Value begin, Value end,
+                    const std::function<void(Value)> &element) {
+  kb.forLoop(begin, end, {}, [&](Value i, ValueRange) {
+    element(i);
+    return SmallVector<Value>{};
+  });
+}
+
+FailureOr<KernelInfo> emitElementwise(Operation *op, ModuleOp module,
+                                      StringRef name) {
+  unsigned n = op->getNumOperands();
+  Value result = op->getResult(0);
+  buildKernel(module, name, n + 1, [&](KernelBuilder &kb, Value b, Value e) {
+    forEachElement(kb, b, e, [&](Value i) {
+      SmallVector<Value> in;
+      for (Value operand : op->getOperands())
+        in.push_back(kb.load(in.size(), elementOf(operand), i));
+      FailureOr<Value> r = emitScalarOp(kb, op, in);
+      assert(succeeded(r) && "emitElementwise on a non-elementwise op");
+      kb.store(n, elementOf(result), i, *r);
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+/// A fusion whose body is elementwise over one shape: every element of every
+/// result is computed from the same element of every input.
+bool isElementwiseFusion(FusionOp fusion) {
+  if (fusion.getNumResults() == 0)
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
+  for (Value v : fusion.getInputs())
+    if (shapeOf(v) != shape)
+      return false;
+  for (Value v : fusion.getResults())
+    if (shapeOf(v) != shape)
+      return false;
+  for (Operation &inner : fusion.getBody().front().without_terminator())
+    if (!isScalarizable(&inner) && !isa<ConstantOp>(inner))
+      return false;
+  // Constants inside must be splats: one scalar stands for every element.
+  for (Operation &inner : fusion.getBody().front().without_terminator())
+    if (auto c = dyn_cast<ConstantOp>(inner)) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense || !dense.isSplat())
+        return false;
+    }
+  return true;
+}
+
+FailureOr<KernelInfo> emitFusion(FusionOp fusion, ModuleOp module,
+                                 StringRef name) {
+  unsigned n = fusion.getNumOperands();
+  Block &body = fusion.getBody().front();
+  buildKernel(
+      module, name, n + fusion.getNumResults(),
+      [&](KernelBuilder &kb, Value b, Value e) {
+        forEachElement(kb, b, e, [&](Value i) {
+          IRMapping scalars;
+          for (auto [k, arg] : llvm::enumerate(body.getArguments()))
+            scalars.map(arg, kb.load(k, elementOf(arg), i));
+          for (Operation &inner : body.without_terminator()) {
+            if (auto c = dyn_cast<ConstantOp>(inner)) {
+              auto attr = cast<DenseElementsAttr>(c.getValue());
+              Type t = computeType(attr.getElementType());
+              Value v;
+              if (isa<FloatType>(attr.getElementType()))
+                v = kb.constant(
+                    t, (*attr.value_begin<APFloat>()).convertToDouble());
+              else
+                v = kb.intConstant(t,
+                                   (*attr.value_begin<APInt>()).getSExtValue());
+              scalars.map(c.getResult(), v);
+              continue;
+            }
+            SmallVector<Value> in;
+            for (Value operand : inner.getOperands())
+              in.push_back(scalars.lookup(operand));
+            scalars.map(inner.getResult(0), *emitScalarOp(kb, &inner, in));
+          }
+          for (auto [k, v] :
+               llvm::enumerate(body.getTerminator()->getOperands()))
+            kb.store(n + k, elementOf(v), i, scalars.lookup(v));
+        });
+      });
+  return KernelInfo{numElementsOf(fusion.getResult(0)), true};
+}
+
+/// A data-movement op: output element i = operand element offset(i).
+FailureOr<KernelInfo> emitGatherLike(
+    Operation *op, ModuleOp module, StringRef name,
+    const std::function<Value(KernelBuilder &, ArrayRef<Value>)> &offset) {
+  Value operand = op->getOperand(0), result = op->getResult(0);
+  buildKernel(module, name, 2, [&](KernelBuilder &kb, Value b, Value e) {
+    forEachElement(kb, b, e, [&](Value i) {
+      SmallVector<Value> idx = kb.delinearize(i, shapeOf(result));
+      Value v = kb.load(0, elementOf(operand), offset(kb, idx));
+      kb.store(1, elementOf(result), i, v);
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+FailureOr<KernelInfo> emitBroadcast(BroadcastInDimOp op, ModuleOp module,
+                                    StringRef name) {
+  ArrayRef<int64_t> in = shapeOf(op.getOperand());
+  SmallVector<int64_t> strides = rowMajorStrides(in);
+  ArrayRef<int64_t> dims = op.getBroadcastDimensions();
+  return emitGatherLike(op, module, name,
+                        [&](KernelBuilder &kb, ArrayRef<Value> idx) {
+                          SmallVector<Value> src(in.size());
+                          for (size_t k = 0; k < in.size(); ++k)
+                            if (in[k] != 1)
+                              src[k] = idx[dims[k]];
+                          return kb.linearize(src, strides);
+                        });
+}
+
+FailureOr<KernelInfo> emitTranspose(TransposeOp op, ModuleOp module,
+                                    StringRef name) {
+  SmallVector<int64_t> strides = rowMajorStrides(shapeOf(op.getOperand()));
+  ArrayRef<int64_t> perm = op.getPermutation();
+  SmallVector<int64_t> permuted;
+  for (int64_t p : perm)
+    permuted.push_back(strides[p]);
+  return emitGatherLike(op, module, name,
+                        [&](KernelBuilder &kb, ArrayRef<Value> idx) {
+                          return kb.linearize(idx, permuted);
+                        });
+}
+
+FailureOr<KernelInfo> emitSlice(SliceOp op, ModuleOp module, StringRef name) {
+  SmallVector<int64_t> strides = rowMajorStrides(shapeOf(op.getOperand()));
+  SmallVector<int64_t> start(op.getStartIndices()), step(op.getStrides());
+  int64_t base = 0;
+  SmallVector<int64_t> scaled;
+  for (size_t k = 0; k < strides.size(); ++k) {
+    base += start[k] * strides[k];
+    scaled.push_back(step[k] * strides[k]);
+  }
+  return emitGatherLike(op, module, name,
+                        [&](KernelBuilder &kb, ArrayRef<Value> idx) {
+                          return kb.linearize(idx, scaled, kb.index(base));
+                        });
+}
+
+FailureOr<KernelInfo> emitConcatenate(ConcatenateOp op, ModuleOp module,
+                                      StringRef name) {
+  Value result = op.getResult();
+  int64_t dim = op.getDimension();
+  unsigned n = op.getNumOperands();
+  Type elem = elementOf(result);
+  buildKernel(module, name, n + 1, [&](KernelBuilder &kb, Value b, Value e) {
+    forEachElement(kb, b, e, [&](Value i) {
+      SmallVector<Value> idx = kb.delinearize(i, shapeOf(result));
+      // An if-chain over the inputs: input k owns [start_k, start_k + size_k).
+      std::function<Value(unsigned, int64_t)> pick = [&](unsigned k,
+                                                         int64_t start) {
+        Value input = op.getOperand(k);
+        auto loadFrom = [&]() {
+          SmallVector<Value> local(idx);
+          local[dim] = arith::SubIOp::create(kb.b, idx[dim], kb.index(start));
+          return kb.load(k, elem,
+                         kb.linearize(local, rowMajorStrides(shapeOf(input))));
+        };
+        if (k + 1 == n)
+          return loadFrom();
+        int64_t end = start + shapeOf(input)[dim];
+        Value inside = arith::CmpIOp::create(kb.b, arith::CmpIPredicate::slt,
+                                             idx[dim], kb.index(end));
+        auto ifOp =
+            scf::IfOp::create(kb.b, TypeRange{computeType(elem)}, inside, true);
+        {
+          OpBuilder::InsertionGuard guard(kb.b);
+          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          scf::YieldOp::create(kb.b, loadFrom());
+          kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(kb.b, pick(k + 1, end));
+        }
+        return ifOp.getResult(0);
+      };
+      kb.store(n, elem, i, pick(0, 0));
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+FailureOr<KernelInfo> emitPad(PadOp op, ModuleOp module, StringRef name) {
+  Value result = op.getResult(), operand = op.getOperand();
+  ArrayRef<int64_t> in = shapeOf(operand);
+  SmallVector<int64_t> low(op.getEdgePaddingLow());
+  SmallVector<int64_t> strides = rowMajorStrides(in);
+  Type elem = elementOf(result);
+  buildKernel(module, name, 3, [&](KernelBuilder &kb, Value b, Value e) {
+    forEachElement(kb, b, e, [&](Value i) {
+      SmallVector<Value> idx = kb.delinearize(i, shapeOf(result));
+      Value inside = arith::ConstantIntOp::create(kb.b, kb.b.getI1Type(), 1);
+      SmallVector<Value> src;
+      for (size_t k = 0; k < in.size(); ++k) {
+        Value j = arith::SubIOp::create(kb.b, idx[k], kb.index(low[k]));
+        // Unsigned j < n also rejects negative j.
+        Value ok = arith::CmpIOp::create(kb.b, arith::CmpIPredicate::ult, j,
+                                         kb.index(in[k]));
+        inside = arith::AndIOp::create(kb.b, inside, ok);
+        src.push_back(j);
+      }
+      auto ifOp =
+          scf::IfOp::create(kb.b, TypeRange{computeType(elem)}, inside, true);
+      {
+        OpBuilder::InsertionGuard guard(kb.b);
+        kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        scf::YieldOp::create(kb.b,
+                             kb.load(0, elem, kb.linearize(src, strides)));
+        kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(kb.b, kb.load(1, elem, kb.index(0)));
+      }
+      kb.store(2, elem, i, ifOp.getResult(0));
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+FailureOr<KernelInfo> emitIota(IotaOp op, ModuleOp module, StringRef name) {
+  Value result = op.getResult();
+  Type elem = elementOf(result);
+  int64_t dim = op.getIotaDimension();
+  buildKernel(module, name, 1, [&](KernelBuilder &kb, Value b, Value e) {
+    forEachElement(kb, b, e, [&](Value i) {
+      SmallVector<Value> idx = kb.delinearize(i, shapeOf(result));
+      Value v = emitConvert(kb, idx[dim], kb.b.getI64Type(), elem);
+      kb.store(0, elem, i, v);
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+} // namespace
+
+bool hasKernel(Operation *op) {
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return isElementwiseFusion(fusion);
+  return isScalarizable(op) ||
+         isa<BroadcastInDimOp, TransposeOp, SliceOp, ConcatenateOp, PadOp,
+             IotaOp, ReduceOp, DotGeneralOp, GatherOp, ScatterAddOp,
+             RngUniformOp>(op);
+}
+
+FailureOr<KernelInfo> emitOpKernel(Operation *op, ModuleOp module,
+                                   StringRef name) {
+  if (isScalarizable(op))
+    return emitElementwise(op, module, name);
+  return llvm::TypeSwitch<Operation *, FailureOr<KernelInfo>>(op)
+      .Case([&](FusionOp f) -> FailureOr<KernelInfo> {
+        if (!isElementwiseFusion(f))
+          return failure();
+        return emitFusion(f, module, name);
+      })
+      .Case([&](BroadcastInDimOp o) { return emitBroadcast(o, module, name); })
+      .Case([&](TransposeOp o) { return emitTranspose(o, module, name); })
+      .Case([&](SliceOp o) { return emitSlice(o, module, name); })
+      .Case([&](ConcatenateOp o) { return emitConcatenate(o, module, name); })
+      .Case([&](PadOp o) { return emitPad(o, module, name); })
+      .Case([&](IotaOp o) { return emitIota(o, module, name); })
+      .Case([&](ReduceOp) { return emitReduce(op, module, name); })
+      .Case([&](DotGeneralOp) { return emitDotGeneral(op, module, name); })
+      .Case([&](GatherOp) { return emitGather(op, module, name); })
+      .Case([&](ScatterAddOp) { return emitScatterAdd(op, module, name); })
+      .Case([&](RngUniformOp) { return emitRngUniform(op, module, name); })
+      .Default([](Operation *) { return failure(); });
+}
+
+} // namespace kiln::compiler::cpu

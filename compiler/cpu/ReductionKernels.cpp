@@ -1,0 +1,398 @@
+// Kernels whose output elements each read many input elements (reduce, the
+// loop form of dot_general), read through an index tensor (gather), write
+// many places (scatter_add), or carry state (rng_uniform). Float sums and
+// products accumulate in double and round once, as the spec does; integer
+// ones in i64, which wraps to the same low bits.
+#include "compiler/cpu/KernelEmitter.h"
+#include "compiler/cpu/ScalarOps.h"
+
+#include "ir/KilnDialect.h"
+
+#include <limits>
+
+namespace kiln::compiler::cpu::detail {
+
+using namespace mlir;
+
+namespace {
+
+/// The accumulator type of a sum or product over elements of `elem`.
+Type wideType(OpBuilder &b, Type elem) {
+  return isa<FloatType>(elem) ? Type(b.getF64Type()) : Type(b.getI64Type());
+}
+
+/// A compute-type scalar → the accumulator type.
+Value widen(KernelBuilder &kb, Value v, Type wide) {
+  if (v.getType() == wide)
+    return v;
+  if (isa<FloatType>(wide))
+    return arith::ExtFOp::create(kb.b, wide, v);
+  return arith::ExtSIOp::create(kb.b, wide, v);
+}
+
+/// An accumulator → the compute type of storage type `elem`, rounded once.
+Value narrow(KernelBuilder &kb, Value acc, Type elem) {
+  return emitConvert(kb, acc, acc.getType(), elem);
+}
+
+Value reductionInit(KernelBuilder &kb, ReduceKind kind, Type accType) {
+  bool isFloat = isa<FloatType>(accType);
+  unsigned width = accType.getIntOrFloatBitWidth();
+  double inf = std::numeric_limits<double>::infinity();
+  switch (kind) {
+  case ReduceKind::sum:
+    return kb.constant(accType, 0);
+  case ReduceKind::prod:
+    return kb.constant(accType, 1);
+  case ReduceKind::max:
+    return isFloat ? kb.constant(accType, -inf)
+                   : arith::ConstantOp::create(
+                         kb.b, kb.b.getIntegerAttr(
+                                   accType, APInt::getSignedMinValue(width)))
+                         .getResult();
+  case ReduceKind::min:
+    return isFloat ? kb.constant(accType, inf)
+                   : arith::ConstantOp::create(
+                         kb.b, kb.b.getIntegerAttr(
+                                   accType, APInt::getSignedMaxValue(width)))
+                         .getResult();
+  }
+  return {};
+}
+
+Value combine(KernelBuilder &kb, ReduceKind kind, Value acc, Value x) {
+  auto &b = kb.b;
+  bool isFloat = isa<FloatType>(acc.getType());
+  switch (kind) {
+  case ReduceKind::sum:
+    return isFloat ? arith::AddFOp::create(b, acc, x).getResult()
+                   : arith::AddIOp::create(b, acc, x).getResult();
+  case ReduceKind::prod:
+    return isFloat ? arith::MulFOp::create(b, acc, x).getResult()
+                   : arith::MulIOp::create(b, acc, x).getResult();
+  case ReduceKind::max:
+    return isFloat ? arith::MaximumFOp::create(b, acc, x).getResult()
+                   : arith::MaxSIOp::create(b, acc, x).getResult();
+  case ReduceKind::min:
+    return isFloat ? arith::MinimumFOp::create(b, acc, x).getResult()
+                   : arith::MinSIOp::create(b, acc, x).getResult();
+  }
+  return {};
+}
+
+/// Picks the entries of `values` at `positions`.
+SmallVector<int64_t> pick(ArrayRef<int64_t> values,
+                          ArrayRef<int64_t> positions) {
+  SmallVector<int64_t> out;
+  for (int64_t p : positions)
+    out.push_back(values[p]);
+  return out;
+}
+
+/// The dimensions of a rank-`rank` shape not in `used`, in order.
+SmallVector<int64_t> remainingDims(int64_t rank, ArrayRef<int64_t> used) {
+  SmallVector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(used, d))
+      out.push_back(d);
+  return out;
+}
+
+} // namespace
+
+FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
+                                 StringRef name) {
+  auto reduce = cast<ReduceOp>(op);
+  Value operand = reduce.getOperand(), result = reduce.getResult();
+  ArrayRef<int64_t> shape = shapeOf(operand);
+  SmallVector<int64_t> strides = rowMajorStrides(shape);
+  SmallVector<int64_t> dims(reduce.getDimensions());
+  // Row-major order over the reduced dimensions, as the reference sums.
+  llvm::sort(dims);
+  SmallVector<int64_t> kept = remainingDims(shape.size(), dims);
+  ReduceKind kind = reduce.getKind();
+  Type elem = elementOf(operand);
+  bool accumulateWide = kind == ReduceKind::sum || kind == ReduceKind::prod;
+  buildKernel(module, name, 2, [&](KernelBuilder &kb, Value b, Value e) {
+    Type accType = accumulateWide ? wideType(kb.b, elem) : computeType(elem);
+    kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
+      SmallVector<Value> outIdx = kb.delinearize(i, shapeOf(result));
+      Value base = kb.linearize(outIdx, pick(strides, kept));
+      Value init = reductionInit(kb, kind, accType);
+      SmallVector<Value> acc = kb.nestedLoops(
+          pick(shape, dims), ValueRange{init},
+          [&](ArrayRef<Value> ivs, ValueRange carried) -> SmallVector<Value> {
+            Value off = kb.linearize(ivs, pick(strides, dims), base);
+            Value x = widen(kb, kb.load(0, elem, off), accType);
+            return {combine(kb, kind, carried[0], x)};
+          });
+      // With no reduced dimension the "loop nest" runs its body once.
+      Value total = acc[0];
+      kb.store(1, elementOf(result), i,
+               accumulateWide ? narrow(kb, total, elem) : total);
+      return SmallVector<Value>{};
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+FailureOr<KernelInfo> emitDotGeneral(Operation *op, ModuleOp module,
+                                     StringRef name) {
+  auto dot = cast<DotGeneralOp>(op);
+  Value lhs = dot.getLhs(), rhs = dot.getRhs(), result = dot.getResult();
+  ArrayRef<int64_t> ls = shapeOf(lhs), rs = shapeOf(rhs);
+  SmallVector<int64_t> lStr = rowMajorStrides(ls), rStr = rowMajorStrides(rs);
+  SmallVector<int64_t> lb(dot.getLhsBatchingDimensions());
+  SmallVector<int64_t> rb(dot.getRhsBatchingDimensions());
+  SmallVector<int64_t> lc(dot.getLhsContractingDimensions());
+  SmallVector<int64_t> rc(dot.getRhsContractingDimensions());
+  SmallVector<int64_t> lUsed(lb), rUsed(rb);
+  lUsed.append(lc);
+  rUsed.append(rc);
+  SmallVector<int64_t> lFree = remainingDims(ls.size(), lUsed);
+  SmallVector<int64_t> rFree = remainingDims(rs.size(), rUsed);
+  // Result index k → a stride in lhs and in rhs (zero where it is absent).
+  SmallVector<int64_t> lOut, rOut;
+  for (size_t k = 0; k < lb.size(); ++k) {
+    lOut.push_back(lStr[lb[k]]);
+    rOut.push_back(rStr[rb[k]]);
+  }
+  for (int64_t d : lFree) {
+    lOut.push_back(lStr[d]);
+    rOut.push_back(0);
+  }
+  for (int64_t d : rFree) {
+    lOut.push_back(0);
+    rOut.push_back(rStr[d]);
+  }
+  Type lElem = elementOf(lhs), rElem = elementOf(rhs);
+  Type resElem = elementOf(result);
+  buildKernel(module, name, 3, [&](KernelBuilder &kb, Value b, Value e) {
+    Type accType = wideType(kb.b, resElem);
+    kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
+      SmallVector<Value> outIdx = kb.delinearize(i, shapeOf(result));
+      Value lBase = kb.linearize(outIdx, lOut);
+      Value rBase = kb.linearize(outIdx, rOut);
+      Value zero = kb.constant(accType, 0);
+      auto step = [&](ArrayRef<Value> ivs, Value acc) {
+        Value lo = kb.linearize(ivs, pick(lStr, lc), lBase);
+        Value ro = kb.linearize(ivs, pick(rStr, rc), rBase);
+        Value x = widen(kb, kb.load(0, lElem, lo), accType);
+        Value y = widen(kb, kb.load(1, rElem, ro), accType);
+        bool isFloat = isa<FloatType>(accType);
+        Value p = isFloat ? arith::MulFOp::create(kb.b, x, y).getResult()
+                          : arith::MulIOp::create(kb.b, x, y).getResult();
+        return combine(kb, ReduceKind::sum, acc, p);
+      };
+      Value total =
+          kb.nestedLoops(pick(ls, lc), ValueRange{zero},
+                         [&](ArrayRef<Value> ivs, ValueRange carried) {
+                           return SmallVector<Value>{step(ivs, carried[0])};
+                         })[0];
+      kb.store(2, resElem, i, narrow(kb, total, resElem));
+      return SmallVector<Value>{};
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+namespace {
+
+/// The position along `axis` an index element names, as i64.
+Value loadIndex(KernelBuilder &kb, Value indices, Value flat) {
+  Value idx = kb.load(1, elementOf(indices), flat);
+  if (!idx.getType().isInteger(64))
+    idx = arith::ExtSIOp::create(kb.b, kb.b.getI64Type(), idx);
+  return idx;
+}
+
+/// For an index space shaped operand[:axis] ++ indices ++ operand[axis+1:]:
+/// flat index → (flat index into `indices`, the operand offset as a function
+/// of the chosen position along axis).
+struct AxisSplit {
+  Value indicesFlat;
+  Value outerOffset; // operand offset with position 0 along axis
+  int64_t axisStride;
+};
+
+AxisSplit splitAxis(KernelBuilder &kb, Value flat, ArrayRef<int64_t> operand,
+                    ArrayRef<int64_t> indices, int64_t axis) {
+  SmallVector<int64_t> space(operand.begin(), operand.begin() + axis);
+  space.append(indices.begin(), indices.end());
+  space.append(operand.begin() + axis + 1, operand.end());
+  SmallVector<Value> idx = kb.delinearize(flat, space);
+  SmallVector<int64_t> oStr = rowMajorStrides(operand);
+  SmallVector<int64_t> iStr = rowMajorStrides(indices);
+  int64_t r = indices.size();
+  SmallVector<Value> outer, inner;
+  SmallVector<int64_t> outerStr;
+  for (int64_t k = 0; k < axis; ++k) {
+    outer.push_back(idx[k]);
+    outerStr.push_back(oStr[k]);
+  }
+  for (int64_t k = 0; k < r; ++k)
+    inner.push_back(idx[axis + k]);
+  for (size_t k = axis + 1; k < operand.size(); ++k) {
+    outer.push_back(idx[k - 1 + r]);
+    outerStr.push_back(oStr[k]);
+  }
+  return {kb.linearize(inner, iStr), kb.linearize(outer, outerStr), oStr[axis]};
+}
+
+} // namespace
+
+FailureOr<KernelInfo> emitGather(Operation *op, ModuleOp module,
+                                 StringRef name) {
+  auto gather = cast<GatherOp>(op);
+  Value operand = gather.getOperand(), indices = gather.getIndices();
+  Value result = gather.getResult();
+  int64_t axis = gather.getAxis();
+  int64_t n = shapeOf(operand)[axis];
+  buildKernel(module, name, 3, [&](KernelBuilder &kb, Value b, Value e) {
+    kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
+      AxisSplit s = splitAxis(kb, i, shapeOf(operand), shapeOf(indices), axis);
+      Value pos = loadIndex(kb, indices, s.indicesFlat);
+      pos = arith::MaxSIOp::create(kb.b, pos, kb.index(0));
+      pos = arith::MinSIOp::create(kb.b, pos,
+                                   kb.index(std::max<int64_t>(n - 1, 0)));
+      Value off = kb.linearize({pos}, {s.axisStride}, s.outerOffset);
+      kb.store(2, elementOf(result), i, kb.load(0, elementOf(operand), off));
+      return SmallVector<Value>{};
+    });
+  });
+  return KernelInfo{numElementsOf(result), true};
+}
+
+FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
+                                     StringRef name) {
+  auto scatter = cast<ScatterAddOp>(op);
+  Value operand = scatter.getOperand(), indices = scatter.getIndices();
+  Value updates = scatter.getUpdates(), result = scatter.getResult();
+  int64_t axis = scatter.getAxis();
+  int64_t n = shapeOf(operand)[axis];
+  Type elem = elementOf(operand);
+  // The range partitions the result: each call copies its part of the
+  // operand, then scans every update and adds those landing in its part, so
+  // ranges can run on different threads without atomics.
+  buildKernel(
+      module, name, 4,
+      [&](KernelBuilder &kb, Value b, Value e) {
+        kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
+          kb.store(3, elem, i, kb.load(0, elem, i));
+          return SmallVector<Value>{};
+        });
+        kb.forLoop(
+            kb.index(0), kb.index(numElementsOf(updates)), {},
+            [&](Value u, ValueRange) {
+              AxisSplit s =
+                  splitAxis(kb, u, shapeOf(operand), shapeOf(indices), axis);
+              Value pos = loadIndex(kb, indices, s.indicesFlat);
+              Value valid = arith::CmpIOp::create(
+                  kb.b, arith::CmpIPredicate::ult, pos, kb.index(n));
+              Value off = kb.linearize({pos}, {s.axisStride}, s.outerOffset);
+              Value mine = arith::AndIOp::create(
+                  kb.b,
+                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::sge, off,
+                                        b),
+                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::slt, off,
+                                        e));
+              auto ifOp = scf::IfOp::create(
+                  kb.b, TypeRange{}, arith::AndIOp::create(kb.b, valid, mine),
+                  false);
+              OpBuilder::InsertionGuard guard(kb.b);
+              kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+              Value sum = combine(kb, ReduceKind::sum, kb.load(3, elem, off),
+                                  kb.load(2, elem, u));
+              kb.store(3, elem, off, sum);
+              return SmallVector<Value>{};
+            });
+      },
+      /*parallel=*/false); // updates may hit one element twice
+  return KernelInfo{numElementsOf(result), true};
+}
+
+namespace {
+
+/// Philox-4x32-10 on (x0, x1, 0, 0) under key (k0, k1): the four lanes.
+SmallVector<Value> philox(KernelBuilder &kb, Value x0, Value x1, Value k0,
+                          Value k1) {
+  auto &b = kb.b;
+  Type i32 = b.getI32Type();
+  Value m0 = kb.intConstant(i32, 0xD2511F53),
+        m1 = kb.intConstant(i32, 0xCD9E8D57);
+  Value bump0 = kb.intConstant(i32, 0x9E3779B9);
+  Value bump1 = kb.intConstant(i32, 0xBB67AE85);
+  Value x[4] = {x0, x1, kb.intConstant(i32, 0), kb.intConstant(i32, 0)};
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 = arith::AddIOp::create(b, k0, bump0);
+      k1 = arith::AddIOp::create(b, k1, bump1);
+    }
+    auto p0 = arith::MulUIExtendedOp::create(b, m0, x[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, m1, x[2]);
+    Value n0 = arith::XOrIOp::create(
+        b, arith::XOrIOp::create(b, p1.getHigh(), x[1]), k0);
+    Value n2 = arith::XOrIOp::create(
+        b, arith::XOrIOp::create(b, p0.getHigh(), x[3]), k1);
+    x[0] = n0;
+    x[1] = p1.getLow();
+    x[2] = n2;
+    x[3] = p0.getLow();
+  }
+  return {x[0], x[1], x[2], x[3]};
+}
+
+} // namespace
+
+FailureOr<KernelInfo> emitRngUniform(Operation *op, ModuleOp module,
+                                     StringRef name) {
+  auto rng = cast<RngUniformOp>(op);
+  Value result = rng.getResult();
+  Type elem = elementOf(result);
+  int64_t n = numElementsOf(result);
+  int width = elem.isF64() ? 32 : elem.isF32() ? 24 : elem.isF16() ? 11 : 8;
+  buildKernel(module, name, 3, [&](KernelBuilder &kb, Value b, Value e) {
+    auto &ob = kb.b;
+    Type i32 = ob.getI32Type(), i64 = ob.getI64Type();
+    Value key = kb.load(0, i64, kb.index(0));
+    Value counter = kb.load(0, i64, kb.index(1));
+    Value c32 = kb.index(32);
+    Value k0 = arith::TruncIOp::create(ob, i32, key);
+    Value k1 =
+        arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, key, c32));
+    kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
+      Value g = arith::ShRUIOp::create(ob, i, kb.index(2));
+      Value lane = arith::AndIOp::create(ob, i, kb.index(3));
+      Value c = arith::AddIOp::create(ob, counter, g);
+      Value x0 = arith::TruncIOp::create(ob, i32, c);
+      Value x1 =
+          arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, c, c32));
+      SmallVector<Value> lanes = philox(kb, x0, x1, k0, k1);
+      Value u = lanes[3];
+      for (int l = 2; l >= 0; --l) {
+        Value is = arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, lane,
+                                         kb.index(l));
+        u = arith::SelectOp::create(ob, is, lanes[l], u);
+      }
+      Value bits =
+          arith::ShRUIOp::create(ob, u, kb.intConstant(i32, 32 - width));
+      Type ct = computeType(elem);
+      Value f = arith::UIToFPOp::create(ob, ct, bits);
+      Value scale = kb.constant(ct, std::ldexp(1.0, -width));
+      kb.store(1, elem, i, arith::MulFOp::create(ob, f, scale));
+      return SmallVector<Value>{};
+    });
+    // The first range writes the advanced state (also when n == 0).
+    Value first =
+        arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, b, kb.index(0));
+    auto ifOp = scf::IfOp::create(ob, TypeRange{}, first, false);
+    OpBuilder::InsertionGuard guard(ob);
+    ob.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    kb.store(2, i64, kb.index(0), key);
+    kb.store(2, i64, kb.index(1),
+             arith::AddIOp::create(ob, counter, kb.index((n + 3) / 4)));
+  });
+  return KernelInfo{n, true};
+}
+
+} // namespace kiln::compiler::cpu::detail

@@ -1,0 +1,59 @@
+// What kilnc's subcommands share: a small flag parser (subcommands take
+// different flags, which llvm::cl's global registry handles poorly), byte
+// sizes with suffixes, messages, and opening the cache a command names.
+#ifndef KILN_COMPILER_TOOLS_KILNCCOMMON_H
+#define KILN_COMPILER_TOOLS_KILNCCOMMON_H
+
+#include "runtime/PersistentCache.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kiln::kilnc {
+
+/// Exit codes: 1 a failure, 2 a usage error, 3 compiled but not cached.
+inline constexpr int kExitFailure = 1, kExitUsage = 2, kExitNotCached = 3;
+
+/// A subcommand's command line: positionals and `--flag value` / `--flag`.
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::set<std::string> switches;
+
+  bool has(const std::string &flag) const {
+    return values.count(flag) || switches.count(flag);
+  }
+  std::string get(const std::string &flag, std::string fallback = "") const {
+    auto it = values.find(flag);
+    return it == values.end() ? fallback : it->second;
+  }
+};
+
+/// argv[first..] → Args; flags not in `valued` or `boolean` and missing
+/// values are errors (message printed, nullopt returned).
+std::optional<Args> parseArgs(int argc, char **argv, int first,
+                              const std::set<std::string> &valued,
+                              const std::set<std::string> &boolean);
+
+/// "123", "64K", "2MiB", "1.5G" → bytes; nullopt on anything else.
+std::optional<uint64_t> parseBytes(const std::string &text);
+
+/// Prints "kilnc: error: <message>" and returns kExitFailure.
+int fail(const std::string &message, int code = kExitFailure);
+
+/// The cache a command names with --cache (or KILN_CACHE_DIR), with cap
+/// --max-size; misses and warnings go to stderr unless `quiet`.
+std::optional<runtime::PersistentCacheOptions>
+cacheOptions(const Args &args, bool readOnly, bool quiet);
+
+int runCompile(int argc, char **argv);
+int runPrecompile(int argc, char **argv);
+int runCache(int argc, char **argv);
+
+} // namespace kiln::kilnc
+
+#endif // KILN_COMPILER_TOOLS_KILNCCOMMON_H

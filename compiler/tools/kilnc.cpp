@@ -1,0 +1,350 @@
+// kilnc: kiln's offline compiler. `kilnc compile FILE.mlir` turns a kiln
+// module into a serialized CPU executable (and/or a persistent cache entry,
+// under the same key a training run computes); `kilnc precompile DUMP_DIR`
+// fills a cache from the graphs a trial run dumped, in parallel worker
+// processes; `kilnc cache ls|verify|prune|clear` looks after a cache. Every
+// bad input or flag ends in a message and a non-zero exit, never a signal,
+// and an output file is written to a temp name and renamed, never partly.
+#include "compiler/CachedCompiler.h"
+#include "compiler/tools/InputChecks.h"
+#include "compiler/tools/KilncCommon.h"
+#include "ir/Serialization.h"
+#include "runtime/Executable.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln::kilnc {
+
+std::optional<Args> parseArgs(int argc, char **argv, int first,
+                              const std::set<std::string> &valued,
+                              const std::set<std::string> &boolean) {
+  Args args;
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      args.positional.push_back(arg);
+      continue;
+    }
+    std::string flag = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      flag = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    if (boolean.count(flag) && !inlineValue) {
+      args.switches.insert(flag);
+    } else if (valued.count(flag)) {
+      if (!inlineValue) {
+        if (i + 1 >= argc) {
+          fail("flag " + flag + " needs a value", kExitUsage);
+          return std::nullopt;
+        }
+        value = argv[++i];
+      }
+      args.values[flag] = value;
+    } else {
+      fail("unknown flag '" + arg + "' (see kilnc --help)", kExitUsage);
+      return std::nullopt;
+    }
+  }
+  return args;
+}
+
+std::optional<uint64_t> parseBytes(const std::string &text) {
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0]))))
+    return std::nullopt;
+  errno = 0;
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (errno || !std::isfinite(value) || value < 0)
+    return std::nullopt;
+  std::string suffix = end;
+  double scale = 1;
+  if (suffix == "" || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "KiB" || suffix == "KB")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "MiB" || suffix == "MB")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB" || suffix == "GB")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    return std::nullopt;
+  double bytes = value * scale;
+  if (bytes >= 1.8e19)
+    return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+int fail(const std::string &message, int code) {
+  std::fprintf(stderr, "kilnc: error: %s\n", message.c_str());
+  return code;
+}
+
+std::optional<runtime::PersistentCacheOptions>
+cacheOptions(const Args &args, bool readOnly, bool quiet) {
+  runtime::PersistentCacheOptions options;
+  const char *env = std::getenv("KILN_CACHE_DIR");
+  options.directory = args.get("--cache", env ? env : "");
+  if (options.directory.empty())
+    return std::nullopt;
+  if (args.has("--max-size")) {
+    std::optional<uint64_t> cap = parseBytes(args.get("--max-size"));
+    if (!cap) {
+      fail("--max-size: expected a byte count such as 2GiB, got '" +
+               args.get("--max-size") + "'",
+           kExitUsage);
+      return std::nullopt;
+    }
+    options.maxBytes = *cap;
+  }
+  options.readOnly = readOnly;
+  options.log = [quiet](const runtime::CacheLogRecord &record) {
+    if (record.kind == runtime::CacheLogRecord::Kind::warning)
+      std::fprintf(stderr, "kilnc: warning: %s\n", record.message.c_str());
+    else if (!quiet)
+      std::fprintf(stderr, "kilnc: %s\n", record.message.c_str());
+  };
+  return options;
+}
+
+namespace {
+
+/// bytes → `path`, through a temp file in the same directory and a rename,
+/// so no reader (and no failed run) ever leaves a partial file there. A
+/// symlink is followed; a device or FIFO (`-o /dev/null`, `-o /dev/stdout`)
+/// is written in place: renaming over it would replace the device itself.
+absl::Status writeFileAtomically(std::string path, const std::string &bytes) {
+  // A device or FIFO, possibly behind links (/dev/stdout), is written in
+  // place; a link to a regular (or not yet existing) file is resolved so the
+  // rename replaces the file, not the link.
+  struct stat st;
+  bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (special && S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError("cannot write " + path +
+                                      ": it is a directory");
+  for (int hops = 0; !special && ::lstat(path.c_str(), &st) == 0 &&
+                     S_ISLNK(st.st_mode);
+       ++hops) {
+    char target[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
+    if (n < 0 || hops > 40)
+      return absl::InternalError("cannot resolve the link " + path);
+    std::string next(target, static_cast<size_t>(n));
+    size_t slash = path.find_last_of('/');
+    path = next[0] == '/' || slash == std::string::npos
+               ? next
+               : path.substr(0, slash + 1) + next;
+  }
+  std::string temp =
+      special ? path : path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(temp.c_str(),
+                  special ? O_WRONLY | O_CLOEXEC
+                          : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  0644);
+  if (fd < 0)
+    return absl::InternalError("cannot write " + path + ": " +
+                               std::strerror(errno));
+  size_t done = 0;
+  bool ok = true;
+  while (ok && done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    ok = n > 0;
+    done += ok ? static_cast<size_t>(n) : 0;
+  }
+  ok = ok && (special || ::fsync(fd) == 0);
+  std::string error = ok ? "" : std::strerror(errno);
+  ok = ::close(fd) == 0 && ok;
+  if (special)
+    return ok ? absl::OkStatus()
+              : absl::InternalError("cannot write " + path + ": " + error);
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    error = std::strerror(errno);
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return absl::InternalError("cannot write " + path + ": " + error);
+  }
+  return absl::OkStatus();
+}
+
+std::string planText(const runtime::Executable &exe) {
+  int inputs = 0, kernels = 0, gemms = 0, copies = 0;
+  for (const runtime::BufferSlot &slot : exe.plan.slots)
+    inputs += slot.kind == runtime::BufferSlot::Kind::input;
+  for (const runtime::Thunk &thunk : exe.thunks) {
+    kernels += thunk.kind == runtime::Thunk::Kind::kernel;
+    gemms += thunk.kind == runtime::Thunk::Kind::gemm;
+    copies += thunk.kind == runtime::Thunk::Kind::copy;
+  }
+  char text[512];
+  std::snprintf(
+      text, sizeof text,
+      "buffer plan:\n  arena bytes: %llu\n  slots: %zu (%d inputs, %zu arena)"
+      "\n  constants: %zu\n  outputs: %zu\n  thunks: %zu (%d kernels, %d "
+      "gemms, %d copies)\n  kernel library bytes: %zu\n",
+      static_cast<unsigned long long>(exe.plan.arenaBytes),
+      exe.plan.slots.size(), inputs, exe.plan.slots.size() - inputs,
+      exe.plan.constants.size(), exe.plan.outputSlots.size(),
+      exe.thunks.size(), kernels, gemms, copies, exe.kernelLibrary.size());
+  return text;
+}
+
+std::string defaultOutput(const std::string &input) {
+  std::string base = input.substr(input.find_last_of('/') + 1);
+  if (base.size() > 5 && base.substr(base.size() - 5) == ".mlir")
+    base.resize(base.size() - 5);
+  return base + ".kexe";
+}
+
+/// The file's contents, or why it cannot be a module.
+absl::StatusOr<std::string> readInput(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return absl::InvalidArgumentError(path + " is a directory");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  if (!buffer)
+    return absl::NotFoundError("cannot read " + path + ": " +
+                               buffer.getError().message());
+  std::string contents = (*buffer)->getBuffer().str();
+  if (contents.rfind(std::string("KILNEXE\0", 8), 0) == 0 ||
+      contents.rfind("KILNCENT", 0) == 0)
+    return absl::InvalidArgumentError(
+        path + " is a compiled kiln executable or cache entry, not a module");
+  std::string problem = tools::checkModuleInput(path, contents);
+  if (!problem.empty())
+    return absl::InvalidArgumentError(problem);
+  return contents;
+}
+
+int writeDumps(const std::string &dir, const compiler::CacheKey &key,
+               mlir::ModuleOp module, const runtime::Executable &exe) {
+  ::mkdir(dir.c_str(), 0755);
+  std::string base = dir + "/" + key.hex;
+  absl::Status s = writeFileAtomically(base + ".mlir", canonicalText(module));
+  if (s.ok())
+    s = writeFileAtomically(base + ".plan.txt", planText(exe));
+  return s.ok() ? 0 : fail(std::string(s.message()));
+}
+
+} // namespace
+
+int runCompile(int argc, char **argv) {
+  std::optional<Args> args = parseArgs(
+      argc, argv, 2,
+      {"-o", "--memory-budget", "--dump-dir", "--cache", "--max-size",
+       "--function"},
+      {"--print-plan", "--cache-read-only", "--quiet"});
+  if (!args)
+    return kExitUsage;
+  if (args->positional.size() != 1)
+    return fail("compile: expected one input FILE.mlir", kExitUsage);
+  compiler::KeyOptions keyOptions;
+  keyOptions.function = args->get("--function");
+  if (args->has("--memory-budget")) {
+    std::optional<uint64_t> budget = parseBytes(args->get("--memory-budget"));
+    if (!budget || *budget == 0)
+      return fail("--memory-budget: expected a byte count such as 2GiB, got '" +
+                      args->get("--memory-budget") + "'",
+                  kExitUsage);
+    keyOptions.memoryBudget = *budget;
+  }
+  bool quiet = args->has("--quiet");
+  std::optional<runtime::PersistentCache> cache;
+  if (args->has("--cache")) {
+    auto options = cacheOptions(*args, args->has("--cache-read-only"), quiet);
+    if (!options)
+      return kExitUsage;
+    cache.emplace(std::move(*options));
+  }
+  const std::string &input = args->positional[0];
+  absl::StatusOr<std::string> contents = readInput(input);
+  if (!contents.ok())
+    return fail(std::string(contents.status().message()));
+
+  mlir::MLIRContext context;
+  loadKilnDialects(context);
+  auto module = parseModule(*contents, &context, input);
+  if (!module.ok())
+    return fail(std::string(module.status().message()));
+  compiler::CacheOutcome outcome;
+  absl::StatusOr<runtime::Executable> exe = compiler::compileExecutableCached(
+      **module, keyOptions, cache ? &*cache : nullptr, &outcome);
+  if (!exe.ok())
+    return fail(input + ": " + std::string(exe.status().message()));
+  if (args->has("--print-plan"))
+    std::printf("%s", planText(*exe).c_str());
+  if (args->has("--dump-dir"))
+    if (int rc = writeDumps(args->get("--dump-dir"),
+                            compiler::computeCacheKey(**module, keyOptions),
+                            **module, *exe))
+      return rc;
+  std::string output = args->get("-o", cache ? "" : defaultOutput(input));
+  if (!output.empty())
+    if (absl::Status s =
+            writeFileAtomically(output, runtime::serializeExecutable(*exe));
+        !s.ok())
+      return fail(std::string(s.message()));
+  if (cache) {
+    const char *what = outcome.hit ? "hit" : outcome.stored ? "stored" : "not stored";
+    std::fprintf(stderr, "kilnc: %s: key %s: %s", input.c_str(),
+                 outcome.key.c_str(), what);
+    if (!outcome.hit)
+      std::fprintf(stderr, " (compiled in %.2f s)", outcome.compileSeconds);
+    std::fprintf(stderr, "\n");
+    // Read-only lookups never store; only a failed store is worth a code.
+    if (!outcome.hit && !outcome.stored && !args->has("--cache-read-only"))
+      return kExitNotCached;
+  }
+  return 0;
+}
+
+} // namespace kiln::kilnc
+
+namespace {
+
+const char *kUsage =
+    "usage: kilnc compile FILE.mlir [-o FILE] [--function NAME]\n"
+    "                    [--memory-budget BYTES] [--print-plan] [--dump-dir D]\n"
+    "                    [--cache DIR [--cache-read-only] [--max-size BYTES]]\n"
+    "       kilnc precompile DUMP_DIR --cache DIR [--jobs N]\n"
+    "                    [--worker-memory BYTES] [--max-size BYTES]\n"
+    "       kilnc cache ls|verify|prune|clear --cache DIR [--max-size BYTES]\n"
+    "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
+    "$KILN_CACHE_DIR.\n";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace kiln::kilnc;
+  if (argc < 2)
+    return std::fprintf(stderr, "%s", kUsage), kExitUsage;
+  std::string command = argv[1];
+  if (command == "--help" || command == "-h" || command == "help")
+    return std::printf("%s", kUsage), 0;
+  if (command == "compile")
+    return runCompile(argc, argv);
+  if (command == "precompile")
+    return runPrecompile(argc, argv);
+  if (command == "cache")
+    return runCache(argc, argv);
+  std::fprintf(stderr, "kilnc: error: unknown command '%s'\n%s",
+               command.c_str(), kUsage);
+  return kExitUsage;
+}

@@ -1,0 +1,347 @@
+// Declares kiln-train's flags (llvm::cl, in a struct so nothing lives at file
+// scope), parses argv and validates every value against the others (see
+// TrainArgs.h). Flag names are Hugging Face's, underscores included, so a
+// run_clm.py command line carries over.
+#include "examples/TrainArgs.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+namespace kiln::train {
+namespace {
+
+namespace cl = llvm::cl;
+
+// The flags, declared in --help order. Members are constructed in order,
+// so the category exists before the options that name it.
+struct Flags {
+  cl::OptionCategory model{"Model (GPT-2 configuration)"};
+  cl::opt<std::string> modelType{"model_type",
+                                 cl::desc("model family (default: gpt2)"),
+                                 cl::init("gpt2"), cl::cat(model)};
+  cl::opt<long> nLayer{"n_layer", cl::desc("transformer blocks (default: 2)"),
+                       cl::init(2), cl::cat(model)};
+  cl::opt<long> nEmbd{"n_embd", cl::desc("hidden size (default: 64)"),
+                      cl::init(64), cl::cat(model)};
+  cl::opt<long> nHead{"n_head", cl::desc("attention heads (default: 4)"),
+                      cl::init(4), cl::cat(model)};
+  cl::opt<long> nPositions{"n_positions",
+                           cl::desc("maximum sequence length (default: 128)"),
+                           cl::init(128), cl::cat(model)};
+  cl::opt<long> vocabSize{
+      "vocab_size",
+      cl::desc("embedding rows (default: the tokenizer's vocabulary)"),
+      cl::init(0), cl::cat(model)};
+  cl::opt<double> dropout{
+      "dropout", cl::desc("resid/embd/attn dropout probability (default: 0.1)"),
+      cl::init(0.1), cl::cat(model)};
+
+  cl::OptionCategory data{"Data"};
+  cl::opt<std::string> tokenizerDir{
+      "tokenizer_dir",
+      cl::desc("directory with tokenizer.json or vocab.json + merges.txt "
+               "(default: byte-level tokenizer, vocabulary 256)"),
+      cl::value_desc("dir"), cl::cat(data)};
+  cl::opt<std::string> trainFile{
+      "train_file",
+      cl::desc("training data (default: a generated demo corpus)"),
+      cl::value_desc("file"), cl::cat(data)};
+  cl::opt<std::string> validationFile{"validation_file",
+                                      cl::desc("evaluation data"),
+                                      cl::value_desc("file"), cl::cat(data)};
+  cl::opt<std::string> dataset{
+      "dataset",
+      cl::desc("format of the data files: text | sst2 | jsonl (default: "
+               "from the extension: .tsv sst2, .jsonl/.json jsonl, else text)"),
+      cl::init("auto"), cl::cat(data)};
+  cl::opt<long> blockSize{
+      "block_size", cl::desc("tokens per training sequence (default: 32)"),
+      cl::init(32), cl::cat(data)};
+  cl::opt<long> maxTrainSamples{
+      "max_train_samples",
+      cl::desc("use only the first N training blocks (default: all)"),
+      cl::init(-1), cl::cat(data)};
+  cl::opt<long> maxEvalSamples{
+      "max_eval_samples",
+      cl::desc("use only the first N validation blocks (default: all)"),
+      cl::init(-1), cl::cat(data)};
+  cl::opt<long> corpusLines{
+      "default_corpus_lines",
+      cl::desc(
+          "lines of the generated corpus (no --train_file) (default: 200)"),
+      cl::init(200), cl::cat(data)};
+
+  cl::OptionCategory training{"Training"};
+  cl::opt<long> trainBatch{"per_device_train_batch_size",
+                           cl::desc("sequences per training step (default: 8)"),
+                           cl::init(8), cl::cat(training)};
+  cl::opt<long> evalBatch{
+      "per_device_eval_batch_size",
+      cl::desc("sequences per evaluation step (default: 8)"), cl::init(8),
+      cl::cat(training)};
+  cl::opt<double> learningRate{
+      "learning_rate", cl::desc("AdamW peak learning rate (default: 2e-3)"),
+      cl::init(2e-3), cl::cat(training)};
+  cl::opt<double> weightDecay{"weight_decay",
+                              cl::desc("AdamW weight decay (not on biases and "
+                                       "LayerNorm weights) (default: 0.0)"),
+                              cl::init(0.0), cl::cat(training)};
+  cl::opt<double> maxGradNorm{
+      "max_grad_norm",
+      cl::desc("gradient clipping norm (0: none) (default: 1.0)"),
+      cl::init(1.0), cl::cat(training)};
+  cl::opt<long> warmupSteps{"warmup_steps",
+                            cl::desc("linear warmup steps (default: 0)"),
+                            cl::init(0), cl::cat(training)};
+  cl::opt<std::string> scheduler{
+      "lr_scheduler_type",
+      cl::desc("linear | cosine | constant | constant_with_warmup (default: "
+               "linear)"),
+      cl::init("linear"), cl::cat(training)};
+  cl::opt<double> epochs{
+      "num_train_epochs",
+      cl::desc("epochs (when --max_steps is not set) (default: 3.0)"),
+      cl::init(3.0), cl::cat(training)};
+  cl::opt<long> maxSteps{
+      "max_steps",
+      cl::desc("total training steps (overrides epochs) (default: -1)"),
+      cl::init(-1), cl::cat(training)};
+  cl::opt<long> loggingSteps{
+      "logging_steps", cl::desc("steps between loss log lines (default: 10)"),
+      cl::init(10), cl::cat(training)};
+  cl::opt<unsigned long> seed{
+      "seed", cl::desc("seed of weights, dropout, shuffling (default: 42)"),
+      cl::init(42), cl::cat(training)};
+
+  cl::OptionCategory checkpoints{"Checkpoints"};
+  cl::opt<std::string> outputDir{
+      "output_dir", cl::desc("where checkpoints and the final model go"),
+      cl::value_desc("dir"), cl::cat(checkpoints)};
+  cl::opt<long> saveSteps{
+      "save_steps",
+      cl::desc("steps between checkpoints in output_dir/checkpoint-N (0: none) "
+               "(default: 0)"),
+      cl::init(0), cl::cat(checkpoints)};
+  cl::opt<std::string> resume{"resume_from_checkpoint",
+                              cl::desc("checkpoint directory to continue from"),
+                              cl::value_desc("dir"), cl::cat(checkpoints)};
+
+  cl::OptionCategory execution{"Execution"};
+  cl::opt<bool> eager{"eager",
+                      cl::desc("run each op at once as its own kernel, the "
+                               "baseline without graph compilation (default: "
+                               "$KILN_MODE, else graph mode)"),
+                      cl::cat(execution)};
+  // cl::desc keeps a reference: the text must outlive the option.
+  std::string backendHelp = std::string("reference | cpu (default: "
+                                        "$KILN_BACKEND, else ") +
+                            kDefaultBackend + ")";
+  cl::opt<std::string> backend{"backend", cl::desc(backendHelp),
+                               cl::init(kDefaultBackend), cl::cat(execution)};
+  cl::opt<std::string> memoryBudget{
+      "memory_budget",
+      cl::desc("peak memory budget, e.g. 2GiB (accepted, not enforced yet)"),
+      cl::value_desc("bytes"), cl::cat(execution)};
+  cl::opt<std::string> cacheDir{
+      "cache_dir",
+      cl::desc("persistent compile cache (default: $KILN_CACHE_DIR, if set)"),
+      cl::value_desc("dir"), cl::cat(execution)};
+  cl::opt<std::string> dumpGraphs{
+      "dump_graphs",
+      cl::desc("write every distinct graph and a manifest here, for "
+               "kilnc precompile (default: $KILN_DUMP_GRAPHS)"),
+      cl::value_desc("dir"), cl::cat(execution)};
+
+  std::vector<const cl::OptionCategory *> categories() const {
+    return {&model, &data, &training, &checkpoints, &execution};
+  }
+};
+
+// Prints "kiln-train: error: <message>" and yields the bad-usage status.
+int usageError(const std::string &message) {
+  llvm::errs() << "kiln-train: error: " << message << "\n";
+  return 2;
+}
+
+TrainArgs copyFlags(const Flags &f) {
+  TrainArgs a;
+  a.modelType = f.modelType;
+  a.nLayer = f.nLayer, a.nEmbd = f.nEmbd, a.nHead = f.nHead;
+  a.nPositions = f.nPositions, a.vocabSize = f.vocabSize;
+  a.dropout = f.dropout;
+  a.tokenizerDir = f.tokenizerDir, a.trainFile = f.trainFile;
+  a.validationFile = f.validationFile, a.dataset = f.dataset;
+  a.blockSize = f.blockSize, a.defaultCorpusLines = f.corpusLines;
+  a.maxTrainSamples = f.maxTrainSamples, a.maxEvalSamples = f.maxEvalSamples;
+  a.trainBatchSize = f.trainBatch, a.evalBatchSize = f.evalBatch;
+  a.learningRate = f.learningRate, a.weightDecay = f.weightDecay;
+  a.maxGradNorm = f.maxGradNorm, a.warmupSteps = f.warmupSteps;
+  a.lrSchedulerType = f.scheduler, a.numTrainEpochs = f.epochs;
+  a.maxSteps = f.maxSteps, a.loggingSteps = f.loggingSteps, a.seed = f.seed;
+  a.outputDir = f.outputDir, a.saveSteps = f.saveSteps;
+  a.resumeFromCheckpoint = f.resume;
+  a.eager = f.eager, a.dumpGraphs = f.dumpGraphs, a.cacheDir = f.cacheDir;
+  // Empty when not given: KILN_BACKEND, then kDefaultBackend, apply.
+  a.backend = f.backend.getNumOccurrences() ? f.backend.getValue() : "";
+  return a;
+}
+
+// The first problem with a model or data setting, or "".
+std::string checkModelAndData(const TrainArgs &a) {
+  auto positive = [](const char *flag, long v) -> std::string {
+    return v >= 1 ? ""
+                  : "--" + std::string(flag) + " must be positive, got " +
+                        std::to_string(v);
+  };
+  using Flag = std::pair<const char *, long>;
+  for (auto [flag, v] : std::initializer_list<Flag>{
+           {"n_layer", a.nLayer},
+           {"n_embd", a.nEmbd},
+           {"n_head", a.nHead},
+           {"n_positions", a.nPositions},
+           {"block_size", a.blockSize},
+           {"default_corpus_lines", a.defaultCorpusLines}})
+    if (std::string e = positive(flag, v); !e.empty())
+      return e;
+  if (a.modelType != "gpt2")
+    return "unknown --model_type '" + a.modelType + "'; expected gpt2";
+  if (a.nEmbd % a.nHead != 0)
+    return "--n_embd (" + std::to_string(a.nEmbd) +
+           ") must be a multiple of --n_head (" + std::to_string(a.nHead) + ")";
+  if (a.vocabSize < 0)
+    return "--vocab_size must not be negative, got " +
+           std::to_string(a.vocabSize);
+  if (a.maxTrainSamples == 0 || a.maxTrainSamples < -1)
+    return "--max_train_samples must be positive (or -1: all), got " +
+           std::to_string(a.maxTrainSamples);
+  if (a.maxEvalSamples == 0 || a.maxEvalSamples < -1)
+    return "--max_eval_samples must be positive (or -1: all), got " +
+           std::to_string(a.maxEvalSamples);
+  if (!(a.dropout >= 0 && a.dropout < 1))
+    return "--dropout must be in [0, 1), got " + std::to_string(a.dropout);
+  if (a.blockSize < 2)
+    return "--block_size must be at least 2 (the model predicts the next "
+           "token), got " +
+           std::to_string(a.blockSize);
+  if (a.blockSize > a.nPositions)
+    return "--block_size (" + std::to_string(a.blockSize) +
+           ") exceeds the model's --n_positions (" +
+           std::to_string(a.nPositions) + ")";
+  static const std::set<std::string> datasets = {"auto", "text", "sst2",
+                                                 "jsonl"};
+  if (!datasets.count(a.dataset))
+    return "unknown --dataset '" + a.dataset +
+           "'; expected text, sst2 or jsonl";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  using File = std::pair<const char *, std::string>;
+  for (auto [flag, path] : std::initializer_list<File>{
+           {"train_file", a.trainFile}, {"validation_file", a.validationFile}})
+    if (!path.empty() && !fs::is_regular_file(path, ec))
+      return "--" + std::string(flag) + ": no such file: " + path;
+  if (!a.tokenizerDir.empty() && !fs::is_directory(a.tokenizerDir, ec))
+    return "--tokenizer_dir: no such directory: " + a.tokenizerDir;
+  return "";
+}
+
+// The first problem with a training or execution setting, or "".
+std::string checkTraining(const TrainArgs &a) {
+  auto str = [](auto v) { return std::to_string(v); };
+  if (a.trainBatchSize < 1)
+    return "--per_device_train_batch_size must be positive, got " +
+           str(a.trainBatchSize);
+  if (a.evalBatchSize < 1)
+    return "--per_device_eval_batch_size must be positive, got " +
+           str(a.evalBatchSize);
+  if (!std::isfinite(a.learningRate) || a.learningRate < 0)
+    return "--learning_rate must be a non-negative number";
+  if (!std::isfinite(a.weightDecay) || a.weightDecay < 0)
+    return "--weight_decay must be a non-negative number";
+  if (!std::isfinite(a.maxGradNorm) || a.maxGradNorm < 0)
+    return "--max_grad_norm must be a non-negative number";
+  if (a.warmupSteps < 0)
+    return "--warmup_steps must not be negative, got " + str(a.warmupSteps);
+  static const std::set<std::string> schedulers = {
+      "linear", "cosine", "constant", "constant_with_warmup"};
+  if (!schedulers.count(a.lrSchedulerType))
+    return "unknown --lr_scheduler_type '" + a.lrSchedulerType +
+           "'; expected linear, cosine, constant or constant_with_warmup";
+  if (a.maxSteps == 0 || a.maxSteps < -1)
+    return "--max_steps must be positive (or -1: use --num_train_epochs), "
+           "got " +
+           str(a.maxSteps);
+  if (a.maxSteps < 0 && !(a.numTrainEpochs > 0 && a.numTrainEpochs < 1e6))
+    return "--num_train_epochs must be positive, got " +
+           std::to_string(a.numTrainEpochs);
+  if (a.loggingSteps < 1)
+    return "--logging_steps must be positive, got " + str(a.loggingSteps);
+  if (a.saveSteps < 0)
+    return "--save_steps must not be negative, got " + str(a.saveSteps);
+  if (a.saveSteps > 0 && a.outputDir.empty())
+    return "--save_steps needs --output_dir";
+  std::error_code ec;
+  if (!a.resumeFromCheckpoint.empty() &&
+      !std::filesystem::is_directory(a.resumeFromCheckpoint, ec))
+    return "--resume_from_checkpoint: no such directory: " +
+           a.resumeFromCheckpoint;
+  if (!a.backend.empty() && a.backend != "reference" && a.backend != "cpu")
+    return "unknown --backend '" + a.backend + "'; expected reference or cpu";
+  return "";
+}
+
+} // namespace
+
+std::optional<uint64_t> parseByteSize(const std::string &text) {
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(value) || value < 0)
+    return std::nullopt;
+  std::string unit(end);
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},       {"B", 1},         {"K", 1e3},      {"KB", 1e3},
+      {"M", 1e6},    {"MB", 1e6},      {"G", 1e9},      {"GB", 1e9},
+      {"KiB", 1024}, {"MiB", 1 << 20}, {"GiB", 1 << 30}};
+  for (auto [name, scale] : units)
+    if (unit == name && value * scale < 1.8e19)
+      return uint64_t(value * scale);
+  return std::nullopt;
+}
+
+ParseResult parseTrainArgs(int argc, char **argv) {
+  // llvm::cl registers options in a process-wide registry and never
+  // unregisters them, and code running later walks it (lld's driver, which
+  // the CPU backend calls in-process): the flags must live until exit.
+  static Flags flags;
+  ParseResult result;
+  cl::HideUnrelatedOptions(flags.categories());
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "kiln-train: GPT-2 language-model training with kiln, in the style "
+          "of Hugging Face's run_clm.py and Trainer\n",
+          &llvm::errs())) {
+    result.exitCode = 2;
+    return result;
+  }
+  result.args = copyFlags(flags);
+  TrainArgs &a = result.args;
+  std::string problem = checkModelAndData(a);
+  if (problem.empty())
+    problem = checkTraining(a);
+  if (problem.empty() && !flags.memoryBudget.empty()) {
+    a.memoryBudget = parseByteSize(flags.memoryBudget);
+    if (!a.memoryBudget)
+      problem = "--memory_budget: expected a size such as 512MB or 2GiB, "
+                "got '" +
+                flags.memoryBudget + "'";
+  }
+  if (!problem.empty())
+    result.exitCode = usageError(problem);
+  return result;
+}
+
+} // namespace kiln::train

@@ -1,0 +1,121 @@
+// Reads, tokenizes and groups kiln-train's data (see TrainData.h).
+#include "examples/TrainData.h"
+
+#include "examples/DefaultCorpus.h"
+
+#include "frontends/data/Datasets.h"
+
+#include <filesystem>
+
+namespace kiln::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --dataset auto → the format implied by the file's extension.
+std::string datasetKind(const std::string &flag, const std::string &path) {
+  if (flag != "auto")
+    return flag;
+  std::string ext = fs::path(path).extension().string();
+  if (ext == ".tsv")
+    return "sst2";
+  if (ext == ".jsonl" || ext == ".json")
+    return "jsonl";
+  return "text";
+}
+
+absl::StatusOr<data::TextDataset> loadTexts(const std::string &kind,
+                                            const std::string &path) {
+  if (kind == "sst2")
+    return data::loadTsv(path);
+  if (kind == "jsonl")
+    return data::loadInstructionJsonl(path);
+  return data::loadTextFile(path);
+}
+
+// Texts → block_size blocks, as run_clm's tokenize + group_texts.
+absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
+                                        const data::TextDataset &texts,
+                                        int64_t blockSize) {
+  auto ids = data::tokenizeTexts(tokenizer, texts.texts);
+  if (!ids.ok())
+    return ids.status();
+  data::GroupOptions group;
+  group.blockSize = blockSize;
+  return data::groupTexts(*ids, group);
+}
+
+// The first `maxBlocks` blocks (all when -1 or more than there are).
+data::LmBlocks truncated(data::LmBlocks blocks, int64_t maxBlocks) {
+  if (maxBlocks >= 0 && maxBlocks < blocks.numBlocks())
+    blocks.ids.resize(size_t(maxBlocks * blocks.blockSize));
+  return blocks;
+}
+
+} // namespace
+
+std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
+  auto tokenizer = data::loadTokenizer({a.tokenizerDir, "", "", ""});
+  if (!tokenizer.ok())
+    return Failure{std::string(tokenizer.status().message()), 2};
+  out.tokenizer = std::move(*tokenizer);
+  data::TextDataset train, eval;
+  bool haveEval = !a.validationFile.empty();
+  if (a.trainFile.empty()) {
+    // Generated text; its validation split comes from another seed.
+    train.texts = generateCorpus(a.defaultCorpusLines, 1);
+    if (!haveEval)
+      eval.texts =
+          generateCorpus(std::max<int64_t>(a.defaultCorpusLines / 10, 1), 2);
+    haveEval = true;
+    out.source =
+        "generated corpus (" + std::to_string(train.size()) + " lines)";
+  } else {
+    auto loaded = loadTexts(datasetKind(a.dataset, a.trainFile), a.trainFile);
+    if (!loaded.ok())
+      return Failure{std::string(loaded.status().message()), 2};
+    train = std::move(*loaded);
+    out.source = a.trainFile;
+  }
+  if (!a.validationFile.empty()) {
+    auto loaded =
+        loadTexts(datasetKind(a.dataset, a.validationFile), a.validationFile);
+    if (!loaded.ok())
+      return Failure{std::string(loaded.status().message()), 2};
+    eval = std::move(*loaded);
+  }
+  auto trainBlocks = toBlocks(*out.tokenizer, train, a.blockSize);
+  if (!trainBlocks.ok())
+    return Failure{std::string(trainBlocks.status().message()), 2};
+  out.train = truncated(std::move(*trainBlocks), a.maxTrainSamples);
+  if (haveEval) {
+    auto evalBlocks = toBlocks(*out.tokenizer, eval, a.blockSize);
+    if (!evalBlocks.ok())
+      return Failure{std::string(evalBlocks.status().message()), 2};
+    out.eval = truncated(std::move(*evalBlocks), a.maxEvalSamples);
+  }
+  return std::nullopt;
+}
+
+// Checks that need the data: vocabulary and one full batch.
+std::optional<Failure> checkAgainstData(const TrainArgs &a,
+                                        const PreparedData &d) {
+  int64_t vocab = d.tokenizer->vocabSize();
+  if (a.vocabSize > 0 && a.vocabSize < vocab)
+    return Failure{"--vocab_size " + std::to_string(a.vocabSize) +
+                       " is smaller than the tokenizer's vocabulary (" +
+                       std::to_string(vocab) + ")",
+                   2};
+  if (d.train.numBlocks() < a.trainBatchSize)
+    return Failure{"the training data gives " +
+                       std::to_string(d.train.numBlocks()) + " blocks of " +
+                       std::to_string(a.blockSize) +
+                       " tokens, fewer than one batch of " +
+                       std::to_string(a.trainBatchSize) +
+                       " (use more data, a smaller --block_size or "
+                       "--per_device_train_batch_size)",
+                   2};
+  return std::nullopt;
+}
+
+} // namespace kiln::train

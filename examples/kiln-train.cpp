@@ -1,0 +1,467 @@
+// kiln-train: trains a GPT-2 language model on text the way Hugging Face's
+// run_clm.py + Trainer does, with kiln compiling each training step into one
+// graph. Data files (raw text, SST-2 TSV, JSONL) are tokenized (GPT-2 BPE or
+// bytes), grouped into block_size blocks and served in shuffled batches of a
+// fixed shape (the ragged end dropped), so every step hits the graph compiled
+// for the first. Each step records forward, backward, gradient clipping and
+// the AdamW update, then kiln::step() runs them; the learning rate is a
+// device scalar, so the schedule never recompiles (--eager instead runs each
+// op as its own kernel: the baseline). Logs are the Trainer's
+// dict lines on stdout (TrainerLog.h); banners, notes, the progress bar and
+// kiln's metrics report go to stderr. Checkpoints are atomic safetensors
+// files in output_dir/checkpoint-N/, and a run resumes from one with the
+// same data order, optimizer state and dropout stream.
+#include "examples/TrainArgs.h"
+#include "examples/TrainData.h"
+#include "examples/TrainerLog.h"
+
+#include "frontends/data/DataLoader.h"
+#include "frontends/nn/Checkpoint.h"
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Optimizer.h"
+#include "frontends/nn/Safetensors.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
+namespace kiln::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+nn::GPT2Config modelConfig(const TrainArgs &a, int64_t vocabSize) {
+  nn::GPT2Config c;
+  c.vocab_size = vocabSize;
+  c.n_positions = a.nPositions;
+  c.n_embd = a.nEmbd;
+  c.n_layer = a.nLayer;
+  c.n_head = a.nHead;
+  c.with_dropout(a.dropout);
+  c.init_seed = a.seed;
+  c.dropout_seed = a.seed;
+  return c;
+}
+
+nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
+  if (a.lrSchedulerType == "cosine")
+    return nn::cosine_schedule_with_warmup(a.warmupSteps, totalSteps);
+  if (a.lrSchedulerType == "constant")
+    return nn::constant_schedule();
+  if (a.lrSchedulerType == "constant_with_warmup")
+    return nn::constant_schedule_with_warmup(a.warmupSteps);
+  return nn::linear_schedule_with_warmup(a.warmupSteps, totalSteps);
+}
+
+// Row-major int64 values of `shape` → a device-data tensor (a graph input).
+Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape) {
+  HostTensor host(DType::i64, shape);
+  std::memcpy(host.data(), values.data(), values.size() * sizeof(int64_t));
+  return Tensor::from_host(std::move(host));
+}
+
+// The mean loss over every validation block, in fixed-shape batches (the
+// last padded with ignored rows, so no new shape), weighted by real rows as
+// the Trainer's evaluation loop does.
+double evaluate(nn::GPT2LMHeadModel &model, const data::LmBlocks &blocks,
+                int64_t batchSize) {
+  data::LoaderOptions o;
+  o.batchSize = batchSize;
+  o.shuffle = false;
+  o.dropLast = false;
+  auto loader = data::DataLoader::create(blocks, o);
+  if (!loader.ok())
+    return std::nan("");
+  model.eval();
+  set_graph_tag("eval step");
+  NoGradGuard noGrad;
+  double sum = 0;
+  int64_t rows = 0;
+  while (std::optional<data::Batch> batch = loader->next()) {
+    Tensor ids = idsTensor(batch->inputIds, batch->shape());
+    Tensor labels = idsTensor(batch->labels, batch->shape());
+    Tensor loss = model.loss(ids, labels);
+    kiln::step();
+    sum += loss.item() * double(batch->numRows);
+    rows += batch->numRows;
+  }
+  model.train();
+  return sum / double(rows);
+}
+
+std::string jsonDict(const LogDict &dict) {
+  std::string out = "{";
+  for (size_t i = 0; i < dict.size(); ++i)
+    out += (i ? ", \"" : "\"") + dict[i].first + "\": " +
+           (std::isfinite(dict[i].second) ? pythonFloat(dict[i].second)
+                                          : std::string("null"));
+  return out + "}";
+}
+
+// Writes a small text file atomically (as the checkpoint itself), so a
+// crash never leaves a torn trainer_state.json beside a good checkpoint.
+void writeText(const fs::path &path, const std::string &text) {
+  absl::Status status =
+      nn::writeFileAtomically(path.string(), [&](int fd) -> absl::Status {
+        size_t done = 0;
+        while (done < text.size()) {
+          ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0)
+            return absl::InternalError(std::strerror(errno));
+          done += size_t(n);
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok())
+    throw Failure{"cannot write " + path.string() + ": " +
+                      std::string(status.message()),
+                  1};
+}
+
+// config.json with Hugging Face's GPT-2 keys, so the directory loads there.
+std::string configJson(const nn::GPT2Config &c) {
+  auto num = [](double v) { return pythonFloat(v); };
+  return "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": "
+         "[\"GPT2LMHeadModel\"],\n  \"activation_function\": \"gelu_new\",\n"
+         "  \"vocab_size\": " +
+         std::to_string(c.vocab_size) +
+         ",\n  \"n_positions\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_ctx\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_embd\": " + std::to_string(c.n_embd) +
+         ",\n  \"n_layer\": " + std::to_string(c.n_layer) +
+         ",\n  \"n_head\": " + std::to_string(c.n_head) +
+         ",\n  \"resid_pdrop\": " + num(c.resid_pdrop) +
+         ",\n  \"embd_pdrop\": " + num(c.embd_pdrop) +
+         ",\n  \"attn_pdrop\": " + num(c.attn_pdrop) +
+         ",\n  \"layer_norm_epsilon\": " + num(c.layer_norm_epsilon) +
+         ",\n  \"initializer_range\": " + num(c.initializer_range) +
+         ",\n  \"tie_word_embeddings\": true\n}\n";
+}
+
+/// The training run: model, optimizer, schedule, loader and the counters
+/// that the logs report.
+class Trainer {
+public:
+  Trainer(const TrainArgs &args, PreparedData &data);
+  /// Restores a checkpoint directory; returns a failure or nothing.
+  std::optional<Failure> resume(const std::string &dir);
+  /// Trains to the last step, printing logs; then evaluates and saves.
+  void run();
+
+private:
+  void trainStep(const data::Batch &batch);
+  void maybeLog();
+  void save(const fs::path &dir, bool withOptimizer);
+  void printBanner() const;
+  double epoch() const {
+    return double(globalStep_) / double(loader_.batchesPerEpoch());
+  }
+
+  const TrainArgs &args_;
+  PreparedData &data_;
+  nn::GPT2LMHeadModel model_;
+  nn::AdamW optimizer_;
+  data::DataLoader loader_;
+  int64_t totalSteps_;
+  nn::LambdaLR scheduler_;
+  int64_t globalStep_ = 0, startStep_ = 0;
+  double windowLoss_ = 0, runLoss_ = 0;
+  int64_t windowSteps_ = 0;
+  std::vector<LogDict> history_;
+  ProgressBar *bar_ = nullptr;
+};
+
+nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
+  nn::AdamW::Options o;
+  o.lr = a.learningRate;
+  o.weight_decay = a.weightDecay;
+  o.no_decay = nn::bias_and_norm_names(model);
+  return o;
+}
+
+data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks) {
+  data::LoaderOptions o;
+  o.batchSize = a.trainBatchSize;
+  o.seed = a.seed;
+  o.numEpochs = 0; // endless: max_steps decides when training ends
+  auto loader = data::DataLoader::create(blocks, o);
+  // checkAgainstData() made sure that one batch fits.
+  return std::move(*loader);
+}
+
+int64_t totalSteps(const TrainArgs &a, int64_t stepsPerEpoch) {
+  if (a.maxSteps > 0)
+    return a.maxSteps;
+  return int64_t(std::ceil(a.numTrainEpochs * double(stepsPerEpoch)));
+}
+
+Trainer::Trainer(const TrainArgs &args, PreparedData &data)
+    : args_(args), data_(data),
+      model_(modelConfig(args, args.vocabSize ? args.vocabSize
+                                              : data.tokenizer->vocabSize())),
+      optimizer_(model_.named_parameters(), adamOptions(args, model_)),
+      loader_(makeLoader(args, data.train)),
+      totalSteps_(totalSteps(args, loader_.batchesPerEpoch())),
+      scheduler_(optimizer_, schedule(args, totalSteps_)) {
+  model_.train();
+}
+
+std::optional<Failure> Trainer::resume(const std::string &dir) {
+  fs::path file = fs::path(dir) / "checkpoint.safetensors";
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    return Failure{
+        "--resume_from_checkpoint: no checkpoint.safetensors in " + dir, 2};
+  set_graph_tag("checkpoint load");
+  nn::CheckpointState state = nn::load_checkpoint(
+      file.string(), model_, &optimizer_, {{"dropout", &model_.generator()}});
+  // The data order is a function of (seed, step) only: a different batch
+  // size or seed would continue on other batches.
+  for (auto [key, value] :
+       {std::pair{"train_batch_size", std::to_string(args_.trainBatchSize)},
+        std::pair{"seed", std::to_string(args_.seed)}}) {
+    auto it = state.metadata.find(key);
+    if (it != state.metadata.end() && it->second != value)
+      std::fprintf(stderr,
+                   "kiln-train: warning: the checkpoint was trained with %s "
+                   "%s, this run uses %s; the data order differs\n",
+                   key, it->second.c_str(), value.c_str());
+  }
+  globalStep_ = startStep_ = state.step;
+  scheduler_.set_step(state.step);
+  loader_.seek(state.step);
+  std::fprintf(stderr,
+               "  Continuing training from checkpoint %s, global step "
+               "%lld\n",
+               dir.c_str(), (long long)state.step);
+  return std::nullopt;
+}
+
+void Trainer::printBanner() const {
+  std::fprintf(
+      stderr,
+      "***** Running training *****\n"
+      "  Data = %s\n  Num examples = %lld (blocks of %lld tokens)\n"
+      "  Num Epochs = %lld\n"
+      "  Instantaneous batch size per device = %lld\n"
+      "  Total optimization steps = %lld\n"
+      "  Number of trainable parameters = %lld\n"
+      "  Model = gpt2 n_layer %lld, n_embd %lld, n_head %lld, "
+      "vocab %lld, n_positions %lld\n"
+      "  Backend = %s, %s\n",
+      data_.source.c_str(), (long long)data_.train.numBlocks(),
+      (long long)args_.blockSize,
+      (long long)((totalSteps_ + loader_.batchesPerEpoch() - 1) /
+                  loader_.batchesPerEpoch()),
+      (long long)args_.trainBatchSize, (long long)totalSteps_,
+      (long long)model_.num_parameters(), (long long)args_.nLayer,
+      (long long)args_.nEmbd, (long long)args_.nHead,
+      (long long)model_.config().vocab_size, (long long)args_.nPositions,
+      options().backend == Backend::cpu ? "cpu" : "reference",
+      mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs");
+}
+
+void Trainer::trainStep(const data::Batch &batch) {
+  // Labels are the inputs: the model shifts them.
+  Tensor ids = idsTensor(batch.inputIds, batch.shape());
+  Tensor loss = model_.loss(ids, ids);
+  loss.backward();
+  if (args_.maxGradNorm > 0)
+    nn::clip_grad_norm_(model_.parameters(), args_.maxGradNorm);
+  optimizer_.step();
+  scheduler_.step();
+  optimizer_.zero_grad();
+  kiln::step();
+  // The loss is device data now: reading it forces no sync.
+  double value = loss.item();
+  windowLoss_ += value;
+  runLoss_ += value;
+  ++windowSteps_;
+  ++globalStep_;
+}
+
+void Trainer::maybeLog() {
+  if (globalStep_ % args_.loggingSteps != 0 && globalStep_ != totalSteps_)
+    return;
+  if (windowSteps_ == 0)
+    return;
+  // As the Trainer: mean loss of the window rounded to 4 digits, the
+  // learning rate of the next step, the fractional epoch.
+  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)},
+                 {"learning_rate", scheduler_.last_lr()},
+                 {"epoch", pythonRound(epoch(), 2)}};
+  windowLoss_ = 0;
+  windowSteps_ = 0;
+  bar_->clear();
+  std::printf("%s\n", formatLogDict(log).c_str());
+  std::fflush(stdout);
+  log.push_back({"step", double(globalStep_)});
+  history_.push_back(log);
+}
+
+void Trainer::save(const fs::path &dir, bool withOptimizer) {
+  fs::create_directories(dir);
+  nn::CheckpointState state;
+  state.step = globalStep_;
+  state.metadata = {{"epoch", pythonFloat(epoch())},
+                    {"train_batch_size", std::to_string(args_.trainBatchSize)},
+                    {"block_size", std::to_string(args_.blockSize)},
+                    {"seed", std::to_string(args_.seed)}};
+  std::string file =
+      withOptimizer ? "checkpoint.safetensors" : "model.safetensors";
+  if (withOptimizer)
+    nn::save_checkpoint((dir / file).string(), model_, &optimizer_,
+                        {{"dropout", &model_.generator()}}, state);
+  else
+    nn::save_checkpoint((dir / file).string(), model_, nullptr, {}, state);
+  writeText(dir / "config.json", configJson(model_.config()));
+  std::string logs;
+  for (const LogDict &log : history_)
+    logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
+  writeText(
+      dir / "trainer_state.json",
+      "{\n  \"global_step\": " + std::to_string(globalStep_) +
+          ",\n  \"epoch\": " + pythonFloat(epoch()) +
+          ",\n  \"max_steps\": " + std::to_string(totalSteps_) +
+          ",\n  \"train_batch_size\": " + std::to_string(args_.trainBatchSize) +
+          ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
+  bar_->clear();
+  std::fprintf(stderr, "Saving model checkpoint to %s\n", dir.c_str());
+}
+
+void Trainer::run() {
+  printBanner();
+  // Names the graphs in --dump_graphs' manifest (input of kilnc precompile).
+  set_graph_tag("train step");
+  ProgressBar bar(totalSteps_, globalStep_);
+  bar_ = &bar;
+  auto start = std::chrono::steady_clock::now();
+  while (globalStep_ < totalSteps_) {
+    trainStep(*loader_.next());
+    maybeLog();
+    if (args_.saveSteps > 0 && globalStep_ % args_.saveSteps == 0)
+      save(fs::path(args_.outputDir) /
+               ("checkpoint-" + std::to_string(globalStep_)),
+           /*withOptimizer=*/true);
+    bar.update(globalStep_);
+  }
+  bar.finish();
+  double runtime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  int64_t steps = globalStep_ - startStep_;
+  LogDict summary = {
+      {"train_runtime", pythonRound(runtime, 4)},
+      {"train_samples_per_second",
+       pythonRound(double(steps * args_.trainBatchSize) / runtime, 3)},
+      {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
+      {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")},
+      {"epoch", pythonRound(epoch(), 2)}};
+  std::printf("%s\n", formatLogDict(summary).c_str());
+  std::fflush(stdout);
+  if (data_.eval && data_.eval->numBlocks() > 0) {
+    auto evalStart = std::chrono::steady_clock::now();
+    double loss = evaluate(model_, *data_.eval, args_.evalBatchSize);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - evalStart)
+                         .count();
+    LogDict eval = {{"eval_loss", loss},
+                    {"perplexity", std::exp(loss)},
+                    {"eval_runtime", pythonRound(seconds, 4)},
+                    {"eval_samples", double(data_.eval->numBlocks())},
+                    {"epoch", pythonRound(epoch(), 2)}};
+    std::printf("%s\n", formatLogDict(eval).c_str());
+    std::fflush(stdout);
+  } else if (data_.eval) {
+    std::fprintf(stderr,
+                 "kiln-train: warning: the validation data has fewer "
+                 "than %lld tokens; no evaluation\n",
+                 (long long)args_.blockSize);
+  }
+  if (!args_.outputDir.empty())
+    save(args_.outputDir, /*withOptimizer=*/false);
+}
+
+// The execution options: flags first, then the environment (read here, at
+// the edge, by options_from_env), then the built-in default backend.
+void configureKiln(const TrainArgs &a) {
+  Options o;
+  try {
+    o = options_from_env();
+  } catch (const Error &error) {
+    throw Failure{error.what(), 2};
+  }
+  const char *envBackend = std::getenv("KILN_BACKEND");
+  std::string backend = !a.backend.empty()          ? a.backend
+                        : envBackend && *envBackend ? envBackend
+                                                    : kDefaultBackend;
+  o.backend = backend == "cpu" ? Backend::cpu : Backend::reference;
+  if (!a.dumpGraphs.empty())
+    o.dumpDir = a.dumpGraphs;
+  if (!a.cacheDir.empty())
+    o.cacheDir = a.cacheDir;
+  if (a.eager)
+    o.mode = Mode::eager;
+  set_options(o);
+  if (a.memoryBudget)
+    std::fprintf(stderr,
+                 "kiln-train: note: --memory_budget %llu bytes is "
+                 "recorded but not enforced yet\n",
+                 (unsigned long long)*a.memoryBudget);
+}
+
+int runMain(const TrainArgs &args) {
+  configureKiln(args);
+  // Directories are made before anything runs, so a bad path fails at once,
+  // not after the training it would have saved.
+  for (auto [flag, dir] : {std::pair{"output_dir", args.outputDir},
+                           std::pair{"dump_graphs", args.dumpGraphs}}) {
+    std::error_code ec;
+    if (!dir.empty() && !fs::create_directories(dir, ec) && ec)
+      throw Failure{"--" + std::string(flag) + ": cannot create " + dir + ": " +
+                        ec.message(),
+                    2};
+  }
+  PreparedData data;
+  if (auto failure = prepareData(args, data))
+    throw *failure;
+  if (auto failure = checkAgainstData(args, data))
+    throw *failure;
+  manual_seed(args.seed);
+  Trainer trainer(args, data);
+  if (!args.resumeFromCheckpoint.empty())
+    if (auto failure = trainer.resume(args.resumeFromCheckpoint))
+      throw *failure;
+  trainer.run();
+  std::fprintf(stderr, "%s", metrics::report().c_str());
+  return 0;
+}
+
+} // namespace
+} // namespace kiln::train
+
+int main(int argc, char **argv) {
+  using namespace kiln::train;
+  ParseResult parsed = parseTrainArgs(argc, argv);
+  if (parsed.exitCode)
+    return *parsed.exitCode;
+  try {
+    return runMain(parsed.args);
+  } catch (const Failure &failure) {
+    std::fprintf(stderr, "kiln-train: error: %s\n", failure.message.c_str());
+    return failure.exitCode;
+  } catch (const kiln::Error &error) {
+    std::fprintf(stderr, "kiln-train: error: %s\n", error.what());
+    return 1;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "kiln-train: error: %s\n", error.what());
+    return 1;
+  }
+}

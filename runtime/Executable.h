@@ -1,0 +1,107 @@
+// The CPU executable: everything needed to run a compiled graph without the
+// compiler, as plain data that serialises to a self-checking byte string.
+// Layout: header (magic, format version, payload length, zlib crc32 of the
+// payload), then the payload: compiler version, target CPU and features,
+// signature, buffer plan, thunk list and the kernels' shared object.
+#ifndef KILN_RUNTIME_EXECUTABLE_H
+#define KILN_RUNTIME_EXECUTABLE_H
+
+#include "runtime/Program.h"
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::runtime {
+
+/// Where a value lives while the program runs: a caller's input buffer, a
+/// range of the executable's arena, or the buffer returned as an output
+/// (a donated input's, or one allocated for the run).
+struct BufferSlot {
+  enum class Kind : uint8_t { input, arena, output };
+  Kind kind = Kind::arena;
+  uint32_t input = 0;  // Kind::input / Kind::output: the position
+  uint64_t offset = 0; // Kind::arena: byte offset, 64-byte aligned
+  uint64_t bytes = 0;
+};
+
+/// A constant's bytes, copied into its arena slot once when loading.
+struct ConstantInit {
+  uint32_t slot = 0;
+  std::string bytes;
+};
+
+/// Slots of every value; the memory planner (kiln-plan-memory) will later
+/// overlap arena ranges of values whose lifetimes do not intersect.
+struct BufferPlan {
+  uint64_t arenaBytes = 0;
+  std::vector<BufferSlot> slots;
+  std::vector<ConstantInit> constants;
+  std::vector<uint32_t> outputSlots;
+  /// Per output with an output slot: the donated input whose buffer it is
+  /// written into (in place: only its producing elementwise kernel reads
+  /// that input), or -1 for a fresh buffer.
+  std::vector<int32_t> outputDonors;
+};
+
+/// A kernel call: `symbol(void **slotPointers, int64 begin, int64 end)` over
+/// [0, rangeSize), split into ranges when `splittable`.
+struct KernelThunk {
+  std::string symbol;
+  std::vector<uint32_t> slots;
+  int64_t rangeSize = 0;
+  bool splittable = true;
+  /// Rough work per index (e.g. a reduction's length), to size the split.
+  int64_t workPerIndex = 1;
+};
+
+/// C[b] = op(A[b]) * op(B[b]) in f32, row-major, for b < batch.
+struct GemmThunk {
+  uint32_t a = 0, b = 0, c = 0;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool transA = false, transB = false;
+};
+
+/// dst = src, byte for byte.
+struct CopyThunk {
+  uint32_t src = 0, dst = 0;
+  uint64_t bytes = 0;
+};
+
+struct Thunk {
+  enum class Kind : uint8_t { kernel, gemm, copy };
+  Kind kind = Kind::kernel;
+  KernelThunk kernel;
+  GemmThunk gemm;
+  CopyThunk copy;
+};
+
+struct Executable {
+  std::string compilerVersion;
+  std::string targetCpu, targetFeatures;
+  ProgramSignature signature;
+  BufferPlan plan;
+  std::vector<Thunk> thunks;
+  /// The kernels, linked as one ELF shared object.
+  std::string kernelLibrary;
+};
+
+inline constexpr uint32_t kExecutableFormatVersion = 1;
+
+/// executable → bytes (header + checksummed payload).
+std::string serializeExecutable(const Executable &executable);
+
+/// bytes → executable. Refuses a wrong magic or version, a truncated or
+/// altered payload (checksum), and any inconsistent field, with a message
+/// that says which; never returns a partly read executable.
+absl::StatusOr<Executable> deserializeExecutable(std::string_view bytes);
+
+/// Checks internal consistency: slot indices, arena ranges, signature sizes.
+absl::Status validateExecutable(const Executable &executable);
+
+} // namespace kiln::runtime
+
+#endif // KILN_RUNTIME_EXECUTABLE_H

@@ -1,0 +1,28 @@
+// The one GEMM interface the runtime calls: row-major f32 C = op(A) * op(B),
+// backed by oneDNN (default; measured faster on GPT-2 shapes here) or
+// OpenBLAS, chosen when a program is loaded.
+#ifndef KILN_RUNTIME_GEMM_H
+#define KILN_RUNTIME_GEMM_H
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string_view>
+
+namespace kiln::runtime {
+
+enum class GemmLibrary { onednn, openblas };
+
+/// "onednn" / "openblas" → GemmLibrary.
+absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name);
+
+/// Row-major C[m×n] = op(A) op(B), op(A) m×k, op(B) k×n; lda/ldb/ldc are row
+/// strides. Handles k == 0 (C = 0) and empty m or n.
+absl::Status sgemm(GemmLibrary library, bool transA, bool transB, int64_t m,
+                   int64_t n, int64_t k, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float *c, int64_t ldc);
+
+} // namespace kiln::runtime
+
+#endif // KILN_RUNTIME_GEMM_H

@@ -1,0 +1,566 @@
+// The persistent compile cache's files: entry encoding and checks, atomic
+// writes (temp file, fsync, rename, directory fsync), LRU eviction by mtime
+// and the directory walks behind list/verify/prune/clear. Every file system
+// race with another process (an entry evicted or replaced under us) is
+// treated as the state it leaves: a vanished file is a miss or is skipped.
+#include "runtime/PersistentCache.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <random>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace kiln::runtime {
+
+namespace {
+
+constexpr char kEntryMagic[8] = {'K', 'I', 'L', 'N', 'C', 'E', 'N', 'T'};
+constexpr uint32_t kEntryFormatVersion = 1;
+// magic, entry format, header length, header crc32, payload length.
+constexpr size_t kPrefixBytes = 8 + 4 + 4 + 4 + 8;
+constexpr std::string_view kSuffix = ".kce";
+constexpr std::string_view kTempPrefix = ".tmp-";
+// A temp file older than this belongs to a writer that died.
+constexpr int64_t kStaleTempSeconds = 600;
+
+void putU32(std::string &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>(v >> (8 * i)));
+}
+void putU64(std::string &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>(v >> (8 * i)));
+}
+uint64_t getLE(std::string_view bytes, size_t at, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i)
+    v |= uint64_t(static_cast<uint8_t>(bytes[at + i])) << (8 * i);
+  return v;
+}
+uint32_t crcOf(std::string_view bytes) {
+  return crc32(crc32(0L, Z_NULL, 0),
+               reinterpret_cast<const Bytef *>(bytes.data()),
+               static_cast<uInt>(bytes.size()));
+}
+
+std::string errnoText() { return std::strerror(errno); }
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// The whole file, or nullopt (errno set) when it cannot be read.
+std::optional<std::string> readFile(const std::string &path,
+                                    size_t limit = SIZE_MAX) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
+  std::string bytes;
+  char buffer[1 << 16];
+  while (bytes.size() < limit) {
+    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - bytes.size()));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      return std::nullopt;
+    }
+    if (n == 0)
+      break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+bool writeAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+/// The header lines: key, graph id, compiler version, target.
+struct HeaderFields {
+  std::string key, graphId, compilerVersion, target;
+};
+
+std::string encodeHeader(const CacheEntryIdentity &id) {
+  return absl::StrCat(id.key, "\n", id.graphId, "\n", id.compilerVersion,
+                      "\n", id.target, "\n");
+}
+
+/// Parses the prefix and header of an entry file (possibly only its first
+/// bytes). Returns an error text, empty when fine.
+std::string parseHeader(std::string_view file, HeaderFields &fields,
+                        uint64_t &payloadBytes, CacheMiss &reason) {
+  reason = CacheMiss::corruptEntry;
+  if (file.size() < kPrefixBytes)
+    return absl::StrCat("truncated entry (", file.size(), " bytes)");
+  if (std::memcmp(file.data(), kEntryMagic, sizeof kEntryMagic) != 0)
+    return "bad magic: not a kiln cache entry";
+  uint32_t format = getLE(file, 8, 4);
+  if (format != kEntryFormatVersion) {
+    reason = CacheMiss::versionMismatch;
+    return absl::StrCat("entry format ", format, ", this runtime reads ",
+                        kEntryFormatVersion);
+  }
+  uint64_t headerBytes = getLE(file, 12, 4);
+  uint32_t headerCrc = getLE(file, 16, 4);
+  payloadBytes = getLE(file, 20, 8);
+  if (headerBytes > 1 << 16 || file.size() < kPrefixBytes + headerBytes)
+    return "truncated or damaged entry header";
+  std::string_view header = file.substr(kPrefixBytes, headerBytes);
+  if (crcOf(header) != headerCrc)
+    return "entry header checksum mismatch";
+  std::string *out[] = {&fields.key, &fields.graphId, &fields.compilerVersion,
+                        &fields.target};
+  for (std::string *field : out) {
+    size_t newline = header.find('\n');
+    if (newline == std::string_view::npos)
+      return "malformed entry header";
+    *field = std::string(header.substr(0, newline));
+    header.remove_prefix(newline + 1);
+  }
+  return "";
+}
+
+int64_t nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A directory's file names (empty when it cannot be read).
+std::vector<std::string> fileNames(const std::string &directory) {
+  std::vector<std::string> names;
+  DIR *dir = ::opendir(directory.c_str());
+  if (!dir)
+    return names;
+  while (dirent *entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..")
+      names.push_back(std::move(name));
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// mkdir -p; false with errno when a component cannot be made a directory.
+bool makeDirectories(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return true;
+    errno = ENOTDIR;
+    return false;
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0 &&
+      !makeDirectories(path.substr(0, slash)))
+    return false;
+  return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
+}
+
+} // namespace
+
+std::string_view cacheMissName(CacheMiss reason) {
+  switch (reason) {
+  case CacheMiss::noEntry: return "no entry";
+  case CacheMiss::versionMismatch: return "version mismatch";
+  case CacheMiss::targetMismatch: return "target mismatch";
+  case CacheMiss::corruptEntry: return "corrupt entry";
+  case CacheMiss::disabled: return "cache disabled";
+  }
+  return "?";
+}
+
+std::string encodeCacheEntry(const CacheEntryIdentity &identity,
+                             std::string_view executable) {
+  std::string header = encodeHeader(identity);
+  std::string out(kEntryMagic, sizeof kEntryMagic);
+  putU32(out, kEntryFormatVersion);
+  putU32(out, static_cast<uint32_t>(header.size()));
+  putU32(out, crcOf(header));
+  putU64(out, executable.size());
+  out += header;
+  out.append(executable.data(), executable.size());
+  return out;
+}
+
+absl::Status checkCacheEntry(std::string_view file,
+                             const CacheEntryIdentity &expected,
+                             CacheMiss *reason, std::string_view *payload) {
+  HeaderFields fields;
+  uint64_t payloadBytes = 0;
+  CacheMiss why;
+  auto fail = [&](CacheMiss r, std::string text) {
+    if (reason)
+      *reason = r;
+    return absl::DataLossError(text);
+  };
+  if (std::string error = parseHeader(file, fields, payloadBytes, why);
+      !error.empty())
+    return fail(why, error);
+  if (!expected.key.empty() && fields.key != expected.key)
+    return fail(CacheMiss::corruptEntry,
+                absl::StrCat("entry holds key ", fields.key,
+                             " (a renamed or misplaced file)"));
+  if (!expected.compilerVersion.empty() &&
+      fields.compilerVersion != expected.compilerVersion)
+    return fail(CacheMiss::versionMismatch,
+                absl::StrCat("entry from compiler '", fields.compilerVersion,
+                             "', this is '", expected.compilerVersion, "'"));
+  if (!expected.target.empty() && fields.target != expected.target)
+    return fail(CacheMiss::targetMismatch,
+                absl::StrCat("entry built for target '", fields.target, "'"));
+  size_t start = kPrefixBytes + getLE(file, 12, 4);
+  if (file.size() - start != payloadBytes)
+    return fail(CacheMiss::corruptEntry,
+                absl::StrCat("payload is ", file.size() - start,
+                             " bytes, header says ", payloadBytes,
+                             " (truncated or padded)"));
+  std::string_view body = file.substr(start);
+  // The executable's own header: magic (8 bytes), then its format version.
+  if (body.size() >= 12 && getLE(body, 8, 4) != kExecutableFormatVersion)
+    return fail(CacheMiss::versionMismatch,
+                absl::StrCat("executable format ", getLE(body, 8, 4),
+                             ", this runtime reads ",
+                             kExecutableFormatVersion));
+  if (payload)
+    *payload = body;
+  return absl::OkStatus();
+}
+
+//===--- PersistentCache --------------------------------------------------===//
+
+PersistentCache::PersistentCache(PersistentCacheOptions options)
+    : options_(std::move(options)) {
+  while (options_.directory.size() > 1 && options_.directory.back() == '/')
+    options_.directory.pop_back();
+  if (options_.directory.empty()) {
+    warnOnce("dir", "kiln cache: no directory given; caching is off");
+    return;
+  }
+  struct stat st;
+  if (options_.readOnly) {
+    enabled_ = ::stat(options_.directory.c_str(), &st) == 0 &&
+               S_ISDIR(st.st_mode);
+    if (!enabled_)
+      warnOnce("dir", absl::StrCat("kiln cache: read-only cache directory ",
+                                   options_.directory,
+                                   " does not exist; caching is off"));
+    return;
+  }
+  enabled_ = makeDirectories(options_.directory);
+  if (!enabled_)
+    warnOnce("dir", absl::StrCat("kiln cache: cannot use ", options_.directory,
+                                 " (", errnoText(),
+                                 "); continuing without the persistent cache"));
+}
+
+std::string PersistentCache::entryPath(std::string_view key) const {
+  return absl::StrCat(options_.directory, "/", std::string(key), std::string(kSuffix));
+}
+
+void PersistentCache::emit(CacheLogRecord record) const {
+  if (options_.log) {
+    options_.log(record);
+    return;
+  }
+  const char *kind = record.kind == CacheLogRecord::Kind::miss ? "miss: "
+                     : record.kind == CacheLogRecord::Kind::warning
+                         ? "warning: "
+                         : "";
+  std::fprintf(stderr, "%s%s\n", kind, record.message.c_str());
+}
+
+void PersistentCache::warnOnce(const std::string &what, std::string message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(warned_.begin(), warned_.end(), what) != warned_.end())
+      return;
+    warned_.push_back(what);
+  }
+  emit({CacheLogRecord::Kind::warning, CacheMiss::noEntry, "",
+        std::move(message)});
+}
+
+PersistentCacheStats PersistentCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+CacheLookup PersistentCache::miss(const CacheEntryIdentity &identity,
+                                  CacheMiss reason, std::string detail) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.misses;
+    ++stats_.missesByReason[static_cast<int>(reason)];
+  }
+  std::string message = absl::StrCat("kiln cache miss ", identity.key, ": ",
+                                     std::string(cacheMissName(reason)));
+  if (!detail.empty())
+    absl::StrAppend(&message, " (", detail, ")");
+  emit({CacheLogRecord::Kind::miss, reason, identity.key, message});
+  CacheLookup result;
+  result.reason = reason;
+  result.detail = std::move(detail);
+  return result;
+}
+
+CacheLookup PersistentCache::classifyAbsent(const CacheEntryIdentity &id) {
+  // A miss costs a compile (seconds); reading a few small headers to say
+  // why is cheap next to it.
+  if (!id.graphId.empty())
+    for (const CacheEntryInfo &entry : list()) {
+      if (entry.graphId != id.graphId || !entry.headerError.empty())
+        continue;
+      if (entry.compilerVersion != id.compilerVersion)
+        return miss(id, CacheMiss::versionMismatch,
+                    absl::StrCat("entry ", entry.key, " holds this graph for "
+                                 "compiler '", entry.compilerVersion, "'"));
+      if (entry.target != id.target)
+        return miss(id, CacheMiss::targetMismatch,
+                    absl::StrCat("entry ", entry.key,
+                                 " holds this graph for target '",
+                                 entry.target.substr(0, 40), "...'"));
+    }
+  return miss(id, CacheMiss::noEntry, "");
+}
+
+CacheLookup PersistentCache::lookup(const CacheEntryIdentity &identity) {
+  if (!enabled_)
+    return miss(identity, CacheMiss::disabled, "");
+  std::string path = entryPath(identity.key);
+  std::optional<std::string> file = readFile(path);
+  if (!file) {
+    if (errno == ENOENT)
+      return classifyAbsent(identity);
+    return miss(identity, CacheMiss::corruptEntry,
+                absl::StrCat("cannot read ", path, ": ", errnoText()));
+  }
+  CacheMiss reason = CacheMiss::corruptEntry;
+  std::string_view payload;
+  if (absl::Status s = checkCacheEntry(*file, identity, &reason, &payload);
+      !s.ok())
+    return miss(identity, reason, std::string(s.message()));
+  absl::StatusOr<Executable> executable = deserializeExecutable(payload);
+  if (!executable.ok())
+    return miss(identity, CacheMiss::corruptEntry,
+                std::string(executable.status().message()));
+  if (!options_.readOnly)
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); // LRU: now
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.hits;
+  }
+  CacheLookup result;
+  result.executable = std::move(*executable);
+  return result;
+}
+
+bool PersistentCache::store(const CacheEntryIdentity &identity,
+                            std::string_view executable) {
+  auto skip = [&](const std::string &what, std::string message) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.storesSkipped;
+    }
+    warnOnce(what, std::move(message));
+    return false;
+  };
+  if (!enabled_)
+    return skip("dir", "kiln cache: caching is off");
+  if (options_.readOnly)
+    return skip("ro", absl::StrCat("kiln cache: ", options_.directory,
+                                   " is read-only here; new entries are not "
+                                   "stored"));
+  std::string entry = encodeCacheEntry(identity, executable);
+  if (options_.maxBytes && entry.size() > options_.maxBytes)
+    return skip("cap", absl::StrCat("kiln cache: an entry of ", entry.size(),
+                                    " bytes exceeds the cache cap of ",
+                                    options_.maxBytes,
+                                    " bytes; continuing uncached"));
+  static std::atomic<uint64_t> counter{0};
+  std::string temp = absl::StrCat(options_.directory, "/", std::string(kTempPrefix),
+                                  identity.key.substr(0, 16), "-", ::getpid(),
+                                  "-", counter++, "-", std::random_device()());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return skip("write", absl::StrCat("kiln cache: cannot write in ",
+                                      options_.directory, " (", errnoText(),
+                                      "); continuing uncached"));
+  bool ok = writeAll(fd, entry) && ::fsync(fd) == 0;
+  std::string error = ok ? "" : errnoText();
+  ok = (::close(fd) == 0) && ok;
+  if (ok && ::rename(temp.c_str(), entryPath(identity.key).c_str()) != 0) {
+    ok = false;
+    error = errnoText();
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return skip("write", absl::StrCat("kiln cache: storing an entry in ",
+                                      options_.directory, " failed (", error,
+                                      "); continuing uncached"));
+  }
+  // The rename is durable only once the directory itself is synced.
+  int dirFd = ::open(options_.directory.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd >= 0) {
+    ::fsync(dirFd);
+    ::close(dirFd);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.stores;
+  }
+  if (options_.maxBytes)
+    prune(options_.maxBytes);
+  return true;
+}
+
+std::vector<CacheEntryInfo> PersistentCache::list() const {
+  std::vector<CacheEntryInfo> entries;
+  if (!enabled_)
+    return entries;
+  for (const std::string &name : fileNames(options_.directory)) {
+    if (!endsWith(name, kSuffix) || name[0] == '.')
+      continue;
+    CacheEntryInfo info;
+    info.path = absl::StrCat(options_.directory, "/", name);
+    struct stat st;
+    if (::stat(info.path.c_str(), &st) != 0)
+      continue; // evicted by another process meanwhile
+    info.bytes = static_cast<uint64_t>(st.st_size);
+    info.mtimeSeconds = st.st_mtim.tv_sec;
+    info.mtimeNanos = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+    // The header is a few hundred bytes plus the feature list.
+    std::optional<std::string> head = readFile(info.path, 16 << 10);
+    if (!head)
+      continue;
+    HeaderFields fields;
+    uint64_t payloadBytes;
+    CacheMiss why;
+    info.headerError = parseHeader(*head, fields, payloadBytes, why);
+    info.key = fields.key.empty() ? name.substr(0, name.size() - kSuffix.size())
+                                  : fields.key;
+    info.graphId = fields.graphId;
+    info.compilerVersion = fields.compilerVersion;
+    info.target = fields.target;
+    entries.push_back(std::move(info));
+  }
+  return entries;
+}
+
+std::vector<std::pair<CacheEntryInfo, std::string>>
+PersistentCache::verify(bool removeBad) {
+  std::vector<std::pair<CacheEntryInfo, std::string>> bad;
+  for (const CacheEntryInfo &info : list()) {
+    std::optional<std::string> file = readFile(info.path);
+    if (!file)
+      continue;
+    CacheEntryIdentity expected;
+    expected.key = info.path.substr(options_.directory.size() + 1);
+    expected.key.resize(expected.key.size() - kSuffix.size());
+    std::string_view payload;
+    absl::Status status = checkCacheEntry(*file, expected, nullptr, &payload);
+    if (status.ok())
+      status = deserializeExecutable(payload).status();
+    if (status.ok())
+      continue;
+    bad.emplace_back(info, std::string(status.message()));
+    if (removeBad && writable())
+      ::unlink(info.path.c_str());
+  }
+  return bad;
+}
+
+int64_t PersistentCache::prune(uint64_t maxBytes) {
+  if (!writable())
+    return 0;
+  int64_t removed = 0;
+  int64_t now = nowSeconds();
+  for (const std::string &name : fileNames(options_.directory)) {
+    if (name.rfind(kTempPrefix, 0) != 0)
+      continue;
+    std::string path = absl::StrCat(options_.directory, "/", name);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 &&
+        now - st.st_mtim.tv_sec > kStaleTempSeconds &&
+        ::unlink(path.c_str()) == 0)
+      ++removed;
+  }
+  // Only sizes and mtimes matter here: stat, without reading headers.
+  std::vector<CacheEntryInfo> entries;
+  for (const std::string &name : fileNames(options_.directory)) {
+    if (!endsWith(name, kSuffix) || name[0] == '.')
+      continue;
+    CacheEntryInfo info;
+    info.path = absl::StrCat(options_.directory, "/", name);
+    struct stat st;
+    if (::stat(info.path.c_str(), &st) != 0)
+      continue;
+    info.bytes = static_cast<uint64_t>(st.st_size);
+    info.mtimeNanos =
+        st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+    entries.push_back(std::move(info));
+  }
+  uint64_t total = 0;
+  for (const CacheEntryInfo &e : entries)
+    total += e.bytes;
+  std::sort(entries.begin(), entries.end(), [](const auto &a, const auto &b) {
+    return a.mtimeNanos != b.mtimeNanos ? a.mtimeNanos < b.mtimeNanos
+                                        : a.path < b.path;
+  });
+  for (const CacheEntryInfo &e : entries) {
+    if (total <= maxBytes)
+      break;
+    // Another process may have evicted it first: the bytes are gone
+    // either way.
+    if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) {
+      total -= e.bytes;
+      ++removed;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.evictions;
+    }
+  }
+  return removed;
+}
+
+absl::Status PersistentCache::clear() {
+  if (!writable())
+    return absl::FailedPreconditionError(
+        absl::StrCat("cache ", options_.directory, " is not writable"));
+  for (const std::string &name : fileNames(options_.directory)) {
+    if (!endsWith(name, kSuffix) && name.rfind(kTempPrefix, 0) != 0)
+      continue;
+    std::string path = absl::StrCat(options_.directory, "/", name);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      return absl::InternalError(
+          absl::StrCat("cannot remove ", path, ": ", errnoText()));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace kiln::runtime

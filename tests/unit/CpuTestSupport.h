@@ -1,0 +1,155 @@
+// Helpers for the CPU backend's differential tests: parse MLIR text, compile
+// it with the CPU backend, run it and the reference evaluator on the same
+// inputs (random values mixed with NaN, ±Inf, -0 and denormals), and compare
+// with the tolerances of docs/TESTING.md.
+#ifndef KILN_TESTS_UNIT_CPUTESTSUPPORT_H
+#define KILN_TESTS_UNIT_CPUTESTSUPPORT_H
+
+#include "compiler/cpu/CpuCompiler.h"
+#include "ir/KilnDialect.h"
+#include "ir/reference/Evaluator.h"
+#include "runtime/CpuExecutor.h"
+#include "support/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kiln::testing {
+
+/// The comparison rule of docs/TESTING.md: non-finite values must match
+/// exactly (NaN with NaN, ±Inf with the same Inf); finite floats within
+/// tol(dtype) * scale * (1 + |expected|); integers and i1 exactly.
+inline double baseTolerance(DType dtype) {
+  switch (dtype) {
+  case DType::f64:
+    return 1e-12;
+  case DType::f32:
+    return 1e-5;
+  case DType::f16:
+    return 2e-3;
+  case DType::bf16:
+    return 1.6e-2;
+  default:
+    return 0;
+  }
+}
+
+/// Empty string when `actual` matches `expected`, else the first mismatch.
+inline std::string compareTensors(const HostTensor &actual,
+                                  const HostTensor &expected, double scale) {
+  std::ostringstream os;
+  if (actual.dtype() != expected.dtype() || actual.shape() != expected.shape())
+    return "type mismatch: " + actual.typeString() + " vs " +
+           expected.typeString();
+  double tol = baseTolerance(expected.dtype()) * scale;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    if (!isFloat(expected.dtype())) {
+      if (actual.getInt(i) != expected.getInt(i)) {
+        os << "element " << i << ": got " << actual.getInt(i) << ", expected "
+           << expected.getInt(i);
+        return os.str();
+      }
+      continue;
+    }
+    double a = actual.getDouble(i), e = expected.getDouble(i);
+    bool ok;
+    if (std::isnan(e) || std::isinf(e))
+      ok = std::isnan(e) ? std::isnan(a) : a == e;
+    else
+      ok = std::isfinite(a) && std::fabs(a - e) <= tol * (1 + std::fabs(e));
+    if (!ok) {
+      os.precision(17);
+      os << "element " << i << ": got " << a << ", expected " << e
+         << " (tolerance " << tol << ")";
+      return os.str();
+    }
+  }
+  return "";
+}
+
+/// Values that exercise IEEE corner cases, mixed into random inputs.
+inline double specialValue(std::mt19937 &rng) {
+  static const double specials[] = {std::numeric_limits<double>::quiet_NaN(),
+                                    std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity(),
+                                    -0.0,
+                                    0.0,
+                                    1e-40,  // an f32 denormal
+                                    -3e-39, // another
+                                    1.0,
+                                    -1.0};
+  return specials[rng() % (sizeof(specials) / sizeof(specials[0]))];
+}
+
+/// A random tensor: floats mostly in [-range, range] with ~1/8 specials
+/// (when `specials`), integers in [-9, 9], i1 0/1.
+inline HostTensor randomTensor(DType dtype, std::vector<int64_t> shape,
+                               std::mt19937 &rng, double range = 4,
+                               bool specials = true) {
+  HostTensor t(dtype, std::move(shape));
+  std::uniform_real_distribution<double> uniform(-range, range);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    if (dtype == DType::i1)
+      t.setInt(i, rng() % 2);
+    else if (!isFloat(dtype))
+      t.setInt(i, static_cast<int64_t>(rng() % 19) - 9);
+    else if (specials && rng() % 8 == 0)
+      t.setDouble(i, specialValue(rng));
+    else
+      t.setDouble(i, uniform(rng));
+  }
+  return t;
+}
+
+struct ParsedModule {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+inline ParsedModule parseModule(const std::string &source) {
+  ParsedModule parsed;
+  parsed.context = std::make_unique<mlir::MLIRContext>();
+  parsed.context->loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  parsed.module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, parsed.context.get());
+  return parsed;
+}
+
+/// Compiles `source`'s @main for the CPU and compares it with the reference
+/// on `inputs`; `scale` widens the tolerance (e.g. by a reduction length).
+inline void expectMatchesReference(const std::string &source,
+                                   const std::vector<HostTensor> &inputs,
+                                   double scale = 1) {
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module) << "test MLIR does not parse:\n" << source;
+  auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
+  ASSERT_TRUE(main);
+  absl::StatusOr<std::vector<HostTensor>> expected =
+      reference::evaluate(main, inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString() << "\n" << source;
+  absl::StatusOr<std::unique_ptr<runtime::Program>> program =
+      compiler::cpu::createCpuProgram(*parsed.module, "main");
+  ASSERT_TRUE(program.ok()) << program.status().ToString() << "\n" << source;
+  absl::StatusOr<std::vector<HostTensor>> actual = (*program)->run(inputs);
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t i = 0; i < actual->size(); ++i) {
+    std::string diff = compareTensors((*actual)[i], (*expected)[i], scale);
+    EXPECT_EQ(diff, "") << "result " << i << " of\n" << source;
+  }
+}
+
+} // namespace kiln::testing
+
+#endif // KILN_TESTS_UNIT_CPUTESTSUPPORT_H
