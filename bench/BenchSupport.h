@@ -1,0 +1,86 @@
+// Shared pieces of kiln-bench: the benchmark configuration and its flags,
+// the files every system reads (initial weights as safetensors by Hugging
+// Face name, batches as a NumPy .npy of int64 [steps, batch, seq]), and
+// running a program as a subprocess under a memory watchdog, so that each
+// run's peak RSS is its own and a run over the budget is stopped early.
+#ifndef KILN_BENCH_BENCHSUPPORT_H
+#define KILN_BENCH_BENCHSUPPORT_H
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::bench {
+
+/// One benchmark configuration (the flags of kiln-bench).
+struct BenchConfig {
+  int64_t n_layer = 2, n_embd = 64, n_head = 4, vocab = 512, seq = 32;
+  int64_t batch = 4, steps = 20, warmup_steps = 2;
+  double lr = 1e-3, weight_decay = 0.01, dropout = 0.0, max_grad_norm = 1.0;
+  uint64_t seed = 0;
+  std::string out = "bench-out";
+  std::vector<std::string> peers = {"torch", "torch_compile", "jax"};
+  std::vector<std::string> modes = {"compiled", "eager"};
+  std::string backend = "cpu";
+  double budget_gib = 8;
+  /// Every run is killed when its RSS passes this (protects the machine).
+  double max_rss_gib = 16;
+  /// Largest-batch search (off when bisect_max_batch is 0): at most
+  /// bisect_max_probes runs of bisect_steps steps, batches up to the max.
+  int64_t bisect_max_batch = 64, bisect_steps = 2, bisect_max_probes = 4;
+  int64_t parity_steps = 20;
+  /// Where the peers' scripts and venv live (default: next to the source).
+  std::string peers_dir;
+  /// Hidden: run one system in this process ("kiln") with these files.
+  std::string worker, mode = "compiled", weights, batches, result;
+};
+
+/// argv → config; a bad or unknown flag is an error naming it.
+absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv);
+/// The flags that reproduce `config`'s model and training setup (for the
+/// workers and the peers' scripts).
+std::vector<std::string> modelFlags(const BenchConfig &config);
+
+/// Deterministic token ids [steps, batch, seq] with structure a model can
+/// learn (mostly a fixed successor rule, sometimes a random token), so the
+/// loss falls and two flat curves cannot agree by accident.
+std::vector<int64_t> makeBatches(int64_t steps, int64_t batch, int64_t seq,
+                                 int64_t vocab, uint64_t seed);
+/// ids + shape → a NumPy v1.0 .npy file of little-endian int64.
+absl::Status writeNpyInt64(const std::string &path,
+                           const std::vector<int64_t> &ids,
+                           const std::vector<int64_t> &shape);
+/// A file written by writeNpyInt64 → ids; `shape` receives its shape.
+absl::StatusOr<std::vector<int64_t>> readNpyInt64(const std::string &path,
+                                                  std::vector<int64_t> &shape);
+
+/// What a finished subprocess left behind.
+struct RunOutcome {
+  int exitCode = -1;  ///< -1 when killed by a signal
+  bool overBudget = false; ///< killed by the watchdog
+  double peakRssMiB = 0;   ///< from wait4's rusage (includes its children)
+  double wallSeconds = 0;
+};
+
+/// Runs argv[0] (a path) with `argv` and extra environment `env`, stdout and
+/// stderr to `logPath`; kills it when its RSS passes `budgetBytes` (0: no
+/// limit) or after `timeoutSeconds` (0: none).
+RunOutcome runSubprocess(const std::vector<std::string> &argv,
+                         const std::map<std::string, std::string> &env,
+                         const std::string &logPath, uint64_t budgetBytes,
+                         double timeoutSeconds);
+
+/// The kiln worker: trains `config` from its weights and batches files in
+/// this process and writes the result JSON to config.result → exit code.
+int runKilnWorker(const BenchConfig &config);
+
+/// "a,b,c" → {"a", "b", "c"} (empty pieces dropped).
+std::vector<std::string> splitList(const std::string &text);
+
+} // namespace kiln::bench
+
+#endif // KILN_BENCH_BENCHSUPPORT_H

@@ -1,0 +1,120 @@
+// The kiln side of kiln-bench, run in its own process (kiln-bench --worker
+// kiln) so that its peak RSS is its own: GPT-2 from the shared weights file,
+// AdamW with Hugging Face's defaults (no decay on biases and LayerNorm
+// weights), gradient clipping and a linear warmup/decay schedule, trained on
+// the shared batches in graph (compiled) or eager mode, one kiln::step() per
+// training step. Writes per-step losses and wall times plus kiln's compile
+// and execute metrics as JSON.
+#include "bench/BenchSupport.h"
+
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Optimizer.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sys/resource.h>
+
+namespace kiln::bench {
+namespace {
+
+void writeJson(const std::string &path, llvm::json::Object result) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
+}
+
+} // namespace
+
+int runKilnWorker(const BenchConfig &c) {
+  try {
+    Options options = options_from_env();
+    // Eager runs each primitive op as its own kernel: kiln's own baseline
+    // without the graph compiler, as PyTorch eager is torch.compile's.
+    options.mode = c.mode == "eager" ? Mode::eager : Mode::graph;
+    set_options(options);
+    set_backend(c.backend);
+    std::vector<int64_t> shape;
+    absl::StatusOr<std::vector<int64_t>> ids = readNpyInt64(c.batches, shape);
+    if (!ids.ok() || shape.size() != 3 || shape[2] != c.seq) {
+      std::fprintf(stderr, "kiln-bench worker: bad batches file %s\n",
+                   c.batches.c_str());
+      return 1;
+    }
+    const int64_t steps = std::min(c.steps, shape[0]), batch = shape[1];
+
+    nn::GPT2Config g;
+    g.vocab_size = c.vocab;
+    g.n_positions = c.seq;
+    g.n_embd = c.n_embd;
+    g.n_layer = c.n_layer;
+    g.n_head = c.n_head;
+    g.with_dropout(c.dropout);
+    g.init_seed = c.seed;
+    g.dropout_seed = c.seed + 1;
+    nn::GPT2LMHeadModel model(g);
+    nn::load_hf_gpt2(model, c.weights, /*strict=*/true);
+    kiln::step(); // the loaded weights become device data before timing
+    model.train();
+
+    nn::AdamW::Options o;
+    o.lr = c.lr;
+    o.weight_decay = c.weight_decay;
+    o.no_decay = nn::bias_and_norm_names(model);
+    nn::AdamW opt(model.named_parameters(), o);
+    nn::LambdaLR sched(opt, nn::linear_schedule_with_warmup(c.warmup_steps,
+                                                            c.steps));
+
+    metrics::reset();
+    llvm::json::Array losses, stepMs, compileMs;
+    for (int64_t s = 0; s < steps; ++s) {
+      HostTensor x(DType::i64, {batch, c.seq});
+      std::memcpy(x.data(), ids->data() + s * batch * c.seq, x.byteSize());
+      double compiledBefore = metrics::counters().compileMilliseconds;
+      auto start = std::chrono::steady_clock::now();
+      Tensor input = Tensor::from_host(std::move(x));
+      Tensor loss = model.loss(input, input);
+      loss.backward();
+      if (c.max_grad_norm > 0)
+        nn::clip_grad_norm_(model.parameters(), c.max_grad_norm);
+      opt.step();
+      sched.step();
+      opt.zero_grad();
+      kiln::step();
+      double value = loss.item();
+      stepMs.push_back(std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start).count());
+      compileMs.push_back(metrics::counters().compileMilliseconds -
+                          compiledBefore);
+      losses.push_back(value);
+    }
+    const metrics::Counters &m = metrics::counters();
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    writeJson(c.result,
+              llvm::json::Object{
+                  {"status", "ok"},
+                  {"batch", batch},
+                  {"losses", std::move(losses)},
+                  {"step_ms", std::move(stepMs)},
+                  {"kiln_compile_ms_per_step", std::move(compileMs)},
+                  {"kiln_compiles", m.compiles},
+                  {"kiln_cache_hits", m.cacheHits},
+                  {"kiln_forced_syncs", m.forcedSyncs},
+                  {"kiln_execute_ms", m.executeMilliseconds},
+                  {"backend", c.backend},
+                  {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}});
+    return 0;
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
+    writeJson(c.result, llvm::json::Object{{"status", "error"},
+                                           {"note", std::string(e.what())}});
+    return 1;
+  }
+}
+
+} // namespace kiln::bench

@@ -1,0 +1,435 @@
+// kiln-bench: one GPT-2 training configuration run by kiln (compiled and
+// eager) and by its peers (PyTorch eager, torch.compile, JAX), every system
+// from the same initial weights (a safetensors file by Hugging Face name) and
+// the same batches (a .npy of int64 [steps, batch, seq]), each in its own
+// subprocess so peak RSS is per run. Reports throughput, step and compile
+// time, peak memory, the largest batch under a memory budget (a bisection
+// over batch size on measured peak RSS: kiln has no memory planner yet) and
+// the loss parity of kiln compiled, kiln eager and PyTorch eager, as
+// results.json, results.csv and PNG plots (bench/plot.py).
+#include "bench/BenchSupport.h"
+
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Safetensors.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#ifndef KILN_BENCH_SOURCE_DIR
+#define KILN_BENCH_SOURCE_DIR "bench"
+#endif
+
+using namespace kiln::bench;
+namespace json = llvm::json;
+
+namespace {
+
+/// Environment for every run: one pool of 2 threads per process, so the
+/// OpenMP (MKL/oneDNN) and OpenBLAS pools do not fight over the 2 cores.
+/// Passive OpenMP waiting because the machine is shared: with spinning
+/// workers PyTorch's step took 3-8x longer whenever a build was running.
+std::map<std::string, std::string> threadEnv() {
+  return {{"OMP_NUM_THREADS", "2"},      {"MKL_NUM_THREADS", "2"},
+          {"OPENBLAS_NUM_THREADS", "1"}, {"OMP_WAIT_POLICY", "PASSIVE"},
+          {"KILN_BENCH_TORCH_THREADS", "2"}, {"PYTHONUNBUFFERED", "1"}};
+}
+
+/// True when a run's result says it finished.
+bool isOk(const json::Object &r) {
+  return r.getString("status") == std::optional<llvm::StringRef>("ok");
+}
+
+struct Driver {
+  BenchConfig config;
+  std::string self, weights, batches;
+
+  std::string peersDir() const {
+    return config.peers_dir.empty()
+               ? std::string(KILN_BENCH_SOURCE_DIR) + "/peers"
+               : config.peers_dir;
+  }
+  std::string python() const { return peersDir() + "/.venv/bin/python"; }
+  bool venvPresent() const { return access(python().c_str(), X_OK) == 0; }
+
+  /// system → the command that trains it for `steps` steps on `batchFile`.
+  std::vector<std::string> command(const std::string &system,
+                                   const std::string &batchFile,
+                                   int64_t steps, const std::string &result,
+                                   double dropout) const {
+    BenchConfig c = config;
+    c.dropout = dropout;
+    std::vector<std::string> argv;
+    if (system.rfind("kiln_", 0) == 0)
+      argv = {self, "--worker", "kiln", "--mode", system.substr(5),
+              "--backend", config.backend};
+    else if (system == "jax")
+      argv = {python(), peersDir() + "/jax_gpt2.py"};
+    else
+      argv = {python(), peersDir() + "/torch_gpt2.py", "--mode",
+              system == "torch" ? "eager" : "compile"};
+    for (const std::string &f : modelFlags(c))
+      argv.push_back(f);
+    for (const std::string &f :
+         {std::string("--weights"), weights, std::string("--batches"),
+          batchFile, std::string("--result"), result,
+          std::string("--steps"), std::to_string(steps)})
+      argv.push_back(f);
+    return argv;
+  }
+
+  /// Runs `system` → its result object (status, per-step figures, peak RSS).
+  json::Object run(const std::string &system, const std::string &batchFile,
+                   int64_t steps, const std::string &tag, double dropout,
+                   uint64_t budgetBytes) const {
+    std::string result = config.out + "/runs/" + system + tag + ".json";
+    std::string log = config.out + "/runs/" + system + tag + ".log";
+    std::remove(result.c_str());
+    std::map<std::string, std::string> env = threadEnv();
+    if (system == "kiln_eager")
+      env["KILN_MODE"] = "eager";
+    // A fresh inductor cache per run: compile times are cold for every
+    // system (kiln's persistent cache is off unless KILN_CACHE_DIR is set).
+    if (system == "torch_compile")
+      env["TORCHINDUCTOR_CACHE_DIR"] =
+          config.out + "/runs/inductor-cache-" + system + tag;
+    RunOutcome o = runSubprocess(command(system, batchFile, steps, result,
+                                         dropout),
+                                 env, log, budgetBytes, 1800);
+    json::Object out;
+    if (auto buf = llvm::MemoryBuffer::getFile(result)) {
+      if (auto v = json::parse((*buf)->getBuffer()); v && v->getAsObject())
+        out = std::move(*v->getAsObject());
+    }
+    if (!out.get("status"))
+      out["status"] = o.overBudget ? "over budget" : "error";
+    if (o.exitCode != 0 && isOk(out))
+      out["status"] = "error";
+    if (!isOk(out) && !out.get("note"))
+      out["note"] = o.overBudget ? llvm::formatv("killed when its RSS passed "
+                                                 "{0:f2} GiB",
+                                                 budgetBytes / 1073741824.0)
+                                       .str()
+                                 : (o.exitCode < 0 ? std::string("killed")
+                                                   : "exit " + std::to_string(
+                                                                   o.exitCode)) +
+                                       ", see " + log;
+    out["peak_rss_mib"] = o.peakRssMiB;
+    out["wall_s"] = o.wallSeconds;
+    return out;
+  }
+};
+
+std::vector<double> numbers(const json::Object &o, llvm::StringRef key) {
+  std::vector<double> out;
+  if (const json::Array *a = o.getArray(key))
+    for (const json::Value &v : *a)
+      out.push_back(v.getAsNumber().value_or(NAN));
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2]
+                      : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+/// Adds the summary figures to a successful run: steady-state step time is
+/// the median over the second half of the steps (after every compile);
+/// compile time is the first step minus the steady state.
+void summarize(json::Object &r, int64_t batch) {
+  std::vector<double> ms = numbers(r, "step_ms");
+  if (!isOk(r) || ms.empty())
+    return;
+  double steady = ms.size() > 1
+                      ? median(std::vector<double>(ms.begin() + ms.size() / 2,
+                                                   ms.end()))
+                      : ms[0];
+  r["step_ms_median"] = steady;
+  r["compile_s"] = std::max(0.0, (ms[0] - steady) / 1e3);
+  r["samples_per_s"] = 1e3 * batch / steady;
+  // kiln also knows its compile time exactly (its metrics).
+  std::vector<double> compiles = numbers(r, "kiln_compile_ms_per_step");
+  if (!compiles.empty()) {
+    double total = 0;
+    for (double v : compiles)
+      total += v;
+    r["kiln_compile_s"] = total / 1e3;
+  }
+  std::vector<double> losses = numbers(r, "losses");
+  if (!losses.empty()) {
+    r["first_loss"] = losses.front();
+    r["last_loss"] = losses.back();
+  }
+}
+
+/// Max over the first `n` steps of |a - b| / |b|.
+json::Value maxRelDiff(const std::vector<double> &a,
+                       const std::vector<double> &b, size_t n) {
+  n = std::min({n, a.size(), b.size()});
+  if (n == 0)
+    return nullptr;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i)
+    worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
+  return worst;
+}
+
+/// Writes the initial weights (by Hugging Face name) and the batches.
+absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
+                           const std::string &batches) {
+  kiln::nn::GPT2Config g;
+  g.vocab_size = c.vocab;
+  g.n_positions = c.seq;
+  g.n_embd = c.n_embd;
+  g.n_layer = c.n_layer;
+  g.n_head = c.n_head;
+  g.init_seed = c.seed;
+  kiln::nn::GPT2LMHeadModel model(g);
+  kiln::step();
+  std::vector<kiln::nn::NamedTensor> tensors;
+  for (const auto &[name, t] : model.state_dict())
+    tensors.push_back({name, t.to_host()});
+  if (absl::Status s = kiln::nn::saveSafetensors(weights, tensors,
+                                                 {{"format", "pt"}});
+      !s.ok())
+    return s;
+  return writeNpyInt64(batches,
+                       makeBatches(c.steps, c.batch, c.seq, c.vocab, c.seed),
+                       {c.steps, c.batch, c.seq});
+}
+
+/// The largest batch whose run stays under the budget: doubling from the
+/// configured batch, then bisection, at most `bisect_max_probes` runs of
+/// `bisect_steps` steps, none above `bisect_max_batch`.
+json::Object largestBatch(const Driver &d, const std::string &system,
+                          bool configuredFits, uint64_t budget) {
+  const BenchConfig &c = d.config;
+  int64_t probes = 0;
+  auto fits = [&](int64_t b) {
+    ++probes;
+    std::string file = c.out + "/runs/probe-batches-" + std::to_string(b) + ".npy";
+    (void)writeNpyInt64(file, makeBatches(c.bisect_steps, b, c.seq, c.vocab,
+                                          c.seed),
+                        {c.bisect_steps, b, c.seq});
+    json::Object r = d.run(system, file, c.bisect_steps,
+                           "-probe" + std::to_string(b), c.dropout, budget);
+    bool ok = isOk(r) && r.getNumber("peak_rss_mib").value_or(1e30) * 1048576.0 <= budget;
+    std::fprintf(stderr, "kiln-bench:   %s batch %lld: %s (%.0f MiB)\n",
+                 system.c_str(), static_cast<long long>(b),
+                 ok ? "fits" : "does not fit",
+                 r.getNumber("peak_rss_mib").value_or(0));
+    return ok;
+  };
+  int64_t lo = configuredFits ? c.batch : 0, hi = 0;
+  if (!configuredFits) {
+    hi = c.batch;
+    lo = fits(1) ? 1 : 0;
+  } else {
+    for (int64_t b = 2 * lo; b <= c.bisect_max_batch && probes < c.bisect_max_probes; b *= 2) {
+      if (!fits(b)) {
+        hi = b;
+        break;
+      }
+      lo = b;
+    }
+  }
+  while (hi && hi - lo > 1 && probes < c.bisect_max_probes) {
+    int64_t mid = (lo + hi) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return json::Object{{"largest_batch", lo},
+                      {"exact", hi != 0 && hi - lo == 1},
+                      // No failing batch found below bisect_max_batch.
+                      {"capped", hi == 0},
+                      {"first_failing_batch", hi ? json::Value(hi) : nullptr},
+                      {"probes", probes}};
+}
+
+const char *csvHeader =
+    "system,status,batch,samples_per_s,step_ms,compile_s,kiln_compile_s,"
+    "peak_rss_mib,largest_batch,first_loss,last_loss\n";
+
+void writeCsv(const std::string &path, const json::Object &systems,
+              const std::vector<std::string> &order) {
+  std::ofstream f(path);
+  f << csvHeader;
+  auto num = [](const json::Object *o, llvm::StringRef k) {
+    std::optional<double> v = o ? o->getNumber(k) : std::nullopt;
+    char buf[32] = "";
+    if (v)
+      std::snprintf(buf, sizeof buf, "%.6g", *v);
+    return std::string(buf);
+  };
+  for (const std::string &s : order) {
+    const json::Object *r = systems.getObject(s);
+    const json::Object *lb = r ? r->getObject("budget") : nullptr;
+    f << s << "," << (r ? r->getString("status").value_or("?").str() : "?")
+      << "," << num(r, "batch") << "," << num(r, "samples_per_s") << ","
+      << num(r, "step_ms_median") << "," << num(r, "compile_s") << ","
+      << num(r, "kiln_compile_s") << ","
+      << num(r, "peak_rss_mib") << "," << num(lb, "largest_batch") << ","
+      << num(r, "first_loss") << "," << num(r, "last_loss") << "\n";
+  }
+}
+
+int runDriver(const BenchConfig &c, const std::string &commandLine) {
+  Driver d{c, "", c.out + "/weights.safetensors", c.out + "/batches.npy"};
+  d.self = llvm::sys::fs::getMainExecutable(nullptr, (void *)&runDriver);
+  if (llvm::sys::fs::create_directories(c.out + "/runs")) {
+    std::fprintf(stderr, "kiln-bench: cannot create %s\n", c.out.c_str());
+    return 1;
+  }
+  try {
+    kiln::set_backend(c.backend);
+    if (absl::Status s = prepareInputs(c, d.weights, d.batches); !s.ok()) {
+      std::fprintf(stderr, "kiln-bench: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "kiln-bench: %s\n", e.what());
+    return 1;
+  }
+  std::vector<std::string> order;
+  for (const std::string &m : c.modes)
+    order.push_back("kiln_" + m);
+  for (const std::string &p : c.peers)
+    order.push_back(p);
+
+  const uint64_t maxRss = static_cast<uint64_t>(c.max_rss_gib * (1ull << 30));
+  const uint64_t budget = std::min(
+      maxRss, static_cast<uint64_t>(c.budget_gib * (1ull << 30)));
+  json::Object systems;
+  for (const std::string &s : order) {
+    json::Object r;
+    if (s.rfind("kiln_", 0) != 0 && !d.venvPresent()) {
+      r = json::Object{{"status", "skipped"},
+                       {"note", "no venv at " + d.peersDir() +
+                                    "/.venv (run bench/peers/setup.sh)"}};
+    } else {
+      std::fprintf(stderr, "kiln-bench: running %s\n", s.c_str());
+      r = d.run(s, d.batches, c.steps, "", c.dropout, maxRss);
+      summarize(r, c.batch);
+      if (c.bisect_max_batch > 0 && isOk(r)) {
+        bool fitsNow = r.getNumber("peak_rss_mib").value_or(0) * 1048576.0 <= budget;
+        r["budget"] = largestBatch(d, s, fitsNow, budget);
+      }
+    }
+    std::fprintf(stderr, "kiln-bench: %s: %s\n", s.c_str(),
+                 r.getString("status").value_or("?").str().c_str());
+    systems[s] = std::move(r);
+  }
+
+  // Parity: the main runs when they use no dropout, else dedicated runs
+  // with dropout 0 (dropout masks differ between systems).
+  const bool fromMainRuns = c.dropout == 0 && c.steps >= c.parity_steps;
+  json::Object parity{{"steps_compared", c.parity_steps},
+                      {"dropout", 0.0},
+                      {"source", fromMainRuns ? "main runs" : "parity runs"}};
+  std::vector<std::string> candidates;
+  for (const char *s : {"kiln_compiled", "kiln_eager", "torch"})
+    if (const json::Object *r = systems.getObject(s); r && isOk(*r))
+      candidates.push_back(s);
+  std::map<std::string, std::vector<double>> curves;
+  for (const std::string &s : candidates) {
+    const json::Object *r = systems.getObject(s);
+    if (candidates.size() < 2)
+      break; // nothing to compare with
+    if (fromMainRuns) {
+      curves[s] = numbers(*r, "losses");
+      continue;
+    }
+    std::string file = c.out + "/runs/parity-batches.npy";
+    (void)writeNpyInt64(file, makeBatches(c.parity_steps, c.batch, c.seq,
+                                          c.vocab, c.seed),
+                        {c.parity_steps, c.batch, c.seq});
+    curves[s] = numbers(d.run(s, file, c.parity_steps, "-parity", 0.0, maxRss),
+                        "losses");
+  }
+  for (const auto &[a, b] : {std::pair{"kiln_compiled", "kiln_eager"},
+                             {"kiln_compiled", "torch"},
+                             {"kiln_eager", "torch"}})
+    if (curves.count(a) && curves.count(b))
+      parity[std::string(a) + "_vs_" + b + "_max_rel_diff"] =
+          maxRelDiff(curves[a], curves[b], c.parity_steps);
+  for (auto &[name, losses] : curves) {
+    losses.resize(std::min<size_t>(losses.size(), c.parity_steps));
+    parity[name + "_losses"] = json::Array(losses);
+  }
+
+  json::Object env;
+  for (const auto &[k, v] : threadEnv())
+    env[k] = v;
+  json::Object config{{"n_layer", c.n_layer}, {"n_embd", c.n_embd},
+                      {"n_head", c.n_head},   {"vocab", c.vocab},
+                      {"seq", c.seq},         {"batch", c.batch},
+                      {"steps", c.steps},     {"warmup_steps", c.warmup_steps},
+                      {"lr", c.lr},           {"weight_decay", c.weight_decay},
+                      {"dropout", c.dropout}, {"max_grad_norm", c.max_grad_norm},
+                      {"seed", static_cast<int64_t>(c.seed)},
+                      {"backend", c.backend}, {"budget_gib", c.budget_gib},
+                      {"max_rss_gib", c.max_rss_gib}};
+  json::Array orderJson;
+  for (const std::string &s : order)
+    orderJson.push_back(s);
+  json::Object results{
+      {"command", commandLine},
+      {"config", std::move(config)},
+      {"threads", std::move(env)},
+      {"hardware_threads",
+       static_cast<int64_t>(std::thread::hardware_concurrency())},
+      {"budget_method", "peak RSS of a subprocess (wait4 rusage), bisection "
+                        "over batch size; kiln has no memory planner yet"},
+      {"order", std::move(orderJson)},
+      {"systems", std::move(systems)},
+      {"parity", std::move(parity)}};
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(c.out + "/results.json", ec);
+    os << llvm::formatv("{0:2}", json::Value(json::Object(results))) << "\n";
+  }
+  writeCsv(c.out + "/results.csv", *results.getObject("systems"), order);
+
+  // Plots: the venv's python when present (it has matplotlib), else any.
+  std::string py = d.venvPresent() ? d.python() : "/usr/bin/python3";
+  RunOutcome p = runSubprocess({py, std::string(KILN_BENCH_SOURCE_DIR) + "/plot.py",
+                                c.out + "/results.json", c.out},
+                               {}, c.out + "/plot.log", 0, 300);
+  std::fprintf(stderr, "kiln-bench: wrote %s/results.json, results.csv%s\n",
+               c.out.c_str(),
+               p.exitCode == 0 ? " and plots" : " (plots failed: see plot.log)");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  absl::StatusOr<BenchConfig> config = parseFlags(argc, argv);
+  if (!config.ok()) {
+    std::fprintf(stderr, "kiln-bench: %s\n",
+                 std::string(config.status().message()).c_str());
+    return 2;
+  }
+  if (config->worker == "kiln")
+    return runKilnWorker(*config);
+  if (!config->worker.empty()) {
+    std::fprintf(stderr, "kiln-bench: unknown worker '%s'\n",
+                 config->worker.c_str());
+    return 2;
+  }
+  std::string commandLine;
+  for (int i = 0; i < argc; ++i)
+    commandLine += (i ? " " : "") + std::string(argv[i]);
+  return runDriver(*config, commandLine);
+}

@@ -1,0 +1,55 @@
+"""What the peers share: kiln-bench's flags, the shared input files (weights
+as safetensors by Hugging Face GPT-2 name, batches as an int64 .npy of
+[steps, batch, seq]), the learning-rate schedule and weight-decay rule of
+kiln's AdamW setup, and writing the result JSON that kiln-bench reads."""
+import argparse
+import json
+import resource
+
+import numpy as np
+from safetensors.numpy import load_file
+
+
+def parse_args(extra=None):
+    p = argparse.ArgumentParser()
+    for name in ["n_layer", "n_embd", "n_head", "vocab", "seq", "warmup_steps", "steps", "seed"]:
+        p.add_argument("--" + name, type=int, required=True)
+    for name in ["lr", "weight_decay", "dropout", "max_grad_norm"]:
+        p.add_argument("--" + name, type=float, required=True)
+    for name in ["weights", "batches", "result"]:
+        p.add_argument("--" + name, required=True)
+    if extra:
+        extra(p)
+    return p.parse_args()
+
+
+def load_inputs(args):
+    """→ (weights: name → float32 array, batches: int64 [steps, batch, seq])."""
+    weights = {k: v.astype(np.float32) for k, v in load_file(args.weights).items()}
+    batches = np.load(args.batches)
+    assert batches.dtype == np.int64 and batches.ndim == 3 and batches.shape[2] == args.seq
+    return weights, batches[: args.steps]
+
+
+def lr_at(args, step):
+    """Hugging Face's linear schedule with warmup (kiln's LambdaLR): the
+    learning rate used by optimizer step `step`, counted from 0."""
+    w, total = args.warmup_steps, args.steps
+    if step < w:
+        return args.lr * step / max(1, w)
+    return args.lr * max(0.0, (total - step) / max(1, total - w))
+
+
+def decays(name):
+    """Hugging Face's Trainer rule, as kiln's bias_and_norm_names: no weight
+    decay on biases and LayerNorm weights."""
+    is_norm = name.split(".")[-2].startswith("ln_")
+    return not (name.endswith(".bias") or is_norm)
+
+
+def write_result(args, batch, losses, step_ms, **extra):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    out = dict(status="ok", batch=int(batch), losses=[float(x) for x in losses],
+               step_ms=step_ms, peak_rss_mib_self=peak, **extra)
+    with open(args.result, "w") as f:
+        json.dump(out, f, indent=2)

@@ -1,0 +1,99 @@
+"""kiln-bench's JAX peer: the same GPT-2 as kiln's (pre-LN blocks, GELU tanh
+approximation, tied lm_head, masked-softmax causal attention, Conv1D weights
+[in, out]) as a pure function over a dict of parameters by Hugging Face name,
+and one jax.jit-compiled training step: loss and gradients, global-norm
+clipping and PyTorch's AdamW (written out; optax is not installed), with the
+learning rate a traced argument so the schedule never recompiles."""
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import common
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + eps) * w + b
+
+
+def dropout(x, p, key):
+    if p == 0:
+        return x
+    return jnp.where(jax.random.bernoulli(key, 1 - p, x.shape), x / (1 - p), 0)
+
+
+def loss_fn(params, ids, key, a):
+    P = lambda name: params[name]
+    b, t = ids.shape
+    c, nh = a.n_embd, a.n_head
+    keys = iter(jax.random.split(key, 1 + 3 * a.n_layer))
+    x = dropout(P("transformer.wte.weight")[ids] + P("transformer.wpe.weight")[:t], a.dropout, next(keys))
+    mask = jnp.tril(jnp.ones((t, t), bool))
+    for i in range(a.n_layer):
+        h = lambda n: P(f"transformer.h.{i}.{n}")
+        y = layer_norm(x, h("ln_1.weight"), h("ln_1.bias"))
+        qkv = y @ h("attn.c_attn.weight") + h("attn.c_attn.bias")
+        q, k, v = (z.reshape(b, t, nh, c // nh).transpose(0, 2, 1, 3) for z in jnp.split(qkv, 3, axis=-1))
+        att = jnp.where(mask, q @ k.transpose(0, 1, 3, 2) / np.sqrt(c // nh), -jnp.inf)
+        att = dropout(jax.nn.softmax(att, axis=-1), a.dropout, next(keys))
+        y = (att @ v).transpose(0, 2, 1, 3).reshape(b, t, c)
+        x = x + dropout(y @ h("attn.c_proj.weight") + h("attn.c_proj.bias"), a.dropout, next(keys))
+        y = layer_norm(x, h("ln_2.weight"), h("ln_2.bias"))
+        y = jax.nn.gelu(y @ h("mlp.c_fc.weight") + h("mlp.c_fc.bias"), approximate=True)
+        x = x + dropout(y @ h("mlp.c_proj.weight") + h("mlp.c_proj.bias"), a.dropout, next(keys))
+    x = layer_norm(x, P("transformer.ln_f.weight"), P("transformer.ln_f.bias"))
+    logits = x @ P("transformer.wte.weight").T  # tied lm_head
+    logp = jax.nn.log_softmax(logits[:, :-1], axis=-1)
+    return -jnp.take_along_axis(logp, ids[:, 1:, None], axis=-1).mean()
+
+
+def make_train_step(a):
+    b1, b2, eps = 0.9, 0.999, 1e-8
+
+    def train_step(params, m, v, step, lr, ids, key):
+        loss, grads = jax.value_and_grad(loss_fn)(params, ids, key, a)
+        if a.max_grad_norm > 0:  # torch.nn.utils.clip_grad_norm_
+            norm = jnp.sqrt(sum(jnp.sum(g * g) for g in grads.values()))
+            scale = jnp.minimum(1.0, a.max_grad_norm / (norm + 1e-6))
+            grads = {n: g * scale for n, g in grads.items()}
+        bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
+        new_p, new_m, new_v = {}, {}, {}
+        for n, p in params.items():
+            g = grads[n]
+            if common.decays(n):
+                p = p * (1 - lr * a.weight_decay)
+            new_m[n] = m[n] + (g - m[n]) * (1 - b1)
+            new_v[n] = v[n] * b2 + g * g * (1 - b2)
+            denom = jnp.sqrt(new_v[n]) / jnp.sqrt(bc2) + eps
+            new_p[n] = p - (lr / bc1) * new_m[n] / denom
+        return new_p, new_m, new_v, loss
+
+    return jax.jit(train_step, donate_argnums=(0, 1, 2))
+
+
+def main():
+    args = common.parse_args()
+    weights, batches = common.load_inputs(args)
+    params = {n: jnp.asarray(w) for n, w in weights.items()}
+    m = {n: jnp.zeros_like(p) for n, p in params.items()}
+    v = {n: jnp.zeros_like(p) for n, p in params.items()}
+    train_step = make_train_step(args)
+    key = jax.random.PRNGKey(args.seed + 1)
+
+    losses, step_ms = [], []
+    for s, ids in enumerate(batches):
+        start = time.perf_counter()
+        key, sub = jax.random.split(key)
+        params, m, v, loss = train_step(params, m, v, jnp.float32(s + 1),
+                                        jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub)
+        losses.append(float(loss))
+        step_ms.append(1e3 * (time.perf_counter() - start))
+    common.write_result(args, batches.shape[1], losses, step_ms,
+                        jax_version=jax.__version__, jax_devices=str(jax.devices()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Draws kiln-bench's plots from results.json: throughput, steady step time,
+compile time, peak memory and largest batch under the budget as bar charts,
+and loss and step time per step as line charts, one PNG each, plus the
+summary as a Markdown table (table.md). Exits 0 with a
+note when matplotlib is absent, so kiln-bench runs without it.
+Usage: plot.py RESULTS_JSON OUT_DIR"""
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("plot.py: matplotlib is not installed; no plots drawn")
+    sys.exit(0)
+
+BARS = [("samples_per_s", "throughput (samples/s)", "throughput.png"),
+        ("step_ms_median", "steady-state step time (ms)", "step_time.png"),
+        ("compile_s", "compile time: first step minus steady state (s)", "compile_time.png"),
+        ("peak_rss_mib", "peak RSS of the run (MiB)", "peak_memory.png")]
+
+
+def bar(path, names, values, title, labels=None):
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
+    bars = ax.bar(names, values, color="#4a7ab5")
+    labels = labels or [f"{v:.0f}" if v >= 100 else f"{v:.3g}" for v in values]
+    ax.bar_label(bars, labels=labels, fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(axis="x", labelsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def lines(path, runs, key, title, ylabel):
+    fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
+    for name, r in runs:
+        ax.plot(range(1, len(r[key]) + 1), r[key], label=name, linewidth=1)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    if key == "step_ms":
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def table(path, res, runs):
+    """The summary as a Markdown table (docs/PERFORMANCE.md pastes it)."""
+    def fmt(v, spec):
+        return format(v, spec) if isinstance(v, (int, float)) else "n/a"
+    rows = ["| system | samples/s | step (ms) | compile (s) | peak RSS (MiB) | largest batch "
+            f"in {res['config']['budget_gib']:g} GiB | loss first → last |",
+            "|---|---|---|---|---|---|---|"]
+    for name in res["order"]:
+        r = res["systems"].get(name, {})
+        if r.get("status") != "ok":
+            rows.append(f"| {name} | {r.get('status', '?')}: {r.get('note', '')} | | | | | |")
+            continue
+        b = r.get("budget")
+        largest = "not searched" if b is None else f"{'≥ ' if b['capped'] else ''}{b['largest_batch']}"
+        compile_s = fmt(r.get("compile_s"), ".1f")
+        if "kiln_compile_s" in r:
+            compile_s += f" ({r['kiln_compile_s']:.1f} measured)"
+        rows.append(f"| {name} | {fmt(r.get('samples_per_s'), '.2f')} | {fmt(r.get('step_ms_median'), '.0f')} "
+                    f"| {compile_s} | {fmt(r.get('peak_rss_mib'), '.0f')} | {largest} "
+                    f"| {r['first_loss']:.4f} → {r['last_loss']:.4f} |")
+    with open(path, "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def main():
+    results_path, out = sys.argv[1], sys.argv[2]
+    with open(results_path) as f:
+        res = json.load(f)
+    runs = [(n, res["systems"][n]) for n in res["order"]
+            if res["systems"].get(n, {}).get("status") == "ok"]
+    if not runs:
+        print("plot.py: no successful runs to plot")
+        return
+    table(os.path.join(out, "table.md"), res, runs)
+    c = res["config"]
+    tag = f"GPT-2 {c['n_layer']}L/{c['n_embd']}d, seq {c['seq']}, batch {c['batch']}"
+    for key, title, name in BARS:
+        have = [(n, r[key]) for n, r in runs if key in r]
+        if have:
+            bar(os.path.join(out, name), [n for n, _ in have], [v for _, v in have], f"{title}\n{tag}")
+    budget = [(n, r["budget"]) for n, r in runs if "budget" in r]
+    if budget:  # "≥ n": n fitted and the search stopped at its cap
+        bar(os.path.join(out, "largest_batch.png"), [n for n, _ in budget],
+            [b["largest_batch"] for _, b in budget],
+            f"largest batch under {c['budget_gib']} GiB peak RSS\n{tag}",
+            [("≥ " if b["capped"] else "") + str(b["largest_batch"]) for _, b in budget])
+    lines(os.path.join(out, "loss.png"), runs, "losses", f"training loss\n{tag}", "loss")
+    lines(os.path.join(out, "step_times.png"), runs, "step_ms", f"step time\n{tag}", "ms (log)")
+    print("plot.py: wrote plots to", out)
+
+
+if __name__ == "__main__":
+    main()
