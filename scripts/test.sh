@@ -10,5 +10,8 @@ start=$(date +%s)
 "$root/scripts/build.sh"
 echo "build: $(( $(date +%s) - start )) s"
 
+# lit first, on its own, so its summary is printed; then every other test
+# (the GoogleTest cases) through ctest, whose summary closes the run.
+/usr/lib/llvm-22/bin/lit -sv "$build/tests"
 cd "$build"
-ctest --output-on-failure -j"${JOBS:-$(nproc)}"
+ctest --output-on-failure -j"${JOBS:-$(nproc)}" -E '^lit$'
