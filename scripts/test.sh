@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds kiln, and runs every test: the lit suite and
-# the GoogleTest unit tests, both through ctest. Prints the runners' summaries.
+# Installs what is missing, builds kiln, and runs every test: the lit suite
+# (lit) and the GoogleTest unit tests (ctest), printing both summaries.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
