@@ -147,6 +147,8 @@ Tensor GPT2Model::forward(const Tensor &input_ids) const {
   return ln_f->forward(x);
 }
 
+GPT2LMHeadModel::~GPT2LMHeadModel() = default;
+
 GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config &config)
     : config_(config),
       generator_(std::make_unique<Generator>(config.dropout_seed)) {

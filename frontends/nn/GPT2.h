@@ -105,6 +105,9 @@ public:
 class GPT2LMHeadModel : public Module {
 public:
   explicit GPT2LMHeadModel(const GPT2Config &config);
+  /// Out of line: the key function that emits the vtable (with its type
+  /// info) in GPT2.cpp only, so programs built without RTTI share it.
+  ~GPT2LMHeadModel() override;
 
   /// input ids [B, T] → logits [B, T, vocab].
   Tensor forward(const Tensor &input_ids) const;
