@@ -8,31 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/Verifier.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 
 namespace kiln::compiler {
 
-namespace {
-
-absl::Status verifyModule(mlir::ModuleOp module) {
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  mlir::ScopedDiagnosticHandler handler(
-      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
-        os << diagnostic << "\n";
-        return mlir::success();
-      });
-  if (mlir::failed(mlir::verify(module)))
-    return absl::InvalidArgumentError(
-        absl::StrCat("the module does not verify:\n", diagnostics));
-  return absl::OkStatus();
-}
-
-} // namespace
 
 absl::StatusOr<runtime::Executable>
 compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,

@@ -31,20 +31,24 @@ std::string_view backendName(Backend backend) {
   return "?";
 }
 
+absl::Status verifyModule(mlir::ModuleOp module) {
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::ScopedDiagnosticHandler handler(
+      module.getContext(), [&](mlir::Diagnostic &diagnostic) {
+        os << diagnostic << "\n";
+        return mlir::success();
+      });
+  if (mlir::failed(mlir::verify(module)))
+    return absl::InvalidArgumentError(
+        absl::StrCat("the module does not verify:\n", diagnostics));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 compile(mlir::ModuleOp module, const CompileOptions &options) {
-  std::string diagnostics;
-  {
-    llvm::raw_string_ostream os(diagnostics);
-    mlir::ScopedDiagnosticHandler handler(
-        module.getContext(), [&](mlir::Diagnostic &diagnostic) {
-          os << diagnostic << "\n";
-          return mlir::success();
-        });
-    if (mlir::failed(mlir::verify(module)))
-      return absl::InvalidArgumentError(
-          absl::StrCat("the module does not verify:\n", diagnostics));
-  }
+  if (absl::Status verified = verifyModule(module); !verified.ok())
+    return verified;
   switch (options.backend) {
   case Backend::reference:
     return createReferenceProgram(module, options.function);

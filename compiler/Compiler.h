@@ -29,6 +29,9 @@ struct CompileOptions {
   std::string function;
 };
 
+/// Runs MLIR's verifier; the error carries every diagnostic it emitted.
+absl::Status verifyModule(mlir::ModuleOp module);
+
 /// module → program. The program does not refer to `module` or its context
 /// afterwards: it may outlive both.
 absl::StatusOr<std::unique_ptr<runtime::Program>>
