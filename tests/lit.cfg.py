@@ -12,3 +12,8 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs", "CMakeL
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
+
+# Sanitizer builds (cmake -DKILN_SANITIZE=ON) mark tests that cannot run
+# under AddressSanitizer with `UNSUPPORTED: asan`.
+if config.kiln_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")

@@ -78,10 +78,14 @@ pid_t startWorker(const std::string &dumpDir, const Job &job,
     ::dup2(log, 2);
     ::close(log);
   }
+  // AddressSanitizer reserves terabytes of shadow address space up front, so
+  // an address-space cap would stop every worker of a sanitizer build.
+#ifndef __SANITIZE_ADDRESS__
   if (memoryCap) {
     struct rlimit limit = {memoryCap, memoryCap};
     ::setrlimit(RLIMIT_AS, &limit);
   }
+#endif
   std::vector<char *> argv;
   for (std::string &arg : argvText)
     argv.push_back(arg.data());
