@@ -1,6 +1,6 @@
 // The scalar form of every elementwise kiln op, built from arith/math ops
 // (and libm calls where only double precision is right), following
-// docs/SEMANTICS-SPEC.txt. Used by per-op kernels and by fusion kernels.
+// docs/IR.md. Used by per-op kernels and by fusion kernels.
 #ifndef KILN_COMPILER_CPU_SCALAROPS_H
 #define KILN_COMPILER_CPU_SCALAROPS_H
 

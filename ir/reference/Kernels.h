@@ -2,7 +2,7 @@
 // host tensors, free of MLIR so that each reads as the loop nest it is.
 // Evaluator.cpp maps ops and their attributes onto these calls; the kernels
 // re-check the shapes they index with, so a malformed call fails instead of
-// reading out of bounds. Semantics: docs/SEMANTICS-SPEC.txt.
+// reading out of bounds. Semantics: docs/IR.md.
 #ifndef KILN_IR_REFERENCE_KERNELS_H
 #define KILN_IR_REFERENCE_KERNELS_H
 

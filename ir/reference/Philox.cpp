@@ -1,4 +1,4 @@
-// Philox-4x32-10 as docs/SEMANTICS-SPEC.txt spells it (see Philox.h), and
+// Philox-4x32-10 as docs/IR.md spells it (see Philox.h), and
 // the kiln.rng_uniform kernel built on it: group g of four output lanes uses
 // counter state[1] + g under key state[0], and each lane's top bits become an
 // exactly representable float in [0, 1).

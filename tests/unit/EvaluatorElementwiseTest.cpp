@@ -1,7 +1,7 @@
 // The reference evaluator's elementwise ops against hand-computed answers:
 // arithmetic with f16/bf16 rounding and integer wrapping, the NaN and signed
 // zero rules of max/min/compare/select/clamp, the unary functions and every
-// class of convert edge case in docs/SEMANTICS-SPEC.txt.
+// class of convert edge case in docs/IR.md.
 #include "EvaluatorTestSupport.h"
 
 #include <gmock/gmock.h>
