@@ -8,6 +8,8 @@
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
 
+#include "FileTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -68,18 +70,10 @@ struct Trainer {
   NamedGenerators generators() { return {{"dropout", &model.generator()}}; }
 };
 
-std::string tempDir() {
-  char tmpl[] = "/tmp/kiln-ckpt-XXXXXX";
-  char *dir = ::mkdtemp(tmpl);
-  EXPECT_NE(dir, nullptr);
-  return dir ? dir : "/tmp";
-}
+std::string tempDir() { return kiln::testing::makeTempDir("kiln-ckpt"); }
 
 std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return kiln::testing::readWholeFile(path);
 }
 
 void writeFile(const std::string &path, const std::string &bytes) {

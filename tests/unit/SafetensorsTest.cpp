@@ -4,6 +4,8 @@
 // failing save leaves the previous file untouched.
 #include "frontends/nn/Safetensors.h"
 
+#include "FileTestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -67,18 +69,10 @@ std::string errorOf(const std::string &bytes,
   return r.ok() ? "OK" : std::string(r.status().message());
 }
 
-std::string tempDir() {
-  char tmpl[] = "/tmp/kiln-safetensors-XXXXXX";
-  char *dir = ::mkdtemp(tmpl);
-  EXPECT_NE(dir, nullptr);
-  return dir ? dir : "/tmp";
-}
+std::string tempDir() { return kiln::testing::makeTempDir("kiln-safetensors"); }
 
 std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return kiln::testing::readWholeFile(path);
 }
 
 std::vector<std::string> listDir(const std::string &dir) {
