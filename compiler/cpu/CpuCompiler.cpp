@@ -139,22 +139,10 @@ absl::Status FunctionLowering::addKernel(Operation *op,
       o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
     }
   }
-  int64_t work = 1;
-  if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    auto shape = detail::shapeOf(reduce.getOperand());
-    for (int64_t d : reduce.getDimensions())
-      work *= shape[d];
-  } else if (auto dot = dyn_cast<DotGeneralOp>(op)) {
-    auto shape = detail::shapeOf(dot.getLhs());
-    for (int64_t d : dot.getLhsContractingDimensions())
-      work *= shape[d];
-  } else if (isa<RngUniformOp>(op)) {
-    work = 32;
-  }
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::kernel;
   thunk.kernel = {it->second, std::move(slots), info->rangeSize,
-                  info->splittable, work};
+                  info->splittable, info->workPerIndex};
   exe_.thunks.push_back(std::move(thunk));
   ++stats_.opKernels;
   return absl::OkStatus();

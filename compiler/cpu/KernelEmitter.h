@@ -19,6 +19,9 @@ struct KernelInfo {
   int64_t rangeSize = 0;
   /// False when the kernel must see its whole range in one call.
   bool splittable = true;
+  /// Rough work per index (e.g. a reduction's length), so the runtime splits
+  /// only ranges whose work repays the hand-off to another thread.
+  int64_t workPerIndex = 1;
 };
 
 /// True when emitOpKernel handles `op` (every kiln op but constant, reshape

@@ -8,6 +8,8 @@
 
 #include "ir/KilnDialect.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
 #include <limits>
 
 namespace kiln::compiler::cpu::detail {
@@ -133,7 +135,8 @@ FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
       return SmallVector<Value>{};
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return KernelInfo{numElementsOf(result), true,
+                    computeProduct(pick(shape, dims))};
 }
 
 FailureOr<KernelInfo> emitDotGeneral(Operation *op, ModuleOp module,
@@ -193,7 +196,8 @@ FailureOr<KernelInfo> emitDotGeneral(Operation *op, ModuleOp module,
       return SmallVector<Value>{};
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return KernelInfo{numElementsOf(result), true,
+                    computeProduct(pick(ls, lc))};
 }
 
 namespace {
@@ -392,7 +396,7 @@ FailureOr<KernelInfo> emitRngUniform(Operation *op, ModuleOp module,
     kb.store(2, i64, kb.index(1),
              arith::AddIOp::create(ob, counter, kb.index((n + 3) / 4)));
   });
-  return KernelInfo{n, true};
+  return KernelInfo{n, true, 32};
 }
 
 } // namespace kiln::compiler::cpu::detail
