@@ -42,7 +42,7 @@ struct KeyOptions {
   Backend backend = Backend::cpu;
   /// The function compiled (empty: main or the only one).
   std::string function;
-  /// Bytes the planned arena may take (0: no budget).
+  /// Bytes the step's planned peak may take (0: no budget).
   uint64_t memoryBudget = 0;
 };
 

@@ -38,19 +38,15 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   if (absl::Status s = verifyModule(module); !s.ok())
     return s;
   auto start = std::chrono::steady_clock::now();
+  PipelineOptions pipeline;
+  pipeline.memoryBudgetBytes = options.memoryBudget;
   absl::StatusOr<runtime::Executable> executable =
-      cpu::compileExecutable(module, options.function);
+      cpu::compileExecutable(module, options.function, nullptr, pipeline);
   out.compileSeconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
   if (!executable.ok())
     return executable.status();
-  if (options.memoryBudget &&
-      executable->plan.arenaBytes > options.memoryBudget)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the planned arena takes ", executable->plan.arenaBytes,
-        " bytes, over the memory budget of ", options.memoryBudget,
-        " bytes"));
   if (cache)
     out.stored = cache->store(key.identity,
                               runtime::serializeExecutable(*executable));

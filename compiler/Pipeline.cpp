@@ -1,8 +1,10 @@
 // The kiln pass pipeline, read top to bottom: simplify, CSE, elementwise
-// fusion, reduction fusion, sibling fusion, scheduling. Memory planning and
-// rematerialization join here once the runtime's buffer plan exists. With a
-// dump directory every pass is followed by a small module pass that writes
-// the whole module to a numbered file (XLA's --xla_dump_to).
+// fusion, reduction fusion, sibling fusion, scheduling and, with a memory
+// budget, rematerialization (recompute cheap values after the peak rather
+// than keep them live across it). Memory planning itself runs later, in the
+// backend, on the thunk list (compiler/MemoryPlanner). With a dump directory
+// every pass is followed by a small module pass that writes the whole module
+// to a numbered file (XLA's --xla_dump_to).
 #include "compiler/Pipeline.h"
 
 #include "passes/Passes.h"
@@ -15,6 +17,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 
 using namespace mlir;
 
@@ -77,6 +83,12 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   }
   if (options.schedule)
     add(createSchedulePass());
+  if (options.memoryBudgetBytes != 0) {
+    RematerializePassOptions remat;
+    remat.memoryBudget = static_cast<int64_t>(std::min<uint64_t>(
+        options.memoryBudgetBytes, std::numeric_limits<int64_t>::max()));
+    add(createRematerializePass(remat));
+  }
 }
 
 LogicalResult runKilnPipeline(ModuleOp module, const PipelineOptions &options) {
@@ -101,6 +113,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                     llvm::cl::init(true)};
   Option<bool> schedule{*this, "schedule", llvm::cl::desc("run the scheduler"),
                         llvm::cl::init(true)};
+  Option<uint64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("bytes the step may hold at its peak; nonzero runs "
+                     "kiln-rematerialize after the scheduler"),
+      llvm::cl::init(0)};
 };
 
 } // namespace
@@ -114,6 +131,7 @@ void registerKilnPipeline() {
         options.maxFusionOperands = cl.maxFusionOperands;
         options.fuse = cl.fuse;
         options.schedule = cl.schedule;
+        options.memoryBudgetBytes = cl.memoryBudget;
         buildKilnPipeline(pm, options);
       });
 }

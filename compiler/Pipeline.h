@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <cstdint>
 #include <string>
 
 namespace mlir {
@@ -24,6 +25,10 @@ struct PipelineOptions {
   /// Off: simplification only (no fusion and no scheduling).
   bool fuse = true;
   bool schedule = true;
+  /// The most bytes a compiled step may need at its planned peak (arena,
+  /// inputs and fresh outputs); 0: unlimited. Checked by the backend's
+  /// memory planner after the passes, before code generation.
+  uint64_t memoryBudgetBytes = 0;
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, the three fusion passes

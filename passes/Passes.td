@@ -1,6 +1,7 @@
-// The kiln passes: simplification, fusion and scheduling over the kiln
-// dialect, in the order compiler/Pipeline.cpp runs them. Each pass has one
-// .cpp file named after it and a lit test tests/passes/<pass-name>.mlir.
+// The kiln passes: simplification, fusion, scheduling and rematerialization
+// over the kiln dialect, in the order compiler/Pipeline.cpp runs them. Each
+// pass has one .cpp file named after it and a lit test
+// tests/passes/<pass-name>.mlir.
 #ifndef KILN_PASSES_TD
 #define KILN_PASSES_TD
 
@@ -195,6 +196,57 @@ def SchedulePass : Pass<"kiln-schedule", "mlir::func::FuncOp"> {
               "estimated peak live bytes in the input order">,
     Statistic<"peakBytesAfter", "peak-bytes-after",
               "estimated peak live bytes in the scheduled order">
+  ];
+}
+
+def RematerializePass : Pass<"kiln-rematerialize", "mlir::func::FuncOp"> {
+  let summary = "Recompute cheap values instead of keeping them live, "
+                "under a memory budget";
+  let description = [{
+    Runs after kiln-schedule, on each function's top-level ops in their
+    order. The estimate is kiln-schedule's liveness model
+    (passes/Liveness.h) plus the bytes of the function's arguments (the
+    caller's parameters, optimizer state and batch stay resident), so it
+    approximates the backend's planned peak. While the estimate exceeds
+    `memory-budget`, the pass takes the values live across the peak op
+    (defined before it, not read by it, read after it) whose producer is
+    cheap to recompute: a loop fusion, a multi-output fusion without
+    reduces, or one elementwise, broadcast_in_dim, convert, iota,
+    transpose, reshape or rng_uniform op (Pure: the same state gives the
+    same bits). dot_general, reduce, reduction fusions, gather,
+    scatter_add, slice, pad and concatenate are never recomputed. Largest
+    first, it clones the producer before its first user after the peak
+    and redirects every later user to the clone; the original is erased
+    when nothing reads it any more. A clone keeps its operands live up to
+    it: the estimate counts that, and a candidate is taken only when the
+    peak falls (or stays while fewer ops reach it; such steps are undone
+    unless the peak later falls). `memory-budget=0` does nothing; the
+    pass never fails, even when the budget cannot be met (the backend's
+    memory planner reports that).
+
+    Before (budget below the peak at the dot):
+    ```mlir
+    %a = kiln.exp %x            // 16 KiB, read again after the dot
+    %d = kiln.dot_general ...   // the peak
+    %y = kiln.add %a, %d
+    ```
+    After: `%a` is computed again right before the add.
+  }];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "the most bytes the step may hold at its estimated peak, "
+           "arguments included (0: do nothing)">,
+    Option<"emitRemarks", "emit-remarks", "bool", "false",
+           "report every recomputed value and the estimated peaks with "
+           "remarks (pass statistics are no-ops in LLVM release builds)">
+  ];
+  let statistics = [
+    Statistic<"numRematerialized", "num-rematerialized",
+              "values recomputed after the peak">,
+    Statistic<"bytesSaved", "bytes-saved",
+              "estimated peak bytes removed by recomputation">,
+    Statistic<"numBudgetsMissed", "budgets-missed",
+              "functions still over the budget afterwards">
   ];
 }
 

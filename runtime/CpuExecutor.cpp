@@ -5,9 +5,13 @@
 // input and output pointers into the prepared argument arrays and runs the
 // thunks. Kernels write outputs straight into the returned buffers: a
 // donated input's, when the compiler found it safe to update in place,
-// else a fresh one; outputs that are inputs, constants or arena values are
-// copied out at the end, into a donated input's buffer where one fits.
+// else one from the program's BufferPool; outputs that are inputs,
+// constants or arena values are copied out at the end, into a donated
+// input's buffer where one fits. Borrowed inputs are only read. Pooled
+// outputs return to the pool when the caller drops them, so a training
+// loop's steady state allocates nothing (allocationStats counts misses).
 #include "runtime/CpuExecutor.h"
+#include "runtime/BufferLiveness.h"
 #include "runtime/ThreadPool.h"
 
 #include "absl/status/status.h"
@@ -19,8 +23,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 namespace kiln::runtime {
@@ -67,7 +73,7 @@ class CpuProgram : public Program {
 public:
   CpuProgram(Executable executable, const CpuRuntimeOptions &options)
       : exe_(std::move(executable)), options_(options),
-        pool_(std::max(1, options.threads)) {}
+        pool_(std::max(1, options.threads)), buffers_(BufferPool::create()) {}
   ~CpuProgram() override {
     if (library_)
       dlclose(library_);
@@ -78,23 +84,36 @@ public:
   absl::Status load();
   const ProgramSignature &signature() const override { return exe_.signature; }
   std::string_view backendName() const override { return "cpu"; }
+  AllocationStats allocationStats() const override {
+    BufferPool::Stats stats = buffers_->stats();
+    return {stats.allocations, stats.allocatedBytes};
+  }
+
+protected:
   absl::StatusOr<std::vector<HostTensor>>
-  run(std::vector<HostTensor> inputs) override;
+  execute(std::vector<ProgramInput> inputs) override;
 
 private:
   absl::Status loadLibrary();
-  absl::Status checkInputs(const std::vector<HostTensor> &inputs) const;
+  /// Refuses a plan whose thunks write an input slot: borrowed inputs are
+  /// the caller's, read only.
+  absl::Status checkInputsAreReadOnly() const;
+  /// Fills poisonAfter_ from the slots' lifetimes (poisonDeadBuffers).
+  void planPoison();
+  absl::Status checkInputs(const std::vector<ProgramInput> &inputs) const;
   void *slotPointer(uint32_t slot);
   void runKernel(size_t index);
   absl::Status runThunks();
   /// Gives every output with its own slot a buffer before the thunks run.
-  void prepareOutputs(std::vector<HostTensor> &inputs,
-                      std::vector<HostTensor> &outputs,
-                      std::vector<bool> &taken);
+  /// `taken[i]`: input i's buffer is not (or no longer) the program's to
+  /// give.
+  absl::Status prepareOutputs(std::vector<ProgramInput> &inputs,
+                              std::vector<HostTensor> &outputs,
+                              std::vector<bool> &taken);
   /// Copies the remaining outputs (inputs, constants, arena values) out.
-  void finishOutputs(std::vector<HostTensor> &inputs,
-                     std::vector<HostTensor> &outputs,
-                     std::vector<bool> &taken);
+  absl::Status finishOutputs(std::vector<ProgramInput> &inputs,
+                             std::vector<HostTensor> &outputs,
+                             std::vector<bool> &taken);
 
   Executable exe_;
   CpuRuntimeOptions options_;
@@ -110,6 +129,11 @@ private:
   std::vector<std::vector<void *>> args_;
   /// This run's input and output buffers, by position.
   std::vector<void *> inputPtrs_, outputPtrs_;
+  /// Storage of outputs that have no donor, recycled across runs.
+  std::shared_ptr<BufferPool> buffers_;
+  /// Per thunk (poisonDeadBuffers only): arena [begin, end) byte ranges
+  /// that hold no live value once the thunk has run.
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> poisonAfter_;
   std::mutex runMutex_;
 };
 
@@ -152,7 +176,8 @@ absl::Status CpuProgram::load() {
   if (!arena_)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate a ", bytes, "-byte arena"));
-  std::memset(arena_.get(), 0, bytes);
+  // Poisoned, bytes no thunk has written read as NaN rather than zero.
+  std::memset(arena_.get(), options_.poisonDeadBuffers ? 0xFF : 0, bytes);
   for (const ConstantInit &c : exe_.plan.constants)
     std::memcpy(arena_.get() + exe_.plan.slots[c.slot].offset, c.bytes.data(),
                 c.bytes.size());
@@ -169,22 +194,105 @@ absl::Status CpuProgram::load() {
     kernels_[i] = reinterpret_cast<KernelFn>(symbol);
     args_[i].resize(t.kernel.slots.size());
   }
+  if (options_.poisonDeadBuffers)
+    planPoison();
+  // A run needs at most one buffer per output: idle storage beyond that
+  // would only grow the process.
+  std::map<size_t, int64_t> idleLimits;
+  for (const ProgramValue &output : exe_.signature.outputs) {
+    size_t bytes = byteWidth(output.dtype);
+    for (int64_t d : output.shape)
+      bytes *= static_cast<size_t>(d);
+    ++idleLimits[BufferPool::storageCapacity(bytes)];
+  }
+  buffers_->setIdleLimits(std::move(idleLimits));
+  return checkInputsAreReadOnly();
+}
+
+absl::Status CpuProgram::checkInputsAreReadOnly() const {
+  for (size_t i = 0; i < exe_.thunks.size(); ++i) {
+    absl::Status status = absl::OkStatus();
+    forEachSlotUse(exe_.thunks[i], [&](uint32_t slot, bool isWrite) {
+      if (isWrite && status.ok() &&
+          exe_.plan.slots[slot].kind == BufferSlot::Kind::input)
+        status = absl::DataLossError(
+            absl::StrCat("thunk ", i, " writes input ",
+                         exe_.plan.slots[slot].input, "'s buffer in place"));
+    });
+    if (!status.ok())
+      return status;
+  }
   return absl::OkStatus();
 }
 
+void CpuProgram::planPoison() {
+  const BufferPlan &plan = exe_.plan;
+  std::vector<SlotLifetime> lifetimes = computeSlotLifetimes(exe_);
+  const int64_t numThunks = static_cast<int64_t>(exe_.thunks.size());
+  std::vector<std::vector<uint32_t>> born(numThunks), dying(numThunks);
+  std::vector<uint32_t> live; // arena slots holding a value now
+  for (uint32_t s = 0; s < plan.slots.size(); ++s) {
+    const SlotLifetime &l = lifetimes[s];
+    if (plan.slots[s].kind != BufferSlot::Kind::arena ||
+        plan.slots[s].bytes == 0 || !l.used())
+      continue;
+    if (l.first < 0)
+      live.push_back(s); // a constant, loaded before the first thunk
+    else if (l.first < numThunks)
+      born[l.first].push_back(s);
+    // Returned slots and constants die after the last thunk: never poisoned.
+    if (l.last >= 0 && l.last < numThunks)
+      dying[l.last].push_back(s);
+  }
+  poisonAfter_.assign(numThunks, {});
+  std::vector<bool> dead(plan.slots.size(), false);
+  for (int64_t t = 0; t < numThunks; ++t) {
+    live.insert(live.end(), born[t].begin(), born[t].end());
+    for (uint32_t s : dying[t])
+      dead[s] = true;
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](uint32_t s) { return dead[s]; }),
+               live.end());
+    // Each dead slot's range, minus the bytes of slots still live (an
+    // in-place result written over its operand, or any planned overlap).
+    for (uint32_t s : dying[t]) {
+      uint64_t begin = plan.slots[s].offset, end = begin + plan.slots[s].bytes;
+      std::vector<std::pair<uint64_t, uint64_t>> held;
+      for (uint32_t l : live) {
+        uint64_t b = plan.slots[l].offset, e = b + plan.slots[l].bytes;
+        if (b < end && e > begin)
+          held.push_back({std::max(b, begin), std::min(e, end)});
+      }
+      std::sort(held.begin(), held.end());
+      uint64_t at = begin;
+      for (auto [b, e] : held) {
+        if (b > at)
+          poisonAfter_[t].push_back({at, b});
+        at = std::max(at, e);
+      }
+      if (at < end)
+        poisonAfter_[t].push_back({at, end});
+    }
+  }
+}
+
 absl::Status
-CpuProgram::checkInputs(const std::vector<HostTensor> &inputs) const {
+CpuProgram::checkInputs(const std::vector<ProgramInput> &inputs) const {
   const auto &expected = exe_.signature.inputs;
   if (inputs.size() != expected.size())
     return absl::InvalidArgumentError(absl::StrCat(
         "program takes ", expected.size(), " inputs, got ", inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].dtype() != expected[i].dtype ||
-        inputs[i].shape() != expected[i].shape)
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor &t = inputs[i].tensor();
+    if (t.dtype() != expected[i].dtype || t.shape() != expected[i].shape)
       return absl::InvalidArgumentError(absl::StrCat(
-          "input ", i, ": expected ", std::string(dtypeName(expected[i].dtype)),
-          "[", absl::StrJoin(expected[i].shape, "x"), "], got ",
-          inputs[i].typeString()));
+          inputs[i].isDonated() ? "donated " : "", "input ", i, ": expected ",
+          std::string(dtypeName(expected[i].dtype)), "[",
+          absl::StrJoin(expected[i].shape, "x"), "], got ", t.typeString()));
+    if (t.numElements() > 0 && t.data() == nullptr)
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " has no buffer (moved from?)"));
+  }
   return absl::OkStatus();
 }
 
@@ -251,13 +359,16 @@ absl::Status CpuProgram::runThunks() {
                    t.copy.bytes);
       break;
     }
+    if (!poisonAfter_.empty())
+      for (auto [begin, end] : poisonAfter_[i])
+        std::memset(arena_.get() + begin, 0xFF, end - begin);
   }
   return absl::OkStatus();
 }
 
-void CpuProgram::prepareOutputs(std::vector<HostTensor> &inputs,
-                                std::vector<HostTensor> &outputs,
-                                std::vector<bool> &taken) {
+absl::Status CpuProgram::prepareOutputs(std::vector<ProgramInput> &inputs,
+                                        std::vector<HostTensor> &outputs,
+                                        std::vector<bool> &taken) {
   const auto &plan = exe_.plan;
   for (size_t o = 0; o < plan.outputSlots.size(); ++o) {
     const BufferSlot &slot = plan.slots[plan.outputSlots[o]];
@@ -266,18 +377,27 @@ void CpuProgram::prepareOutputs(std::vector<HostTensor> &inputs,
     int32_t donor = plan.outputDonors[o];
     if (donor >= 0 && !taken[donor]) {
       taken[donor] = true;
-      outputs[o] = std::move(inputs[donor]); // inputPtrs_ still points at it
+      outputs[o] = inputs[donor].take(); // inputPtrs_ still points at it
     } else {
+      // No donor, or it was borrowed: the kernel reads the input and
+      // writes here, out of place.
       const ProgramValue &type = exe_.signature.outputs[o];
-      outputs[o] = HostTensor(type.dtype, type.shape);
+      absl::StatusOr<HostTensor> buffer =
+          buffers_->acquire(type.dtype, type.shape);
+      if (!buffer.ok())
+        return buffer.status();
+      outputs[o] = *std::move(buffer);
+      if (options_.poisonDeadBuffers)
+        std::memset(outputs[o].data(), 0xFF, outputs[o].byteSize());
     }
     outputPtrs_[o] = outputs[o].data();
   }
+  return absl::OkStatus();
 }
 
-void CpuProgram::finishOutputs(std::vector<HostTensor> &inputs,
-                               std::vector<HostTensor> &outputs,
-                               std::vector<bool> &taken) {
+absl::Status CpuProgram::finishOutputs(std::vector<ProgramInput> &inputs,
+                                       std::vector<HostTensor> &outputs,
+                                       std::vector<bool> &taken) {
   const auto &plan = exe_.plan;
   const auto &sig = exe_.signature;
   // Inputs an output reads directly must stay intact until copied.
@@ -293,7 +413,7 @@ void CpuProgram::finishOutputs(std::vector<HostTensor> &inputs,
     if (slot.kind == BufferSlot::Kind::input && readers[slot.input] == 1 &&
         !taken[slot.input]) {
       taken[slot.input] = true;
-      outputs[o] = std::move(inputs[slot.input]);
+      outputs[o] = inputs[slot.input].take();
       continue;
     }
     HostTensor out;
@@ -303,36 +423,77 @@ void CpuProgram::finishOutputs(std::vector<HostTensor> &inputs,
           sig.inputs[i].shape != type.shape)
         continue;
       taken[i] = true;
-      out = std::move(inputs[i]);
+      out = inputs[i].take();
     }
-    if (out.data() == nullptr)
-      out = HostTensor(type.dtype, type.shape);
+    if (out.data() == nullptr) {
+      absl::StatusOr<HostTensor> buffer =
+          buffers_->acquire(type.dtype, type.shape);
+      if (!buffer.ok())
+        return buffer.status();
+      out = *std::move(buffer);
+    }
     if (slot.kind == BufferSlot::Kind::input)
       --readers[slot.input];
     std::memcpy(out.data(), slotPointer(plan.outputSlots[o]), out.byteSize());
     outputs[o] = std::move(out);
   }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<HostTensor>>
-CpuProgram::run(std::vector<HostTensor> inputs) {
+CpuProgram::execute(std::vector<ProgramInput> inputs) {
   if (absl::Status s = checkInputs(inputs); !s.ok())
     return s;
   std::lock_guard<std::mutex> lock(runMutex_);
   inputPtrs_.resize(inputs.size());
+  // Borrowed buffers are only read (checkInputsAreReadOnly at load).
   for (size_t i = 0; i < inputs.size(); ++i)
-    inputPtrs_[i] = inputs[i].data();
+    inputPtrs_[i] = const_cast<std::byte *>(inputs[i].tensor().data());
   std::vector<HostTensor> outputs(exe_.signature.outputs.size());
   outputPtrs_.assign(outputs.size(), nullptr);
-  std::vector<bool> taken(inputs.size(), false);
-  prepareOutputs(inputs, outputs, taken);
+  // A borrowed buffer is never the program's to return or overwrite.
+  std::vector<bool> taken(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    taken[i] = !inputs[i].isDonated();
+  if (absl::Status s = prepareOutputs(inputs, outputs, taken); !s.ok())
+    return s;
   if (absl::Status s = runThunks(); !s.ok())
     return s;
-  finishOutputs(inputs, outputs, taken);
+  if (absl::Status s = finishOutputs(inputs, outputs, taken); !s.ok())
+    return s;
+  // Donated buffers no output took would be freed here; the pool keeps
+  // them instead. (A frontend's donated buffers change roles from step to
+  // step, e.g. an old parameter's buffer for the next moment estimate, so
+  // without this a loop keeps freeing and allocating.)
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!taken[i]) {
+      HostTensor unused = inputs[i].take();
+      buffers_->adopt(unused);
+    }
   return outputs;
 }
 
+std::mutex &defaultOptionsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+CpuRuntimeOptions &defaultOptions() {
+  static CpuRuntimeOptions options;
+  return options;
+}
+
 } // namespace
+
+CpuRuntimeOptions defaultCpuRuntimeOptions() {
+  std::lock_guard<std::mutex> lock(defaultOptionsMutex());
+  return defaultOptions();
+}
+
+void setDefaultCpuRuntimeOptions(const CpuRuntimeOptions &options) {
+  std::lock_guard<std::mutex> lock(defaultOptionsMutex());
+  defaultOptions() = options;
+}
 
 absl::StatusOr<std::unique_ptr<Program>>
 loadCpuProgram(Executable executable, const CpuRuntimeOptions &options) {

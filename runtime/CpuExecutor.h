@@ -1,7 +1,7 @@
 // Runs CPU executables: loads the kernel library (dlopen of an in-memory
 // file), allocates one arena per loaded program and reuses it for every
-// run, and executes the thunk list, splitting kernel ranges over a thread
-// pool. No MLIR or LLVM here: a warm-cache training job never needs them.
+// run, recycles output buffers through a pool once the caller drops them,
+// and executes the thunk list, splitting kernel ranges over a thread pool. No MLIR or LLVM here: a warm-cache training job never needs them.
 #ifndef KILN_RUNTIME_CPUEXECUTOR_H
 #define KILN_RUNTIME_CPUEXECUTOR_H
 
@@ -18,17 +18,34 @@ struct CpuRuntimeOptions {
   /// Threads for kernel ranges, the caller included.
   int threads = 2;
   GemmLibrary gemm = GemmLibrary::onednn;
+  /// A check of the memory plan, for tests (slow): after each thunk, fill
+  /// with 0xFF (NaN in every float type) the arena bytes of every slot
+  /// whose last use was that thunk, except bytes a still-live slot holds;
+  /// also poison the arena at load and every output buffer before the
+  /// thunks write it. A plan that reuses memory too early, or a kernel
+  /// that reads bytes it never wrote, then changes the results.
+  /// (KILN_POISON_DEAD_BUFFERS=1 sets it through the frontend's options.)
+  bool poisonDeadBuffers = false;
 };
+
+/// The options a load without explicit ones uses: the compiler and the
+/// compile caches load programs that way, so a frontend sets its runtime
+/// options here (kiln::set_options does). Programs already loaded keep
+/// theirs.
+CpuRuntimeOptions defaultCpuRuntimeOptions();
+void setDefaultCpuRuntimeOptions(const CpuRuntimeOptions &options);
 
 /// executable → a runnable program. Fails when the host lacks a CPU feature
 /// the kernels were built for, or the kernel library does not load.
 absl::StatusOr<std::unique_ptr<Program>>
-loadCpuProgram(Executable executable, const CpuRuntimeOptions &options = {});
+loadCpuProgram(Executable executable,
+               const CpuRuntimeOptions &options = defaultCpuRuntimeOptions());
 
 /// Serialised executable bytes → a runnable program; a damaged blob is
 /// refused (see deserializeExecutable) and never run.
 absl::StatusOr<std::unique_ptr<Program>>
-loadCpuProgram(std::string_view bytes, const CpuRuntimeOptions &options = {});
+loadCpuProgram(std::string_view bytes,
+               const CpuRuntimeOptions &options = defaultCpuRuntimeOptions());
 
 } // namespace kiln::runtime
 

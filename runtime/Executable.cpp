@@ -118,6 +118,10 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u64(t.kernel.slots.size());
     for (uint32_t s : t.kernel.slots)
       w.u32(s);
+    w.u32(t.kernel.numResults);
+    w.u64(t.kernel.inPlaceOperands.size());
+    for (uint32_t s : t.kernel.inPlaceOperands)
+      w.u32(s);
     w.i64(t.kernel.rangeSize);
     w.u8(t.kernel.splittable);
     w.i64(t.kernel.workPerIndex);
@@ -150,6 +154,12 @@ bool readThunk(Reader &r, Thunk &t) {
       return false;
     t.kernel.slots.resize(n);
     for (uint32_t &s : t.kernel.slots)
+      if (!r.u32(s))
+        return false;
+    if (!r.u32(t.kernel.numResults) || !r.count(n, 4))
+      return false;
+    t.kernel.inPlaceOperands.resize(n);
+    for (uint32_t &s : t.kernel.inPlaceOperands)
       if (!r.u32(s))
         return false;
     return r.i64(t.kernel.rangeSize) && t.kernel.rangeSize >= 0 &&
@@ -353,6 +363,9 @@ absl::Status validateExecutable(const Executable &e) {
     case Thunk::Kind::kernel:
       for (uint32_t s : t.kernel.slots)
         ok = ok && slotOk(s);
+      ok = ok && t.kernel.numResults <= t.kernel.slots.size();
+      for (uint32_t p : t.kernel.inPlaceOperands)
+        ok = ok && p + t.kernel.numResults < t.kernel.slots.size();
       break;
     case Thunk::Kind::gemm:
       ok = slotOk(t.gemm.a) && slotOk(t.gemm.b) && slotOk(t.gemm.c) &&

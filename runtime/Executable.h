@@ -34,8 +34,9 @@ struct ConstantInit {
   std::string bytes;
 };
 
-/// Slots of every value; the memory planner (kiln-plan-memory) will later
-/// overlap arena ranges of values whose lifetimes do not intersect.
+/// Slots of every value. Arena slots of values whose lifetimes (see
+/// BufferLiveness.h) do not intersect may share bytes; the compiler's
+/// memory planner decides the offsets.
 struct BufferPlan {
   uint64_t arenaBytes = 0;
   std::vector<BufferSlot> slots;
@@ -48,10 +49,16 @@ struct BufferPlan {
 };
 
 /// A kernel call: `symbol(void **slotPointers, int64 begin, int64 end)` over
-/// [0, rangeSize), split into ranges when `splittable`.
+/// [0, rangeSize), split into ranges when `splittable`. `slots` lists the
+/// operands' slots, then the last `numResults` entries are the results'.
 struct KernelThunk {
   std::string symbol;
   std::vector<uint32_t> slots;
+  uint32_t numResults = 1;
+  /// Operand positions (indices into `slots`) read strictly elementwise: a
+  /// result of the same size may share such an operand's buffer when the
+  /// operand dies here (every element is read before it is overwritten).
+  std::vector<uint32_t> inPlaceOperands;
   int64_t rangeSize = 0;
   bool splittable = true;
   /// Rough work per index (e.g. a reduction's length), to size the split.
@@ -89,7 +96,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 1;
+inline constexpr uint32_t kExecutableFormatVersion = 2;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -104,16 +104,25 @@ double roundToDType(double value, DType dtype) {
   }
 }
 
-void HostTensor::AlignedFree::operator()(std::byte *p) const { std::free(p); }
+size_t BufferPool::storageCapacity(size_t bytes) {
+  return (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+}
+
+void detail::StorageRelease::operator()(std::byte *p) const {
+  if (std::shared_ptr<BufferPool> owner = pool.lock())
+    return owner->giveBack(p, capacity);
+  std::free(p);
+}
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
   numElements_ = 1;
   for (int64_t d : shape_)
     numElements_ *= d;
-  // Round up to the alignment, and never allocate zero bytes.
-  size_t bytes = (std::max<size_t>(byteSize(), 1) + 63) / 64 * 64;
-  data_.reset(static_cast<std::byte *>(std::aligned_alloc(64, bytes)));
+  size_t bytes = BufferPool::storageCapacity(byteSize());
+  data_ = std::unique_ptr<std::byte[], Release>(
+      static_cast<std::byte *>(std::aligned_alloc(64, bytes)),
+      Release{{}, bytes});
   if (!data_)
     throw std::bad_alloc();
   std::memset(data_.get(), 0, bytes);
@@ -214,6 +223,107 @@ std::string HostTensor::typeString() const {
     absl::StrAppend(&text, d, "x");
   absl::StrAppend(&text, std::string(dtypeName(dtype_)), ">");
   return text;
+}
+
+//===--- BufferPool -------------------------------------------------------===//
+
+std::shared_ptr<BufferPool> BufferPool::create() {
+  return std::shared_ptr<BufferPool>(new BufferPool());
+}
+
+BufferPool::~BufferPool() {
+  for (auto &[capacity, storage] : idle_)
+    std::free(storage);
+}
+
+absl::StatusOr<HostTensor> BufferPool::acquire(DType dtype,
+                                               std::vector<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && count > (int64_t{1} << 40) / d))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor shape [", absl::StrJoin(shape, ", "), "] is too large"));
+    count *= d;
+  }
+  size_t capacity = storageCapacity(count * byteWidth(dtype));
+  std::byte *storage = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = idle_.find(capacity); it != idle_.end()) {
+      storage = it->second;
+      idle_.erase(it);
+      ++stats_.reuses;
+      --stats_.idleBuffers;
+      stats_.idleBytes -= static_cast<int64_t>(capacity);
+    } else {
+      ++stats_.allocations;
+      stats_.allocatedBytes += static_cast<int64_t>(capacity);
+    }
+  }
+  if (!storage) {
+    // Fresh pages are zeroed like any new HostTensor's (and touched here,
+    // once, rather than inside a kernel).
+    storage = static_cast<std::byte *>(std::aligned_alloc(64, capacity));
+    if (!storage)
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", capacity, " bytes for a tensor"));
+    std::memset(storage, 0, capacity);
+  }
+  HostTensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.shape_ = std::move(shape);
+  tensor.numElements_ = count;
+  tensor.data_ = std::unique_ptr<std::byte[], HostTensor::Release>(
+      storage, HostTensor::Release{weak_from_this(), capacity});
+  return tensor;
+}
+
+bool BufferPool::underLimitLocked(size_t capacity) const {
+  if (!limited_)
+    return true;
+  auto limit = limits_.find(capacity);
+  return limit != limits_.end() &&
+         static_cast<int64_t>(idle_.count(capacity)) < limit->second;
+}
+
+void BufferPool::giveBack(std::byte *storage, size_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (underLimitLocked(capacity)) {
+      idle_.emplace(capacity, storage);
+      ++stats_.idleBuffers;
+      stats_.idleBytes += static_cast<int64_t>(capacity);
+      return;
+    }
+  }
+  std::free(storage);
+}
+
+bool BufferPool::adopt(HostTensor &tensor) {
+  HostTensor::Release &release = tensor.data_.get_deleter();
+  // Pooled storage goes back to its own pool when the tensor dies.
+  if (!tensor.data_ || !release.pool.expired() || release.capacity == 0)
+    return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!underLimitLocked(release.capacity))
+    return false;
+  idle_.emplace(release.capacity, tensor.data_.release());
+  ++stats_.adoptions;
+  ++stats_.idleBuffers;
+  stats_.idleBytes += static_cast<int64_t>(release.capacity);
+  tensor = HostTensor();
+  return true;
+}
+
+void BufferPool::setIdleLimits(std::map<size_t, int64_t> limits) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  limits_ = std::move(limits);
+  limited_ = true;
+}
+
+BufferPool::Stats BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
 }
 
 bool HostTensor::bitwiseEqual(const HostTensor &other) const {

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +36,23 @@ double bfloat16ToDouble(uint16_t bits);
 /// Rounds `value` to the nearest value representable in the float `dtype`.
 double roundToDType(double value, DType dtype);
 
+class BufferPool;
+
+namespace detail {
+/// A HostTensor's deleter: frees the storage, or hands it back to the pool
+/// it came from while that pool lives (a weak handle: tensors may outlive
+/// their pool).
+struct StorageRelease {
+  std::weak_ptr<BufferPool> pool;
+  size_t capacity = 0;
+  void operator()(std::byte *p) const;
+};
+} // namespace detail
+
 /// A dense row-major tensor in host memory, 64-byte aligned, zero-filled on
-/// creation. Element accessors convert through double (floats) or int64_t
-/// (integers and i1), which represent every kiln element value exactly.
+/// creation (a tensor a BufferPool hands out is not: see there). Element
+/// accessors convert through double (floats) or int64_t (integers and i1),
+/// which represent every kiln element value exactly.
 class HostTensor {
 public:
   HostTensor() = default;
@@ -74,15 +90,85 @@ public:
   /// True when dtypes, shapes and bytes are identical.
   bool bitwiseEqual(const HostTensor &other) const;
 
+  /// True when this tensor's storage returns to a BufferPool when it dies.
+  bool pooled() const { return !data_.get_deleter().pool.expired(); }
+
 private:
-  struct AlignedFree {
-    void operator()(std::byte *p) const;
-  };
+  friend class BufferPool;
+
+  using Release = detail::StorageRelease;
 
   DType dtype_ = DType::f32;
   std::vector<int64_t> shape_;
   int64_t numElements_ = 0;
-  std::unique_ptr<std::byte[], AlignedFree> data_;
+  std::unique_ptr<std::byte[], Release> data_;
+};
+
+/// Recycles tensor storage: a tensor from acquire() gives its storage back
+/// to the pool when it dies, and the next acquire() of the same rounded
+/// size reuses it instead of touching fresh pages. adopt() takes the
+/// storage of a tensor allocated elsewhere. Idle storage per size is capped
+/// (setIdleLimits), so a caller holding or donating more than a run needs
+/// does not make the pool grow. Thread-safe: tensors may die on any
+/// thread. The pool frees its idle storage when destroyed; storage still
+/// held by tensors is freed as they die.
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+public:
+  struct Stats {
+    /// Fresh storage allocated by acquire() (pool misses), and its bytes.
+    int64_t allocations = 0;
+    int64_t allocatedBytes = 0;
+    /// acquire() calls served from idle storage.
+    int64_t reuses = 0;
+    /// Tensors whose storage adopt() took.
+    int64_t adoptions = 0;
+    /// Storage idle in the pool now.
+    int64_t idleBuffers = 0;
+    int64_t idleBytes = 0;
+  };
+
+  static std::shared_ptr<BufferPool> create();
+  ~BufferPool();
+  BufferPool(const BufferPool &) = delete;
+  BufferPool &operator=(const BufferPool &) = delete;
+
+  /// A tensor of this type whose storage comes from the pool. Reused
+  /// storage keeps its old bytes (callers overwrite every element), fresh
+  /// storage is zero-filled. Fails instead of aborting on a bad shape or
+  /// when memory runs out.
+  absl::StatusOr<HostTensor> acquire(DType dtype, std::vector<int64_t> shape);
+
+  /// Takes `tensor`'s storage as idle storage when it was allocated outside
+  /// any pool and its size is under the idle limit (else leaves it, to be
+  /// freed or returned to its own pool as the tensor dies). True if taken.
+  bool adopt(HostTensor &tensor);
+
+  /// At most limit[capacity] idle buffers of each capacity (bytes rounded
+  /// up to 64; see storageCapacity) are kept; storage beyond that, and of
+  /// any capacity not listed, is freed when given back. Without limits the
+  /// pool keeps everything given back.
+  void setIdleLimits(std::map<size_t, int64_t> limits);
+
+  /// The storage a tensor of `bytes` bytes occupies: rounded up to 64 bytes
+  /// (the alignment), and never zero.
+  static size_t storageCapacity(size_t bytes);
+
+  Stats stats() const;
+
+private:
+  BufferPool() = default;
+  friend struct detail::StorageRelease;
+  /// Keeps `storage` idle, or frees it when over the limit.
+  void giveBack(std::byte *storage, size_t capacity);
+  bool underLimitLocked(size_t capacity) const;
+
+  mutable std::mutex mutex_;
+  /// Idle storage by capacity (bytes rounded up to 64): reused only for
+  /// the same capacity, which a training loop's fixed shapes give.
+  std::multimap<size_t, std::byte *> idle_;
+  std::map<size_t, int64_t> limits_;
+  bool limited_ = false;
+  Stats stats_;
 };
 
 } // namespace kiln

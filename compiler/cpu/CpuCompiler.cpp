@@ -1,19 +1,23 @@
 // Lowers one kiln function to a CPU executable: (1) every function argument
-// gets an input slot and every other value its own 64-byte-aligned arena
-// slot (no reuse yet: the memory planner will fill BufferPlan later), (2)
-// ops become thunks in program order: constants become arena
-// initialisers, reshapes copies, f32 dot_generals GEMMs (with a transpose
-// kernel first when no transpose flag can express the operand layout), and
-// everything else a kernel; non-elementwise fusions are lowered op by op,
-// (3) kernels with identical printed IR are emitted once, (4) the kernel
-// module is compiled to one shared object.
+// gets an input slot and every other value an arena slot, (2) ops become
+// thunks in the scheduled order: constants become arena initialisers,
+// reshapes alias their operand's slot (values are immutable, so the bytes
+// can be shared), f32 dot_generals GEMMs (with a transpose kernel first
+// when no transpose flag can express the operand layout), and everything
+// else a kernel; fusions the kernel emitter cannot take whole are lowered
+// op by op, (3) the memory planner (compiler/MemoryPlanner.h) packs the
+// arena slots by lifetime and checks the budget, (4) kernels with
+// identical printed IR are emitted once and the kernel module is compiled
+// to one shared object.
 #include "compiler/cpu/CpuCompiler.h"
+#include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/ScalarOps.h"
 
 #include "ir/KilnDialect.h"
+#include "runtime/BufferLiveness.h"
 #include "runtime/CpuExecutor.h"
 
 #include "absl/status/status.h"
@@ -65,21 +69,19 @@ absl::StatusOr<std::string> constantBytes(ConstantOp op) {
   return out;
 }
 
-int64_t product(ArrayRef<int64_t> values) {
-  return std::accumulate(values.begin(), values.end(), int64_t{1},
-                         std::multiplies<int64_t>());
-}
-
 class FunctionLowering {
 public:
-  FunctionLowering(func::FuncOp function, CpuCompileStats &stats)
+  FunctionLowering(func::FuncOp function, CpuCompileStats &stats,
+                   uint64_t memoryBudgetBytes)
       : function_(function), stats_(stats),
+        memoryBudgetBytes_(memoryBudgetBytes),
         kernels_(ModuleOp::create(function.getLoc())) {}
 
   absl::StatusOr<runtime::Executable> run();
 
 private:
-  uint32_t arenaSlot(uint64_t bytes);
+  /// A new arena slot for a value `origin` (an op) makes.
+  uint32_t arenaSlot(uint64_t bytes, Operation *origin);
   absl::Status lowerBlock(Block &block);
   /// Makes each returned value computed by a thunk write straight into its
   /// output buffer, and picks a donated input to update in place where safe.
@@ -98,6 +100,9 @@ private:
 
   func::FuncOp function_;
   CpuCompileStats &stats_;
+  uint64_t memoryBudgetBytes_;
+  /// Per slot: the op that made it, for memory reports.
+  std::vector<std::string> slotOrigins_;
   OwningOpRef<ModuleOp> kernels_;
   runtime::Executable exe_;
   DenseMap<Value, uint32_t> slotOf_;
@@ -105,13 +110,58 @@ private:
   std::set<uint32_t> constantSlots_;
 };
 
-uint32_t FunctionLowering::arenaSlot(uint64_t bytes) {
+/// A description of `op` for memory reports: its name and location.
+std::string describeOrigin(Operation *op) {
+  std::string text = op->getName().getStringRef().str();
+  llvm::raw_string_ostream os(text);
+  os << " at ";
+  op->getLoc().print(os);
+  return text;
+}
+
+/// True when `op`'s kernel may write a result over operand `index`'s
+/// bytes (runtime::KernelThunk::inPlaceOperands): every result of that
+/// operand's size has its shape and element width, and the kernel reads
+/// the operand only at the element it writes, before writing it.
+bool mayWriteOverOperand(Operation *op, unsigned index) {
+  Value operand = op->getOperand(index);
+  bool any = false;
+  for (OpResult result : op->getResults()) {
+    if (bytesOf(result) != bytesOf(operand))
+      continue;
+    if (detail::shapeOf(result) != detail::shapeOf(operand) ||
+        !mayWriteResultOverOperand(op, result.getResultNumber(), index))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// True when every reader of `x` but `def` runs before `def` (thunks follow
+/// block order), following reshapes, which alias their operand's buffer:
+/// then `def` may overwrite x. A returned x is read after every thunk.
+bool onlyEarlierReaders(Value x, Operation *def) {
+  for (Operation *user : x.getUsers()) {
+    if (user == def)
+      continue;
+    if (isa<ReshapeOp>(user)) {
+      if (!onlyEarlierReaders(user->getResult(0), def))
+        return false;
+      continue;
+    }
+    if (user->getBlock() != def->getBlock() || !user->isBeforeInBlock(def))
+      return false;
+  }
+  return true;
+}
+
+uint32_t FunctionLowering::arenaSlot(uint64_t bytes, Operation *origin) {
   runtime::BufferSlot slot;
   slot.kind = runtime::BufferSlot::Kind::arena;
-  slot.offset = exe_.plan.arenaBytes;
   slot.bytes = bytes;
-  exe_.plan.arenaBytes += (bytes + 63) / 64 * 64;
   exe_.plan.slots.push_back(slot);
+  slotOrigins_.resize(exe_.plan.slots.size());
+  slotOrigins_.back() = describeOrigin(origin);
   return exe_.plan.slots.size() - 1;
 }
 
@@ -141,8 +191,15 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   }
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::kernel;
-  thunk.kernel = {it->second, std::move(slots), info->rangeSize,
-                  info->splittable, info->workPerIndex};
+  thunk.kernel.symbol = it->second;
+  thunk.kernel.slots = std::move(slots);
+  thunk.kernel.numResults = op->getNumResults();
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (mayWriteOverOperand(op, i))
+      thunk.kernel.inPlaceOperands.push_back(i);
+  thunk.kernel.rangeSize = info->rangeSize;
+  thunk.kernel.splittable = info->splittable;
+  thunk.kernel.workPerIndex = info->workPerIndex;
   exe_.thunks.push_back(std::move(thunk));
   ++stats_.opKernels;
   return absl::OkStatus();
@@ -161,7 +218,10 @@ absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
   OpBuilder b(operand.getContext());
   b.setInsertionPointToStart(block.get());
   auto transpose = TransposeOp::create(b, operand.getLoc(), arg, perm);
-  uint32_t out = arenaSlot(bytesOf(transpose.getResult()));
+  uint32_t out = arenaSlot(bytesOf(transpose.getResult()),
+                           operand.getDefiningOp()
+                               ? operand.getDefiningOp()
+                               : function_.getOperation());
   absl::Status s = addKernel(transpose, {slotOf_.lookup(operand), out});
   if (!s.ok())
     return s;
@@ -224,7 +284,7 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
     return !a.ok() ? a.status() : b.status();
   g.a = *a;
   g.b = *b;
-  g.c = slotOf_[result] = arenaSlot(bytesOf(result));
+  g.c = slotOf_[result] = arenaSlot(bytesOf(result), op);
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::gemm;
   thunk.gemm = g;
@@ -238,18 +298,13 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     absl::StatusOr<std::string> bytes = constantBytes(c);
     if (!bytes.ok())
       return bytes.status();
-    uint32_t slot = slotOf_[c.getResult()] = arenaSlot(bytes->size());
+    uint32_t slot = slotOf_[c.getResult()] = arenaSlot(bytes->size(), op);
     constantSlots_.insert(slot);
     exe_.plan.constants.push_back({slot, std::move(*bytes)});
     return absl::OkStatus();
   }
   if (auto r = dyn_cast<ReshapeOp>(op)) {
-    runtime::Thunk thunk;
-    thunk.kind = runtime::Thunk::Kind::copy;
-    uint64_t bytes = bytesOf(r.getResult());
-    thunk.copy = {slotOf_.lookup(r.getOperand()),
-                  slotOf_[r.getResult()] = arenaSlot(bytes), bytes};
-    exe_.thunks.push_back(thunk);
+    slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
     return absl::OkStatus();
   }
   if (auto dot = dyn_cast<DotGeneralOp>(op)) {
@@ -276,25 +331,22 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   for (Value v : op->getOperands())
     slots.push_back(slotOf_.lookup(v));
   for (Value v : op->getResults())
-    slots.push_back(slotOf_[v] = arenaSlot(bytesOf(v)));
+    slots.push_back(slotOf_[v] = arenaSlot(bytesOf(v), op));
   return addKernel(op, std::move(slots));
 }
 
 int32_t FunctionLowering::findDonor(Operation *def, Value v,
                                     const std::set<int32_t> &used) {
-  bool elementwise =
-      isScalarizable(def) || (isa<FusionOp>(def) && hasKernel(def));
-  if (!elementwise)
-    return -1;
   Block *entry = &function_.getBody().front();
-  for (Value x : def->getOperands()) {
+  for (auto [index, x] : llvm::enumerate(def->getOperands())) {
     auto arg = dyn_cast<BlockArgument>(x);
-    if (!arg || arg.getOwner() != entry || x.getType() != v.getType())
+    if (!arg || arg.getOwner() != entry || x.getType() != v.getType() ||
+        !mayWriteResultOverOperand(def, cast<OpResult>(v).getResultNumber(),
+                                   index))
       continue;
     int32_t i = arg.getArgNumber();
-    // One use: no later op reads the input after it is overwritten, and it
-    // is not returned itself.
-    if (exe_.signature.inputs[i].donated && !used.count(i) && x.hasOneUse())
+    if (exe_.signature.inputs[i].donated && !used.count(i) &&
+        onlyEarlierReaders(x, def))
       return i;
   }
   return -1;
@@ -362,6 +414,13 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   }
   if (absl::Status s = lowerBlock(function_.getBody().front()); !s.ok())
     return s;
+  // Plan before codegen, so a step over budget fails in milliseconds.
+  stats_.memory = planMemory(exe_, slotOrigins_);
+  if (absl::Status s = runtime::checkArenaOverlaps(exe_); !s.ok())
+    return s;
+  if (absl::Status s = checkMemoryBudget(stats_.memory, memoryBudgetBytes_);
+      !s.ok())
+    return s;
   if (!kernels_->getBody()->empty()) {
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<NativeLibrary> library = compileKernelModule(*kernels_);
@@ -393,7 +452,8 @@ compileExecutable(ModuleOp module, const std::string &function,
     return entry.status();
   loadKernelDialects(*module.getContext());
   CpuCompileStats local;
-  FunctionLowering lowering(*entry, stats ? *stats : local);
+  FunctionLowering lowering(*entry, stats ? *stats : local,
+                            pipeline.memoryBudgetBytes);
   return lowering.run();
 }
 

@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_CPU_CPUCOMPILER_H
 #define KILN_COMPILER_CPU_CPUCOMPILER_H
 
+#include "compiler/MemoryPlanner.h"
 #include "compiler/Pipeline.h"
 #include "runtime/Executable.h"
 #include "runtime/Program.h"
@@ -31,11 +32,14 @@ struct CpuCompileStats {
   /// object emission, linking.
   double lowerSeconds = 0, optimizeSeconds = 0, emitSeconds = 0,
          linkSeconds = 0;
+  /// The memory plan: arena, planned peak and what is live at the peak.
+  MemoryPlanReport memory;
 };
 
 /// module + function name (empty: main or the only one) → executable.
 /// Runs the kiln pass pipeline (fusion, scheduling) over the module in place
-/// first, then loads the kernel dialects into the module's context and builds
+/// first, plans memory (failing with ResourceExhausted, before any code is
+/// generated, when the planned peak exceeds pipeline.memoryBudgetBytes), then loads the kernel dialects into the module's context and builds
 /// kernels there: do not run it while another thread uses that context.
 absl::StatusOr<runtime::Executable>
 compileExecutable(mlir::ModuleOp module, const std::string &function,

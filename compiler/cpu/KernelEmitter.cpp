@@ -1,4 +1,4 @@
-// Kernels for elementwise ops, elementwise fusions and data-movement ops.
+// Kernels for elementwise ops and data-movement ops (fusions: FusionEmitter.cpp).
 // Every kernel loops over its output's flattened elements in [begin, end);
 // an output element's flat index is split into per-dimension indices only
 // where the op moves data, and the source offset is rebuilt from them.
@@ -75,69 +75,6 @@ FailureOr<KernelInfo> emitElementwise(Operation *op, ModuleOp module,
     });
   });
   return KernelInfo{numElementsOf(result), true};
-}
-
-/// A fusion whose body is elementwise over one shape: every element of every
-/// result is computed from the same element of every input.
-bool isElementwiseFusion(FusionOp fusion) {
-  if (fusion.getNumResults() == 0)
-    return false;
-  ArrayRef<int64_t> shape = shapeOf(fusion.getResult(0));
-  for (Value v : fusion.getInputs())
-    if (shapeOf(v) != shape)
-      return false;
-  for (Value v : fusion.getResults())
-    if (shapeOf(v) != shape)
-      return false;
-  for (Operation &inner : fusion.getBody().front().without_terminator())
-    if (!isScalarizable(&inner) && !isa<ConstantOp>(inner))
-      return false;
-  // Constants inside must be splats: one scalar stands for every element.
-  for (Operation &inner : fusion.getBody().front().without_terminator())
-    if (auto c = dyn_cast<ConstantOp>(inner)) {
-      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-      if (!dense || !dense.isSplat())
-        return false;
-    }
-  return true;
-}
-
-FailureOr<KernelInfo> emitFusion(FusionOp fusion, ModuleOp module,
-                                 StringRef name) {
-  unsigned n = fusion.getNumOperands();
-  Block &body = fusion.getBody().front();
-  buildKernel(
-      module, name, n + fusion.getNumResults(),
-      [&](KernelBuilder &kb, Value b, Value e) {
-        forEachElement(kb, b, e, [&](Value i) {
-          IRMapping scalars;
-          for (auto [k, arg] : llvm::enumerate(body.getArguments()))
-            scalars.map(arg, kb.load(k, elementOf(arg), i));
-          for (Operation &inner : body.without_terminator()) {
-            if (auto c = dyn_cast<ConstantOp>(inner)) {
-              auto attr = cast<DenseElementsAttr>(c.getValue());
-              Type t = computeType(attr.getElementType());
-              Value v;
-              if (isa<FloatType>(attr.getElementType()))
-                v = kb.constant(
-                    t, (*attr.value_begin<APFloat>()).convertToDouble());
-              else
-                v = kb.intConstant(t,
-                                   (*attr.value_begin<APInt>()).getSExtValue());
-              scalars.map(c.getResult(), v);
-              continue;
-            }
-            SmallVector<Value> in;
-            for (Value operand : inner.getOperands())
-              in.push_back(scalars.lookup(operand));
-            scalars.map(inner.getResult(0), *emitScalarOp(kb, &inner, in));
-          }
-          for (auto [k, v] :
-               llvm::enumerate(body.getTerminator()->getOperands()))
-            kb.store(n + k, elementOf(v), i, scalars.lookup(v));
-        });
-      });
-  return KernelInfo{numElementsOf(fusion.getResult(0)), true};
 }
 
 /// A data-movement op: output element i = operand element offset(i).
@@ -291,12 +228,20 @@ FailureOr<KernelInfo> emitIota(IotaOp op, ModuleOp module, StringRef name) {
 } // namespace
 
 bool hasKernel(Operation *op) {
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    return isElementwiseFusion(fusion);
+  if (isa<FusionOp>(op))
+    return canEmitFusion(op);
   return isScalarizable(op) ||
          isa<BroadcastInDimOp, TransposeOp, SliceOp, ConcatenateOp, PadOp,
              IotaOp, ReduceOp, DotGeneralOp, GatherOp, ScatterAddOp,
              RngUniformOp>(op);
+}
+
+bool mayWriteResultOverOperand(Operation *op, unsigned result,
+                               unsigned operand) {
+  if (isScalarizable(op))
+    return true;
+  return isa<FusionOp>(op) && canEmitFusion(op) &&
+         fusionReadsInputInPlace(op, result, operand);
 }
 
 FailureOr<KernelInfo> emitOpKernel(Operation *op, ModuleOp module,
@@ -304,11 +249,7 @@ FailureOr<KernelInfo> emitOpKernel(Operation *op, ModuleOp module,
   if (isScalarizable(op))
     return emitElementwise(op, module, name);
   return llvm::TypeSwitch<Operation *, FailureOr<KernelInfo>>(op)
-      .Case([&](FusionOp f) -> FailureOr<KernelInfo> {
-        if (!isElementwiseFusion(f))
-          return failure();
-        return emitFusion(f, module, name);
-      })
+      .Case([&](FusionOp) { return emitFusionKernel(op, module, name); })
       .Case([&](BroadcastInDimOp o) { return emitBroadcast(o, module, name); })
       .Case([&](TransposeOp o) { return emitTranspose(o, module, name); })
       .Case([&](SliceOp o) { return emitSlice(o, module, name); })

@@ -6,6 +6,8 @@
 
 #include "compiler/cpu/KernelBuilder.h"
 
+#include "ir/KilnDialect.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
@@ -24,9 +26,18 @@ struct KernelInfo {
   int64_t workPerIndex = 1;
 };
 
-/// True when emitOpKernel handles `op` (every kiln op but constant, reshape
-/// and non-elementwise fusions, which the compiler handles itself).
+/// True when emitOpKernel handles `op`: every kiln op but constant and
+/// reshape, and every fusion FusionEmitter.cpp can emit as one kernel (the
+/// compiler lowers any other fusion op by op).
 bool hasKernel(mlir::Operation *op);
+
+/// True when `op`'s kernel may write result `result` into the buffer of
+/// operand `operand` (same type): every iteration reads that operand only at
+/// the element it writes, before writing it. Holds for elementwise ops and
+/// for fusion kernels that read the operand only at the output's own index;
+/// a fusion that transposes, slices or broadcasts the operand does not.
+bool mayWriteResultOverOperand(mlir::Operation *op, unsigned result,
+                               unsigned operand);
 
 /// op → a kernel func.func named `name` appended to `module`.
 mlir::FailureOr<KernelInfo>
@@ -47,7 +58,34 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 mlir::Type elementOf(mlir::Value v);
 int64_t numElementsOf(mlir::Value v);
 
+// FusionEmitter.cpp: a kiln.fusion as one kernel (docs/CPU-BACKEND.md).
+/// Whether emitFusionKernel can emit `fusion`.
+bool canEmitFusion(mlir::Operation *fusion);
+/// See mayWriteResultOverOperand; `fusion` must satisfy canEmitFusion.
+bool fusionReadsInputInPlace(mlir::Operation *fusion, unsigned result,
+                             unsigned input);
+mlir::FailureOr<KernelInfo> emitFusionKernel(mlir::Operation *fusion,
+                                             mlir::ModuleOp module,
+                                             llvm::StringRef name);
+
 // ReductionKernels.cpp
+/// The accumulator of a reduce of `kind` over elements of storage type
+/// `elem`: f64 (floats) or i64 (ints) for sum and prod, the compute type for
+/// max and min (exact in any type).
+mlir::Type accumulatorType(mlir::OpBuilder &b, ReduceKind kind,
+                           mlir::Type elem);
+/// The reduction's identity (docs/IR.md 2.5) in `accType`.
+mlir::Value reductionInit(KernelBuilder &kb, ReduceKind kind,
+                          mlir::Type accType);
+/// acc ⊕ x, with x (a compute-type scalar) widened to acc's type. Float sums
+/// and products carry the `reassoc` fast-math flag so LLVM may reorder the
+/// accumulation into vector lanes: the spec fixes the accumulator's
+/// precision (f64) and the single rounding, not the summation order.
+mlir::Value accumulate(KernelBuilder &kb, ReduceKind kind, mlir::Value acc,
+                       mlir::Value x);
+/// A finished accumulator → the compute type of `elem`, rounded once.
+mlir::Value finishReduction(KernelBuilder &kb, mlir::Value acc,
+                            mlir::Type elem);
 mlir::FailureOr<KernelInfo>
 emitReduce(mlir::Operation *op, mlir::ModuleOp module, llvm::StringRef name);
 mlir::FailureOr<KernelInfo> emitDotGeneral(mlir::Operation *op,

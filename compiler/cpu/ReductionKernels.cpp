@@ -1,8 +1,11 @@
 // Kernels whose output elements each read many input elements (reduce, the
 // loop form of dot_general), read through an index tensor (gather), write
 // many places (scatter_add), or carry state (rng_uniform). Float sums and
-// products accumulate in double and round once, as the spec does; integer
-// ones in i64, which wraps to the same low bits.
+// products accumulate in double and round once, as the spec does, with the
+// `reassoc` flag on the accumulating op so LLVM vectorises the loop (the
+// spec fixes the precision, not the order); integer ones in i64, which wraps
+// to the same low bits. The accumulator helpers are shared with fusion
+// kernels (FusionEmitter.cpp).
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/ScalarOps.h"
 
@@ -37,40 +40,18 @@ Value narrow(KernelBuilder &kb, Value acc, Type elem) {
   return emitConvert(kb, acc, acc.getType(), elem);
 }
 
-Value reductionInit(KernelBuilder &kb, ReduceKind kind, Type accType) {
-  bool isFloat = isa<FloatType>(accType);
-  unsigned width = accType.getIntOrFloatBitWidth();
-  double inf = std::numeric_limits<double>::infinity();
-  switch (kind) {
-  case ReduceKind::sum:
-    return kb.constant(accType, 0);
-  case ReduceKind::prod:
-    return kb.constant(accType, 1);
-  case ReduceKind::max:
-    return isFloat ? kb.constant(accType, -inf)
-                   : arith::ConstantOp::create(
-                         kb.b, kb.b.getIntegerAttr(
-                                   accType, APInt::getSignedMinValue(width)))
-                         .getResult();
-  case ReduceKind::min:
-    return isFloat ? kb.constant(accType, inf)
-                   : arith::ConstantOp::create(
-                         kb.b, kb.b.getIntegerAttr(
-                                   accType, APInt::getSignedMaxValue(width)))
-                         .getResult();
-  }
-  return {};
-}
-
 Value combine(KernelBuilder &kb, ReduceKind kind, Value acc, Value x) {
   auto &b = kb.b;
   bool isFloat = isa<FloatType>(acc.getType());
+  // Only the order of a float sum or product may change (see accumulate).
+  auto reassoc = arith::FastMathFlagsAttr::get(b.getContext(),
+                                               arith::FastMathFlags::reassoc);
   switch (kind) {
   case ReduceKind::sum:
-    return isFloat ? arith::AddFOp::create(b, acc, x).getResult()
+    return isFloat ? arith::AddFOp::create(b, acc, x, reassoc).getResult()
                    : arith::AddIOp::create(b, acc, x).getResult();
   case ReduceKind::prod:
-    return isFloat ? arith::MulFOp::create(b, acc, x).getResult()
+    return isFloat ? arith::MulFOp::create(b, acc, x, reassoc).getResult()
                    : arith::MulIOp::create(b, acc, x).getResult();
   case ReduceKind::max:
     return isFloat ? arith::MaximumFOp::create(b, acc, x).getResult()
@@ -102,6 +83,44 @@ SmallVector<int64_t> remainingDims(int64_t rank, ArrayRef<int64_t> used) {
 
 } // namespace
 
+Type accumulatorType(OpBuilder &b, ReduceKind kind, Type elem) {
+  if (kind == ReduceKind::sum || kind == ReduceKind::prod)
+    return wideType(b, elem);
+  return computeType(elem);
+}
+
+Value reductionInit(KernelBuilder &kb, ReduceKind kind, Type accType) {
+  bool isFloat = isa<FloatType>(accType);
+  unsigned width = accType.getIntOrFloatBitWidth();
+  double inf = std::numeric_limits<double>::infinity();
+  auto intLimit = [&](bool max) -> Value {
+    APInt v =
+        max ? APInt::getSignedMaxValue(width) : APInt::getSignedMinValue(width);
+    return arith::ConstantOp::create(kb.b, kb.b.getIntegerAttr(accType, v));
+  };
+  switch (kind) {
+  case ReduceKind::sum:
+    return kb.constant(accType, 0);
+  case ReduceKind::prod:
+    return kb.constant(accType, 1);
+  case ReduceKind::max:
+    return isFloat ? kb.constant(accType, -inf) : intLimit(false);
+  case ReduceKind::min:
+    return isFloat ? kb.constant(accType, inf) : intLimit(true);
+  }
+  return {};
+}
+
+Value accumulate(KernelBuilder &kb, ReduceKind kind, Value acc, Value x) {
+  return combine(kb, kind, acc, widen(kb, x, acc.getType()));
+}
+
+Value finishReduction(KernelBuilder &kb, Value acc, Type elem) {
+  if (acc.getType() == computeType(elem))
+    return acc;
+  return narrow(kb, acc, elem);
+}
+
 FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
                                  StringRef name) {
   auto reduce = cast<ReduceOp>(op);
@@ -114,9 +133,8 @@ FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
   SmallVector<int64_t> kept = remainingDims(shape.size(), dims);
   ReduceKind kind = reduce.getKind();
   Type elem = elementOf(operand);
-  bool accumulateWide = kind == ReduceKind::sum || kind == ReduceKind::prod;
   buildKernel(module, name, 2, [&](KernelBuilder &kb, Value b, Value e) {
-    Type accType = accumulateWide ? wideType(kb.b, elem) : computeType(elem);
+    Type accType = accumulatorType(kb.b, kind, elem);
     kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
       SmallVector<Value> outIdx = kb.delinearize(i, shapeOf(result));
       Value base = kb.linearize(outIdx, pick(strides, kept));
@@ -125,13 +143,10 @@ FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
           pick(shape, dims), ValueRange{init},
           [&](ArrayRef<Value> ivs, ValueRange carried) -> SmallVector<Value> {
             Value off = kb.linearize(ivs, pick(strides, dims), base);
-            Value x = widen(kb, kb.load(0, elem, off), accType);
-            return {combine(kb, kind, carried[0], x)};
+            return {accumulate(kb, kind, carried[0], kb.load(0, elem, off))};
           });
       // With no reduced dimension the "loop nest" runs its body once.
-      Value total = acc[0];
-      kb.store(1, elementOf(result), i,
-               accumulateWide ? narrow(kb, total, elem) : total);
+      kb.store(1, elementOf(result), i, finishReduction(kb, acc[0], elem));
       return SmallVector<Value>{};
     });
   });
@@ -196,8 +211,7 @@ FailureOr<KernelInfo> emitDotGeneral(Operation *op, ModuleOp module,
       return SmallVector<Value>{};
     });
   });
-  return KernelInfo{numElementsOf(result), true,
-                    computeProduct(pick(ls, lc))};
+  return KernelInfo{numElementsOf(result), true, computeProduct(pick(ls, lc))};
 }
 
 namespace {

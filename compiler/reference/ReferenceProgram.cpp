@@ -16,6 +16,8 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <mutex>
+
 namespace kiln::compiler {
 namespace {
 
@@ -33,12 +35,35 @@ public:
   }
   std::string_view backendName() const override { return "reference"; }
 
+  runtime::AllocationStats allocationStats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return allocations_;
+  }
+
+protected:
+  /// The evaluator takes a contiguous array of tensors, so borrowed inputs
+  /// are copied (the oracle stays simple); every result is a fresh buffer.
   absl::StatusOr<std::vector<HostTensor>>
-  run(std::vector<HostTensor> inputs) override {
-    return reference::evaluate(function_, inputs);
+  execute(std::vector<runtime::ProgramInput> inputs) override {
+    std::vector<HostTensor> tensors;
+    tensors.reserve(inputs.size());
+    for (runtime::ProgramInput &input : inputs)
+      tensors.push_back(input.isDonated() ? input.take() : input.tensor());
+    absl::StatusOr<std::vector<HostTensor>> results =
+        reference::evaluate(function_, tensors);
+    if (results.ok()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const HostTensor &result : *results) {
+        ++allocations_.buffers;
+        allocations_.bytes += static_cast<int64_t>(result.byteSize());
+      }
+    }
+    return results;
   }
 
 private:
+  mutable std::mutex mutex_;
+  runtime::AllocationStats allocations_;
   std::unique_ptr<mlir::MLIRContext> context_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp function_;

@@ -6,6 +6,7 @@
 // bad input or flag ends in a message and a non-zero exit, never a signal,
 // and an output file is written to a temp name and renamed, never partly.
 #include "compiler/CachedCompiler.h"
+#include "compiler/MemoryPlanner.h"
 #include "compiler/tools/InputChecks.h"
 #include "compiler/tools/KilncCommon.h"
 #include "ir/Serialization.h"
@@ -203,7 +204,7 @@ std::string planText(const runtime::Executable &exe) {
       exe.plan.slots.size(), inputs, exe.plan.slots.size() - inputs,
       exe.plan.constants.size(), exe.plan.outputSlots.size(),
       exe.thunks.size(), kernels, gemms, copies, exe.kernelLibrary.size());
-  return text;
+  return text + compiler::formatMemoryPlan(compiler::describeMemoryPlan(exe));
 }
 
 std::string defaultOutput(const std::string &input) {

@@ -120,15 +120,21 @@ void execute(const Node &node) {
   }
   runtime::Program &kernel = kernelFor(node);
   metrics::Counters &counters = mutableCounters();
-  // runtime::Program takes its inputs by value: each operand is copied.
-  std::vector<HostTensor> inputs;
+  // Operands are lent, not copied: their nodes keep them alive, and one
+  // buffer may feed several operand slots (x * x).
+  std::vector<runtime::ProgramInput> inputs;
+  inputs.reserve(node.srcs.size());
   for (const NodePtr &src : node.srcs) {
     counters.bytesIn += static_cast<int64_t>(src->data->byteSize());
-    inputs.push_back(*src->data);
+    inputs.push_back(runtime::ProgramInput::borrow(*src->data));
   }
+  runtime::AllocationStats before = kernel.allocationStats();
   auto start = std::chrono::steady_clock::now();
   auto results = kernel.run(std::move(inputs));
   counters.executeMilliseconds += millisecondsSince(start);
+  runtime::AllocationStats after = kernel.allocationStats();
+  counters.runtimeAllocations += after.buffers - before.buffers;
+  counters.runtimeAllocatedBytes += after.bytes - before.bytes;
   ++counters.eagerExecutions;
   if (!results.ok() || results->size() != 1)
     throw Error(std::string("eager: running ") + opName(node.op) + " " +

@@ -3,6 +3,7 @@
 // with their readable report.
 #include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Step.h"
+#include "runtime/CpuExecutor.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -41,13 +42,24 @@ Options options_from_env() {
     result.cacheReadOnly = std::string_view(readOnly) == "1";
   if (const char *mode = std::getenv("KILN_MODE"))
     result.mode = lazy::eager::parseMode(mode);
+  if (const char *poison = std::getenv("KILN_POISON_DEAD_BUFFERS"))
+    result.poisonDeadBuffers = std::string_view(poison) == "1";
   return result;
 }
 
 void set_options(const Options &options) {
   if (options.mode != currentOptions().mode)
     step(); // in the old mode: nothing pending crosses over
+  bool reload = options.poisonDeadBuffers != currentOptions().poisonDeadBuffers;
   currentOptions() = options;
+  // The CPU runtime's options apply when a program loads: programs loaded
+  // with the old ones are dropped so the next step reloads them.
+  runtime::CpuRuntimeOptions runtimeOptions =
+      runtime::defaultCpuRuntimeOptions();
+  runtimeOptions.poisonDeadBuffers = options.poisonDeadBuffers;
+  runtime::setDefaultCpuRuntimeOptions(runtimeOptions);
+  if (reload)
+    clear_graph_cache();
 }
 const Options &options() { return currentOptions(); }
 void set_backend(Backend backend) { currentOptions().backend = backend; }
@@ -101,6 +113,9 @@ std::string report() {
       static_cast<long long>(c.forcedSyncs));
   add("  bytes in/out:   %lld / %lld\n", static_cast<long long>(c.bytesIn),
       static_cast<long long>(c.bytesOut));
+  add("  runtime allocations: %lld (%lld bytes)\n",
+      static_cast<long long>(c.runtimeAllocations),
+      static_cast<long long>(c.runtimeAllocatedBytes));
   if (c.eagerKernelsCompiled || c.eagerExecutions)
     add("  eager kernels:  %lld compiled, %lld cache hits, %lld run\n",
         static_cast<long long>(c.eagerKernelsCompiled),

@@ -183,23 +183,30 @@ void step() {
   else
     entry = &compileEntry(graph, std::move(key), hash, backend);
 
-  // 4. Run: donated buffers move into the program, the rest are copied.
-  std::vector<HostTensor> inputs;
+  // 4. Run: donated buffers move into the program, the rest are lent (the
+  // data nodes keep them alive and unchanged until run() returns).
+  std::vector<runtime::ProgramInput> inputs;
+  inputs.reserve(graph.inputs.size());
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
     const Node &input = *graph.inputs[i];
     if (!input.data)
       throw Error("step: an input's buffer was donated to an earlier step");
     counters.bytesIn += static_cast<int64_t>(input.data->byteSize());
     if (graph.donated[i]) {
-      inputs.push_back(std::move(*input.data));
+      inputs.push_back(runtime::ProgramInput::donate(std::move(*input.data)));
       input.data.reset();
     } else {
-      inputs.push_back(*input.data);
+      inputs.push_back(runtime::ProgramInput::borrow(*input.data));
     }
   }
+  runtime::Program &program = *entry->program;
+  runtime::AllocationStats before = program.allocationStats();
   auto start = std::chrono::steady_clock::now();
-  auto results = entry->program->run(std::move(inputs));
+  auto results = program.run(std::move(inputs));
   counters.executeMilliseconds += millisecondsSince(start);
+  runtime::AllocationStats after = program.allocationStats();
+  counters.runtimeAllocations += after.buffers - before.buffers;
+  counters.runtimeAllocatedBytes += after.bytes - before.bytes;
   if (!results.ok())
     throw Error("step: running the graph failed: " +
                 std::string(results.status().message()));

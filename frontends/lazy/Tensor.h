@@ -356,11 +356,16 @@ struct Options {
   uint64_t cacheMaxBytes = 0;
   /// Graph or eager execution (KILN_MODE).
   Mode mode = Mode::graph;
+  /// The CPU runtime's memory-plan check (KILN_POISON_DEAD_BUFFERS=1):
+  /// dead arena bytes are filled with NaN after every kernel, so a plan
+  /// that reuses memory too early changes results. Slow; for tests.
+  /// Changing it drops the compiled programs (they are reloaded with it).
+  bool poisonDeadBuffers = false;
 };
 
 /// KILN_BACKEND ("reference" | "cpu"), KILN_DUMP_GRAPHS (or KILN_DUMP_DIR),
-/// KILN_CACHE_DIR, KILN_CACHE_READONLY=1 and KILN_MODE ("graph" | "eager")
-/// → Options; throws kiln::Error on an unknown backend or mode name.
+/// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager") and
+/// KILN_POISON_DEAD_BUFFERS=1 → Options; throws kiln::Error on an unknown backend or mode name.
 Options options_from_env();
 /// Names the graphs traced from now on in the graph dump's manifest
 /// ("train step", "eval step", "first step", ...); the default is "step".
@@ -409,9 +414,17 @@ struct Counters {
   int64_t forcedSyncs = 0;
   double compileMilliseconds = 0;
   double executeMilliseconds = 0;
-  /// Bytes of inputs given to programs and outputs taken back.
+  /// Bytes of inputs given to programs and outputs taken back. Inputs are
+  /// lent (or donated), never copied.
   int64_t bytesIn = 0;
   int64_t bytesOut = 0;
+  /// Buffers (and their bytes) that compiled programs allocated while
+  /// running: outputs that found neither a donated buffer nor one recycled
+  /// from an earlier run's dropped output. A training loop's steady state
+  /// allocates none. (A program's arena, allocated once at load, is not
+  /// counted.)
+  int64_t runtimeAllocations = 0;
+  int64_t runtimeAllocatedBytes = 0;
   std::vector<CompileRecord> compileLog;
   /// The persistent cache (KILN_CACHE_DIR): graphs loaded from it without
   /// compiling, and misses by reason ("no entry", "corrupt entry", ...).
@@ -429,8 +442,8 @@ struct Counters {
   /// Device bytes held now by tensors and nodes (parameters, optimizer
   /// state, inputs, results, eager intermediates), in both modes, and the
   /// most since reset(). Not counted: a compiled graph's own arena
-  /// (runtime::Program does not expose it) and the input copies
-  /// Program::run takes; so graph mode's peak is its inputs and outputs.
+  /// (runtime::Program does not expose it) and storage idle in a program's
+  /// output pool; so graph mode's peak is its inputs and outputs.
   int64_t liveBytes = 0;
   int64_t peakLiveBytes = 0;
 };

@@ -404,7 +404,8 @@ TEST(CpuBackend, PolynomialApproximationsStayWithinFewUlpOfLibm) {
       parseModule(elementwiseModule(ops, 1, tensorType(DType::f32, {n})));
   auto program = compiler::cpu::createCpuProgram(*parsed.module, "main");
   ASSERT_TRUE(program.ok()) << program.status().ToString();
-  auto results = (*program)->run({x});
+  auto results =
+      (*program)->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   for (size_t k = 0; k < ops.size(); ++k) {
     int64_t worst = 0;

@@ -31,7 +31,7 @@ Outcome check(const RandomGraph &graph) {
   auto program = compiler::cpu::createCpuProgram(*parsed.module, "main");
   if (!program.ok())
     return {"compile: " + program.status().ToString()};
-  auto actual = (*program)->run(graph.inputData);
+  auto actual = (*program)->run(runtime::borrowAll(graph.inputData));
   if (!actual.ok())
     return {"run: " + actual.status().ToString()};
   std::vector<int> results = graph.allResults();

@@ -141,7 +141,8 @@ inline void expectMatchesReference(const std::string &source,
   absl::StatusOr<std::unique_ptr<runtime::Program>> program =
       compiler::cpu::createCpuProgram(*parsed.module, "main");
   ASSERT_TRUE(program.ok()) << program.status().ToString() << "\n" << source;
-  absl::StatusOr<std::vector<HostTensor>> actual = (*program)->run(inputs);
+  absl::StatusOr<std::vector<HostTensor>> actual =
+      (*program)->run(runtime::borrowAll(inputs));
   ASSERT_TRUE(actual.ok()) << actual.status().ToString();
   ASSERT_EQ(actual->size(), expected->size());
   for (size_t i = 0; i < actual->size(); ++i) {

@@ -1,0 +1,309 @@
+// The planner in three steps:
+// 1. Lifetimes: runtime::computeSlotLifetimes over the thunk list.
+// 2. In-place groups: walking the thunks in order, a result of an
+//    elementwise kernel joins the group of a same-sized operand that dies
+//    in that kernel; a group is one arena range with the union lifetime.
+// 3. Offsets, greedy by size with best fit (as TFLite's arena planner and
+//    XLA's heap simulator do): groups from largest to smallest each take
+//    the smallest gap, among groups already placed whose lifetimes
+//    intersect theirs, that fits them; else they go past the last one.
+#include "compiler/MemoryPlanner.h"
+
+#include "runtime/BufferLiveness.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace kiln::compiler {
+
+using runtime::BufferSlot;
+using runtime::SlotLifetime;
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+
+uint64_t alignUp(uint64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+uint64_t valueBytes(const runtime::ProgramValue &value) {
+  uint64_t n = byteWidth(value.dtype);
+  for (int64_t d : value.shape)
+    n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+/// Arena slots sharing one byte range: an operand and the in-place results
+/// written over it, one after another.
+struct Group {
+  std::vector<uint32_t> slots;
+  uint64_t bytes = 0;
+  int64_t first = 0, last = 0;
+  uint64_t offset = 0;
+  bool intersects(const Group &other) const {
+    return first <= other.last && other.first <= last;
+  }
+};
+
+class Planner {
+public:
+  Planner(runtime::Executable &executable, const MemoryPlanOptions &options)
+      : exe_(executable), plan_(executable.plan), options_(options),
+        lifetimes_(runtime::computeSlotLifetimes(executable)),
+        groupOf_(plan_.slots.size(), -1) {}
+
+  MemoryPlanReport run(const std::vector<std::string> &origins);
+
+private:
+  bool isArena(uint32_t slot) const {
+    return plan_.slots[slot].kind == BufferSlot::Kind::arena &&
+           lifetimes_[slot].used();
+  }
+  void formGroups();
+  void mergeInPlace(size_t thunk);
+  void placeGroups();
+
+  runtime::Executable &exe_;
+  runtime::BufferPlan &plan_;
+  MemoryPlanOptions options_;
+  std::vector<SlotLifetime> lifetimes_;
+  std::vector<int> groupOf_;
+  std::vector<Group> groups_;
+};
+
+void Planner::formGroups() {
+  for (uint32_t s = 0; s < plan_.slots.size(); ++s) {
+    if (!isArena(s))
+      continue;
+    groupOf_[s] = groups_.size();
+    groups_.push_back({{s}, plan_.slots[s].bytes, lifetimes_[s].first,
+                       lifetimes_[s].last, 0});
+  }
+  if (options_.reuse && options_.inPlace)
+    for (size_t t = 0; t < exe_.thunks.size(); ++t)
+      mergeInPlace(t);
+}
+
+void Planner::mergeInPlace(size_t thunk) {
+  const runtime::Thunk &t = exe_.thunks[thunk];
+  if (t.kind != runtime::Thunk::Kind::kernel || t.kernel.inPlaceOperands.empty())
+    return;
+  const runtime::KernelThunk &k = t.kernel;
+  size_t firstResult = k.slots.size() - k.numResults;
+  std::vector<bool> taken(k.slots.size(), false);
+  for (size_t r = firstResult; r < k.slots.size(); ++r) {
+    uint32_t result = k.slots[r];
+    if (!isArena(result) || lifetimes_[result].first != int64_t(thunk) ||
+        groups_[groupOf_[result]].slots.size() != 1)
+      continue;
+    for (uint32_t p : k.inPlaceOperands) {
+      uint32_t operand = k.slots[p];
+      if (taken[p] || operand == result || !isArena(operand))
+        continue;
+      Group &g = groups_[groupOf_[operand]];
+      // The operand's whole group must end here, so nothing reads it later.
+      if (g.last != int64_t(thunk) || g.bytes != plan_.slots[result].bytes)
+        continue;
+      // A slot named twice among the operands is one buffer: take it once.
+      for (uint32_t q : k.inPlaceOperands)
+        taken[q] = taken[q] || k.slots[q] == operand;
+      Group &own = groups_[groupOf_[result]];
+      g.last = std::max(g.last, own.last);
+      g.slots.push_back(result);
+      own.slots.clear();
+      groupOf_[result] = groupOf_[operand];
+      break;
+    }
+  }
+}
+
+void Planner::placeGroups() {
+  std::vector<uint32_t> order;
+  for (uint32_t g = 0; g < groups_.size(); ++g)
+    if (!groups_[g].slots.empty())
+      order.push_back(g);
+  if (!options_.reuse) {
+    uint64_t end = 0;
+    for (uint32_t g : order) {
+      groups_[g].offset = end;
+      end += alignUp(groups_[g].bytes);
+    }
+    plan_.arenaBytes = end;
+    return;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (groups_[a].bytes != groups_[b].bytes)
+      return groups_[a].bytes > groups_[b].bytes;
+    return groups_[a].first < groups_[b].first;
+  });
+  std::vector<uint32_t> placed, neighbours;
+  uint64_t arenaEnd = 0;
+  for (uint32_t g : order) {
+    Group &group = groups_[g];
+    neighbours.clear();
+    for (uint32_t h : placed)
+      if (groups_[h].intersects(group))
+        neighbours.push_back(h);
+    std::sort(neighbours.begin(), neighbours.end(), [&](uint32_t a, uint32_t b) {
+      return groups_[a].offset < groups_[b].offset;
+    });
+    uint64_t size = alignUp(group.bytes), cursor = 0;
+    uint64_t best = UINT64_MAX, bestGap = UINT64_MAX;
+    for (uint32_t h : neighbours) {
+      const Group &n = groups_[h];
+      if (n.offset >= cursor && n.offset - cursor >= size &&
+          n.offset - cursor < bestGap) {
+        best = cursor;
+        bestGap = n.offset - cursor;
+      }
+      cursor = std::max(cursor, n.offset + alignUp(n.bytes));
+    }
+    group.offset = best != UINT64_MAX ? best : cursor;
+    arenaEnd = std::max(arenaEnd, group.offset + size);
+    placed.push_back(g);
+  }
+  plan_.arenaBytes = arenaEnd;
+}
+
+} // namespace
+
+MemoryPlanReport describeMemoryPlan(const runtime::Executable &executable,
+                                    const std::vector<std::string> &origins) {
+  const runtime::BufferPlan &plan = executable.plan;
+  std::vector<SlotLifetime> lifetimes =
+      runtime::computeSlotLifetimes(executable);
+  MemoryPlanReport out;
+  out.arenaBytes = plan.arenaBytes;
+  for (const BufferSlot &slot : plan.slots)
+    if (slot.kind == BufferSlot::Kind::arena)
+      out.unplannedArenaBytes += alignUp(slot.bytes);
+  for (const runtime::ProgramValue &v : executable.signature.inputs)
+    out.inputBytes += valueBytes(v);
+  for (size_t o = 0; o < plan.outputSlots.size(); ++o) {
+    const BufferSlot &s = plan.slots[plan.outputSlots[o]];
+    bool inDonor = s.kind == BufferSlot::Kind::output && plan.outputDonors[o] >= 0;
+    if (!inDonor)
+      out.freshOutputBytes += valueBytes(executable.signature.outputs[o]);
+  }
+  out.peakBytes = out.arenaBytes + out.inputBytes + out.freshOutputBytes;
+
+  // Live arena bytes per thunk, from +bytes at birth and -bytes after the
+  // last use. A result written in place over a dying operand holds no new
+  // bytes at its birth, so it counts from the next thunk.
+  int64_t n = executable.thunks.size();
+  auto at = [&](int64_t t) { return std::clamp<int64_t>(t, 0, n); };
+  std::vector<int64_t> born(plan.slots.size(), -1);
+  for (uint32_t s = 0; s < plan.slots.size(); ++s) {
+    const SlotLifetime &l = lifetimes[s];
+    if (plan.slots[s].kind != BufferSlot::Kind::arena || !l.used())
+      continue;
+    born[s] = at(l.first);
+    if (l.first < 0 || l.first >= n)
+      continue;
+    runtime::forEachSlotUse(executable.thunks[l.first], [&](uint32_t o, bool write) {
+      if (!write && o != s && lifetimes[o].last == l.first &&
+          plan.slots[o].kind == BufferSlot::Kind::arena &&
+          plan.slots[o].offset == plan.slots[s].offset &&
+          plan.slots[o].bytes == plan.slots[s].bytes &&
+          runtime::mayShareInPlace(executable.thunks[l.first], o, s))
+        born[s] = l.first + 1;
+    });
+    out.inPlaceReuses += born[s] == l.first + 1;
+  }
+  std::vector<int64_t> delta(n + 2, 0);
+  for (uint32_t s = 0; s < plan.slots.size(); ++s) {
+    if (born[s] < 0 || born[s] > at(lifetimes[s].last))
+      continue;
+    delta[born[s]] += plan.slots[s].bytes;
+    delta[at(lifetimes[s].last) + 1] -= plan.slots[s].bytes;
+  }
+  int64_t live = 0;
+  for (int64_t t = 0; t <= n; ++t) {
+    live += delta[t];
+    if (uint64_t(live) > out.peakLiveArenaBytes || out.peakThunk < 0) {
+      out.peakLiveArenaBytes = live;
+      out.peakThunk = t;
+    }
+  }
+  for (uint32_t s = 0; s < plan.slots.size(); ++s)
+    if (born[s] >= 0 && born[s] <= out.peakThunk &&
+        at(lifetimes[s].last) >= out.peakThunk)
+      out.largestAtPeak.push_back(
+          {s, plan.slots[s].bytes, s < origins.size() ? origins[s] : ""});
+  std::sort(out.largestAtPeak.begin(), out.largestAtPeak.end(),
+            [](const LiveBuffer &a, const LiveBuffer &b) {
+              return a.bytes != b.bytes ? a.bytes > b.bytes : a.slot < b.slot;
+            });
+  if (out.largestAtPeak.size() > 10)
+    out.largestAtPeak.resize(10);
+  return out;
+}
+
+namespace {
+
+MemoryPlanReport Planner::run(const std::vector<std::string> &origins) {
+  formGroups();
+  placeGroups();
+  for (const Group &g : groups_)
+    for (uint32_t s : g.slots)
+      plan_.slots[s].offset = g.offset;
+  return describeMemoryPlan(exe_, origins);
+}
+
+std::string formatBytes(uint64_t bytes) {
+  if (bytes >= (1ull << 30))
+    return absl::StrFormat("%.2f GiB", bytes / double(1ull << 30));
+  if (bytes >= (1ull << 20))
+    return absl::StrFormat("%.1f MiB", bytes / double(1ull << 20));
+  if (bytes >= (1ull << 10))
+    return absl::StrFormat("%.1f KiB", bytes / double(1ull << 10));
+  return absl::StrCat(bytes, " B");
+}
+
+std::string formatLargest(const MemoryPlanReport &report) {
+  std::string out;
+  for (const LiveBuffer &b : report.largestAtPeak)
+    absl::StrAppend(&out, "  ", formatBytes(b.bytes), "  slot ", b.slot,
+                    b.origin.empty() ? "" : "  ", b.origin, "\n");
+  return out;
+}
+
+} // namespace
+
+MemoryPlanReport planMemory(runtime::Executable &executable,
+                            const std::vector<std::string> &slotOrigins,
+                            const MemoryPlanOptions &options) {
+  return Planner(executable, options).run(slotOrigins);
+}
+
+absl::Status checkMemoryBudget(const MemoryPlanReport &report,
+                               uint64_t budgetBytes) {
+  if (budgetBytes == 0 || report.peakBytes <= budgetBytes)
+    return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the step's planned peak memory ", formatBytes(report.peakBytes),
+      " exceeds the memory budget ", formatBytes(budgetBytes), " (arena ",
+      formatBytes(report.arenaBytes), ", inputs ",
+      formatBytes(report.inputBytes), ", fresh outputs ",
+      formatBytes(report.freshOutputBytes), ")\nlargest buffers live at the "
+      "peak (thunk ", report.peakThunk, "):\n", formatLargest(report)));
+}
+
+std::string formatMemoryPlan(const MemoryPlanReport &report) {
+  return absl::StrCat(
+      "planned peak: ", formatBytes(report.peakBytes), " (", report.peakBytes,
+      " bytes)\n  arena: ", formatBytes(report.arenaBytes), " (",
+      report.arenaBytes, " bytes; one slot per value would need ",
+      formatBytes(report.unplannedArenaBytes), ")\n  inputs: ",
+      formatBytes(report.inputBytes), "\n  fresh outputs: ",
+      formatBytes(report.freshOutputBytes), "\n  in-place reuses: ",
+      report.inPlaceReuses, "\n  peak live arena: ",
+      formatBytes(report.peakLiveArenaBytes), " at thunk ", report.peakThunk,
+      "\nlargest buffers live at the peak:\n", formatLargest(report));
+}
+
+} // namespace kiln::compiler

@@ -1,0 +1,315 @@
+// Every kiln.fusion the CPU backend can emit becomes ONE kernel
+// (compiler/cpu/FusionEmitter.cpp): loop fusions with data movement inside,
+// reduction fusions with epilogues and sibling reduces, softmax and layer
+// norm built by the pipeline. Each case is compared with the reference
+// evaluator and must compile to exactly one kernel thunk; the negative twin
+// (a reduce result read at a larger shape) must fall back to op-by-op
+// kernels and still compute the right values.
+#include "CpuTestSupport.h"
+
+#include "compiler/cpu/KernelEmitter.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::testing {
+namespace {
+
+struct Compiled {
+  compiler::cpu::CpuCompileStats stats;
+  std::vector<HostTensor> actual, expected;
+};
+
+/// Evaluates @main with the reference, compiles it for the CPU (pipeline
+/// included) and runs it; the caller checks kernel counts and values.
+Compiled compileAndRun(const std::string &source,
+                       const std::vector<HostTensor> &inputs) {
+  Compiled out;
+  ParsedModule parsed = parseModule(source);
+  EXPECT_TRUE(parsed.module) << source;
+  if (!parsed.module)
+    return out;
+  auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
+  absl::StatusOr<std::vector<HostTensor>> expected =
+      reference::evaluate(main, inputs);
+  EXPECT_TRUE(expected.ok()) << expected.status().ToString();
+  absl::StatusOr<runtime::Executable> exe =
+      compiler::cpu::compileExecutable(*parsed.module, "main", &out.stats);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << source;
+  if (!expected.ok() || !exe.ok())
+    return out;
+  auto program = runtime::loadCpuProgram(*std::move(exe));
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok())
+    return out;
+  auto actual = (*program)->run(runtime::borrowAll(inputs));
+  EXPECT_TRUE(actual.ok()) << actual.status().ToString();
+  if (actual.ok())
+    out.actual = *std::move(actual);
+  out.expected = *std::move(expected);
+  return out;
+}
+
+void expectValues(const Compiled &c, double scale) {
+  ASSERT_EQ(c.actual.size(), c.expected.size());
+  for (size_t i = 0; i < c.actual.size(); ++i)
+    EXPECT_EQ(compareTensors(c.actual[i], c.expected[i], scale), "")
+        << "result " << i;
+}
+
+/// The function compiles to one kernel thunk (the fusion) and matches.
+void expectOneKernel(const std::string &source,
+                     const std::vector<HostTensor> &inputs, double scale = 1) {
+  SCOPED_TRACE(source);
+  Compiled c = compileAndRun(source, inputs);
+  EXPECT_EQ(c.stats.opKernels, 1);
+  EXPECT_EQ(c.stats.gemms, 0);
+  expectValues(c, scale);
+}
+
+std::vector<HostTensor> randomInputs(
+    std::initializer_list<std::pair<DType, std::vector<int64_t>>> specs,
+    unsigned seed = 1, bool specials = true) {
+  std::mt19937 rng(seed);
+  std::vector<HostTensor> out;
+  for (const auto &[dtype, shape] : specs)
+    out.push_back(randomTensor(dtype, shape, rng, 4, specials));
+  return out;
+}
+
+TEST(CpuFusion, LoopFusionWithBroadcastAndTranspose) {
+  expectOneKernel(R"mlir(
+func.func @main(%x: tensor<6x5xf32>, %b: tensor<6xf32>) -> tensor<5x6xf32> {
+  %r = kiln.fusion loop(%x, %b) : (tensor<6x5xf32>, tensor<6xf32>) -> tensor<5x6xf32> {
+  ^bb0(%a: tensor<6x5xf32>, %v: tensor<6xf32>):
+    %t = kiln.transpose %a, perm = [1, 0] : tensor<6x5xf32> -> tensor<5x6xf32>
+    %vb = kiln.broadcast_in_dim %v, dims = [1] : tensor<6xf32> -> tensor<5x6xf32>
+    %s = kiln.mul %t, %vb : tensor<5x6xf32>
+    %e = kiln.exp %s : tensor<5x6xf32>
+    kiln.yield %e : tensor<5x6xf32>
+  }
+  return %r : tensor<5x6xf32>
+}
+)mlir",
+                  randomInputs({{DType::f32, {6, 5}}, {DType::f32, {6}}}), 8);
+}
+
+TEST(CpuFusion, LoopFusionWithReshapeSliceIotaPadConcatenate) {
+  // Two results of one shape; every data-movement op maps the output index
+  // back to its operand's; a non-splat constant is a small table.
+  expectOneKernel(
+      R"mlir(
+func.func @main(%x: tensor<4x6xf32>, %y: tensor<2x3xi32>, %p: tensor<f32>) -> (tensor<3x8xf32>, tensor<3x8xf32>) {
+  %r:2 = kiln.fusion loop(%x, %y, %p) : (tensor<4x6xf32>, tensor<2x3xi32>, tensor<f32>) -> (tensor<3x8xf32>, tensor<3x8xf32>) {
+  ^bb0(%a: tensor<4x6xf32>, %b: tensor<2x3xi32>, %pv: tensor<f32>):
+    %rs = kiln.reshape %a : tensor<4x6xf32> -> tensor<3x8xf32>
+    %sl = kiln.slice %a, start = [1, 0], limit = [4, 6], strides = [1, 1] : tensor<4x6xf32> -> tensor<3x6xf32>
+    %pd = kiln.pad %sl, %pv, low = [0, 1], high = [0, 1] : tensor<3x6xf32>, tensor<f32> -> tensor<3x8xf32>
+    %io = kiln.iota dim = 1 : tensor<3x8xf32>
+    %bc = kiln.convert %b : tensor<2x3xi32> -> tensor<2x3xf32>
+    %one = kiln.constant dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32>
+    %cc = kiln.concatenate %bc, %one, dim = 0 : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<3x3xf32>
+    %cc2 = kiln.concatenate %cc, %cc, %io, dim = 1 : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x8xf32>) -> tensor<3x14xf32>
+    %cs = kiln.slice %cc2, start = [0, 0], limit = [3, 14], strides = [1, 2] : tensor<3x14xf32> -> tensor<3x7xf32>
+    %cp = kiln.pad %cs, %pv, low = [0, 0], high = [0, 1] : tensor<3x7xf32>, tensor<f32> -> tensor<3x8xf32>
+    %s = kiln.add %rs, %pd : tensor<3x8xf32>
+    %t = kiln.mul %s, %io : tensor<3x8xf32>
+    %u = kiln.sub %t, %cp : tensor<3x8xf32>
+    kiln.yield %s, %u : tensor<3x8xf32>, tensor<3x8xf32>
+  }
+  return %r#0, %r#1 : tensor<3x8xf32>, tensor<3x8xf32>
+}
+)mlir",
+      randomInputs(
+          {{DType::f32, {4, 6}}, {DType::i32, {2, 3}}, {DType::f32, {}}}));
+}
+
+TEST(CpuFusion, ReductionWithEpilogueAndSiblings) {
+  // sum x and sum x*x in one pass, a row-shaped epilogue, a max over the
+  // same rows, results of row shape and of keepdim shape.
+  for (DType dtype : {DType::f32, DType::f16, DType::f64}) {
+    std::string e(dtypeName(dtype));
+    std::string src = absl::StrCat(R"mlir(
+func.func @main(%x: tensor<5x3x40xE>) -> (tensor<5x3xE>, tensor<5x3x1xE>, tensor<5x3xE>) {
+  %r:3 = kiln.fusion reduction(%x) : (tensor<5x3x40xE>) -> (tensor<5x3xE>, tensor<5x3x1xE>, tensor<5x3xE>) {
+  ^bb0(%a: tensor<5x3x40xE>):
+    %s = kiln.reduce sum %a, dims = [2] : tensor<5x3x40xE> -> tensor<5x3xE>
+    %a2 = kiln.mul %a, %a : tensor<5x3x40xE>
+    %s2 = kiln.reduce sum %a2, dims = [2] : tensor<5x3x40xE> -> tensor<5x3xE>
+    %m = kiln.reduce max %a, dims = [2] : tensor<5x3x40xE> -> tensor<5x3xE>
+    %n = kiln.constant dense<40.0> : tensor<5x3xE>
+    %mean = kiln.div %s, %n : tensor<5x3xE>
+    %ms = kiln.div %s2, %n : tensor<5x3xE>
+    %mm = kiln.mul %mean, %mean : tensor<5x3xE>
+    %var = kiln.sub %ms, %mm : tensor<5x3xE>
+    %vk = kiln.reshape %var : tensor<5x3xE> -> tensor<5x3x1xE>
+    kiln.yield %mean, %vk, %m : tensor<5x3xE>, tensor<5x3x1xE>, tensor<5x3xE>
+  }
+  return %r#0, %r#1, %r#2 : tensor<5x3xE>, tensor<5x3x1xE>, tensor<5x3xE>
+}
+)mlir");
+    std::string source;
+    for (char ch : src)
+      source += ch == 'E' ? e : std::string(1, ch);
+    SCOPED_TRACE(e);
+    expectOneKernel(source, randomInputs({{dtype, {5, 3, 40}}}, 2, false),
+                    /*scale=*/200);
+  }
+}
+
+TEST(CpuFusion, ReductionOverOuterAndSeveralDims) {
+  // Reduced dims that are not innermost, ints wrapping, and an input of the
+  // row shape read beside the reduce.
+  expectOneKernel(R"mlir(
+func.func @main(%x: tensor<4x7x6xi32>, %y: tensor<7xi32>) -> tensor<7xi32> {
+  %r = kiln.fusion reduction(%x, %y) : (tensor<4x7x6xi32>, tensor<7xi32>) -> tensor<7xi32> {
+  ^bb0(%a: tensor<4x7x6xi32>, %b: tensor<7xi32>):
+    %c = kiln.constant dense<100000> : tensor<4x7x6xi32>
+    %m = kiln.mul %a, %c : tensor<4x7x6xi32>
+    %s = kiln.reduce sum %m, dims = [2, 0] : tensor<4x7x6xi32> -> tensor<7xi32>
+    %o = kiln.mul %s, %b : tensor<7xi32>
+    kiln.yield %o : tensor<7xi32>
+  }
+  return %r : tensor<7xi32>
+}
+)mlir",
+                  randomInputs({{DType::i32, {4, 7, 6}}, {DType::i32, {7}}}));
+}
+
+TEST(CpuFusion, ReductionToScalarWithFullShapedResult) {
+  // Cross-entropy's batch mean: a full reduction (one row) whose reciprocal
+  // scales the full-shaped operand.
+  expectOneKernel(R"mlir(
+func.func @main(%x: tensor<37xf32>) -> (tensor<37xf32>, tensor<f32>) {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<37xf32>) -> (tensor<37xf32>, tensor<f32>) {
+  ^bb0(%a: tensor<37xf32>):
+    %s = kiln.reduce sum %a, dims = [0] : tensor<37xf32> -> tensor<f32>
+    %sb = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<37xf32>
+    %d = kiln.div %a, %sb : tensor<37xf32>
+    kiln.yield %d, %s : tensor<37xf32>, tensor<f32>
+  }
+  return %r#0, %r#1 : tensor<37xf32>, tensor<f32>
+}
+)mlir",
+                  randomInputs({{DType::f32, {37}}}, 3, false), 80);
+}
+
+/// Frontend-style composites (keepdim = reduce + reshape, scalars broadcast),
+/// unfused: the pipeline builds the fusion, the backend one kernel.
+std::string softmaxSource(int64_t rows, int64_t cols) {
+  std::string r = std::to_string(rows), c = std::to_string(cols);
+  std::string full = "tensor<" + r + "x" + c + "xf32>";
+  std::string row = "tensor<" + r + "xf32>", keep = "tensor<" + r + "x1xf32>";
+  return absl::StrCat(
+      "func.func @main(%x: ", full, ") -> ", full, " {\n",
+      "  %m = kiln.reduce max %x, dims = [1] : ", full, " -> ", row, "\n",
+      "  %mk = kiln.reshape %m : ", row, " -> ", keep, "\n",
+      "  %mb = kiln.broadcast_in_dim %mk, dims = [0, 1] : ", keep, " -> ", full,
+      "\n  %z = kiln.sub %x, %mb : ", full, "\n  %e = kiln.exp %z : ", full,
+      "\n  %s = kiln.reduce sum %e, dims = [1] : ", full, " -> ", row, "\n",
+      "  %sk = kiln.reshape %s : ", row, " -> ", keep, "\n",
+      "  %sb = kiln.broadcast_in_dim %sk, dims = [0, 1] : ", keep, " -> ", full,
+      "\n  %y = kiln.div %e, %sb : ", full, "\n  return %y : ", full, "\n}\n");
+}
+
+std::string layerNormSource(int64_t rows, int64_t cols) {
+  std::string r = std::to_string(rows), c = std::to_string(cols);
+  std::string full = "tensor<" + r + "x" + c + "xf32>";
+  std::string vec = "tensor<" + c + "xf32>";
+  std::string row = "tensor<" + r + "xf32>", keep = "tensor<" + r + "x1xf32>";
+  return absl::StrCat(
+      "func.func @main(%x: ", full, ", %w: ", vec, ", %b: ", vec, ") -> ", full,
+      " {\n  %s = kiln.reduce sum %x, dims = [1] : ", full, " -> ", row,
+      "\n  %sk = kiln.reshape %s : ", row, " -> ", keep,
+      "\n  %n = kiln.constant dense<", c, ".0> : tensor<f32>",
+      "\n  %nb = kiln.broadcast_in_dim %n, dims = [] : tensor<f32> -> ", keep,
+      "\n  %mean = kiln.div %sk, %nb : ", keep,
+      "\n  %meanb = kiln.broadcast_in_dim %mean, dims = [0, 1] : ", keep,
+      " -> ", full, "\n  %c = kiln.sub %x, %meanb : ", full,
+      "\n  %c2 = kiln.mul %c, %c : ", full,
+      "\n  %v = kiln.reduce sum %c2, dims = [1] : ", full, " -> ", row,
+      "\n  %vk = kiln.reshape %v : ", row, " -> ", keep,
+      "\n  %var = kiln.div %vk, %nb : ", keep,
+      "\n  %eps = kiln.constant dense<1.0e-05> : tensor<f32>",
+      "\n  %epsb = kiln.broadcast_in_dim %eps, dims = [] : tensor<f32> -> ",
+      keep, "\n  %ve = kiln.add %var, %epsb : ", keep,
+      "\n  %rs = kiln.rsqrt %ve : ", keep,
+      "\n  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1] : ", keep, " -> ",
+      full, "\n  %y0 = kiln.mul %c, %rb : ", full,
+      "\n  %wb = kiln.broadcast_in_dim %w, dims = [1] : ", vec, " -> ", full,
+      "\n  %y1 = kiln.mul %y0, %wb : ", full,
+      "\n  %bb = kiln.broadcast_in_dim %b, dims = [1] : ", vec, " -> ", full,
+      "\n  %y = kiln.add %y1, %bb : ", full, "\n  return %y : ", full, "\n}\n");
+}
+
+TEST(CpuFusion, SoftmaxThroughThePipelineIsOneKernel) {
+  expectOneKernel(softmaxSource(9, 130),
+                  randomInputs({{DType::f32, {9, 130}}}, 4), 300);
+}
+
+TEST(CpuFusion, LayerNormThroughThePipelineIsOneKernel) {
+  expectOneKernel(
+      layerNormSource(7, 96),
+      randomInputs(
+          {{DType::f32, {7, 96}}, {DType::f32, {96}}, {DType::f32, {96}}}, 5,
+          false),
+      300);
+}
+
+TEST(CpuFusion, ReduceReadAtALargerShapeFallsBackOpByOp) {
+  // The row sums are read transposed at the full shape: one kernel would
+  // recompute each sum per element, so the fusion runs op by op.
+  std::string source = R"mlir(
+func.func @main(%x: tensor<6x6xf32>) -> tensor<6x6xf32> {
+  %r = kiln.fusion reduction(%x) : (tensor<6x6xf32>) -> tensor<6x6xf32> {
+  ^bb0(%a: tensor<6x6xf32>):
+    %s = kiln.reduce sum %a, dims = [1] : tensor<6x6xf32> -> tensor<6xf32>
+    %sb = kiln.broadcast_in_dim %s, dims = [1] : tensor<6xf32> -> tensor<6x6xf32>
+    %d = kiln.sub %a, %sb : tensor<6x6xf32>
+    kiln.yield %d : tensor<6x6xf32>
+  }
+  return %r : tensor<6x6xf32>
+}
+)mlir";
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module);
+  mlir::Operation *fusion = nullptr;
+  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  ASSERT_TRUE(fusion);
+  EXPECT_FALSE(compiler::cpu::hasKernel(fusion));
+  Compiled c = compileAndRun(source, randomInputs({{DType::f32, {6, 6}}}, 6));
+  EXPECT_GT(c.stats.opKernels, 1);
+  expectValues(c, 20);
+}
+
+TEST(CpuFusion, InPlaceOnlyWhereAnInputIsReadAtTheOutputIndex) {
+  ParsedModule parsed = parseModule(R"mlir(
+func.func @main(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %r = kiln.fusion loop(%x, %y) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>):
+    %t = kiln.transpose %b, perm = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    %s = kiln.add %a, %t : tensor<4x4xf32>
+    kiln.yield %s : tensor<4x4xf32>
+  }
+  %q = kiln.fusion reduction(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %m = kiln.reduce max %a, dims = [1] : tensor<4x4xf32> -> tensor<4xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<4xf32> -> tensor<4x4xf32>
+    %d = kiln.sub %a, %mb : tensor<4x4xf32>
+    kiln.yield %d : tensor<4x4xf32>
+  }
+  return %r, %q : tensor<4x4xf32>, tensor<4x4xf32>
+}
+)mlir");
+  ASSERT_TRUE(parsed.module);
+  std::vector<mlir::Operation *> fusions;
+  parsed.module->walk([&](FusionOp f) { fusions.push_back(f); });
+  ASSERT_EQ(fusions.size(), 2u);
+  using compiler::cpu::mayWriteResultOverOperand;
+  EXPECT_TRUE(mayWriteResultOverOperand(fusions[0], 0, 0));
+  EXPECT_FALSE(mayWriteResultOverOperand(fusions[0], 0, 1)); // transposed
+  EXPECT_TRUE(compiler::cpu::hasKernel(fusions[1]));
+  EXPECT_TRUE(mayWriteResultOverOperand(fusions[1], 0, 0)); // row-local
+}
+
+} // namespace
+} // namespace kiln::testing
