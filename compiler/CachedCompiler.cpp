@@ -17,7 +17,7 @@ namespace kiln::compiler {
 absl::StatusOr<runtime::Executable>
 compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
                         runtime::PersistentCache *cache,
-                        CacheOutcome *outcome) {
+                        CacheOutcome *outcome, const std::string &passDumpDir) {
   CacheOutcome local;
   CacheOutcome &out = outcome ? *outcome : local;
   if (options.backend != Backend::cpu)
@@ -40,6 +40,7 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   auto start = std::chrono::steady_clock::now();
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudget;
+  pipeline.dumpDir = passDumpDir;
   absl::StatusOr<runtime::Executable> executable =
       cpu::compileExecutable(module, options.function, nullptr, pipeline);
   out.compileSeconds = std::chrono::duration<double>(
@@ -61,8 +62,9 @@ compileCached(mlir::ModuleOp module, const CompileOptions &options,
   KeyOptions keyOptions;
   keyOptions.backend = options.backend;
   keyOptions.function = options.function;
-  absl::StatusOr<runtime::Executable> executable =
-      compileExecutableCached(module, keyOptions, cache, outcome);
+  keyOptions.memoryBudget = options.memoryBudgetBytes;
+  absl::StatusOr<runtime::Executable> executable = compileExecutableCached(
+      module, keyOptions, cache, outcome, options.passDumpDir);
   if (!executable.ok())
     return executable.status();
   return runtime::loadCpuProgram(std::move(*executable));

@@ -39,10 +39,12 @@ struct CacheOutcome {
 /// module → executable through the cache: the stored one on a hit, else a
 /// fresh CPU compile that is stored (unless the cache is read-only, full or
 /// unusable). Verifies the module before compiling.
+/// `passDumpDir` (debug only, not keyed): see CompileOptions::passDumpDir.
 absl::StatusOr<runtime::Executable>
 compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
                         runtime::PersistentCache *cache,
-                        CacheOutcome *outcome = nullptr);
+                        CacheOutcome *outcome = nullptr,
+                        const std::string &passDumpDir = "");
 
 /// module → program: compileExecutableCached + loading, for the CPU
 /// backend with a cache; compiler::compile otherwise.

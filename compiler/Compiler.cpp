@@ -1,5 +1,4 @@
 // The compiler driver: verifies the module, then hands it to the backend.
-// (The pass pipeline, compiler/Pipeline.cpp, runs here once it exists.)
 #include "compiler/Compiler.h"
 
 #include "compiler/cpu/CpuCompiler.h"
@@ -53,7 +52,8 @@ compile(mlir::ModuleOp module, const CompileOptions &options) {
   case Backend::reference:
     return createReferenceProgram(module, options.function);
   case Backend::cpu:
-    return cpu::createCpuProgram(module, options.function);
+    return cpu::createCpuProgram(module, options.function,
+                                 cpu::pipelineOptionsFor(options));
   }
   return absl::InvalidArgumentError("unknown backend");
 }

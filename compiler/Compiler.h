@@ -27,6 +27,12 @@ struct CompileOptions {
   Backend backend = Backend::reference;
   /// The function to compile; empty means `main`, or the only function.
   std::string function;
+  /// CPU backend: the most bytes the step's planned peak may take (0: no
+  /// budget); over it, compiling fails with the largest live buffers.
+  uint64_t memoryBudgetBytes = 0;
+  /// CPU backend: when set, the module is written there after every pass
+  /// (KILN_DUMP_DIR, XLA's --xla_dump_to). Debug only: not in cache keys.
+  std::string passDumpDir;
 };
 
 /// Runs MLIR's verifier; the error carries every diagnostic it emitted.

@@ -40,7 +40,7 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
                                     const PipelineOptions &options);
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
-/// (dump-dir, max-fusion-operands, fuse, schedule) mirror PipelineOptions.
+/// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget) mirror PipelineOptions.
 void registerKilnPipeline();
 
 } // namespace kiln

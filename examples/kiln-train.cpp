@@ -409,12 +409,9 @@ void configureKiln(const TrainArgs &a) {
     o.cacheDir = a.cacheDir;
   if (a.eager)
     o.mode = Mode::eager;
-  set_options(o);
   if (a.memoryBudget)
-    std::fprintf(stderr,
-                 "kiln-train: note: --memory_budget %llu bytes is "
-                 "recorded but not enforced yet\n",
-                 (unsigned long long)*a.memoryBudget);
+    o.memoryBudgetBytes = *a.memoryBudget;
+  set_options(o);
 }
 
 int runMain(const TrainArgs &args) {

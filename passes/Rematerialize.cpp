@@ -166,7 +166,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
                                      "peak)"
                                    : "");
     for (const Remat &remat : done)
-      if (dead.contains(remat.original)) {
+      if (dead.contains(remat.original) && remat.original->use_empty()) {
         dead.erase(remat.original);
         remat.original->erase();
       }

@@ -2,7 +2,9 @@
 // the same run (absolute numbers vary ±30% on these shared machines; compare
 // ratios): a 16M-element add against a STREAM triad, exp/tanh/GELU kernels,
 // softmax and layer norm over [4096, 768] built through the pipeline (one
-// fused kernel each, bytes/s to compare with the triad), and a GPT-2-sized
+// fused kernel each, bytes/s to compare with the triad), column sums (a
+// reduce over the outer dim of [2048, 3072], layer norm's gamma/beta
+// gradient fusion over [2048, 768]; bytes read/s), and a GPT-2-sized
 // dot_general against a direct oneDNN sgemm call. Programs
 // donate their first input so steady-state runs allocate nothing.
 #include "compiler/cpu/CpuCompiler.h"
@@ -216,6 +218,57 @@ void BM_Cpu_LayerNorm4096x768(benchmark::State &state) {
               2 * kRows * kCols * 4);
 }
 BENCHMARK(BM_Cpu_LayerNorm4096x768)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Column reductions as GPT-2's backward has them (bias and layer-norm
+// gamma/beta gradients: sums over the rows of [B*T, C]). Bytes/s of the
+// input read, to compare with the triad. The input is borrowed (a donated
+// 24 MB input would be copied out when returned).
+void runBorrowing(benchmark::State &state, kiln::runtime::Program &program,
+                  const std::vector<HostTensor> &inputs, int64_t bytesPerRun) {
+  for (auto _ : state) {
+    auto out = program.run(kiln::runtime::borrowAll(inputs));
+    if (!out.ok()) {
+      state.SkipWithError(out.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out->data());
+  }
+  state.SetBytesProcessed(state.iterations() * bytesPerRun);
+}
+
+void BM_Cpu_ColumnSum2048x3072(benchmark::State &state) {
+  // A standalone reduce over the outer dim (the MLP bias gradient).
+  static auto program = compile(
+      "func.func @main(%x: tensor<2048x3072xf32>) -> tensor<3072xf32> {\n"
+      "  %s = kiln.reduce sum %x, dims = [0] : tensor<2048x3072xf32> -> "
+      "tensor<3072xf32>\n  return %s : tensor<3072xf32>\n}\n");
+  runBorrowing(state, *program, {filled({2048, 3072}, -1, 1)},
+               2048 * 3072 * 4);
+}
+BENCHMARK(BM_Cpu_ColumnSum2048x3072)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Cpu_LnGradColumnSums2048x768(benchmark::State &state) {
+  // Layer norm's gamma and beta gradients: sum(dy * xhat) and sum(dy) over
+  // the rows, one reduction fusion reading two [2048, 768] inputs.
+  const std::string t = "tensor<2048x768xf32>", v = "tensor<768xf32>";
+  static auto program = compile(
+      "func.func @main(%dy: " + t + ", %xh: " + t + ") -> (" + v + ", " + v +
+      ") {\n  %r:2 = kiln.fusion multi_output(%dy, %xh) : (" + t + ", " + t +
+      ") -> (" + v + ", " + v + ") {\n  ^bb0(%a: " + t + ", %b: " + t +
+      "):\n    %p = kiln.mul %a, %b : " + t +
+      "\n    %g = kiln.reduce sum %p, dims = [0] : " + t + " -> " + v +
+      "\n    %s = kiln.reduce sum %a, dims = [0] : " + t + " -> " + v +
+      "\n    kiln.yield %g, %s : " + v + ", " + v + "\n  }\n  return %r#0, %r#1 : " +
+      v + ", " + v + "\n}\n");
+  runBorrowing(state, *program,
+               {filled({2048, 768}, -1, 1), filled({2048, 768}, -1, 1)},
+               2 * 2048 * 768 * 4);
+}
+BENCHMARK(BM_Cpu_LnGradColumnSums2048x768)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -69,6 +69,9 @@ absl::StatusOr<std::string> constantBytes(ConstantOp op) {
   return out;
 }
 
+/// Splat constants above this size are filled by a kernel, not stored.
+constexpr uint64_t kMaxStoredSplatBytes = 4096;
+
 class FunctionLowering {
 public:
   FunctionLowering(func::FuncOp function, CpuCompileStats &stats,
@@ -91,6 +94,8 @@ private:
   /// A donated input nothing reads (a buffer handed back for reuse).
   int32_t findUnusedDonor(Value v, const std::set<int32_t> &used);
   absl::Status lowerOp(Operation *op);
+  /// Emits the fill kernels of deferred splat constants `op` reads.
+  absl::Status materializeFills(Operation *op);
   absl::Status lowerDot(DotGeneralOp op);
   /// Emits (or reuses) `op`'s kernel and appends a thunk over `slots`.
   absl::Status addKernel(Operation *op, std::vector<uint32_t> slots);
@@ -108,11 +113,16 @@ private:
   DenseMap<Value, uint32_t> slotOf_;
   std::map<std::string, std::string> kernelByText_;
   std::set<uint32_t> constantSlots_;
+  /// Large splat constants not yet filled: slot → the constant.
+  DenseMap<uint32_t, ConstantOp> pendingFills_;
 };
 
-/// A description of `op` for memory reports: its name and location.
+/// A description of `op` for memory reports: its name and, when known,
+/// its location.
 std::string describeOrigin(Operation *op) {
   std::string text = op->getName().getStringRef().str();
+  if (isa<UnknownLoc>(op->getLoc()))
+    return text;
   llvm::raw_string_ostream os(text);
   os << " at ";
   op->getLoc().print(os);
@@ -293,8 +303,42 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
   return absl::OkStatus();
 }
 
+absl::Status FunctionLowering::materializeFills(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto pending = pendingFills_.find(slotOf_.lookup(operand));
+    if (pending == pendingFills_.end())
+      continue;
+    ConstantOp constant = pending->second;
+    uint32_t slot = pending->first;
+    pendingFills_.erase(pending);
+    // A fusion with no inputs whose body is the splat: the elemental
+    // emitter makes it a fill kernel. It exists only to be emitted.
+    auto block = std::make_unique<Block>();
+    OpBuilder b(constant.getContext());
+    b.setInsertionPointToStart(block.get());
+    auto fusion = FusionOp::create(b, constant.getLoc(),
+                                   TypeRange{constant.getType()},
+                                   FusionKind::loop, ValueRange{});
+    b.createBlock(&fusion.getBody());
+    Operation *value = b.clone(*constant);
+    YieldOp::create(b, constant.getLoc(), value->getResults());
+    if (absl::Status s = addKernel(fusion, {slot}); !s.ok())
+      return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FunctionLowering::lowerOp(Operation *op) {
   if (auto c = dyn_cast<ConstantOp>(op)) {
+    // A large splat (the zero accumulator of an embedding gradient is
+    // 154 MB in GPT-2) is filled right before its first reader rather than
+    // stored in the executable and kept in the arena for the whole run.
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (dense && dense.isSplat() && bytesOf(c.getResult()) > kMaxStoredSplatBytes) {
+      uint32_t slot = slotOf_[c.getResult()] = arenaSlot(bytesOf(c.getResult()), op);
+      pendingFills_[slot] = c;
+      return absl::OkStatus();
+    }
     absl::StatusOr<std::string> bytes = constantBytes(c);
     if (!bytes.ok())
       return bytes.status();
@@ -303,6 +347,8 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     exe_.plan.constants.push_back({slot, std::move(*bytes)});
     return absl::OkStatus();
   }
+  if (absl::Status s = materializeFills(op); !s.ok())
+    return s;
   if (auto r = dyn_cast<ReshapeOp>(op)) {
     slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
     return absl::OkStatus();
@@ -389,6 +435,8 @@ void FunctionLowering::planOutputs(func::ReturnOp ret) {
 absl::Status FunctionLowering::lowerBlock(Block &block) {
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (absl::Status s = materializeFills(ret); !s.ok())
+        return s;
       planOutputs(ret);
       continue;
     }
@@ -457,10 +505,18 @@ compileExecutable(ModuleOp module, const std::string &function,
   return lowering.run();
 }
 
+PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
+  PipelineOptions pipeline;
+  pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
+  pipeline.dumpDir = options.passDumpDir;
+  return pipeline;
+}
+
 absl::StatusOr<std::unique_ptr<runtime::Program>>
-createCpuProgram(ModuleOp module, const std::string &function) {
+createCpuProgram(ModuleOp module, const std::string &function,
+                 const PipelineOptions &pipeline) {
   absl::StatusOr<runtime::Executable> executable =
-      compileExecutable(module, function);
+      compileExecutable(module, function, nullptr, pipeline);
   if (!executable.ok())
     return executable.status();
   return runtime::loadCpuProgram(std::move(*executable));

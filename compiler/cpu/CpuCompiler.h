@@ -3,6 +3,7 @@
 #ifndef KILN_COMPILER_CPU_CPUCOMPILER_H
 #define KILN_COMPILER_CPU_CPUCOMPILER_H
 
+#include "compiler/Compiler.h"
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Pipeline.h"
 #include "runtime/Executable.h"
@@ -46,9 +47,13 @@ compileExecutable(mlir::ModuleOp module, const std::string &function,
                   CpuCompileStats *stats = nullptr,
                   const PipelineOptions &pipeline = PipelineOptions());
 
+/// The pipeline options a compile request implies (budget, pass dumps).
+PipelineOptions pipelineOptionsFor(const CompileOptions &options);
+
 /// module + function name → a loaded CPU program (oneDNN GEMMs, 2 threads).
 absl::StatusOr<std::unique_ptr<runtime::Program>>
-createCpuProgram(mlir::ModuleOp module, const std::string &function);
+createCpuProgram(mlir::ModuleOp module, const std::string &function,
+                 const PipelineOptions &pipeline = PipelineOptions());
 
 } // namespace kiln::compiler::cpu
 

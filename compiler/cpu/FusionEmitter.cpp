@@ -69,6 +69,13 @@ SmallVector<int64_t> nonUnit(ArrayRef<int64_t> shape) {
   return out;
 }
 
+enum class ResultKind { full, row, once };
+
+/// Results of neither the row nor the full size: computed once per kernel.
+constexpr int64_t kMaxOnceElements = 64;
+/// Rough cost of one rng_uniform element in body ops (10 Philox rounds).
+constexpr int64_t kRngCost = 40;
+
 struct FusionPlan {
   SmallVector<int64_t> space; // S
   SmallVector<int64_t> kept, reduced;
@@ -76,8 +83,24 @@ struct FusionPlan {
   /// Reduces in body order with their level (1-based pass number).
   SmallVector<std::pair<ReduceOp, unsigned>> reduces;
   unsigned levels = 0;
-  /// Per result: stored once per row (else once per point of S).
-  SmallVector<bool> resultIsRow;
+  /// Per result: stored once per point of S, once per row, or (a small
+  /// result of neither size: an rng state) once per kernel, by the range
+  /// that starts at 0.
+  SmallVector<ResultKind> resultKind;
+  /// Set when the reduced dims are all outer (S viewed as [rows, columns],
+  /// summed over rows): the kernel is column-blocked (emitColumns).
+  std::optional<ColumnSplit> columns;
+  /// Column mode: a full-shaped result reads a reduce result, so full
+  /// results are stored in a second pass over the block.
+  bool fullReadsReduce = false;
+  /// Row mode: the last reduce pass stores its operand `stashValue` (f32 or
+  /// f64, computed) at the point into full result `stashResult`'s buffer,
+  /// and the output pass reads it back instead of recomputing it
+  /// (softmax's exp). Inputs the output pass still reads are never written
+  /// over by that result (fusionReadsInputInPlace).
+  Value stashValue;
+  int stashResult = -1;
+  SmallVector<bool> readInOutputPass;
   /// Per input: read only at `full` / only at `row` indices.
   SmallVector<bool> inputOnlyFull, inputOnlyRow;
   int64_t bodyOps = 0;
@@ -95,6 +118,7 @@ private:
   LogicalResult demandOperands(Operation *op, SymIndex s);
   static SymIndex mapped(const SymIndex &s, size_t rank,
                          const std::function<int(size_t)> &dimOf);
+  void planStash();
 
   FusionOp fusion_;
   FusionPlan plan_;
@@ -185,6 +209,11 @@ LogicalResult Planner::demandOperands(Operation *op, SymIndex s) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ConstantOp) { return success(); })
       .Case([&](IotaOp) { return success(); })
+      .Case([&](RngUniformOp r) {
+        // Both results are computed at any index from the two state
+        // elements, read at constant indices.
+        return demand(r.getState(), SymIndex{});
+      })
       .Case([&](ReduceOp) {
         // A reduce result exists only for the current row.
         return success(s.row);
@@ -246,7 +275,7 @@ bool isSupportedInnerOp(Operation &op) {
   }
   return isScalarizable(&op) ||
          isa<ReshapeOp, BroadcastInDimOp, TransposeOp, SliceOp, PadOp,
-             ConcatenateOp, IotaOp, ReduceOp>(op);
+             ConcatenateOp, IotaOp, ReduceOp, RngUniformOp>(op);
 }
 
 FailureOr<FusionPlan> Planner::run() {
@@ -257,7 +286,9 @@ FailureOr<FusionPlan> Planner::run() {
   for (Operation &op : body.without_terminator()) {
     if (!isSupportedInnerOp(op))
       return failure();
-    if (!isa<ConstantOp>(op))
+    if (isa<RngUniformOp>(op))
+      plan_.bodyOps += kRngCost;
+    else if (!isa<ConstantOp>(op))
       ++plan_.bodyOps;
     auto reduce = dyn_cast<ReduceOp>(op);
     if (!reduce)
@@ -275,7 +306,12 @@ FailureOr<FusionPlan> Planner::run() {
     plan_.reduces.push_back({reduce, 0});
   }
   if (plan_.reduces.empty()) {
-    ArrayRef<int64_t> shape = shapeOf(fusion_.getResult(0));
+    // The largest result's shape (an rng state beside it is a once result).
+    Value largest = fusion_.getResult(0);
+    for (Value r : fusion_.getResults())
+      if (numElementsOf(r) > numElementsOf(largest))
+        largest = r;
+    ArrayRef<int64_t> shape = shapeOf(largest);
     plan_.space.assign(shape.begin(), shape.end());
   }
   for (int64_t d = 0; d < static_cast<int64_t>(plan_.space.size()); ++d)
@@ -309,15 +345,23 @@ FailureOr<FusionPlan> Planner::run() {
   for (Value v : body.getTerminator()->getOperands()) {
     int64_t n = numElementsOf(v);
     SymIndex s;
-    if (n == plan_.rowCount)
+    ResultKind kind = ResultKind::once;
+    if (n == plan_.rowCount) {
       s.row = true;
-    else if (n == full)
+      kind = ResultKind::row;
+    } else if (n == full) {
       s.full = true;
-    else
+      kind = ResultKind::full;
+    } else if (n > kMaxOnceElements) {
       return failure();
-    plan_.resultIsRow.push_back(s.row);
+    }
+    plan_.resultKind.push_back(kind);
+    // A once result is read at no index related to the iteration point
+    // (so never through a reduce result).
     if (failed(demand(v, s)))
       return failure();
+    if (kind == ResultKind::full && depth.lookup(v) > 0)
+      plan_.fullReadsReduce = true;
   }
   for (auto &entry : plan_.reduces) {
     SymIndex s;
@@ -325,7 +369,66 @@ FailureOr<FusionPlan> Planner::run() {
     if (failed(demand(entry.first.getOperand(), s)))
       return failure();
   }
+  if (plan_.levels == 1)
+    plan_.columns = outerReduction(plan_.space, plan_.reduced);
+  plan_.readInOutputPass.assign(numInputs, true);
+  if (!plan_.columns)
+    planStash();
   return plan_;
+}
+
+void Planner::planStash() {
+  if (plan_.levels == 0 || plan_.rowLength <= 1)
+    return;
+  Block &body = fusion_.getBody().front();
+  auto yielded = body.getTerminator()->getOperands();
+  for (auto [reduce, level] : plan_.reduces) {
+    Value v = reduce.getOperand();
+    Type elem = elementOf(v);
+    if (level != plan_.levels || !(elem.isF32() || elem.isF64()) ||
+        !v.getDefiningOp() || !isScalarizable(v.getDefiningOp()))
+      continue;
+    int target = -1;
+    for (auto [k, y] : llvm::enumerate(yielded))
+      if (plan_.resultKind[k] == ResultKind::full && elementOf(y) == elem &&
+          (target < 0 || y == v))
+        target = k;
+    if (target < 0)
+      return;
+    // What the output pass reads: everything the full results need, with
+    // v (read at the point itself) replaced by the stash. v reached through
+    // data movement is read elsewhere: no stash.
+    SmallVector<bool> reads(body.getNumArguments(), false);
+    std::set<std::pair<void *, bool>> seen;
+    bool ok = true;
+    std::function<void(Value, bool)> walk = [&](Value x, bool moved) {
+      if (!ok || !seen.insert({x.getAsOpaquePointer(), moved}).second)
+        return;
+      if (x == v) {
+        ok = !moved;
+        return;
+      }
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        reads[arg.getArgNumber()] = true;
+        return;
+      }
+      Operation *op = x.getDefiningOp();
+      if (isa<ReduceOp>(op))
+        return; // a row scalar by then
+      bool movement = !isScalarizable(op);
+      for (Value operand : op->getOperands())
+        walk(operand, moved || movement);
+    };
+    for (auto [k, y] : llvm::enumerate(yielded))
+      if (plan_.resultKind[k] == ResultKind::full)
+        walk(y, false);
+    if (!ok)
+      return;
+    plan_.stashValue = v;
+    plan_.stashResult = target;
+    plan_.readInOutputPass = reads;
+    return;
+  }
 }
 
 FailureOr<FusionPlan> planFusion(Operation *op) {
@@ -354,9 +457,18 @@ public:
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
         numInputs_(body_.getNumArguments()) {}
 
-  void emitRows(Value begin, Value end);
+  /// The whole kernel body over rows (or column blocks) [begin, end).
+  void emit(Value begin, Value end);
 
 private:
+  void emitRows(Value begin, Value end);
+  void emitColumns(Value begin, Value end);
+  /// Results of ResultKind::once, stored by the range starting at 0.
+  void emitOnceResults(Value begin);
+  /// Each rng_uniform's (key, counter), generated once at kernel scope.
+  void prepareRng();
+  /// The kept indices of row (or column) `r`.
+  SmallVector<Value> keptIndices(Value r, ArrayRef<int64_t> rowShape);
   Index *index(ArrayRef<int64_t> shape, Value flat,
                std::optional<SmallVector<Value>> multi = std::nullopt) {
     indices_.push_back(Index{SmallVector<int64_t>(shape), flat, multi});
@@ -423,6 +535,7 @@ private:
   std::map<std::pair<Index *, std::vector<int64_t>>, Index *> reshapes_;
   SmallVector<std::pair<Index *, bool>> filled_;
   DenseMap<Value, Value> rowScalars_; // reduce result → this row's value
+  DenseMap<Operation *, std::pair<Value, Value>> rngState_;
 };
 
 Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
@@ -459,7 +572,13 @@ Value FusionEmitter::generate(Value v, Index *idx) {
     out = kb_.load(arg.getArgNumber(), elementOf(v), flatOf(idx));
   else if (Value scalar = rowScalars_.lookup(v))
     out = scalar; // planning proved idx is this row
-  else
+  else if (auto rng = v.getDefiningOp<RngUniformOp>()) {
+    auto [key, counter] = rngState_.lookup(rng);
+    out = v == rng.getResult()
+              ? philoxUniform(kb_, key, counter, flatOf(idx), elementOf(v))
+              : rngNewState(kb_, key, counter, flatOf(idx),
+                            numElementsOf(rng.getResult()));
+  } else
     out = generateOp(v.getDefiningOp(), idx);
   memo_[key] = out;
   return out;
@@ -613,6 +732,65 @@ Index *FusionEmitter::point(ArrayRef<Value> keptIdx,
   return index(plan_.space, Value(), multi);
 }
 
+void FusionEmitter::prepareRng() {
+  // In body order, so a state computed from an earlier draw's new state
+  // finds that draw prepared. Planning proved states read no reduce result.
+  for (Operation &op : body_.without_terminator())
+    if (auto rng = dyn_cast<RngUniformOp>(op)) {
+      Value state = rng.getState();
+      Value key = generate(state, index(shapeOf(state), kb_.index(0)));
+      Value counter = generate(state, index(shapeOf(state), kb_.index(1)));
+      rngState_[rng] = {key, counter};
+    }
+}
+
+void FusionEmitter::emit(Value begin, Value end) {
+  prepareRng();
+  if (plan_.columns)
+    emitColumns(begin, end);
+  else
+    emitRows(begin, end);
+  emitOnceResults(begin);
+}
+
+void FusionEmitter::emitOnceResults(Value begin) {
+  auto yielded = body_.getTerminator()->getOperands();
+  if (!llvm::is_contained(plan_.resultKind, ResultKind::once))
+    return;
+  Value first = arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::eq, begin,
+                                      kb_.index(0));
+  auto ifOp = scf::IfOp::create(kb_.b, TypeRange{}, first, false);
+  OpBuilder::InsertionGuard guard(kb_.b);
+  kb_.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scoped([&] {
+    for (auto [k, v] : llvm::enumerate(yielded)) {
+      if (plan_.resultKind[k] != ResultKind::once)
+        continue;
+      kb_.forLoop(kb_.index(0), kb_.index(numElementsOf(v)), {},
+                  [&](Value i, ValueRange) {
+                    return scoped([&] {
+                      Value value = generate(v, index(shapeOf(v), i));
+                      kb_.store(numInputs_ + k, elementOf(v), i, value);
+                      return SmallVector<Value>{};
+                    });
+                  });
+    }
+    return 0;
+  });
+}
+
+SmallVector<Value> FusionEmitter::keptIndices(Value r,
+                                              ArrayRef<int64_t> rowShape) {
+  if (nonUnit(rowShape).size() <= 1) {
+    // One live dim: its index is r itself (no division).
+    SmallVector<Value> idx;
+    for (int64_t size : rowShape)
+      idx.push_back(size == 1 ? kb_.index(0) : r);
+    return idx;
+  }
+  return kb_.delinearize(r, rowShape);
+}
+
 void FusionEmitter::emitRows(Value begin, Value end) {
   SmallVector<int64_t> rowShape, reducedShape;
   for (int64_t d : plan_.kept)
@@ -620,15 +798,17 @@ void FusionEmitter::emitRows(Value begin, Value end) {
   for (int64_t d : plan_.reduced)
     reducedShape.push_back(plan_.space[d]);
   auto yielded = body_.getTerminator()->getOperands();
+  Value stash = plan_.stashValue;
+  unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
   kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
     return scoped([&] {
       rowScalars_.clear();
       // The row's kept indices, split from r only if a loop nest needs them
       // (at the row's scope, so every loop nest may use them).
-      bool anyFull = llvm::is_contained(plan_.resultIsRow, false);
+      bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
       SmallVector<Value> keptIdx;
       if (plan_.levels > 0 || anyFull)
-        keptIdx = kb_.delinearize(r, rowShape);
+        keptIdx = keptIndices(r, rowShape);
       auto kept = [&]() -> ArrayRef<Value> { return keptIdx; };
       Index *rowIdx =
           keptIdx.empty() ? index(rowShape, r) : index(rowShape, r, keptIdx);
@@ -647,10 +827,18 @@ void FusionEmitter::emitRows(Value begin, Value end) {
             reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
               return scoped([&] {
                 Index *x = point(kept(), ivs);
+                SmallVector<Value> operands;
+                for (ReduceOp reduce : group)
+                  operands.push_back(generate(reduce.getOperand(), x));
                 SmallVector<Value> next;
-                for (auto [reduce, acc] : llvm::zip(group, carried))
-                  next.push_back(accumulate(kb_, reduce.getKind(), acc,
-                                            generate(reduce.getOperand(), x)));
+                for (auto [reduce, acc, operand] :
+                     llvm::zip(group, carried, operands))
+                  next.push_back(
+                      accumulate(kb_, reduce.getKind(), acc, operand));
+                // After every read of the point (see FusionPlan::stash*).
+                if (stash && level == plan_.levels)
+                  kb_.store(stashBuffer, elementOf(stash), flatOf(x),
+                            generate(stash, x));
                 return next;
               });
             });
@@ -664,9 +852,12 @@ void FusionEmitter::emitRows(Value begin, Value end) {
         kb_.nestedLoops(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
           return scoped([&] {
             Index *x = point(kept(), ivs);
+            if (stash)
+              memo_[{stash, x}] =
+                  kb_.load(stashBuffer, elementOf(stash), flatOf(x));
             SmallVector<std::pair<unsigned, Value>> stores;
             for (auto [k, v] : llvm::enumerate(yielded))
-              if (!plan_.resultIsRow[k])
+              if (plan_.resultKind[k] == ResultKind::full)
                 stores.push_back({k, generate(v, reshaped(x, shapeOf(v)))});
             Value flat = flatOf(x);
             for (auto [k, value] : stores)
@@ -677,11 +868,129 @@ void FusionEmitter::emitRows(Value begin, Value end) {
       // 3. Results shaped like a row, after every read of the row.
       SmallVector<std::pair<unsigned, Value>> stores;
       for (auto [k, v] : llvm::enumerate(yielded))
-        if (plan_.resultIsRow[k])
+        if (plan_.resultKind[k] == ResultKind::row)
           stores.push_back({k, generate(v, reshaped(rowIdx, shapeOf(v)))});
       for (auto [k, value] : stores)
         kb_.store(numInputs_ + k, elementOf(yielded[k]), r, value);
       return SmallVector<Value>{};
+    });
+  });
+}
+
+void FusionEmitter::emitColumns(Value begin, Value end) {
+  // S viewed as [rows, columns] (reduced dims outer): the range is columns.
+  // Per block of at most kColumnChunk columns: (1) reduced rows outer, the
+  // block's columns inner, accumulating into stack arrays (contiguous,
+  // vectorised reads), full results stored there too unless they read a
+  // reduce result; (2) if they do, a second pass storing them; (3) the
+  // row-shaped (here: column) results. Each column adds its rows in
+  // row-major order, as the reference.
+  SmallVector<int64_t> rowShape, reducedShape;
+  for (int64_t d : plan_.kept)
+    rowShape.push_back(plan_.space[d]);
+  for (int64_t d : plan_.reduced)
+    reducedShape.push_back(plan_.space[d]);
+  SmallVector<int64_t> reducedStrides = rowMajorStrides(reducedShape);
+  int64_t columns = plan_.columns->columns;
+  auto yielded = body_.getTerminator()->getOperands();
+  SmallVector<ReduceOp> reduces;
+  SmallVector<Type> accTypes;
+  SmallVector<Value> accs;
+  for (auto [reduce, level] : plan_.reduces) {
+    reduces.push_back(reduce);
+    accTypes.push_back(accumulatorType(kb_.b, reduce.getKind(),
+                                       elementOf(reduce.getOperand())));
+    accs.push_back(kb_.stackArray(accTypes.back(), kColumnChunk));
+  }
+  bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
+  bool fullInFirstPass = anyFull && !plan_.fullReadsReduce;
+  kb_.forChunks(begin, end, kColumnChunk, [&](Value c0, Value w) {
+    scoped([&] {
+      Value zero = kb_.index(0);
+      auto overBlock = [&](const std::function<void(Value j)> &fn) {
+        kb_.forLoop(zero, w, {}, [&](Value j, ValueRange) {
+          return scoped([&] {
+            fn(j);
+            return SmallVector<Value>{};
+          });
+        });
+      };
+      // The point (ivs, column c0 + j), with both index forms.
+      auto columnPoint = [&](ArrayRef<Value> ivs, Value rowBase, Value j) {
+        Value c = arith::AddIOp::create(kb_.b, c0, j);
+        Index *x = point(keptIndices(c, rowShape), ivs);
+        x->flat = arith::AddIOp::create(kb_.b, rowBase, c);
+        return x;
+      };
+      auto overPoints = [&](const std::function<void(Index *x, Value j)> &fn) {
+        kb_.nestedLoops(reducedShape, {},
+                        [&](ArrayRef<Value> ivs, ValueRange) {
+                          return scoped([&] {
+                            Value rowBase = arith::MulIOp::create(
+                                kb_.b, kb_.linearize(ivs, reducedStrides),
+                                kb_.index(columns));
+                            overBlock([&](Value j) {
+                              fn(columnPoint(ivs, rowBase, j), j);
+                            });
+                            return SmallVector<Value>{};
+                          });
+                        });
+      };
+      auto setColumnScalars = [&](Value j) {
+        rowScalars_.clear();
+        for (auto [reduce, acc, type] : llvm::zip(reduces, accs, accTypes))
+          rowScalars_[reduce.getResult()] =
+              finishReduction(kb_, kb_.loadAt(acc, type, j),
+                              elementOf(reduce.getOperand()));
+      };
+      auto storeFull = [&](Index *x) {
+        SmallVector<std::pair<unsigned, Value>> stores;
+        for (auto [k, v] : llvm::enumerate(yielded))
+          if (plan_.resultKind[k] == ResultKind::full)
+            stores.push_back({k, generate(v, reshaped(x, shapeOf(v)))});
+        Value flat = flatOf(x);
+        for (auto [k, value] : stores)
+          kb_.store(numInputs_ + k, elementOf(yielded[k]), flat, value);
+      };
+      overBlock([&](Value j) {
+        for (auto [reduce, acc, type] : llvm::zip(reduces, accs, accTypes))
+          kb_.storeAt(acc, j, reductionInit(kb_, reduce.getKind(), type));
+      });
+      // 1. Accumulate (and store full results that read no reduce).
+      overPoints([&](Index *x, Value j) {
+        SmallVector<Value> operands;
+        for (ReduceOp reduce : reduces)
+          operands.push_back(generate(reduce.getOperand(), x));
+        // Full results are stored after every read of the point.
+        if (fullInFirstPass)
+          storeFull(x);
+        for (auto [reduce, acc, type, operand] :
+             llvm::zip(reduces, accs, accTypes, operands))
+          kb_.storeAt(acc, j,
+                      accumulate(kb_, reduce.getKind(),
+                                 kb_.loadAt(acc, type, j), operand));
+      });
+      // 2. Full results that read a reduce result.
+      if (anyFull && !fullInFirstPass)
+        overPoints([&](Index *x, Value j) {
+          setColumnScalars(j);
+          storeFull(x);
+          rowScalars_.clear();
+        });
+      // 3. Column results.
+      overBlock([&](Value j) {
+        setColumnScalars(j);
+        Value c = arith::AddIOp::create(kb_.b, c0, j);
+        Index *colIdx = index(rowShape, c, keptIndices(c, rowShape));
+        SmallVector<std::pair<unsigned, Value>> stores;
+        for (auto [k, v] : llvm::enumerate(yielded))
+          if (plan_.resultKind[k] == ResultKind::row)
+            stores.push_back({k, generate(v, reshaped(colIdx, shapeOf(v)))});
+        for (auto [k, value] : stores)
+          kb_.store(numInputs_ + k, elementOf(yielded[k]), c, value);
+        rowScalars_.clear();
+      });
+      return 0;
     });
   });
 }
@@ -695,8 +1004,19 @@ bool fusionReadsInputInPlace(Operation *fusion, unsigned result,
   FailureOr<FusionPlan> plan = planFusion(fusion);
   if (failed(plan))
     return false;
-  return plan->resultIsRow[result] ? plan->inputOnlyRow[input]
-                                   : plan->inputOnlyFull[input];
+  switch (plan->resultKind[result]) {
+  case ResultKind::row:
+    return plan->inputOnlyRow[input];
+  case ResultKind::full:
+    // The stash target's buffer holds the stash before the output pass.
+    if (static_cast<int>(result) == plan->stashResult &&
+        plan->readInOutputPass[input])
+      return false;
+    return plan->inputOnlyFull[input];
+  case ResultKind::once:
+    return false;
+  }
+  return false;
 }
 
 FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
@@ -706,12 +1026,17 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
     return failure();
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
-  buildKernel(module, name, numBuffers,
-              [&](KernelBuilder &kb, Value b, Value e) {
-                FusionEmitter(kb, fusion, *plan).emitRows(b, e);
-              });
+  // Column mode keeps partial sums in memory across the row loop, so its
+  // loops are not annotated parallel (the row loop carries them).
+  buildKernel(
+      module, name, numBuffers,
+      [&](KernelBuilder &kb, Value b, Value e) {
+        FusionEmitter(kb, fusion, *plan).emit(b, e);
+      },
+      /*parallel=*/!plan->columns);
   // Work per row: every pass reads the row once and each op runs per point.
-  int64_t passes = plan->levels + 1;
+  int64_t passes =
+      plan->columns ? 1 + int64_t(plan->fullReadsReduce) : plan->levels + 1;
   int64_t work = std::max<int64_t>(1, plan->rowLength) *
                  std::max<int64_t>(1, plan->bodyOps) * passes;
   return KernelInfo{plan->rowCount, true, work};

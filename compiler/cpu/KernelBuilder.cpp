@@ -31,7 +31,7 @@ static Type memoryType(Type storage) {
 
 KernelBuilder::KernelBuilder(ImplicitLocOpBuilder &b, ModuleOp module,
                              Value args, unsigned numBuffers)
-    : b(b), module(module) {
+    : b(b), module(module), entry_(b.getInsertionBlock()) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   for (unsigned i = 0; i < numBuffers; ++i) {
     Value slot = LLVM::GEPOp::create(
@@ -78,6 +78,43 @@ void KernelBuilder::store(unsigned buffer, Type storage, Value idx,
   else if (storage.isF16() || storage.isBF16())
     value = arith::TruncFOp::create(b, storage, value);
   LLVM::StoreOp::create(b, value, address(buffer, storage, idx));
+}
+
+Value KernelBuilder::stackArray(Type type, int64_t n) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  OpBuilder::InsertionGuard guard(b);
+  // The entry block, so the alloca is static (one stack slot per kernel).
+  b.setInsertionPointToStart(entry_);
+  Value count = index(n);
+  return LLVM::AllocaOp::create(b, ptrType, type, count, /*alignment=*/64);
+}
+
+Value KernelBuilder::loadAt(Value array, Type type, Value idx) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value at = LLVM::GEPOp::create(b, ptrType, type, array, ValueRange{idx});
+  return LLVM::LoadOp::create(b, type, at);
+}
+
+void KernelBuilder::storeAt(Value array, Value idx, Value value) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value at = LLVM::GEPOp::create(b, ptrType, value.getType(), array,
+                                 ValueRange{idx});
+  LLVM::StoreOp::create(b, value, at);
+}
+
+void KernelBuilder::forChunks(Value begin, Value end, int64_t width,
+                              const std::function<void(Value, Value)> &body) {
+  Value n = arith::SubIOp::create(b, end, begin);
+  Value chunks = arith::DivUIOp::create(
+      b, arith::AddIOp::create(b, n, index(width - 1)), index(width));
+  forLoop(index(0), chunks, {}, [&](Value k, ValueRange) {
+    Value start = arith::AddIOp::create(
+        b, begin, arith::MulIOp::create(b, k, index(width)));
+    Value count = arith::MinSIOp::create(
+        b, index(width), arith::SubIOp::create(b, end, start));
+    body(start, count);
+    return SmallVector<Value>{};
+  });
 }
 
 SmallVector<Value> KernelBuilder::delinearize(Value flat,

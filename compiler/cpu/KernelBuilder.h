@@ -50,6 +50,13 @@ public:
   /// The address of element `idx` of `buffer`.
   mlir::Value address(unsigned buffer, mlir::Type storage, mlir::Value idx);
 
+  /// A stack array of `n` elements of `type` (a compute type: f32, f64 or
+  /// an integer wider than i1), allocated once in the kernel's entry block.
+  mlir::Value stackArray(mlir::Type type, int64_t n);
+  /// Element `idx` of a stack array (no storage conversion).
+  mlir::Value loadAt(mlir::Value array, mlir::Type type, mlir::Value idx);
+  void storeAt(mlir::Value array, mlir::Value idx, mlir::Value value);
+
   /// flat index → one index per dimension of `shape`.
   llvm::SmallVector<mlir::Value> delinearize(mlir::Value flat,
                                              llvm::ArrayRef<int64_t> shape);
@@ -63,6 +70,12 @@ public:
           const std::function<llvm::SmallVector<mlir::Value>(
               mlir::Value iv, mlir::ValueRange carried)> &body);
 
+  /// Splits [begin, end) into consecutive chunks of at most `width`
+  /// indices and calls `body(start, count)` for each.
+  void forChunks(mlir::Value begin, mlir::Value end, int64_t width,
+                 const std::function<void(mlir::Value start, mlir::Value count)>
+                     &body);
+
   /// Nested loops over `shape`, passing each point's per-dimension indices;
   /// returns the values carried out of the outermost loop.
   llvm::SmallVector<mlir::Value> nestedLoops(
@@ -72,6 +85,7 @@ public:
 
 private:
   llvm::SmallVector<mlir::Value> buffers_;
+  mlir::Block *entry_;
 };
 
 } // namespace kiln::compiler::cpu

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace kiln::compiler::cpu {
@@ -86,6 +87,19 @@ mlir::Value accumulate(KernelBuilder &kb, ReduceKind kind, mlir::Value acc,
 /// A finished accumulator → the compute type of `elem`, rounded once.
 mlir::Value finishReduction(KernelBuilder &kb, mlir::Value acc,
                             mlir::Type elem);
+/// A reduction whose reduced dims all come before its kept dims (unit dims
+/// aside): the operand viewed as [rows, columns], reduced over the rows
+/// (bias and layer-norm parameter gradients: sums over B*T of [B*T, C]).
+struct ColumnSplit {
+  int64_t rows = 1, columns = 1;
+};
+/// The split when `reducedDims` of `shape` are outer and both sides hold a
+/// non-unit dim; such reductions are emitted column-blocked.
+std::optional<ColumnSplit> outerReduction(llvm::ArrayRef<int64_t> shape,
+                                          llvm::ArrayRef<int64_t> reducedDims);
+/// Columns per block of a column-blocked reduction: one stack accumulator
+/// per column of the block (4 KB of f64), rows streamed through it.
+inline constexpr int64_t kColumnChunk = 512;
 mlir::FailureOr<KernelInfo>
 emitReduce(mlir::Operation *op, mlir::ModuleOp module, llvm::StringRef name);
 mlir::FailureOr<KernelInfo> emitDotGeneral(mlir::Operation *op,
@@ -96,6 +110,13 @@ emitGather(mlir::Operation *op, mlir::ModuleOp module, llvm::StringRef name);
 mlir::FailureOr<KernelInfo> emitScatterAdd(mlir::Operation *op,
                                            mlir::ModuleOp module,
                                            llvm::StringRef name);
+/// Element `i` (i64, row-major) of rng_uniform's result of element type
+/// `elem` under state (key, counter), in elem's compute type (docs/IR.md §3).
+mlir::Value philoxUniform(KernelBuilder &kb, mlir::Value key,
+                          mlir::Value counter, mlir::Value i, mlir::Type elem);
+/// Element `i` (0 or 1) of rng_uniform's new state for `n` result elements.
+mlir::Value rngNewState(KernelBuilder &kb, mlir::Value key, mlir::Value counter,
+                        mlir::Value i, int64_t n);
 mlir::FailureOr<KernelInfo> emitRngUniform(mlir::Operation *op,
                                            mlir::ModuleOp module,
                                            llvm::StringRef name);

@@ -121,6 +121,67 @@ Value finishReduction(KernelBuilder &kb, Value acc, Type elem) {
   return narrow(kb, acc, elem);
 }
 
+std::optional<ColumnSplit> outerReduction(ArrayRef<int64_t> shape,
+                                          ArrayRef<int64_t> reducedDims) {
+  ColumnSplit split;
+  bool seenKept = false;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (shape[d] == 1)
+      continue;
+    if (llvm::is_contained(reducedDims, d)) {
+      if (seenKept)
+        return std::nullopt; // a reduced dim inside a kept one
+      split.rows *= shape[d];
+    } else {
+      seenKept = true;
+      split.columns *= shape[d];
+    }
+  }
+  if (split.rows == 1 || split.columns == 1)
+    return std::nullopt;
+  return split;
+}
+
+namespace {
+
+/// A reduce over the outer dims of its operand, viewed as [R, C] summed
+/// over R: each call walks its range of columns in chunks of
+/// kColumnChunk, reduced rows outer and the chunk's columns inner, with the
+/// partial results in a stack array, so every row read is contiguous (and
+/// vectorised) instead of one strided column walk per output element.
+/// Each column still adds its rows in row-major order, as the reference.
+void emitColumnReduce(KernelBuilder &kb, Value b, Value e, ReduceKind kind,
+                      Type elem, ColumnSplit split) {
+  Type accType = accumulatorType(kb.b, kind, elem);
+  Value acc = kb.stackArray(accType, kColumnChunk);
+  kb.forChunks(b, e, kColumnChunk, [&](Value c0, Value w) {
+    Value zero = kb.index(0);
+    kb.forLoop(zero, w, {}, [&](Value j, ValueRange) {
+      kb.storeAt(acc, j, reductionInit(kb, kind, accType));
+      return SmallVector<Value>{};
+    });
+    kb.forLoop(zero, kb.index(split.rows), {}, [&](Value r, ValueRange) {
+      Value base = arith::AddIOp::create(
+          kb.b, arith::MulIOp::create(kb.b, r, kb.index(split.columns)), c0);
+      kb.forLoop(zero, w, {}, [&](Value j, ValueRange) {
+        Value x = kb.load(0, elem, arith::AddIOp::create(kb.b, base, j));
+        kb.storeAt(acc, j,
+                   accumulate(kb, kind, kb.loadAt(acc, accType, j), x));
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    kb.forLoop(zero, w, {}, [&](Value j, ValueRange) {
+      Value total = kb.loadAt(acc, accType, j);
+      kb.store(1, elem, arith::AddIOp::create(kb.b, c0, j),
+               finishReduction(kb, total, elem));
+      return SmallVector<Value>{};
+    });
+  });
+}
+
+} // namespace
+
 FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
                                  StringRef name) {
   auto reduce = cast<ReduceOp>(op);
@@ -133,6 +194,17 @@ FailureOr<KernelInfo> emitReduce(Operation *op, ModuleOp module,
   SmallVector<int64_t> kept = remainingDims(shape.size(), dims);
   ReduceKind kind = reduce.getKind();
   Type elem = elementOf(operand);
+  if (std::optional<ColumnSplit> split = outerReduction(shape, dims)) {
+    // The accumulators live in memory across the row loop: no parallel
+    // loop annotation (it would claim the row loop carries nothing).
+    buildKernel(
+        module, name, 2,
+        [&](KernelBuilder &kb, Value b, Value e) {
+          emitColumnReduce(kb, b, e, kind, elem, *split);
+        },
+        /*parallel=*/false);
+    return KernelInfo{numElementsOf(result), true, split->rows};
+  }
   buildKernel(module, name, 2, [&](KernelBuilder &kb, Value b, Value e) {
     Type accType = accumulatorType(kb.b, kind, elem);
     kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
@@ -362,42 +434,57 @@ SmallVector<Value> philox(KernelBuilder &kb, Value x0, Value x1, Value k0,
 
 } // namespace
 
+Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
+                    Type elem) {
+  auto &ob = kb.b;
+  Type i32 = ob.getI32Type();
+  int width = elem.isF64() ? 32 : elem.isF32() ? 24 : elem.isF16() ? 11 : 8;
+  Value c32 = kb.index(32);
+  Value k0 = arith::TruncIOp::create(ob, i32, key);
+  Value k1 =
+      arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, key, c32));
+  Value g = arith::ShRUIOp::create(ob, i, kb.index(2));
+  Value lane = arith::AndIOp::create(ob, i, kb.index(3));
+  Value c = arith::AddIOp::create(ob, counter, g);
+  Value x0 = arith::TruncIOp::create(ob, i32, c);
+  Value x1 =
+      arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, c, c32));
+  SmallVector<Value> lanes = philox(kb, x0, x1, k0, k1);
+  Value u = lanes[3];
+  for (int l = 2; l >= 0; --l) {
+    Value is = arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, lane,
+                                     kb.index(l));
+    u = arith::SelectOp::create(ob, is, lanes[l], u);
+  }
+  Value bits = arith::ShRUIOp::create(ob, u, kb.intConstant(i32, 32 - width));
+  Type ct = computeType(elem);
+  Value f = arith::UIToFPOp::create(ob, ct, bits);
+  Value scale = kb.constant(ct, std::ldexp(1.0, -width));
+  return arith::MulFOp::create(ob, f, scale);
+}
+
+Value rngNewState(KernelBuilder &kb, Value key, Value counter, Value i,
+                  int64_t n) {
+  Value advanced =
+      arith::AddIOp::create(kb.b, counter, kb.index((n + 3) / 4));
+  Value isKey =
+      arith::CmpIOp::create(kb.b, arith::CmpIPredicate::eq, i, kb.index(0));
+  return arith::SelectOp::create(kb.b, isKey, key, advanced);
+}
+
 FailureOr<KernelInfo> emitRngUniform(Operation *op, ModuleOp module,
                                      StringRef name) {
   auto rng = cast<RngUniformOp>(op);
   Value result = rng.getResult();
   Type elem = elementOf(result);
   int64_t n = numElementsOf(result);
-  int width = elem.isF64() ? 32 : elem.isF32() ? 24 : elem.isF16() ? 11 : 8;
   buildKernel(module, name, 3, [&](KernelBuilder &kb, Value b, Value e) {
     auto &ob = kb.b;
-    Type i32 = ob.getI32Type(), i64 = ob.getI64Type();
+    Type i64 = ob.getI64Type();
     Value key = kb.load(0, i64, kb.index(0));
     Value counter = kb.load(0, i64, kb.index(1));
-    Value c32 = kb.index(32);
-    Value k0 = arith::TruncIOp::create(ob, i32, key);
-    Value k1 =
-        arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, key, c32));
     kb.forLoop(b, e, {}, [&](Value i, ValueRange) {
-      Value g = arith::ShRUIOp::create(ob, i, kb.index(2));
-      Value lane = arith::AndIOp::create(ob, i, kb.index(3));
-      Value c = arith::AddIOp::create(ob, counter, g);
-      Value x0 = arith::TruncIOp::create(ob, i32, c);
-      Value x1 =
-          arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, c, c32));
-      SmallVector<Value> lanes = philox(kb, x0, x1, k0, k1);
-      Value u = lanes[3];
-      for (int l = 2; l >= 0; --l) {
-        Value is = arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, lane,
-                                         kb.index(l));
-        u = arith::SelectOp::create(ob, is, lanes[l], u);
-      }
-      Value bits =
-          arith::ShRUIOp::create(ob, u, kb.intConstant(i32, 32 - width));
-      Type ct = computeType(elem);
-      Value f = arith::UIToFPOp::create(ob, ct, bits);
-      Value scale = kb.constant(ct, std::ldexp(1.0, -width));
-      kb.store(1, elem, i, arith::MulFOp::create(ob, f, scale));
+      kb.store(1, elem, i, philoxUniform(kb, key, counter, i, elem));
       return SmallVector<Value>{};
     });
     // The first range writes the advanced state (also when n == 0).
@@ -406,9 +493,9 @@ FailureOr<KernelInfo> emitRngUniform(Operation *op, ModuleOp module,
     auto ifOp = scf::IfOp::create(ob, TypeRange{}, first, false);
     OpBuilder::InsertionGuard guard(ob);
     ob.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    kb.store(2, i64, kb.index(0), key);
-    kb.store(2, i64, kb.index(1),
-             arith::AddIOp::create(ob, counter, kb.index((n + 3) / 4)));
+    for (int64_t k = 0; k < 2; ++k)
+      kb.store(2, i64, kb.index(k),
+               rngNewState(kb, key, counter, kb.index(k), n));
   });
   return KernelInfo{n, true, 32};
 }

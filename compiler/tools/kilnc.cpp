@@ -286,7 +286,8 @@ int runCompile(int argc, char **argv) {
     return fail(std::string(module.status().message()));
   compiler::CacheOutcome outcome;
   absl::StatusOr<runtime::Executable> exe = compiler::compileExecutableCached(
-      **module, keyOptions, cache ? &*cache : nullptr, &outcome);
+      **module, keyOptions, cache ? &*cache : nullptr, &outcome,
+      args->get("--dump-dir"));
   if (!exe.ok())
     return fail(input + ": " + std::string(exe.status().message()));
   if (args->has("--print-plan"))

@@ -300,6 +300,13 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   compiler::CompileOptions options;
   options.backend = request.backend;
   options.function = "main";
+  options.memoryBudgetBytes = request.memoryBudgetBytes;
+  if (!request.passDumpDir.empty()) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/graph-%016llx",
+                  static_cast<unsigned long long>(request.graphHash));
+    options.passDumpDir = request.passDumpDir + name;
+  }
   if (!request.dumpDir.empty())
     if (absl::Status s = dumpGraph(*module, graph, request); !s.ok())
       return s;

@@ -25,6 +25,9 @@ struct GraphCompileRequest {
   /// When not empty: write `graph-<graphHash>.mlir` (canonical text) there
   /// and append a line to its `manifest.jsonl`.
   std::string dumpDir;
+  /// Options::passDumpDir and Options::memoryBudgetBytes.
+  std::string passDumpDir;
+  uint64_t memoryBudgetBytes = 0;
   uint64_t graphHash = 0;
   /// The graph tag for the manifest ("step", "train step", ...).
   std::string tag;

@@ -30,10 +30,8 @@ Options options_from_env() {
   Options result;
   if (const char *backend = std::getenv("KILN_BACKEND"))
     result.backend = parseBackendName(backend);
-  // KILN_DUMP_GRAPHS is the graph dump's name; KILN_DUMP_DIR is still read
-  // for the runs written before it.
   if (const char *dump = std::getenv("KILN_DUMP_DIR"))
-    result.dumpDir = dump;
+    result.passDumpDir = dump;
   if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))
     result.dumpDir = dump;
   if (const char *cache = std::getenv("KILN_CACHE_DIR"))

@@ -112,6 +112,8 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   request.backend = compilerBackend(options().backend);
   request.cache = persistentCache();
   request.dumpDir = options().dumpDir;
+  request.passDumpDir = options().passDumpDir;
+  request.memoryBudgetBytes = options().memoryBudgetBytes;
   request.graphHash = hash;
   request.tag = graphTag();
   auto start = std::chrono::steady_clock::now();

@@ -348,6 +348,14 @@ struct Options {
   /// `manifest.jsonl` (its cache key and graph tag): the input of
   /// `kilnc precompile`. (kiln-train's --dump_graphs sets this field.)
   std::string dumpDir;
+  /// When not empty (KILN_DUMP_DIR), every graph compiled for the cpu
+  /// backend is written after each compiler pass, as
+  /// `graph-<hash>/NN-<pass>.mlir` (XLA's --xla_dump_to).
+  std::string passDumpDir;
+  /// The most bytes a compiled step may need at its planned peak (arena,
+  /// inputs, fresh outputs; cpu backend); 0: no budget. A graph over it
+  /// fails to compile, naming the largest buffers at the peak.
+  uint64_t memoryBudgetBytes = 0;
   /// When not empty, the persistent compile cache's directory (cpu backend).
   std::string cacheDir;
   /// Look up only: never store into cacheDir (secondary workers).
@@ -363,7 +371,7 @@ struct Options {
   bool poisonDeadBuffers = false;
 };
 
-/// KILN_BACKEND ("reference" | "cpu"), KILN_DUMP_GRAPHS (or KILN_DUMP_DIR),
+/// KILN_BACKEND ("reference" | "cpu"), KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
 /// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager") and
 /// KILN_POISON_DEAD_BUFFERS=1 → Options; throws kiln::Error on an unknown backend or mode name.
 Options options_from_env();
