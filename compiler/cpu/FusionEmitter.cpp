@@ -400,12 +400,13 @@ void Planner::planStash() {
     // data movement is read elsewhere: no stash.
     SmallVector<bool> reads(body.getNumArguments(), false);
     std::set<std::pair<void *, bool>> seen;
-    bool ok = true;
+    bool ok = true, used = false;
     std::function<void(Value, bool)> walk = [&](Value x, bool moved) {
       if (!ok || !seen.insert({x.getAsOpaquePointer(), moved}).second)
         return;
       if (x == v) {
         ok = !moved;
+        used = true;
         return;
       }
       if (auto arg = dyn_cast<BlockArgument>(x)) {
@@ -422,8 +423,8 @@ void Planner::planStash() {
     for (auto [k, y] : llvm::enumerate(yielded))
       if (plan_.resultKind[k] == ResultKind::full)
         walk(y, false);
-    if (!ok)
-      return;
+    if (!ok || !used)
+      continue; // (layer norm's output pass recomputes from x anyway)
     plan_.stashValue = v;
     plan_.stashResult = target;
     plan_.readInOutputPass = reads;

@@ -7,9 +7,12 @@
 // kernels and still compute the right values.
 #include "CpuTestSupport.h"
 
+#include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/KernelEmitter.h"
 
 #include "absl/strings/str_cat.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace kiln::testing {
 namespace {
@@ -309,6 +312,259 @@ func.func @main(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, t
   EXPECT_FALSE(mayWriteResultOverOperand(fusions[0], 0, 1)); // transposed
   EXPECT_TRUE(compiler::cpu::hasKernel(fusions[1]));
   EXPECT_TRUE(mayWriteResultOverOperand(fusions[1], 0, 0)); // row-local
+}
+
+/// `src` with every `@T@` replaced by `t`.
+std::string substituted(std::string src, const std::string &t) {
+  for (size_t at = src.find("@T@"); at != std::string::npos;
+       at = src.find("@T@", at + t.size()))
+    src.replace(at, 3, t);
+  return src;
+}
+
+HostTensor rngState(int64_t key, int64_t counter) {
+  HostTensor t(DType::i64, {2});
+  t.setInt(0, key);
+  t.setInt(1, counter);
+  return t;
+}
+
+TEST(CpuFusion, DropoutWithRngIsOneKernel) {
+  // GPT-2's dropout: rng_uniform inside the fusion (bit-exact, per element
+  // index), states derived inside (a non-splat [0, n] offset, a chained
+  // draw) and returned as small results stored once. 64x512 is split over
+  // two threads, so the state results come from the range that starts at 0.
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    std::string e(dtypeName(dtype));
+    SCOPED_TRACE(e);
+    std::string source = substituted(R"mlir(
+func.func @main(%s: tensor<2xi64>, %x: tensor<64x512x@T@>) -> (tensor<64x512x@T@>, tensor<64x512x@T@>, tensor<2xi64>, tensor<2xi64>, tensor<32768x@T@>) {
+  %r:5 = kiln.fusion loop(%s, %x) : (tensor<2xi64>, tensor<64x512x@T@>) -> (tensor<64x512x@T@>, tensor<64x512x@T@>, tensor<2xi64>, tensor<2xi64>, tensor<32768x@T@>) {
+  ^bb0(%st: tensor<2xi64>, %a: tensor<64x512x@T@>):
+    %off = kiln.constant dense<[0, 8192]> : tensor<2xi64>
+    %st1 = kiln.add %st, %off : tensor<2xi64>
+    %u, %n1 = kiln.rng_uniform %st1 : tensor<2xi64> -> tensor<64x512x@T@>
+    %p = kiln.constant dense<0.1> : tensor<64x512x@T@>
+    %keep = kiln.compare GE, %u, %p : tensor<64x512x@T@>
+    %k = kiln.constant dense<1.25> : tensor<64x512x@T@>
+    %ak = kiln.mul %a, %k : tensor<64x512x@T@>
+    %z = kiln.constant dense<0.0> : tensor<64x512x@T@>
+    %y = kiln.select %keep, %ak, %z : tensor<64x512xi1>, tensor<64x512x@T@>
+    %v, %n2 = kiln.rng_uniform %n1 : tensor<2xi64> -> tensor<64x512x@T@>
+    %w = kiln.reshape %v : tensor<64x512x@T@> -> tensor<32768x@T@>
+    kiln.yield %y, %u, %n1, %n2, %w : tensor<64x512x@T@>, tensor<64x512x@T@>, tensor<2xi64>, tensor<2xi64>, tensor<32768x@T@>
+  }
+  return %r#0, %r#1, %r#2, %r#3, %r#4 : tensor<64x512x@T@>, tensor<64x512x@T@>, tensor<2xi64>, tensor<2xi64>, tensor<32768x@T@>
+}
+)mlir",
+                                     e);
+    std::mt19937 rng(21);
+    std::vector<HostTensor> inputs = {
+        rngState(0x123456789abcdefLL, -5000 /* wraps */),
+        randomTensor(dtype, {64, 512}, rng, 4, false)};
+    expectOneKernel(source, inputs, /*scale=*/0);
+  }
+}
+
+TEST(CpuFusion, LayerNormWithDropoutIsOneKernel) {
+  // A reduction fusion drawing the dropout mask of its operand (GPT-2's
+  // embedding dropout + layer norm), the uniforms and the state returned.
+  std::string source = R"mlir(
+func.func @main(%s: tensor<2xi64>, %x: tensor<6x5x40xf32>) -> (tensor<6x5x40xf32>, tensor<6x5xf32>, tensor<6x5x40xf32>, tensor<2xi64>) {
+  %r:4 = kiln.fusion multi_output(%s, %x) : (tensor<2xi64>, tensor<6x5x40xf32>) -> (tensor<6x5x40xf32>, tensor<6x5xf32>, tensor<6x5x40xf32>, tensor<2xi64>) {
+  ^bb0(%st: tensor<2xi64>, %a: tensor<6x5x40xf32>):
+    %u, %n = kiln.rng_uniform %st : tensor<2xi64> -> tensor<6x5x40xf32>
+    %p = kiln.constant dense<0.1> : tensor<6x5x40xf32>
+    %keep = kiln.compare GE, %u, %p : tensor<6x5x40xf32>
+    %z = kiln.constant dense<0.0> : tensor<6x5x40xf32>
+    %d = kiln.select %keep, %a, %z : tensor<6x5x40xi1>, tensor<6x5x40xf32>
+    %sum = kiln.reduce sum %d, dims = [2] : tensor<6x5x40xf32> -> tensor<6x5xf32>
+    %c = kiln.constant dense<40.0> : tensor<6x5xf32>
+    %mean = kiln.div %sum, %c : tensor<6x5xf32>
+    %mb = kiln.broadcast_in_dim %mean, dims = [0, 1] : tensor<6x5xf32> -> tensor<6x5x40xf32>
+    %y = kiln.sub %d, %mb : tensor<6x5x40xf32>
+    kiln.yield %y, %mean, %u, %n : tensor<6x5x40xf32>, tensor<6x5xf32>, tensor<6x5x40xf32>, tensor<2xi64>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<6x5x40xf32>, tensor<6x5xf32>, tensor<6x5x40xf32>, tensor<2xi64>
+}
+)mlir";
+  std::mt19937 rng(22);
+  expectOneKernel(source,
+                  {rngState(7, 1LL << 40),
+                   randomTensor(DType::f32, {6, 5, 40}, rng, 4, false)},
+                  /*scale=*/100);
+}
+
+/// The kernel func emitted for the (only) fusion in `source`.
+mlir::func::FuncOp emitOnlyFusion(ParsedModule &parsed) {
+  mlir::Operation *fusion = nullptr;
+  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  if (!fusion || !compiler::cpu::hasKernel(fusion))
+    return {};
+  compiler::cpu::loadKernelDialects(*parsed.context);
+  mlir::OpBuilder b(parsed.context.get());
+  auto kernels = mlir::ModuleOp::create(b.getUnknownLoc());
+  parsed.module->push_back(kernels);
+  if (failed(compiler::cpu::emitOpKernel(fusion, kernels, "k")))
+    return {};
+  return kernels.lookupSymbol<mlir::func::FuncOp>("k");
+}
+
+/// Column-blocked kernels keep partial sums in a stack array and carry no
+/// parallel-loop annotation; row kernels have neither.
+bool isColumnBlocked(mlir::func::FuncOp kernel) {
+  bool alloca = false;
+  kernel.walk([&](mlir::LLVM::AllocaOp) { alloca = true; });
+  return alloca && !kernel->hasAttr(compiler::cpu::detail::kParallelAttr);
+}
+
+TEST(CpuFusion, OuterReductionsAreColumnBlocked) {
+  using compiler::cpu::detail::outerReduction;
+  auto split = outerReduction({512, 3072}, {0});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->rows, 512);
+  EXPECT_EQ(split->columns, 3072);
+  split = outerReduction({4, 1, 32, 768}, {0, 2});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->rows, 128);
+  EXPECT_EQ(split->columns, 768);
+  EXPECT_FALSE(outerReduction({4, 7, 6}, {0, 2}));  // a reduced dim inside
+  EXPECT_FALSE(outerReduction({512, 768}, {1}));    // row reduction
+  EXPECT_FALSE(outerReduction({1, 768}, {0}));      // nothing to sum
+  EXPECT_FALSE(outerReduction({512, 768}, {0, 1})); // a full reduction
+}
+
+TEST(CpuFusion, ColumnSumsWithEpiloguesAndFullResults) {
+  // Layer norm's gamma/beta gradients over [B, T, C] (C = 700: one block of
+  // 512 columns and a partial one), a column epilogue, a full result read
+  // in the accumulating pass, and a bias broadcast along the rows.
+  std::string source = R"mlir(
+func.func @main(%dy: tensor<4x33x700xf32>, %xh: tensor<4x33x700xf32>, %b: tensor<700xf32>) -> (tensor<700xf32>, tensor<700xf32>, tensor<700xf32>, tensor<4x33x700xf32>) {
+  %r:4 = kiln.fusion multi_output(%dy, %xh, %b) : (tensor<4x33x700xf32>, tensor<4x33x700xf32>, tensor<700xf32>) -> (tensor<700xf32>, tensor<700xf32>, tensor<700xf32>, tensor<4x33x700xf32>) {
+  ^bb0(%a: tensor<4x33x700xf32>, %x: tensor<4x33x700xf32>, %v: tensor<700xf32>):
+    %vb = kiln.broadcast_in_dim %v, dims = [2] : tensor<700xf32> -> tensor<4x33x700xf32>
+    %ab = kiln.add %a, %vb : tensor<4x33x700xf32>
+    %p = kiln.mul %ab, %x : tensor<4x33x700xf32>
+    %g = kiln.reduce sum %p, dims = [0, 1] : tensor<4x33x700xf32> -> tensor<700xf32>
+    %s = kiln.reduce sum %a, dims = [1, 0] : tensor<4x33x700xf32> -> tensor<700xf32>
+    %m = kiln.reduce max %x, dims = [0, 1] : tensor<4x33x700xf32> -> tensor<700xf32>
+    %gg = kiln.mul %g, %g : tensor<700xf32>
+    %sm = kiln.add %s, %m : tensor<700xf32>
+    kiln.yield %g, %gg, %sm, %p : tensor<700xf32>, tensor<700xf32>, tensor<700xf32>, tensor<4x33x700xf32>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<700xf32>, tensor<700xf32>, tensor<700xf32>, tensor<4x33x700xf32>
+}
+)mlir";
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module);
+  mlir::func::FuncOp kernel = emitOnlyFusion(parsed);
+  ASSERT_TRUE(kernel);
+  EXPECT_TRUE(isColumnBlocked(kernel));
+  expectOneKernel(source,
+                  randomInputs({{DType::f32, {4, 33, 700}},
+                                {DType::f32, {4, 33, 700}},
+                                {DType::f32, {700}}},
+                               23, false),
+                  /*scale=*/300);
+}
+
+TEST(CpuFusion, ColumnSumReadBackAtTheFullShape) {
+  // A full result reading the column sums (x - mean over the rows) needs a
+  // second pass over the block; integer and f16 sums too.
+  for (DType dtype : {DType::f32, DType::f16, DType::i32}) {
+    std::string e(dtypeName(dtype));
+    SCOPED_TRACE(e);
+    std::string source = substituted(R"mlir(
+func.func @main(%x: tensor<300x600x@T@>) -> (tensor<300x600x@T@>, tensor<600x@T@>) {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<300x600x@T@>) -> (tensor<300x600x@T@>, tensor<600x@T@>) {
+  ^bb0(%a: tensor<300x600x@T@>):
+    %s = kiln.reduce sum %a, dims = [0] : tensor<300x600x@T@> -> tensor<600x@T@>
+    %sb = kiln.broadcast_in_dim %s, dims = [1] : tensor<600x@T@> -> tensor<300x600x@T@>
+    %d = kiln.sub %a, %sb : tensor<300x600x@T@>
+    kiln.yield %d, %s : tensor<300x600x@T@>, tensor<600x@T@>
+  }
+  return %r#0, %r#1 : tensor<300x600x@T@>, tensor<600x@T@>
+}
+)mlir",
+                                     e);
+    ParsedModule parsed = parseModule(source);
+    ASSERT_TRUE(parsed.module);
+    mlir::func::FuncOp kernel = emitOnlyFusion(parsed);
+    ASSERT_TRUE(kernel);
+    EXPECT_TRUE(isColumnBlocked(kernel));
+    expectOneKernel(source, randomInputs({{dtype, {300, 600}}}, 24, false),
+                    /*scale=*/dtype == DType::f16 ? 2000 : 600);
+  }
+}
+
+TEST(CpuFusion, StandaloneOuterReductionsMatchReference) {
+  // The GPT-2 bias-gradient shape [512, 3072] (split over two threads, six
+  // blocks), [B, T, C] over two dims with unit dims, every kind.
+  struct Case {
+    std::vector<int64_t> shape;
+    std::string dims;
+  };
+  for (const Case &c : {Case{{512, 3072}, "[0]"}, Case{{4, 1, 33, 700}, "[0, 2]"}})
+    for (DType dtype : {DType::f32, DType::bf16, DType::i64})
+      for (std::string kind : {"sum", "max", "min", "prod"}) {
+        std::string e(dtypeName(dtype));
+        SCOPED_TRACE(e + " " + kind + " " + c.dims);
+        std::string in = "tensor<", out = "tensor<";
+        for (size_t d = 0; d < c.shape.size(); ++d) {
+          in += std::to_string(c.shape[d]) + "x";
+          if (c.dims.find(std::to_string(d)) == std::string::npos)
+            out += std::to_string(c.shape[d]) + "x";
+        }
+        in += e + ">";
+        out += e + ">";
+        std::string source = "func.func @main(%x: " + in + ") -> " + out +
+                             " {\n  %r = kiln.reduce " + kind + " %x, dims = " +
+                             c.dims + " : " + in + " -> " + out +
+                             "\n  return %r : " + out + "\n}\n";
+        std::mt19937 rng(25);
+        // Products stay finite and away from rounding cliffs near 1.
+        double range = kind == "prod" ? 1.002 : 4;
+        HostTensor x = randomTensor(dtype, c.shape, rng, range, false);
+        if (kind == "prod" && isFloat(dtype))
+          for (int64_t i = 0; i < x.numElements(); ++i)
+            x.setDouble(i, 1 + x.getDouble(i) / 1000);
+        expectMatchesReference(source, {x}, /*scale=*/600);
+      }
+}
+
+TEST(CpuFusion, SoftmaxStashesItsExponentials) {
+  // The output pass reads exp(x - max) back from the output row instead of
+  // recomputing it; the output may then not overwrite an input the output
+  // pass still reads (%z), but may overwrite %x.
+  std::string source = R"mlir(
+func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf32> {
+  %r = kiln.fusion reduction(%x, %z) : (tensor<9x130xf32>, tensor<9x130xf32>) -> tensor<9x130xf32> {
+  ^bb0(%a: tensor<9x130xf32>, %b: tensor<9x130xf32>):
+    %m = kiln.reduce max %a, dims = [1] : tensor<9x130xf32> -> tensor<9xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<9xf32> -> tensor<9x130xf32>
+    %d = kiln.sub %a, %mb : tensor<9x130xf32>
+    %e = kiln.exp %d : tensor<9x130xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<9x130xf32> -> tensor<9xf32>
+    %sb = kiln.broadcast_in_dim %s, dims = [0] : tensor<9xf32> -> tensor<9x130xf32>
+    %y = kiln.div %e, %sb : tensor<9x130xf32>
+    %w = kiln.mul %y, %b : tensor<9x130xf32>
+    kiln.yield %w : tensor<9x130xf32>
+  }
+  return %r : tensor<9x130xf32>
+}
+)mlir";
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module);
+  mlir::Operation *fusion = nullptr;
+  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  ASSERT_TRUE(fusion);
+  using compiler::cpu::mayWriteResultOverOperand;
+  EXPECT_TRUE(mayWriteResultOverOperand(fusion, 0, 0));
+  EXPECT_FALSE(mayWriteResultOverOperand(fusion, 0, 1));
+  expectOneKernel(
+      source,
+      randomInputs({{DType::f32, {9, 130}}, {DType::f32, {9, 130}}}, 26),
+      300);
 }
 
 } // namespace
