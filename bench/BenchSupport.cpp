@@ -43,7 +43,8 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       {"bisect_max_batch", &c.bisect_max_batch},
       {"bisect_steps", &c.bisect_steps},
       {"bisect_max_probes", &c.bisect_max_probes},
-      {"parity_steps", &c.parity_steps}};
+      {"parity_steps", &c.parity_steps},
+      {"parity_window", &c.parity_window}};
   std::map<std::string, double *> reals = {
       {"lr", &c.lr}, {"weight_decay", &c.weight_decay},
       {"dropout", &c.dropout}, {"max_grad_norm", &c.max_grad_norm},
@@ -51,7 +52,9 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
   std::map<std::string, std::string *> strings = {
       {"out", &c.out}, {"backend", &c.backend}, {"peers_dir", &c.peers_dir},
       {"worker", &c.worker}, {"mode", &c.mode}, {"weights", &c.weights},
-      {"batches", &c.batches}, {"result", &c.result}};
+      {"batches", &c.batches}, {"result", &c.result},
+      {"dataset", &c.dataset}, {"train_file", &c.train_file},
+      {"tokenizer_dir", &c.tokenizer_dir}};
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag.rfind("--", 0) != 0)
@@ -112,6 +115,22 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
     if (p != "torch" && p != "torch_compile" && p != "jax")
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown peer '", p, "' (torch, torch_compile, jax)"));
+  if (c.dataset != "synthetic" && c.dataset != "sst2" && c.dataset != "text")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown dataset '", c.dataset, "' (synthetic, sst2, text)"));
+  if (c.dataset == "synthetic" &&
+      (!c.train_file.empty() || !c.tokenizer_dir.empty()))
+    return absl::InvalidArgumentError(
+        "--train_file and --tokenizer_dir need --dataset sst2 or text");
+  if (c.dataset != "synthetic" && c.train_file.empty() && c.worker.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dataset ", c.dataset, " needs --train_file PATH"));
+  if (c.dataset != "synthetic" && c.tokenizer_dir.empty() && c.vocab < 256)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--vocab ", c.vocab, " is smaller than the byte-level tokenizer's "
+        "vocabulary (256): use --vocab 256 or more"));
+  if (c.parity_window < 1)
+    return absl::InvalidArgumentError("--parity_window must be >= 1");
   if (c.backend != "cpu" && c.backend != "reference")
     return absl::InvalidArgumentError(
         absl::StrCat("unknown backend '", c.backend, "' (cpu, reference)"));

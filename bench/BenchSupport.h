@@ -33,6 +33,13 @@ struct BenchConfig {
   /// bisect_max_probes runs of bisect_steps steps, batches up to the max.
   int64_t bisect_max_batch = 64, bisect_steps = 2, bisect_max_probes = 4;
   int64_t parity_steps = 20;
+  /// Window of the trailing moving average the parity report smooths the
+  /// loss curves with.
+  int64_t parity_window = 10;
+  /// Where the batches come from: "synthetic" (makeBatches), "sst2" (a GLUE
+  /// TSV) or "text" (raw text, one example per line) from train_file,
+  /// tokenized byte-level or with the GPT-2 BPE in tokenizer_dir.
+  std::string dataset = "synthetic", train_file, tokenizer_dir;
   /// Where the peers' scripts and venv live (default: next to the source).
   std::string peers_dir;
   /// Hidden: run one system in this process ("kiln") with these files.
@@ -57,6 +64,30 @@ absl::Status writeNpyInt64(const std::string &path,
 /// A file written by writeNpyInt64 → ids; `shape` receives its shape.
 absl::StatusOr<std::vector<int64_t>> readNpyInt64(const std::string &path,
                                                   std::vector<int64_t> &shape);
+
+/// What makeDatasetBatches read and how it cut it.
+struct DatasetSummary {
+  std::string dataset, path, tokenizer;
+  int64_t tokenizerVocab = 0;
+  int64_t rows = 0, tokens = 0, blocks = 0, batchesPerEpoch = 0, epochs = 0;
+  /// The first row of the first batch, decoded and escaped (80 bytes).
+  std::string firstBlock;
+};
+struct DatasetBatches {
+  std::vector<int64_t> ids; ///< [steps, batch, seq]
+  DatasetSummary summary;
+};
+/// config.train_file (config.dataset "sst2" or "text") → token ids
+/// [steps, batch, seq] (steps >= config.steps; the summary counts epochs
+/// for config.steps): frontends/data tokenizes it (byte-level, or the
+/// GPT-2 BPE of config.tokenizer_dir), groups it into seq-token blocks as
+/// run_clm's group_texts does, and its DataLoader draws steps x batch blocks
+/// in an order shuffled by config.seed (a new shuffle per epoch when the
+/// steps need more than one). Errors name the flag or file at fault.
+absl::StatusOr<DatasetBatches> makeDatasetBatches(const BenchConfig &config,
+                                                  int64_t steps);
+/// One line for the log: the file, rows, tokens, blocks, epochs.
+std::string describe(const DatasetSummary &summary, const BenchConfig &config);
 
 /// What a finished subprocess left behind.
 struct RunOutcome {

@@ -1,12 +1,15 @@
 // kiln-bench: one GPT-2 training configuration run by kiln (compiled and
 // eager) and by its peers (PyTorch eager, torch.compile, JAX), every system
 // from the same initial weights (a safetensors file by Hugging Face name) and
-// the same batches (a .npy of int64 [steps, batch, seq]), each in its own
-// subprocess so peak RSS is per run. Reports throughput, step and compile
-// time, peak memory, the largest batch under a memory budget (a bisection
-// over batch size on measured peak RSS: kiln has no memory planner yet) and
-// the loss parity of kiln compiled, kiln eager and PyTorch eager, as
-// results.json, results.csv and PNG plots (bench/plot.py).
+// the same batches (a .npy of int64 [steps, batch, seq]: a synthetic token
+// stream, or an SST-2 / raw text file through frontends/data, BenchData.cpp),
+// each in its own subprocess so peak RSS is per run. Reports throughput,
+// step and compile time, peak memory, the largest batch under a memory
+// budget (a bisection over batch size on measured peak RSS: kiln has no
+// memory planner yet) and the loss parity of kiln compiled, kiln eager and
+// PyTorch eager (first --parity_steps losses, all losses, and a moving
+// average of the curves), as results.json, results.csv, table.md and PNG
+// plots (bench/plot.py).
 #include "bench/BenchSupport.h"
 
 #include "frontends/nn/GPT2.h"
@@ -186,9 +189,136 @@ json::Value maxRelDiff(const std::vector<double> &a,
   return worst;
 }
 
+/// Max over all common steps of |a - b| / |b|, and the (1-based) step.
+std::pair<double, int64_t> worstRelDiff(const std::vector<double> &a,
+                                        const std::vector<double> &b) {
+  double worst = 0;
+  int64_t at = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    if (double d = std::fabs(a[i] - b[i]) / std::fabs(b[i]);
+        d > worst || std::isnan(d)) {
+      worst = d;
+      at = static_cast<int64_t>(i) + 1;
+      if (std::isnan(d))
+        break;
+    }
+  return {worst, at};
+}
+
+/// The trailing moving average over `window` steps, full windows only:
+/// entry i is the mean of steps i+1 .. i+window (empty when too short).
+std::vector<double> movingAverage(const std::vector<double> &v,
+                                  size_t window) {
+  std::vector<double> out;
+  double sum = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    sum += v[i];
+    if (i >= window)
+      sum -= v[i - window];
+    if (i + 1 >= window)
+      out.push_back(sum / static_cast<double>(window));
+  }
+  return out;
+}
+
+const std::pair<const char *, const char *> parityPairs[] = {
+    {"kiln_compiled", "torch"},
+    {"kiln_eager", "torch"},
+    {"kiln_compiled", "kiln_eager"}};
+
+/// The parity report of the loss curves (name → losses): for each pair the
+/// first `parity_steps` steps (the 1e-4 check), all steps and the
+/// smoothed curves (the 1% check over a long run).
+json::Object parityReport(std::map<std::string, std::vector<double>> curves,
+                          const BenchConfig &c, bool fromMainRuns) {
+  json::Object parity{
+      {"steps_compared", c.parity_steps},
+      {"dropout", 0.0},
+      {"source", fromMainRuns ? "main runs" : "parity runs"},
+      {"relative_difference", "|a - b| / |b|, b the second system of the pair"},
+      {"smoothing",
+       llvm::formatv("trailing moving average over {0} steps (mean of steps "
+                     "i-{1}..i, for i from {0} to the last step)",
+                     c.parity_window, c.parity_window - 1)
+           .str()},
+      {"smoothing_window", c.parity_window}};
+  // The 20-step figures under their original keys.
+  for (const auto &[a, b] : parityPairs)
+    if (curves.count(a) && curves.count(b))
+      parity[std::string(a) + "_vs_" + b + "_max_rel_diff"] =
+          maxRelDiff(curves[a], curves[b], c.parity_steps);
+  json::Object pairs;
+  for (const auto &[a, b] : parityPairs) {
+    if (!curves.count(a) || !curves.count(b))
+      continue;
+    const std::vector<double> &x = curves[a], &y = curves[b];
+    auto [all, at] = worstRelDiff(x, y);
+    json::Value worstStep = at ? json::Value(at) : nullptr; // null: equal
+    std::vector<double> mx = movingAverage(x, c.parity_window),
+                        my = movingAverage(y, c.parity_window);
+    json::Value smoothed = nullptr;
+    if (!mx.empty() && !my.empty())
+      smoothed = worstRelDiff(mx, my).first;
+    json::Value first = maxRelDiff(x, y, c.parity_steps);
+    auto within = [](const json::Value &v, double tol) -> json::Value {
+      std::optional<double> d = v.getAsNumber();
+      return d ? json::Value(*d <= tol) : nullptr;
+    };
+    pairs[std::string(a) + "_vs_" + b] = json::Object{
+        {"steps", static_cast<int64_t>(std::min(x.size(), y.size()))},
+        {"first_steps_max_rel_diff", first},
+        {"all_steps_max_rel_diff", all},
+        {"all_steps_worst_step", std::move(worstStep)},
+        {"smoothed_max_rel_diff", smoothed},
+        {"first_steps_within_1e-4", within(first, 1e-4)},
+        {"all_steps_within_1pct", within(all, 1e-2)},
+        {"smoothed_within_1pct", within(smoothed, 1e-2)}};
+  }
+  parity["pairs"] = std::move(pairs);
+  for (auto &[name, losses] : curves) {
+    losses.resize(std::min<size_t>(losses.size(), c.parity_steps));
+    parity[name + "_losses"] = json::Array(losses);
+  }
+  return parity;
+}
+
+/// The parity report as a Markdown section (appended to table.md).
+std::string parityMarkdown(const json::Object &parity, const BenchConfig &c) {
+  auto fmt = [](const json::Object &o, llvm::StringRef k) {
+    std::optional<double> v = o.getNumber(k);
+    return v ? (*v == 0 ? std::string("0") : llvm::formatv("{0:e2}", *v).str())
+             : std::string("n/a");
+  };
+  std::string md = llvm::formatv(
+      "\n## Parity (dropout 0, {0})\n\nMax relative difference |a - b| / |b| "
+      "of the losses; smoothed: {1}.\n\n| pair | first {2} steps | all steps "
+      "(worst step) | smoothed |\n|---|---|---|---|\n",
+      parity.getString("source").value_or("?"),
+      parity.getString("smoothing").value_or("?"), c.parity_steps);
+  const json::Object *pairs = parity.getObject("pairs");
+  if (!pairs || pairs->empty())
+    return md + "| (fewer than two of kiln_compiled, kiln_eager, torch ran) "
+                "| | | |\n";
+  for (const auto &[a, b] : parityPairs)
+    if (const json::Object *p =
+            pairs->getObject(std::string(a) + "_vs_" + b))
+      md += llvm::formatv(
+          "| {0} vs {1} | {2} | {3} over {4}{5} | {6} |\n", a, b,
+          fmt(*p, "first_steps_max_rel_diff"),
+          fmt(*p, "all_steps_max_rel_diff"), p->getInteger("steps").value_or(0),
+          p->getInteger("all_steps_worst_step")
+              ? llvm::formatv(" (step {0})",
+                              *p->getInteger("all_steps_worst_step"))
+                    .str()
+              : std::string(),
+          fmt(*p, "smoothed_max_rel_diff"));
+  return md;
+}
+
 /// Writes the initial weights (by Hugging Face name) and the batches.
 absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
-                           const std::string &batches) {
+                           const std::string &batches,
+                           const std::vector<int64_t> &ids) {
   kiln::nn::GPT2Config g;
   g.vocab_size = c.vocab;
   g.n_positions = c.seq;
@@ -205,9 +335,11 @@ absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
                                                  {{"format", "pt"}});
       !s.ok())
     return s;
-  return writeNpyInt64(batches,
-                       makeBatches(c.steps, c.batch, c.seq, c.vocab, c.seed),
-                       {c.steps, c.batch, c.seq});
+  return writeNpyInt64(
+      batches,
+      std::vector<int64_t>(ids.begin(),
+                           ids.begin() + c.steps * c.batch * c.seq),
+      {c.steps, c.batch, c.seq});
 }
 
 /// The largest batch whose run stays under the budget: doubling from the
@@ -287,13 +419,35 @@ void writeCsv(const std::string &path, const json::Object &systems,
 int runDriver(const BenchConfig &c, const std::string &commandLine) {
   Driver d{c, "", c.out + "/weights.safetensors", c.out + "/batches.npy"};
   d.self = llvm::sys::fs::getMainExecutable(nullptr, (void *)&runDriver);
+  // The batches: the synthetic stream, or the data set (read first, so that
+  // a bad file fails before anything is written). Enough for the main runs
+  // and for parity runs (which use the first parity_steps of the same).
+  const int64_t batchSteps = std::max(c.steps, c.parity_steps);
+  std::vector<int64_t> batchIds;
+  std::optional<DatasetSummary> data;
+  if (c.dataset == "synthetic") {
+    batchIds = makeBatches(batchSteps, c.batch, c.seq, c.vocab, c.seed);
+  } else {
+    absl::StatusOr<DatasetBatches> b = makeDatasetBatches(c, batchSteps);
+    if (!b.ok()) {
+      std::fprintf(stderr, "kiln-bench: %s\n",
+                   std::string(b.status().message()).c_str());
+      return 2; // the user's flags or files
+    }
+    batchIds = std::move(b->ids);
+    data = b->summary;
+    std::fprintf(stderr, "kiln-bench: %s\n", describe(*data, c).c_str());
+    std::fprintf(stderr, "kiln-bench: first block: \"%s\"\n",
+                 data->firstBlock.c_str());
+  }
   if (llvm::sys::fs::create_directories(c.out + "/runs")) {
     std::fprintf(stderr, "kiln-bench: cannot create %s\n", c.out.c_str());
     return 1;
   }
   try {
     kiln::set_backend(c.backend);
-    if (absl::Status s = prepareInputs(c, d.weights, d.batches); !s.ok()) {
+    if (absl::Status s = prepareInputs(c, d.weights, d.batches, batchIds);
+        !s.ok()) {
       std::fprintf(stderr, "kiln-bench: %s\n", s.ToString().c_str());
       return 1;
     }
@@ -334,9 +488,6 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
   // Parity: the main runs when they use no dropout, else dedicated runs
   // with dropout 0 (dropout masks differ between systems).
   const bool fromMainRuns = c.dropout == 0 && c.steps >= c.parity_steps;
-  json::Object parity{{"steps_compared", c.parity_steps},
-                      {"dropout", 0.0},
-                      {"source", fromMainRuns ? "main runs" : "parity runs"}};
   std::vector<std::string> candidates;
   for (const char *s : {"kiln_compiled", "kiln_eager", "torch"})
     if (const json::Object *r = systems.getObject(s); r && isOk(*r))
@@ -350,23 +501,18 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
       curves[s] = numbers(*r, "losses");
       continue;
     }
+    // The first parity_steps batches of the main run's.
     std::string file = c.out + "/runs/parity-batches.npy";
-    (void)writeNpyInt64(file, makeBatches(c.parity_steps, c.batch, c.seq,
-                                          c.vocab, c.seed),
-                        {c.parity_steps, c.batch, c.seq});
+    (void)writeNpyInt64(
+        file,
+        std::vector<int64_t>(batchIds.begin(),
+                             batchIds.begin() +
+                                 c.parity_steps * c.batch * c.seq),
+        {c.parity_steps, c.batch, c.seq});
     curves[s] = numbers(d.run(s, file, c.parity_steps, "-parity", 0.0, maxRss),
                         "losses");
   }
-  for (const auto &[a, b] : {std::pair{"kiln_compiled", "kiln_eager"},
-                             {"kiln_compiled", "torch"},
-                             {"kiln_eager", "torch"}})
-    if (curves.count(a) && curves.count(b))
-      parity[std::string(a) + "_vs_" + b + "_max_rel_diff"] =
-          maxRelDiff(curves[a], curves[b], c.parity_steps);
-  for (auto &[name, losses] : curves) {
-    losses.resize(std::min<size_t>(losses.size(), c.parity_steps));
-    parity[name + "_losses"] = json::Array(losses);
-  }
+  json::Object parity = parityReport(curves, c, fromMainRuns);
 
   json::Object env;
   for (const auto &[k, v] : threadEnv())
@@ -379,7 +525,22 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                       {"dropout", c.dropout}, {"max_grad_norm", c.max_grad_norm},
                       {"seed", static_cast<int64_t>(c.seed)},
                       {"backend", c.backend}, {"budget_gib", c.budget_gib},
-                      {"max_rss_gib", c.max_rss_gib}};
+                      {"max_rss_gib", c.max_rss_gib},
+                      {"dataset", c.dataset}};
+  if (data)
+    config["data"] = json::Object{
+        {"train_file", data->path},
+        {"tokenizer", data->tokenizer},
+        {"tokenizer_vocab", data->tokenizerVocab},
+        {"rows", data->rows},
+        {"tokens", data->tokens},
+        {"blocks", data->blocks},
+        {"batches_per_epoch", data->batchesPerEpoch},
+        {"epochs", data->epochs},
+        {"grouping", "run_clm group_texts: 1,000 examples per group, no EOS"},
+        {"order", "frontends/data DataLoader: Fisher-Yates per epoch, seeded "
+                  "by (seed, epoch), drop_last"},
+        {"first_block", data->firstBlock}};
   json::Array orderJson;
   for (const std::string &s : order)
     orderJson.push_back(s);
@@ -400,12 +561,19 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     os << llvm::formatv("{0:2}", json::Value(json::Object(results))) << "\n";
   }
   writeCsv(c.out + "/results.csv", *results.getObject("systems"), order);
+  std::string parityMd = parityMarkdown(*results.getObject("parity"), c);
 
   // Plots: the venv's python when present (it has matplotlib), else any.
+  // table.md is plot.py's (when it can draw) followed by the parity section.
+  std::remove((c.out + "/table.md").c_str());
   std::string py = d.venvPresent() ? d.python() : "/usr/bin/python3";
   RunOutcome p = runSubprocess({py, std::string(KILN_BENCH_SOURCE_DIR) + "/plot.py",
                                 c.out + "/results.json", c.out},
                                {}, c.out + "/plot.log", 0, 300);
+  {
+    std::ofstream md(c.out + "/table.md", std::ios::app);
+    md << parityMd;
+  }
   std::fprintf(stderr, "kiln-bench: wrote %s/results.json, results.csv%s\n",
                c.out.c_str(),
                p.exitCode == 0 ? " and plots" : " (plots failed: see plot.log)");
