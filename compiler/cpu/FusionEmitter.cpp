@@ -93,14 +93,15 @@ struct FusionPlan {
   /// Column mode: a full-shaped result reads a reduce result, so full
   /// results are stored in a second pass over the block.
   bool fullReadsReduce = false;
-  /// Row mode: the last reduce pass stores its operand `stashValue` (f32 or
-  /// f64, computed) at the point into full result `stashResult`'s buffer,
-  /// and the output pass reads it back instead of recomputing it
-  /// (softmax's exp). Inputs the output pass still reads are never written
-  /// over by that result (fusionReadsInputInPlace).
+  /// Row mode: a loop before the last reduce pass stores that pass's
+  /// operand `stashValue` (f32 or f64, computed) at each point into full
+  /// result `stashResult`'s buffer; the last pass and the output pass read
+  /// it back instead of recomputing it (softmax's exp). Inputs read after
+  /// the stash is written (by the last pass or the output pass) are never
+  /// written over by that result (fusionReadsInputInPlace).
   Value stashValue;
   int stashResult = -1;
-  SmallVector<bool> readInOutputPass;
+  SmallVector<bool> readAfterStash;
   /// Per input: read only at `full` / only at `row` indices.
   SmallVector<bool> inputOnlyFull, inputOnlyRow;
   int64_t bodyOps = 0;
@@ -371,7 +372,7 @@ FailureOr<FusionPlan> Planner::run() {
   }
   if (plan_.levels == 1)
     plan_.columns = outerReduction(plan_.space, plan_.reduced);
-  plan_.readInOutputPass.assign(numInputs, true);
+  plan_.readAfterStash.assign(numInputs, true);
   if (!plan_.columns)
     planStash();
   return plan_;
@@ -423,11 +424,18 @@ void Planner::planStash() {
     for (auto [k, y] : llvm::enumerate(yielded))
       if (plan_.resultKind[k] == ResultKind::full)
         walk(y, false);
+    bool usedByOutputPass = used;
+    // The last pass's other operands are read after the stash is written
+    // too (cross-entropy's label term beside its sum of exponentials).
+    for (auto [other, otherLevel] : plan_.reduces)
+      if (otherLevel == plan_.levels)
+        walk(other.getOperand(), false);
+    used = usedByOutputPass;
     if (!ok || !used)
       continue; // (layer norm's output pass recomputes from x anyway)
     plan_.stashValue = v;
     plan_.stashResult = target;
-    plan_.readInOutputPass = reads;
+    plan_.readAfterStash = reads;
     return;
   }
 }
@@ -824,10 +832,29 @@ void FusionEmitter::emitRows(Value begin, Value end) {
                                        elementOf(reduce.getOperand()));
             inits.push_back(reductionInit(kb_, reduce.getKind(), acc));
           }
+        // The stash gets its own loop first: without the f64 accumulator
+        // in it, LLVM vectorises it at the f32 width (16 lanes, not 8),
+        // and the accumulating loop reads it back from L1.
+        bool stashHere = stash && level == plan_.levels;
+        if (stashHere)
+          kb_.nestedLoops(reducedShape, {},
+                          [&](ArrayRef<Value> ivs, ValueRange) {
+                            return scoped([&] {
+                              Index *x = point(kept(), ivs);
+                              // After every read of the point
+                              // (FusionPlan::stash*).
+                              kb_.store(stashBuffer, elementOf(stash),
+                                        flatOf(x), generate(stash, x));
+                              return SmallVector<Value>{};
+                            });
+                          });
         SmallVector<Value> totals = kb_.nestedLoops(
             reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
               return scoped([&] {
                 Index *x = point(kept(), ivs);
+                if (stashHere)
+                  memo_[{stash, x}] =
+                      kb_.load(stashBuffer, elementOf(stash), flatOf(x));
                 SmallVector<Value> operands;
                 for (ReduceOp reduce : group)
                   operands.push_back(generate(reduce.getOperand(), x));
@@ -836,10 +863,6 @@ void FusionEmitter::emitRows(Value begin, Value end) {
                      llvm::zip(group, carried, operands))
                   next.push_back(
                       accumulate(kb_, reduce.getKind(), acc, operand));
-                // After every read of the point (see FusionPlan::stash*).
-                if (stash && level == plan_.levels)
-                  kb_.store(stashBuffer, elementOf(stash), flatOf(x),
-                            generate(stash, x));
                 return next;
               });
             });
@@ -880,12 +903,13 @@ void FusionEmitter::emitRows(Value begin, Value end) {
 
 void FusionEmitter::emitColumns(Value begin, Value end) {
   // S viewed as [rows, columns] (reduced dims outer): the range is columns.
-  // Per block of at most kColumnChunk columns: (1) reduced rows outer, the
-  // block's columns inner, accumulating into stack arrays (contiguous,
-  // vectorised reads), full results stored there too unless they read a
-  // reduce result; (2) if they do, a second pass storing them; (3) the
-  // row-shaped (here: column) results. Each column adds its rows in
-  // row-major order, as the reference.
+  // Per block of at most kColumnChunk columns (fewer with several
+  // reduces): (1) reduced rows outer, the block's columns inner,
+  // accumulating into stack arrays (contiguous, vectorised reads), full
+  // results stored there too unless they read a reduce result; (2) if
+  // they do, a second pass storing them; (3) the row-shaped (here:
+  // column) results. Each column adds its rows in row-major order, as the
+  // reference.
   SmallVector<int64_t> rowShape, reducedShape;
   for (int64_t d : plan_.kept)
     rowShape.push_back(plan_.space[d]);
@@ -901,11 +925,16 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
     reduces.push_back(reduce);
     accTypes.push_back(accumulatorType(kb_.b, reduce.getKind(),
                                        elementOf(reduce.getOperand())));
-    accs.push_back(kb_.stackArray(accTypes.back(), kColumnChunk));
   }
   bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
   bool fullInFirstPass = anyFull && !plan_.fullReadsReduce;
-  kb_.forChunks(begin, end, kColumnChunk, [&](Value c0, Value w) {
+  int64_t chunk = kColumnChunk;
+  while (chunk > 256 &&
+         chunk * static_cast<int64_t>(reduces.size()) > kColumnChunk)
+    chunk /= 2;
+  for (Type type : accTypes)
+    accs.push_back(kb_.stackArray(type, chunk));
+  kb_.forChunks(begin, end, chunk, [&](Value c0, Value w) {
     scoped([&] {
       Value zero = kb_.index(0);
       auto overBlock = [&](const std::function<void(Value j)> &fn) {
@@ -923,26 +952,21 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
         x->flat = arith::AddIOp::create(kb_.b, rowBase, c);
         return x;
       };
-      auto overPoints = [&](const std::function<void(Index *x, Value j)> &fn) {
-        kb_.nestedLoops(reducedShape, {},
-                        [&](ArrayRef<Value> ivs, ValueRange) {
-                          return scoped([&] {
-                            Value rowBase = arith::MulIOp::create(
-                                kb_.b, kb_.linearize(ivs, reducedStrides),
-                                kb_.index(columns));
-                            overBlock([&](Value j) {
-                              fn(columnPoint(ivs, rowBase, j), j);
-                            });
-                            return SmallVector<Value>{};
-                          });
-                        });
+      auto overPoints = [&](const std::function<void(Index * x, Value j)> &fn) {
+        kb_.nestedLoops(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
+          return scoped([&] {
+            Value rowBase = arith::MulIOp::create(
+                kb_.b, kb_.linearize(ivs, reducedStrides), kb_.index(columns));
+            overBlock([&](Value j) { fn(columnPoint(ivs, rowBase, j), j); });
+            return SmallVector<Value>{};
+          });
+        });
       };
       auto setColumnScalars = [&](Value j) {
         rowScalars_.clear();
         for (auto [reduce, acc, type] : llvm::zip(reduces, accs, accTypes))
-          rowScalars_[reduce.getResult()] =
-              finishReduction(kb_, kb_.loadAt(acc, type, j),
-                              elementOf(reduce.getOperand()));
+          rowScalars_[reduce.getResult()] = finishReduction(
+              kb_, kb_.loadAt(acc, type, j), elementOf(reduce.getOperand()));
       };
       auto storeFull = [&](Index *x) {
         SmallVector<std::pair<unsigned, Value>> stores;
@@ -1009,9 +1033,9 @@ bool fusionReadsInputInPlace(Operation *fusion, unsigned result,
   case ResultKind::row:
     return plan->inputOnlyRow[input];
   case ResultKind::full:
-    // The stash target's buffer holds the stash before the output pass.
+    // The stash target's buffer holds the stash from before the last pass.
     if (static_cast<int>(result) == plan->stashResult &&
-        plan->readInOutputPass[input])
+        plan->readAfterStash[input])
       return false;
     return plan->inputOnlyFull[input];
   case ResultKind::once:

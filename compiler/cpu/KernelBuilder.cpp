@@ -97,8 +97,8 @@ Value KernelBuilder::loadAt(Value array, Type type, Value idx) {
 
 void KernelBuilder::storeAt(Value array, Value idx, Value value) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  Value at = LLVM::GEPOp::create(b, ptrType, value.getType(), array,
-                                 ValueRange{idx});
+  Value at =
+      LLVM::GEPOp::create(b, ptrType, value.getType(), array, ValueRange{idx});
   LLVM::StoreOp::create(b, value, at);
 }
 
@@ -110,8 +110,8 @@ void KernelBuilder::forChunks(Value begin, Value end, int64_t width,
   forLoop(index(0), chunks, {}, [&](Value k, ValueRange) {
     Value start = arith::AddIOp::create(
         b, begin, arith::MulIOp::create(b, k, index(width)));
-    Value count = arith::MinSIOp::create(
-        b, index(width), arith::SubIOp::create(b, end, start));
+    Value count = arith::MinSIOp::create(b, index(width),
+                                         arith::SubIOp::create(b, end, start));
     body(start, count);
     return SmallVector<Value>{};
   });

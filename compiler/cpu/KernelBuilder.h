@@ -72,9 +72,9 @@ public:
 
   /// Splits [begin, end) into consecutive chunks of at most `width`
   /// indices and calls `body(start, count)` for each.
-  void forChunks(mlir::Value begin, mlir::Value end, int64_t width,
-                 const std::function<void(mlir::Value start, mlir::Value count)>
-                     &body);
+  void forChunks(
+      mlir::Value begin, mlir::Value end, int64_t width,
+      const std::function<void(mlir::Value start, mlir::Value count)> &body);
 
   /// Nested loops over `shape`, passing each point's per-dimension indices;
   /// returns the values carried out of the outermost loop.

@@ -165,8 +165,7 @@ void emitColumnReduce(KernelBuilder &kb, Value b, Value e, ReduceKind kind,
           kb.b, arith::MulIOp::create(kb.b, r, kb.index(split.columns)), c0);
       kb.forLoop(zero, w, {}, [&](Value j, ValueRange) {
         Value x = kb.load(0, elem, arith::AddIOp::create(kb.b, base, j));
-        kb.storeAt(acc, j,
-                   accumulate(kb, kind, kb.loadAt(acc, accType, j), x));
+        kb.storeAt(acc, j, accumulate(kb, kind, kb.loadAt(acc, accType, j), x));
         return SmallVector<Value>{};
       });
       return SmallVector<Value>{};
@@ -452,8 +451,8 @@ Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
   SmallVector<Value> lanes = philox(kb, x0, x1, k0, k1);
   Value u = lanes[3];
   for (int l = 2; l >= 0; --l) {
-    Value is = arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, lane,
-                                     kb.index(l));
+    Value is =
+        arith::CmpIOp::create(ob, arith::CmpIPredicate::eq, lane, kb.index(l));
     u = arith::SelectOp::create(ob, is, lanes[l], u);
   }
   Value bits = arith::ShRUIOp::create(ob, u, kb.intConstant(i32, 32 - width));
@@ -465,8 +464,7 @@ Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
 
 Value rngNewState(KernelBuilder &kb, Value key, Value counter, Value i,
                   int64_t n) {
-  Value advanced =
-      arith::AddIOp::create(kb.b, counter, kb.index((n + 3) / 4));
+  Value advanced = arith::AddIOp::create(kb.b, counter, kb.index((n + 3) / 4));
   Value isKey =
       arith::CmpIOp::create(kb.b, arith::CmpIPredicate::eq, i, kb.index(0));
   return arith::SelectOp::create(kb.b, isKey, key, advanced);

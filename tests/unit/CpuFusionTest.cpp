@@ -498,13 +498,16 @@ func.func @main(%x: tensor<300x600x@T@>) -> (tensor<300x600x@T@>, tensor<600x@T@
 }
 
 TEST(CpuFusion, StandaloneOuterReductionsMatchReference) {
-  // The GPT-2 bias-gradient shape [512, 3072] (split over two threads, six
-  // blocks), [B, T, C] over two dims with unit dims, every kind.
+  // The GPT-2 bias-gradient shape [512, 3072] (split over two threads),
+  // [B, T, C] over two dims with unit dims, 5000 columns on one thread (two
+  // full blocks and a partial one), every kind.
   struct Case {
     std::vector<int64_t> shape;
     std::string dims;
   };
-  for (const Case &c : {Case{{512, 3072}, "[0]"}, Case{{4, 1, 33, 700}, "[0, 2]"}})
+  for (const Case &c :
+       {Case{{512, 3072}, "[0]"}, Case{{4, 1, 33, 700}, "[0, 2]"},
+        Case{{3, 5000}, "[0]"}})
     for (DType dtype : {DType::f32, DType::bf16, DType::i64})
       for (std::string kind : {"sum", "max", "min", "prod"}) {
         std::string e(dtypeName(dtype));
@@ -518,9 +521,9 @@ TEST(CpuFusion, StandaloneOuterReductionsMatchReference) {
         in += e + ">";
         out += e + ">";
         std::string source = "func.func @main(%x: " + in + ") -> " + out +
-                             " {\n  %r = kiln.reduce " + kind + " %x, dims = " +
-                             c.dims + " : " + in + " -> " + out +
-                             "\n  return %r : " + out + "\n}\n";
+                             " {\n  %r = kiln.reduce " + kind +
+                             " %x, dims = " + c.dims + " : " + in + " -> " +
+                             out + "\n  return %r : " + out + "\n}\n";
         std::mt19937 rng(25);
         // Products stay finite and away from rounding cliffs near 1.
         double range = kind == "prod" ? 1.002 : 4;
@@ -563,8 +566,59 @@ func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf3
   EXPECT_FALSE(mayWriteResultOverOperand(fusion, 0, 1));
   expectOneKernel(
       source,
-      randomInputs({{DType::f32, {9, 130}}, {DType::f32, {9, 130}}}, 26),
-      300);
+      randomInputs({{DType::f32, {9, 130}}, {DType::f32, {9, 130}}}, 26), 300);
+}
+
+TEST(CpuFusion, CrossEntropyStashNeverOverwritesItsLogits) {
+  // Cross-entropy's shape: the label term sum((x - max) * w) sits in the
+  // last pass beside sum(exp(x - max)), so it reads x after the stash loop
+  // wrote exp(x - max) into the output: the output may not take x's buffer
+  // (x donated here, as the planner would reuse dying logits).
+  std::string source = R"mlir(
+func.func @main(%x: tensor<16x300xf32> {kiln.donate}, %w: tensor<16x300xf32>) -> (tensor<16x300xf32>, tensor<16xf32>) {
+  %r:2 = kiln.fusion reduction(%x, %w) : (tensor<16x300xf32>, tensor<16x300xf32>) -> (tensor<16x300xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16x300xf32>, %b: tensor<16x300xf32>):
+    %m = kiln.reduce max %a, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<16xf32> -> tensor<16x300xf32>
+    %d = kiln.sub %a, %mb : tensor<16x300xf32>
+    %e = kiln.exp %d : tensor<16x300xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
+    %dw = kiln.mul %d, %b : tensor<16x300xf32>
+    %t = kiln.reduce sum %dw, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
+    %sb = kiln.broadcast_in_dim %s, dims = [0] : tensor<16xf32> -> tensor<16x300xf32>
+    %y = kiln.div %e, %sb : tensor<16x300xf32>
+    %ls = kiln.log %s : tensor<16xf32>
+    %loss = kiln.sub %ls, %t : tensor<16xf32>
+    kiln.yield %y, %loss : tensor<16x300xf32>, tensor<16xf32>
+  }
+  return %r#0, %r#1 : tensor<16x300xf32>, tensor<16xf32>
+}
+)mlir";
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module);
+  mlir::Operation *fusion = nullptr;
+  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  ASSERT_TRUE(fusion);
+  EXPECT_FALSE(compiler::cpu::mayWriteResultOverOperand(fusion, 0, 0));
+  std::vector<HostTensor> inputs = randomInputs(
+      {{DType::f32, {16, 300}}, {DType::f32, {16, 300}}}, 27, false);
+  auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
+  absl::StatusOr<std::vector<HostTensor>> expected =
+      reference::evaluate(main, inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  compiler::cpu::CpuCompileStats stats;
+  absl::StatusOr<runtime::Executable> exe =
+      compiler::cpu::compileExecutable(*parsed.module, "main", &stats);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(stats.opKernels, 1);
+  auto program = runtime::loadCpuProgram(*std::move(exe));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto actual = (*program)->run(std::vector<HostTensor>(inputs)); // donated
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+  ASSERT_EQ(actual->size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(compareTensors((*actual)[i], (*expected)[i], 400), "")
+        << "result " << i;
 }
 
 } // namespace
