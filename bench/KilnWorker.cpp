@@ -106,6 +106,7 @@ int runKilnWorker(const BenchConfig &c) {
                   {"kiln_cache_hits", m.cacheHits},
                   {"kiln_forced_syncs", m.forcedSyncs},
                   {"kiln_execute_ms", m.executeMilliseconds},
+                  {"kiln_planned_peak_mib", m.plannedPeakBytes / 1048576.0},
                   {"backend", c.backend},
                   {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}});
     return 0;

@@ -282,6 +282,21 @@ json::Object parityReport(std::map<std::string, std::vector<double>> curves,
   return parity;
 }
 
+/// kiln compiled's planned peak (what its memory planner reserved before
+/// the first step) next to its measured peak RSS, as a Markdown section.
+std::string memoryPlanMarkdown(const json::Object &systems) {
+  const json::Object *r = systems.getObject("kiln_compiled");
+  std::optional<double> planned =
+      r ? r->getNumber("kiln_planned_peak_mib") : std::nullopt;
+  if (!planned)
+    return "";
+  return llvm::formatv(
+      "\n## kiln compiled: memory plan\n\nPlanned peak (arena + inputs + "
+      "fresh outputs, known before the first step): {0:f0} MiB; measured "
+      "peak RSS of the run: {1:f0} MiB.\n",
+      *planned, r->getNumber("peak_rss_mib").value_or(0));
+}
+
 /// The parity report as a Markdown section (appended to table.md).
 std::string parityMarkdown(const json::Object &parity, const BenchConfig &c) {
   auto fmt = [](const json::Object &o, llvm::StringRef k) {
@@ -572,7 +587,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                                {}, c.out + "/plot.log", 0, 300);
   {
     std::ofstream md(c.out + "/table.md", std::ios::app);
-    md << parityMd;
+    md << parityMd << memoryPlanMarkdown(*results.getObject("systems"));
   }
   std::fprintf(stderr, "kiln-bench: wrote %s/results.json, results.csv%s\n",
                c.out.c_str(),

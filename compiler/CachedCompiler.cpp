@@ -3,6 +3,7 @@
 // hit deserializes (and checks) the same executable this process loads.
 #include "compiler/CachedCompiler.h"
 
+#include "compiler/MemoryPlanner.h"
 #include "compiler/cpu/CpuCompiler.h"
 #include "runtime/CpuExecutor.h"
 
@@ -57,16 +58,20 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 compileCached(mlir::ModuleOp module, const CompileOptions &options,
               runtime::PersistentCache *cache, CacheOutcome *outcome) {
-  if (!cache || options.backend != Backend::cpu)
+  if (options.backend != Backend::cpu)
     return compile(module, options);
   KeyOptions keyOptions;
   keyOptions.backend = options.backend;
   keyOptions.function = options.function;
   keyOptions.memoryBudget = options.memoryBudgetBytes;
+  CacheOutcome local;
+  CacheOutcome &out = outcome ? *outcome : local;
   absl::StatusOr<runtime::Executable> executable = compileExecutableCached(
-      module, keyOptions, cache, outcome, options.passDumpDir);
+      module, keyOptions, cache, &out, options.passDumpDir);
   if (!executable.ok())
     return executable.status();
+  out.plannedPeakBytes = describeMemoryPlan(*executable).peakBytes;
+  out.thunks = static_cast<int64_t>(executable->thunks.size());
   return runtime::loadCpuProgram(std::move(*executable));
 }
 

@@ -34,6 +34,11 @@ struct CacheOutcome {
   /// A miss whose executable was stored.
   bool stored = false;
   double compileSeconds = 0;
+  /// The executable's planned peak memory (arena, inputs, fresh outputs)
+  /// and kernel count, whether compiled or loaded; 0 for the reference
+  /// backend, which plans nothing.
+  uint64_t plannedPeakBytes = 0;
+  int64_t thunks = 0;
 };
 
 /// module → executable through the cache: the stored one on a hit, else a
@@ -46,8 +51,8 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
                         CacheOutcome *outcome = nullptr,
                         const std::string &passDumpDir = "");
 
-/// module → program: compileExecutableCached + loading, for the CPU
-/// backend with a cache; compiler::compile otherwise.
+/// module → program: compileExecutableCached + loading for the CPU backend
+/// (with or without a cache); compiler::compile for the reference backend.
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 compileCached(mlir::ModuleOp module, const CompileOptions &options,
               runtime::PersistentCache *cache,

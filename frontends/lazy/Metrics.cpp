@@ -121,11 +121,18 @@ std::string report() {
         static_cast<long long>(c.eagerExecutions));
   add("  live bytes:     %lld (peak %lld)\n", static_cast<long long>(c.liveBytes),
       static_cast<long long>(c.peakLiveBytes));
+  if (c.plannedPeakBytes)
+    add("  planned peak:   %lld bytes (largest compiled graph)\n",
+        static_cast<long long>(c.plannedPeakBytes));
   for (size_t i = 0; i < c.compileLog.size(); ++i) {
     const CompileRecord &r = c.compileLog[i];
     add("  compile %zu: graph %016llx, %lld ops, %.1f ms: ", i + 1,
         static_cast<unsigned long long>(r.graphHash),
         static_cast<long long>(r.numOps), r.milliseconds);
+    if (r.thunks)
+      add("%lld thunks, planned peak %lld bytes; ",
+          static_cast<long long>(r.thunks),
+          static_cast<long long>(r.plannedPeakBytes));
     text += r.reason + "\n";
   }
   return text;

@@ -122,6 +122,9 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   if (!compiled.ok())
     throw Error("step: compiling the graph failed: " +
                 std::string(compiled.status().message()));
+  counters.plannedPeakBytes =
+      std::max<int64_t>(counters.plannedPeakBytes,
+                        static_cast<int64_t>(compiled->cache.plannedPeakBytes));
   if (compiled->cache.hit) {
     // Loaded from the persistent cache: no compile happened.
     ++counters.persistentHits;
@@ -133,7 +136,9 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
                 std::string(runtime::cacheMissName(compiled->cache.reason));
     ++counters.compiles;
     counters.compileMilliseconds += ms;
-    counters.compileLog.push_back({hash, reason, ms, summary.numOps});
+    counters.compileLog.push_back(
+        {hash, reason, ms, summary.numOps, compiled->cache.thunks,
+         static_cast<int64_t>(compiled->cache.plannedPeakBytes)});
   }
   auto &bucket = graphCache()[hash];
   bucket.push_back(

@@ -411,6 +411,9 @@ struct CompileRecord {
   std::string reason;
   double milliseconds;
   int64_t numOps;
+  /// cpu backend: thunks (kernels, GEMMs, copies) and planned peak bytes.
+  int64_t thunks = 0;
+  int64_t plannedPeakBytes = 0;
 };
 
 struct Counters {
@@ -454,6 +457,10 @@ struct Counters {
   /// output pool; so graph mode's peak is its inputs and outputs.
   int64_t liveBytes = 0;
   int64_t peakLiveBytes = 0;
+  /// cpu backend: the largest planned peak (arena + inputs + fresh
+  /// outputs) among the graphs compiled or loaded; the memory a step needs
+  /// that liveBytes does not see.
+  int64_t plannedPeakBytes = 0;
 };
 
 /// The counters so far.

@@ -1,6 +1,7 @@
 // Random-graph differential testing of the CPU backend: 1000 random
 // well-typed graphs (tests/unit/RandomGraph.h), each compiled as one
-// executable and compared with the reference evaluator value by value. On a
+// executable and compared with the reference evaluator value by value, and
+// run a second time with dead arena bytes poisoned (bitwise equal). On a
 // mismatch the graph is reduced to the ancestors of the first wrong value
 // and written as a reproducer .mlir (path in the failure message).
 #include "CpuTestSupport.h"
@@ -28,18 +29,32 @@ Outcome check(const RandomGraph &graph) {
   auto expected = reference::evaluate(main, graph.inputData);
   if (!expected.ok())
     return {"reference: " + expected.status().ToString()};
-  auto program = compiler::cpu::createCpuProgram(*parsed.module, "main");
-  if (!program.ok())
-    return {"compile: " + program.status().ToString()};
+  auto exe = compiler::cpu::compileExecutable(*parsed.module, "main");
+  if (!exe.ok())
+    return {"compile: " + exe.status().ToString()};
+  // The same executable twice: as planned, and with every dead arena byte
+  // poisoned with NaN after each thunk. A plan that reuses memory too early
+  // makes the two differ.
+  runtime::CpuRuntimeOptions poisoned;
+  poisoned.poisonDeadBuffers = true;
+  auto program = runtime::loadCpuProgram(*exe);
+  auto poisonedProgram = runtime::loadCpuProgram(*exe, poisoned);
+  if (!program.ok() || !poisonedProgram.ok())
+    return {"load: " + (program.ok() ? poisonedProgram.status()
+                                     : program.status()).ToString()};
   auto actual = (*program)->run(runtime::borrowAll(graph.inputData));
-  if (!actual.ok())
-    return {"run: " + actual.status().ToString()};
+  auto again = (*poisonedProgram)->run(runtime::borrowAll(graph.inputData));
+  if (!actual.ok() || !again.ok())
+    return {"run: " + (actual.ok() ? again.status() : actual.status()).ToString()};
   std::vector<int> results = graph.allResults();
   for (size_t i = 0; i < results.size(); ++i) {
     const GraphValue &v = graph.values[results[i]];
     std::string diff = compareTensors((*actual)[i], (*expected)[i], v.scale);
     if (!diff.empty())
       return {v.name + ": " + diff, results[i]};
+    if (!(*actual)[i].bitwiseEqual((*again)[i]))
+      return {v.name + ": differs when dead arena bytes are poisoned",
+              results[i]};
   }
   return {};
 }

@@ -331,7 +331,7 @@ TrainResult trainGPT2(Mode mode, int64_t steps) {
 }
 
 TEST_F(LazyEager, GPT2TrainsToTheSameLossesAsGraphMode) {
-  const int64_t steps = 10;
+  const int64_t steps = 20;
   TrainResult graph = trainGPT2(Mode::graph, steps);
   TrainResult eager = trainGPT2(Mode::eager, steps);
 
@@ -345,13 +345,24 @@ TEST_F(LazyEager, GPT2TrainsToTheSameLossesAsGraphMode) {
   }
   // The loss moves (two flat curves would agree too easily).
   EXPECT_LT(graph.losses.back(), graph.losses.front() - 0.1);
-  if (onReference()) {
-    EXPECT_TRUE(bitwise);
-    ASSERT_EQ(graph.parameters.size(), eager.parameters.size());
-    for (size_t i = 0; i < graph.parameters.size(); ++i)
-      EXPECT_TRUE(graph.parameters[i].bitwiseEqual(eager.parameters[i]))
-          << "parameter " << i;
+  // Final parameters: bitwise on the reference backend; within f32
+  // tolerance on the cpu backend (the compiled step fuses, the eager one
+  // runs op by op, so reduction orders may differ).
+  ASSERT_EQ(graph.parameters.size(), eager.parameters.size());
+  for (size_t i = 0; i < graph.parameters.size(); ++i) {
+    const HostTensor &g = graph.parameters[i], &e = eager.parameters[i];
+    ASSERT_EQ(g.shape(), e.shape()) << "parameter " << i;
+    if (onReference()) {
+      EXPECT_TRUE(g.bitwiseEqual(e)) << "parameter " << i;
+      continue;
+    }
+    for (int64_t k = 0; k < g.numElements(); ++k)
+      ASSERT_NEAR(e.getDouble(k), g.getDouble(k),
+                  1e-5 + 1e-4 * std::abs(g.getDouble(k)))
+          << "parameter " << i << " element " << k;
   }
+  if (onReference())
+    EXPECT_TRUE(bitwise);
 
   // Eager: no graph compiles; every kernel compiled during the first step.
   EXPECT_EQ(eager.counters.compiles, 0);
