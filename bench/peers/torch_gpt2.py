@@ -81,10 +81,15 @@ def main():
     threads = int(os.environ.get("KILN_BENCH_TORCH_THREADS", "2"))
     torch.set_num_threads(threads)
     torch.manual_seed(args.seed + 1)
+    # KILN_BENCH_TORCH_DTYPE=float64: the same run in double precision, a
+    # reference for judging which f32 curve drifts (not a competitor).
+    if os.environ.get("KILN_BENCH_TORCH_DTYPE") == "float64":
+        torch.set_default_dtype(torch.float64)
     weights, batches = common.load_inputs(args)
     model = GPT2(args)
     # Weights by HF name; the causal mask buffers are ours, not the file's.
-    model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()}, strict=False)
+    model.load_state_dict({k: torch.from_numpy(v).to(torch.get_default_dtype())
+                           for k, v in weights.items()}, strict=False)
     missing = {n for n, _ in model.named_parameters()} - set(weights)
     assert not missing, f"weights file lacks {sorted(missing)}"
     model.train()
