@@ -361,8 +361,9 @@ TEST_F(LazyEager, GPT2TrainsToTheSameLossesAsGraphMode) {
                   1e-5 + 1e-4 * std::abs(g.getDouble(k)))
           << "parameter " << i << " element " << k;
   }
-  if (onReference())
+  if (onReference()) {
     EXPECT_TRUE(bitwise);
+  }
 
   // Eager: no graph compiles; every kernel compiled during the first step.
   EXPECT_EQ(eager.counters.compiles, 0);
