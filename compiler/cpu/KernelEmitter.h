@@ -28,7 +28,7 @@ struct KernelInfo {
 };
 
 /// True when emitOpKernel handles `op`: every kiln op but constant and
-/// reshape, and every fusion FusionEmitter.cpp can emit as one kernel (the
+/// reshape, and every fusion FusionPlanner.cpp can plan as one kernel (the
 /// compiler lowers any other fusion op by op).
 bool hasKernel(mlir::Operation *op);
 
@@ -59,7 +59,8 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 mlir::Type elementOf(mlir::Value v);
 int64_t numElementsOf(mlir::Value v);
 
-// FusionEmitter.cpp: a kiln.fusion as one kernel (docs/CPU-BACKEND.md).
+// FusionPlanner.cpp plans and FusionEmitter.cpp emits a kiln.fusion as one
+// kernel (docs/CPU-BACKEND.md).
 /// Whether emitFusionKernel can emit `fusion`.
 bool canEmitFusion(mlir::Operation *fusion);
 /// See mayWriteResultOverOperand; `fusion` must satisfy canEmitFusion.

@@ -1,5 +1,5 @@
 // Every kiln.fusion the CPU backend can emit becomes ONE kernel
-// (compiler/cpu/FusionEmitter.cpp): loop fusions with data movement inside,
+// (compiler/cpu/FusionPlanner.cpp, FusionEmitter.cpp): loop fusions with data movement inside,
 // reduction fusions with epilogues and sibling reduces, softmax and layer
 // norm built by the pipeline. Each case is compared with the reference
 // evaluator and must compile to exactly one kernel thunk; the negative twin

@@ -1,0 +1,69 @@
+// The plan of a kiln.fusion kernel: WHAT the kernel does (its iteration
+// space, reduce passes, how each result is stored, the stash), decided by
+// planFusion in FusionPlanner.cpp and carried out by FusionEmitter.cpp, the
+// only two files that include this header.
+#ifndef KILN_COMPILER_CPU_FUSIONPLAN_H
+#define KILN_COMPILER_CPU_FUSIONPLAN_H
+
+#include "compiler/cpu/KernelEmitter.h"
+
+#include "ir/KilnDialect.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <utility>
+
+namespace kiln::compiler::cpu::detail {
+
+/// The non-unit sizes of a shape, in order.
+inline llvm::SmallVector<int64_t> nonUnit(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> out;
+  for (int64_t s : shape)
+    if (s != 1)
+      out.push_back(s);
+  return out;
+}
+
+/// How a result is stored: per point of S, per row, or once per kernel.
+enum class ResultKind { full, row, once };
+
+/// What one fusion kernel does; FusionEmitter carries it out as given.
+struct FusionPlan {
+  llvm::SmallVector<int64_t> space; // S
+  llvm::SmallVector<int64_t> kept, reduced;
+  int64_t rowCount = 1, rowLength = 1;
+  /// Reduces in body order with their level (1-based pass number).
+  llvm::SmallVector<std::pair<ReduceOp, unsigned>> reduces;
+  unsigned levels = 0;
+  /// Per result: stored once per point of S, once per row, or (a small
+  /// result of neither size: an rng state) once per kernel, by the range
+  /// that starts at 0.
+  llvm::SmallVector<ResultKind> resultKind;
+  /// Set when the reduced dims are all outer (S viewed as [rows, columns],
+  /// summed over rows): the kernel is column-blocked (emitColumns).
+  std::optional<ColumnSplit> columns;
+  /// Column mode: a full-shaped result reads a reduce result, so full
+  /// results are stored in a second pass over the block.
+  bool fullReadsReduce = false;
+  /// Row mode: a loop before the last reduce pass stores that pass's
+  /// operand `stashValue` (f32 or f64, computed) at each point into full
+  /// result `stashResult`'s buffer; the last pass and the output pass read
+  /// it back instead of recomputing it (softmax's exp). Inputs read after
+  /// the stash is written (by the last pass or the output pass) are never
+  /// written over by that result (fusionReadsInputInPlace).
+  mlir::Value stashValue;
+  int stashResult = -1;
+  llvm::SmallVector<bool> readAfterStash;
+  /// Per input: read only at `full` / only at `row` indices.
+  llvm::SmallVector<bool> inputOnlyFull, inputOnlyRow;
+  int64_t bodyOps = 0;
+};
+
+/// The plan of fusion op `op`, or failure when it cannot be one kernel
+/// (then the compiler lowers it op by op).
+mlir::FailureOr<FusionPlan> planFusion(mlir::Operation *op);
+
+} // namespace kiln::compiler::cpu::detail
+
+#endif // KILN_COMPILER_CPU_FUSIONPLAN_H
