@@ -17,6 +17,14 @@
 namespace kiln::testing {
 namespace {
 
+/// The last kiln.fusion in `parsed` (the tests hold one), or null.
+mlir::Operation *onlyFusion(ParsedModule &parsed) {
+  mlir::Operation *fusion = nullptr;
+  if (parsed.module)
+    parsed.module->walk([&](FusionOp f) { fusion = f; });
+  return fusion;
+}
+
 struct Compiled {
   compiler::cpu::CpuCompileStats stats;
   std::vector<HostTensor> actual, expected;
@@ -274,9 +282,7 @@ func.func @main(%x: tensor<6x6xf32>) -> tensor<6x6xf32> {
 }
 )mlir";
   ParsedModule parsed = parseModule(source);
-  ASSERT_TRUE(parsed.module);
-  mlir::Operation *fusion = nullptr;
-  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  mlir::Operation *fusion = onlyFusion(parsed);
   ASSERT_TRUE(fusion);
   EXPECT_FALSE(compiler::cpu::hasKernel(fusion));
   Compiled c = compileAndRun(source, randomInputs({{DType::f32, {6, 6}}}, 6));
@@ -397,8 +403,7 @@ func.func @main(%s: tensor<2xi64>, %x: tensor<6x5x40xf32>) -> (tensor<6x5x40xf32
 
 /// The kernel func emitted for the (only) fusion in `source`.
 mlir::func::FuncOp emitOnlyFusion(ParsedModule &parsed) {
-  mlir::Operation *fusion = nullptr;
-  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  mlir::Operation *fusion = onlyFusion(parsed);
   if (!fusion || !compiler::cpu::hasKernel(fusion))
     return {};
   compiler::cpu::loadKernelDialects(*parsed.context);
@@ -557,9 +562,7 @@ func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf3
 }
 )mlir";
   ParsedModule parsed = parseModule(source);
-  ASSERT_TRUE(parsed.module);
-  mlir::Operation *fusion = nullptr;
-  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  mlir::Operation *fusion = onlyFusion(parsed);
   ASSERT_TRUE(fusion);
   using compiler::cpu::mayWriteResultOverOperand;
   EXPECT_TRUE(mayWriteResultOverOperand(fusion, 0, 0));
@@ -595,9 +598,7 @@ func.func @main(%x: tensor<16x300xf32> {kiln.donate}, %w: tensor<16x300xf32>) ->
 }
 )mlir";
   ParsedModule parsed = parseModule(source);
-  ASSERT_TRUE(parsed.module);
-  mlir::Operation *fusion = nullptr;
-  parsed.module->walk([&](FusionOp f) { fusion = f; });
+  mlir::Operation *fusion = onlyFusion(parsed);
   ASSERT_TRUE(fusion);
   EXPECT_FALSE(compiler::cpu::mayWriteResultOverOperand(fusion, 0, 0));
   std::vector<HostTensor> inputs = randomInputs(

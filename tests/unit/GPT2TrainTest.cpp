@@ -5,6 +5,7 @@
 // (forward, backward, clipping, update, dropout RNG) must compile exactly
 // once: every later step hits the graph cache although the learning rate,
 // the step counter and the RNG state change every step.
+#include "TinyGPT2.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
 
@@ -20,15 +21,7 @@ namespace {
 TEST(GPT2Train, LossHalvesIn100StepsWithOneCompilation) {
   // KILN_BACKEND picks the backend (the CPU backend by default).
   set_options(options_from_env());
-  GPT2Config c;
-  c.vocab_size = 256;
-  c.n_positions = 32;
-  c.n_embd = 64;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.with_dropout(0.1);
-  c.init_seed = 1;
-  c.dropout_seed = 2;
+  GPT2Config c = kiln::testing::tinyGPT2Config();
   GPT2LMHeadModel model(c);
   model.train();
 

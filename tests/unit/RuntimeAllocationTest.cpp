@@ -3,6 +3,7 @@
 // nothing), and the dead-buffer poisoning check that proves a memory plan's
 // reuse safe (results bit-identical with and without it, while a plan that
 // reads a dead value is caught).
+#include "TinyGPT2.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
 #include "runtime/CpuExecutor.h"
@@ -323,15 +324,7 @@ struct TrainRun {
 /// warmup + cosine) trained for `steps` steps.
 TrainRun trainGPT2(int64_t steps, bool poison) {
   useOptions(poison);
-  nn::GPT2Config c;
-  c.vocab_size = 256;
-  c.n_positions = 32;
-  c.n_embd = 64;
-  c.n_layer = 2;
-  c.n_head = 4;
-  c.with_dropout(0.1);
-  c.init_seed = 1;
-  c.dropout_seed = 2;
+  nn::GPT2Config c = kiln::testing::tinyGPT2Config();
   nn::GPT2LMHeadModel model(c);
   model.train();
   std::mt19937_64 rng(5);
