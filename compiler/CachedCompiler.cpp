@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <chrono>
+#include <optional>
 
 namespace kiln::compiler {
 
@@ -24,11 +25,13 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   if (options.backend != Backend::cpu)
     return absl::InvalidArgumentError(
         "only the cpu backend produces executables");
-  CacheKey key = computeCacheKey(module, options);
-  out.key = key.hex;
+  // The key prints and hashes the whole module: only worth it with a cache.
+  std::optional<CacheKey> key;
   if (cache) {
+    key = computeCacheKey(module, options);
+    out.key = key->hex;
     out.consulted = true;
-    runtime::CacheLookup found = cache->lookup(key.identity);
+    runtime::CacheLookup found = cache->lookup(key->identity);
     if (found.executable) {
       out.hit = true;
       return std::move(*found.executable);
@@ -50,7 +53,7 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   if (!executable.ok())
     return executable.status();
   if (cache)
-    out.stored = cache->store(key.identity,
+    out.stored = cache->store(key->identity,
                               runtime::serializeExecutable(*executable));
   return executable;
 }

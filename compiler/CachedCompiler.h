@@ -28,6 +28,7 @@ struct CacheOutcome {
   /// False when the cache was not consulted (no cache, reference backend).
   bool consulted = false;
   bool hit = false;
+  /// The key, when a cache was consulted (computing it prints the module).
   std::string key;
   runtime::CacheMiss reason = runtime::CacheMiss::noEntry;
   std::string detail;
