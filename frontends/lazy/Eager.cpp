@@ -56,11 +56,6 @@ std::string kernelKey(const Node &node) {
   return key + " )";
 }
 
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 /// The node alone as a graph: one data input per operand slot, the node
 /// (with those inputs as operands) as the only output.
@@ -128,13 +123,7 @@ void execute(const Node &node) {
     counters.bytesIn += static_cast<int64_t>(src->data->byteSize());
     inputs.push_back(runtime::ProgramInput::borrow(*src->data));
   }
-  runtime::AllocationStats before = kernel.allocationStats();
-  auto start = std::chrono::steady_clock::now();
-  auto results = kernel.run(std::move(inputs));
-  counters.executeMilliseconds += millisecondsSince(start);
-  runtime::AllocationStats after = kernel.allocationStats();
-  counters.runtimeAllocations += after.buffers - before.buffers;
-  counters.runtimeAllocatedBytes += after.bytes - before.bytes;
+  auto results = runCounted(kernel, std::move(inputs));
   ++counters.eagerExecutions;
   if (!results.ok() || results->size() != 1)
     throw Error(std::string("eager: running ") + opName(node.op) + " " +

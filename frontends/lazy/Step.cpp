@@ -59,11 +59,6 @@ std::string compileReason(const GraphSummary &summary) {
   return best;
 }
 
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 /// The graph tag set_graph_tag() names traced graphs with.
 std::string &graphTag() {
@@ -206,14 +201,7 @@ void step() {
       inputs.push_back(runtime::ProgramInput::borrow(*input.data));
     }
   }
-  runtime::Program &program = *entry->program;
-  runtime::AllocationStats before = program.allocationStats();
-  auto start = std::chrono::steady_clock::now();
-  auto results = program.run(std::move(inputs));
-  counters.executeMilliseconds += millisecondsSince(start);
-  runtime::AllocationStats after = program.allocationStats();
-  counters.runtimeAllocations += after.buffers - before.buffers;
-  counters.runtimeAllocatedBytes += after.bytes - before.bytes;
+  auto results = lazy::runCounted(*entry->program, std::move(inputs));
   if (!results.ok())
     throw Error("step: running the graph failed: " +
                 std::string(results.status().message()));
@@ -241,6 +229,26 @@ void clear_graph_cache() {
 void set_graph_tag(std::string_view tag) { graphTag() = std::string(tag); }
 
 namespace lazy {
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+absl::StatusOr<std::vector<HostTensor>>
+runCounted(runtime::Program &program,
+           std::vector<runtime::ProgramInput> inputs) {
+  metrics::Counters &counters = mutableCounters();
+  runtime::AllocationStats before = program.allocationStats();
+  auto start = std::chrono::steady_clock::now();
+  auto results = program.run(std::move(inputs));
+  counters.executeMilliseconds += millisecondsSince(start);
+  runtime::AllocationStats after = program.allocationStats();
+  counters.runtimeAllocations += after.buffers - before.buffers;
+  counters.runtimeAllocatedBytes += after.bytes - before.bytes;
+  return results;
+}
+
 void forcedSync() {
   ++mutableCounters().forcedSyncs;
   step();

@@ -5,6 +5,10 @@
 #define KILN_FRONTENDS_LAZY_STEP_H
 
 #include "frontends/lazy/Tensor.h"
+#include "runtime/Program.h"
+
+#include <chrono>
+#include <vector>
 
 namespace kiln::lazy {
 
@@ -13,6 +17,15 @@ void forcedSync();
 
 /// The counters behind kiln::metrics, for step() to update.
 metrics::Counters &mutableCounters();
+
+/// Milliseconds from `start` to now.
+double millisecondsSince(std::chrono::steady_clock::time_point start);
+
+/// Runs a compiled graph or eager kernel, adding its time and the buffers
+/// its run allocated to the counters (graph mode and eager mode alike).
+absl::StatusOr<std::vector<HostTensor>>
+runCounted(runtime::Program &program,
+           std::vector<runtime::ProgramInput> inputs);
 
 } // namespace kiln::lazy
 
