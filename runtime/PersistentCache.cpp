@@ -440,21 +440,35 @@ bool PersistentCache::store(const CacheEntryIdentity &identity,
   return true;
 }
 
+namespace {
+/// The entries of `directory` with their paths, sizes and times (from stat
+/// alone); an entry another process evicts meanwhile is skipped.
+std::vector<CacheEntryInfo> statEntries(const std::string &directory) {
+  std::vector<CacheEntryInfo> entries;
+  for (const std::string &name : fileNames(directory)) {
+    if (!endsWith(name, kSuffix) || name[0] == '.')
+      continue;
+    CacheEntryInfo info;
+    info.path = absl::StrCat(directory, "/", name);
+    struct stat st;
+    if (::stat(info.path.c_str(), &st) != 0)
+      continue;
+    info.bytes = static_cast<uint64_t>(st.st_size);
+    info.mtimeSeconds = st.st_mtim.tv_sec;
+    info.mtimeNanos =
+        st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+    entries.push_back(std::move(info));
+  }
+  return entries;
+}
+} // namespace
+
 std::vector<CacheEntryInfo> PersistentCache::list() const {
   std::vector<CacheEntryInfo> entries;
   if (!enabled_)
     return entries;
-  for (const std::string &name : fileNames(options_.directory)) {
-    if (!endsWith(name, kSuffix) || name[0] == '.')
-      continue;
-    CacheEntryInfo info;
-    info.path = absl::StrCat(options_.directory, "/", name);
-    struct stat st;
-    if (::stat(info.path.c_str(), &st) != 0)
-      continue; // evicted by another process meanwhile
-    info.bytes = static_cast<uint64_t>(st.st_size);
-    info.mtimeSeconds = st.st_mtim.tv_sec;
-    info.mtimeNanos = st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
+  for (CacheEntryInfo &info : statEntries(options_.directory)) {
+    std::string name = info.path.substr(options_.directory.size() + 1);
     // The header is a few hundred bytes plus the feature list.
     std::optional<std::string> head = readFile(info.path, 16 << 10);
     if (!head)
@@ -512,20 +526,7 @@ int64_t PersistentCache::prune(uint64_t maxBytes) {
       ++removed;
   }
   // Only sizes and mtimes matter here: stat, without reading headers.
-  std::vector<CacheEntryInfo> entries;
-  for (const std::string &name : fileNames(options_.directory)) {
-    if (!endsWith(name, kSuffix) || name[0] == '.')
-      continue;
-    CacheEntryInfo info;
-    info.path = absl::StrCat(options_.directory, "/", name);
-    struct stat st;
-    if (::stat(info.path.c_str(), &st) != 0)
-      continue;
-    info.bytes = static_cast<uint64_t>(st.st_size);
-    info.mtimeNanos =
-        st.st_mtim.tv_sec * int64_t{1000000000} + st.st_mtim.tv_nsec;
-    entries.push_back(std::move(info));
-  }
+  std::vector<CacheEntryInfo> entries = statEntries(options_.directory);
   uint64_t total = 0;
   for (const CacheEntryInfo &e : entries)
     total += e.bytes;
