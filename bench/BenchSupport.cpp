@@ -131,9 +131,9 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         "vocabulary (256): use --vocab 256 or more"));
   if (c.parity_window < 1)
     return absl::InvalidArgumentError("--parity_window must be >= 1");
-  if (c.backend != "cpu" && c.backend != "reference")
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown backend '", c.backend, "' (cpu, reference)"));
+  if (c.backend != "cpu" && c.backend != "reference" && c.backend != "cuda")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown backend '", c.backend, "' (cpu, cuda, reference)"));
   return c;
 }
 

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 #include <unistd.h>
@@ -61,7 +62,13 @@ struct Driver {
                ? std::string(KILN_BENCH_SOURCE_DIR) + "/peers"
                : config.peers_dir;
   }
-  std::string python() const { return peersDir() + "/.venv/bin/python"; }
+  /// The peers' interpreter: $KILN_BENCH_PYTHON (a machine whose system
+  /// python has torch and JAX, such as the GPU machine), else the venv
+  /// bench/peers/setup.sh makes.
+  std::string python() const {
+    const char *env = std::getenv("KILN_BENCH_PYTHON");
+    return env && *env ? env : peersDir() + "/.venv/bin/python";
+  }
   bool venvPresent() const { return access(python().c_str(), X_OK) == 0; }
 
   /// system → the command that trains it for `steps` steps on `batchFile`.
@@ -82,6 +89,10 @@ struct Driver {
               system == "torch" ? "eager" : "compile"};
     for (const std::string &f : modelFlags(c))
       argv.push_back(f);
+    if (system.rfind("kiln_", 0) != 0) {
+      argv.push_back("--device");
+      argv.push_back(config.backend == "cuda" ? "cuda" : "cpu");
+    }
     for (const std::string &f :
          {std::string("--weights"), weights, std::string("--batches"),
           batchFile, std::string("--result"), result,
@@ -455,6 +466,14 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     std::fprintf(stderr, "kiln-bench: first block: \"%s\"\n",
                  data->firstBlock.c_str());
   }
+  // A missing GPU is said before anything is written.
+  try {
+    kiln::set_backend(c.backend);
+    kiln::check_backend_available(kiln::options().backend);
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "kiln-bench: %s\n", e.what());
+    return 1;
+  }
   if (llvm::sys::fs::create_directories(c.out + "/runs")) {
     std::fprintf(stderr, "kiln-bench: cannot create %s\n", c.out.c_str());
     return 1;
@@ -484,8 +503,9 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     json::Object r;
     if (s.rfind("kiln_", 0) != 0 && !d.venvPresent()) {
       r = json::Object{{"status", "skipped"},
-                       {"note", "no venv at " + d.peersDir() +
-                                    "/.venv (run bench/peers/setup.sh)"}};
+                       {"note", "no python at " + d.python() +
+                                    " (run bench/peers/setup.sh, or set "
+                                    "KILN_BENCH_PYTHON)"}};
     } else {
       std::fprintf(stderr, "kiln-bench: running %s\n", s.c_str());
       r = d.run(s, d.batches, c.steps, "", c.dropout, maxRss);

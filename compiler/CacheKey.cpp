@@ -47,7 +47,7 @@ const KeyEnvironment &hostKeyEnvironment() {
   static const KeyEnvironment environment = [] {
     KeyEnvironment e;
     e.compilerVersion =
-        absl::StrCat(cpu::kCpuCompilerVersion, " build ", std::string(buildId()),
+        absl::StrCat(cpu::kCompilerVersion, " build ", std::string(buildId()),
                      " exe-format ", runtime::kExecutableFormatVersion);
     e.targetCpu = llvm::sys::getHostCPUName().str();
     std::vector<std::string> features;
@@ -64,9 +64,14 @@ const KeyEnvironment &hostKeyEnvironment() {
 }
 
 std::string keyOptionsText(const KeyOptions &options) {
-  return absl::StrCat("backend=", std::string(backendName(options.backend)),
-                      ";function=", options.function,
-                      ";memory-budget=", options.memoryBudget);
+  std::string text =
+      absl::StrCat("backend=", std::string(backendName(options.backend)),
+                   ";function=", options.function,
+                   ";memory-budget=", options.memoryBudget);
+  if (options.backend == Backend::cuda)
+    absl::StrAppend(&text, ";cuda-arch=", options.cudaArch,
+                    ";tf32=", options.tf32 ? 1 : 0);
+  return text;
 }
 
 CacheKey computeCacheKey(mlir::ModuleOp module, const KeyOptions &options,
@@ -92,7 +97,10 @@ CacheKey computeCacheKey(mlir::ModuleOp module, const KeyOptions &options,
     key.graphId = hexOf(hasher);
   }
   std::string target =
-      absl::StrCat(environment.targetCpu, " ", environment.targetFeatures);
+      options.backend == Backend::cuda
+          ? absl::StrCat("cuda:", options.cudaArch)
+          : absl::StrCat(environment.targetCpu, " ",
+                         environment.targetFeatures);
   llvm::SHA256 hasher;
   addField(hasher, "kiln-cache-key-v1", "");
   addField(hasher, "ir", ir);

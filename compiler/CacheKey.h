@@ -44,6 +44,12 @@ struct KeyOptions {
   std::string function;
   /// Bytes the step's planned peak may take (0: no budget).
   uint64_t memoryBudget = 0;
+  /// cuda: the GPU architecture and TF32 GEMMs (ignored for other
+  /// backends). A cuda key names this target instead of the host CPU, so
+  /// `kilnc precompile` on a machine without a GPU fills the cache a GPU
+  /// machine reads.
+  std::string cudaArch = "sm_90";
+  bool tf32 = false;
 };
 
 /// A computed key and the identity an entry records under it.

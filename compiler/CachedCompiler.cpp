@@ -5,7 +5,6 @@
 
 #include "compiler/MemoryPlanner.h"
 #include "compiler/cpu/CpuCompiler.h"
-#include "runtime/CpuExecutor.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,9 +21,9 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
                         CacheOutcome *outcome, const std::string &passDumpDir) {
   CacheOutcome local;
   CacheOutcome &out = outcome ? *outcome : local;
-  if (options.backend != Backend::cpu)
+  if (options.backend != Backend::cpu && options.backend != Backend::cuda)
     return absl::InvalidArgumentError(
-        "only the cpu backend produces executables");
+        "only the cpu and cuda backends produce executables");
   // The key prints and hashes the whole module: only worth it with a cache.
   std::optional<CacheKey> key;
   if (cache) {
@@ -45,8 +44,13 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudget;
   pipeline.dumpDir = passDumpDir;
-  absl::StatusOr<runtime::Executable> executable =
-      cpu::compileExecutable(module, options.function, nullptr, pipeline);
+  cpu::KernelTarget target;
+  if (options.backend == Backend::cuda)
+    target.device = runtime::Device::cuda;
+  target.cudaArch = options.cudaArch;
+  target.tf32 = options.tf32;
+  absl::StatusOr<runtime::Executable> executable = cpu::compileExecutable(
+      module, options.function, nullptr, pipeline, target);
   out.compileSeconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -61,12 +65,14 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 compileCached(mlir::ModuleOp module, const CompileOptions &options,
               runtime::PersistentCache *cache, CacheOutcome *outcome) {
-  if (options.backend != Backend::cpu)
+  if (options.backend == Backend::reference)
     return compile(module, options);
   KeyOptions keyOptions;
   keyOptions.backend = options.backend;
   keyOptions.function = options.function;
   keyOptions.memoryBudget = options.memoryBudgetBytes;
+  keyOptions.cudaArch = options.cudaArch;
+  keyOptions.tf32 = options.tf32;
   CacheOutcome local;
   CacheOutcome &out = outcome ? *outcome : local;
   absl::StatusOr<runtime::Executable> executable = compileExecutableCached(
@@ -75,7 +81,7 @@ compileCached(mlir::ModuleOp module, const CompileOptions &options,
     return executable.status();
   out.plannedPeakBytes = describeMemoryPlan(*executable).peakBytes;
   out.thunks = static_cast<int64_t>(executable->thunks.size());
-  return runtime::loadCpuProgram(std::move(*executable));
+  return cpu::loadProgram(std::move(*executable));
 }
 
 } // namespace kiln::compiler

@@ -3,6 +3,9 @@
 
 #include "compiler/cpu/CpuCompiler.h"
 #include "compiler/reference/ReferenceProgram.h"
+#ifdef KILN_WITH_CUDA_RUNTIME
+#include "runtime/cuda/CudaExecutor.h"
+#endif
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -18,16 +21,32 @@ absl::StatusOr<Backend> parseBackend(std::string_view name) {
     return Backend::reference;
   if (name == "cpu")
     return Backend::cpu;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown backend '", std::string(name), "'; expected reference or cpu"));
+  if (name == "cuda")
+    return Backend::cuda;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown backend '", std::string(name),
+                   "'; expected reference, cpu or cuda"));
 }
 
 std::string_view backendName(Backend backend) {
   switch (backend) {
   case Backend::reference: return "reference";
   case Backend::cpu: return "cpu";
+  case Backend::cuda: return "cuda";
   }
   return "?";
+}
+
+absl::Status backendAvailable(Backend backend) {
+  if (backend != Backend::cuda)
+    return absl::OkStatus();
+#ifdef KILN_WITH_CUDA_RUNTIME
+  return runtime::cudaDeviceAvailable();
+#else
+  return absl::UnimplementedError(
+      "this build of kiln has no CUDA runtime (the CUDA toolkit's headers "
+      "were missing when it was built)");
+#endif
 }
 
 absl::Status verifyModule(mlir::ModuleOp module) {
@@ -52,8 +71,10 @@ compile(mlir::ModuleOp module, const CompileOptions &options) {
   case Backend::reference:
     return createReferenceProgram(module, options.function);
   case Backend::cpu:
-    return cpu::createCpuProgram(module, options.function,
-                                 cpu::pipelineOptionsFor(options));
+  case Backend::cuda:
+    return cpu::createProgram(module, options.function,
+                              cpu::pipelineOptionsFor(options),
+                              cpu::kernelTargetFor(options));
   }
   return absl::InvalidArgumentError("unknown backend");
 }

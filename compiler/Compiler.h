@@ -1,6 +1,7 @@
 // The compiler driver: a kiln-dialect module → a runnable program for one
 // backend. The reference backend wraps the reference evaluator; the CPU
-// backend (compiler/cpu) generates native kernels.
+// backend (compiler/cpu) generates native kernels; the CUDA backend
+// (compiler/cuda) generates the same kernels for an NVIDIA GPU.
 #ifndef KILN_COMPILER_COMPILER_H
 #define KILN_COMPILER_COMPILER_H
 
@@ -17,9 +18,9 @@ class ModuleOp;
 
 namespace kiln::compiler {
 
-enum class Backend { reference, cpu };
+enum class Backend { reference, cpu, cuda };
 
-/// "reference" / "cpu" → Backend; anything else is an InvalidArgument error.
+/// "reference" / "cpu" / "cuda" → Backend; anything else is an InvalidArgument error.
 absl::StatusOr<Backend> parseBackend(std::string_view name);
 std::string_view backendName(Backend backend);
 
@@ -33,7 +34,17 @@ struct CompileOptions {
   /// CPU backend: when set, the module is written there after every pass
   /// (KILN_DUMP_DIR, XLA's --xla_dump_to). Debug only: not in cache keys.
   std::string passDumpDir;
+  /// CUDA backend: the GPU architecture kernels are built for (sm_80,
+  /// sm_90), and whether f32 GEMMs may use TF32 (PyTorch's default is
+  /// exact f32, and so is kiln's).
+  std::string cudaArch = "sm_90";
+  bool tf32 = false;
 };
+
+/// OK when programs for `backend` can run on this machine; else why not
+/// (cuda: no driver, no GPU, or a build without the CUDA runtime), so a
+/// tool can stop before it traces or compiles anything.
+absl::Status backendAvailable(Backend backend);
 
 /// Runs MLIR's verifier; the error carries every diagnostic it emitted.
 absl::Status verifyModule(mlir::ModuleOp module);

@@ -138,14 +138,24 @@ struct Flags {
                                "$KILN_MODE, else graph mode)"),
                       cl::cat(execution)};
   // cl::desc keeps a reference: the text must outlive the option.
-  std::string backendHelp = std::string("reference | cpu (default: "
+  std::string backendHelp = std::string("reference | cpu | cuda (default: "
                                         "$KILN_BACKEND, else ") +
                             kDefaultBackend + ")";
   cl::opt<std::string> backend{"backend", cl::desc(backendHelp),
                                cl::init(kDefaultBackend), cl::cat(execution)};
+  cl::opt<std::string> cudaArch{
+      "cuda_arch",
+      cl::desc("GPU architecture for --backend cuda: sm_80 | sm_90 (default: "
+               "$KILN_CUDA_ARCH, else sm_90)"),
+      cl::cat(execution)};
+  cl::opt<bool> tf32{"tf32",
+                     cl::desc("--backend cuda: f32 matrix products in TF32 "
+                              "(default: exact f32, as PyTorch)"),
+                     cl::cat(execution)};
   cl::opt<std::string> memoryBudget{
       "memory_budget",
-      cl::desc("peak memory budget, e.g. 2GiB (accepted, not enforced yet)"),
+      cl::desc("peak memory budget of a compiled step, e.g. 2GiB: a step "
+               "over it fails before it runs, naming its largest buffers"),
       cl::value_desc("bytes"), cl::cat(execution)};
   cl::opt<std::string> cacheDir{
       "cache_dir",
@@ -188,6 +198,7 @@ TrainArgs copyFlags(const Flags &f) {
   a.eager = f.eager, a.dumpGraphs = f.dumpGraphs, a.cacheDir = f.cacheDir;
   // Empty when not given: KILN_BACKEND, then kDefaultBackend, apply.
   a.backend = f.backend.getNumOccurrences() ? f.backend.getValue() : "";
+  a.cudaArch = f.cudaArch, a.tf32 = f.tf32;
   return a;
 }
 
@@ -289,8 +300,12 @@ std::string checkTraining(const TrainArgs &a) {
       !std::filesystem::is_directory(a.resumeFromCheckpoint, ec))
     return "--resume_from_checkpoint: no such directory: " +
            a.resumeFromCheckpoint;
-  if (!a.backend.empty() && a.backend != "reference" && a.backend != "cpu")
-    return "unknown --backend '" + a.backend + "'; expected reference or cpu";
+  if (!a.backend.empty() && a.backend != "reference" && a.backend != "cpu" &&
+      a.backend != "cuda")
+    return "unknown --backend '" + a.backend +
+           "'; expected reference, cpu or cuda";
+  if (!a.cudaArch.empty() && a.cudaArch != "sm_80" && a.cudaArch != "sm_90")
+    return "unknown --cuda_arch '" + a.cudaArch + "'; expected sm_80 or sm_90";
   return "";
 }
 

@@ -47,9 +47,14 @@ struct TrainArgs {
   int64_t saveSteps = 0;
   // Execution.
   bool eager = false;
-  /// "reference" | "cpu", or "" when --backend was not given.
+  /// "reference" | "cpu" | "cuda", or "" when --backend was not given.
   std::string backend;
-  /// --memory_budget in bytes (accepted, not enforced yet).
+  /// --cuda_arch ("" : $KILN_CUDA_ARCH, else sm_90) and --tf32 (f32 GEMMs
+  /// in TF32 on cuda; exact f32 by default, as PyTorch's).
+  std::string cudaArch;
+  bool tf32 = false;
+  /// --memory_budget in bytes: a compiled step whose planned peak exceeds
+  /// it fails before it runs, naming the largest buffers.
   std::optional<uint64_t> memoryBudget;
   std::string dumpGraphs;
   /// The persistent compile cache's directory ("" : $KILN_CACHE_DIR).

@@ -264,7 +264,7 @@ void Trainer::printBanner() const {
       (long long)model_.num_parameters(), (long long)args_.nLayer,
       (long long)args_.nEmbd, (long long)args_.nHead,
       (long long)model_.config().vocab_size, (long long)args_.nPositions,
-      options().backend == Backend::cpu ? "cpu" : "reference",
+      std::string(backendName(options().backend)).c_str(),
       mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs");
 }
 
@@ -402,7 +402,13 @@ void configureKiln(const TrainArgs &a) {
   std::string backend = !a.backend.empty()          ? a.backend
                         : envBackend && *envBackend ? envBackend
                                                     : kDefaultBackend;
-  o.backend = backend == "cpu" ? Backend::cpu : Backend::reference;
+  o.backend = backend == "cpu"    ? Backend::cpu
+              : backend == "cuda" ? Backend::cuda
+                                  : Backend::reference;
+  if (!a.cudaArch.empty())
+    o.cudaArch = a.cudaArch;
+  o.tf32 = o.tf32 || a.tf32;
+  check_backend_available(o.backend);
   if (!a.dumpGraphs.empty())
     o.dumpDir = a.dumpGraphs;
   if (!a.cacheDir.empty())

@@ -14,11 +14,11 @@
 // loop's steady state allocates nothing (allocationStats counts misses).
 #include "runtime/CpuExecutor.h"
 #include "runtime/BufferLiveness.h"
+#include "runtime/ProgramChecks.h"
 #include "runtime/ThreadPool.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 #include <dlfcn.h>
@@ -97,12 +97,8 @@ protected:
 
 private:
   absl::Status loadLibrary();
-  /// Refuses a plan whose thunks write an input slot: borrowed inputs are
-  /// the caller's, read only.
-  absl::Status checkInputsAreReadOnly() const;
   /// Fills poisonAfter_ from the slots' lifetimes (poisonDeadBuffers).
   void planPoison();
-  absl::Status checkInputs(const std::vector<ProgramInput> &inputs) const;
   void *slotPointer(uint32_t slot);
   void runKernel(size_t index);
   absl::Status runThunks();
@@ -162,6 +158,10 @@ absl::Status CpuProgram::loadLibrary() {
 }
 
 absl::Status CpuProgram::load() {
+  if (exe_.device != Device::cpu)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this executable was compiled for ", std::string(deviceName(exe_.device)),
+        " (", exe_.targetCpu, "), not for the cpu"));
   if (absl::Status s = checkHostFeatures(exe_.targetFeatures); !s.ok())
     return s;
   if (absl::Status s = validateExecutable(exe_); !s.ok())
@@ -204,30 +204,11 @@ absl::Status CpuProgram::load() {
   // A run needs at most one buffer per output: idle storage beyond that
   // would only grow the process.
   std::map<size_t, int64_t> idleLimits;
-  for (const ProgramValue &output : exe_.signature.outputs) {
-    size_t bytes = byteWidth(output.dtype);
-    for (int64_t d : output.shape)
-      bytes *= static_cast<size_t>(d);
-    ++idleLimits[BufferPool::storageCapacity(bytes)];
-  }
+  for (const ProgramValue &output : exe_.signature.outputs)
+    ++idleLimits[BufferPool::storageCapacity(valueBytes(output))];
   buffers_->setIdleLimits(std::move(idleLimits));
-  return checkInputsAreReadOnly();
-}
-
-absl::Status CpuProgram::checkInputsAreReadOnly() const {
-  for (size_t i = 0; i < exe_.thunks.size(); ++i) {
-    absl::Status status = absl::OkStatus();
-    forEachSlotUse(exe_.thunks[i], [&](uint32_t slot, bool isWrite) {
-      if (isWrite && status.ok() &&
-          exe_.plan.slots[slot].kind == BufferSlot::Kind::input)
-        status = absl::DataLossError(
-            absl::StrCat("thunk ", i, " writes input ",
-                         exe_.plan.slots[slot].input, "'s buffer in place"));
-    });
-    if (!status.ok())
-      return status;
-  }
-  return absl::OkStatus();
+  // Borrowed inputs are the caller's, read only.
+  return checkInputsAreReadOnly(exe_);
 }
 
 void CpuProgram::planPoison() {
@@ -279,26 +260,6 @@ void CpuProgram::planPoison() {
         poisonAfter_[t].push_back({at, end});
     }
   }
-}
-
-absl::Status
-CpuProgram::checkInputs(const std::vector<ProgramInput> &inputs) const {
-  const auto &expected = exe_.signature.inputs;
-  if (inputs.size() != expected.size())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "program takes ", expected.size(), " inputs, got ", inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const HostTensor &t = inputs[i].tensor();
-    if (t.dtype() != expected[i].dtype || t.shape() != expected[i].shape)
-      return absl::InvalidArgumentError(absl::StrCat(
-          inputs[i].isDonated() ? "donated " : "", "input ", i, ": expected ",
-          std::string(dtypeName(expected[i].dtype)), "[",
-          absl::StrJoin(expected[i].shape, "x"), "], got ", t.typeString()));
-    if (t.numElements() > 0 && t.data() == nullptr)
-      return absl::InvalidArgumentError(
-          absl::StrCat("input ", i, " has no buffer (moved from?)"));
-  }
-  return absl::OkStatus();
 }
 
 void *CpuProgram::slotPointer(uint32_t slot) {
@@ -447,7 +408,7 @@ absl::Status CpuProgram::finishOutputs(std::vector<ProgramInput> &inputs,
 
 absl::StatusOr<std::vector<HostTensor>>
 CpuProgram::execute(std::vector<ProgramInput> inputs) {
-  if (absl::Status s = checkInputs(inputs); !s.ok())
+  if (absl::Status s = checkRunInputs(exe_.signature, inputs); !s.ok())
     return s;
   std::lock_guard<std::mutex> lock(runMutex_);
   inputPtrs_.resize(inputs.size());

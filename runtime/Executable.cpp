@@ -14,6 +14,10 @@
 
 namespace kiln::runtime {
 
+std::string_view deviceName(Device device) {
+  return device == Device::cuda ? "cuda" : "cpu";
+}
+
 namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '\0'};
@@ -178,6 +182,7 @@ bool readThunk(Reader &r, Thunk &t) {
 }
 
 void writePayload(Writer &w, const Executable &e) {
+  w.u8(static_cast<uint8_t>(e.device));
   w.str(e.compilerVersion);
   w.str(e.targetCpu);
   w.str(e.targetFeatures);
@@ -202,6 +207,7 @@ void writePayload(Writer &w, const Executable &e) {
   w.u64(e.plan.outputDonors.size());
   for (int32_t d : e.plan.outputDonors)
     w.u32(static_cast<uint32_t>(d));
+  w.u8(e.allowTf32 ? 1 : 0);
   w.u64(e.thunks.size());
   for (const Thunk &t : e.thunks)
     writeThunk(w, t);
@@ -209,6 +215,10 @@ void writePayload(Writer &w, const Executable &e) {
 }
 
 bool readPayload(Reader &r, Executable &e) {
+  uint8_t device;
+  if (!r.u8(device) || device > static_cast<uint8_t>(Device::cuda))
+    return false;
+  e.device = static_cast<Device>(device);
   if (!r.str(e.compilerVersion) || !r.str(e.targetCpu) ||
       !r.str(e.targetFeatures) || !readValues(r, e.signature.inputs) ||
       !readValues(r, e.signature.outputs) || !r.u64(e.plan.arenaBytes))
@@ -245,7 +255,7 @@ bool readPayload(Reader &r, Executable &e) {
       return false;
     d = static_cast<int32_t>(raw);
   }
-  if (!r.count(n, 1))
+  if (!r.boolean(e.allowTf32) || !r.count(n, 1))
     return false;
   e.thunks.resize(n);
   for (Thunk &t : e.thunks)

@@ -1,8 +1,9 @@
-// The CPU executable: everything needed to run a compiled graph without the
-// compiler, as plain data that serialises to a self-checking byte string.
-// Layout: header (magic, format version, payload length, zlib crc32 of the
-// payload), then the payload: compiler version, target CPU and features,
-// signature, buffer plan, thunk list and the kernels' shared object.
+// An executable: everything needed to run a compiled graph without the
+// compiler, on the device it was built for (cpu or cuda), as plain data that
+// serialises to a self-checking byte string. Layout: header (magic, format
+// version, payload length, zlib crc32 of the payload), then the payload:
+// device, compiler version, target and features, signature, buffer plan,
+// GEMM precision, thunk list and the kernel library.
 #ifndef KILN_RUNTIME_EXECUTABLE_H
 #define KILN_RUNTIME_EXECUTABLE_H
 
@@ -48,8 +49,12 @@ struct BufferPlan {
   std::vector<int32_t> outputDonors;
 };
 
-/// A kernel call: `symbol(void **slotPointers, int64 begin, int64 end)` over
-/// [0, rangeSize), split into ranges when `splittable`. `slots` lists the
+/// A kernel call over the index space [0, rangeSize). On cpu:
+/// `symbol(void **slotPointers, int64 begin, int64 end)` over ranges of it,
+/// split over threads when `splittable`. On cuda: the kernel `symbol` with
+/// one pointer parameter per slot (`slots` in order: operands, results),
+/// then int64 rangeSize, launched with one thread per index (blocks of
+/// kCudaBlockSize threads). Every kernel kiln emits is splittable. `slots` lists the
 /// operands' slots, then the last `numResults` entries are the results'.
 struct KernelThunk {
   std::string symbol;
@@ -65,7 +70,8 @@ struct KernelThunk {
   int64_t workPerIndex = 1;
 };
 
-/// C[b] = op(A[b]) * op(B[b]) in f32, row-major, for b < batch.
+/// C[b] = op(A[b]) * op(B[b]) in f32, row-major, for b < batch: A[b] starts
+/// at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n.
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -86,17 +92,31 @@ struct Thunk {
   CopyThunk copy;
 };
 
+/// The device an executable's kernels run on.
+enum class Device : uint8_t { cpu, cuda };
+std::string_view deviceName(Device device);
+
+/// Threads per block of a splittable kernel launched on cuda.
+inline constexpr int kCudaBlockSize = 256;
+
 struct Executable {
+  Device device = Device::cpu;
   std::string compilerVersion;
+  /// cpu: the host CPU and its "+feature,..." string the kernels need.
+  /// cuda: the GPU architecture ("sm_90") and the PTX ISA ("+ptx80").
   std::string targetCpu, targetFeatures;
   ProgramSignature signature;
   BufferPlan plan;
+  /// cuda: f32 GEMMs may round their inputs to TF32 (--tf32); exact f32
+  /// otherwise, as PyTorch's default.
+  bool allowTf32 = false;
   std::vector<Thunk> thunks;
-  /// The kernels, linked as one ELF shared object.
+  /// The kernels. cpu: one ELF shared object. cuda: a cubin for targetCpu
+  /// (when ptxas was found at compile time) or PTX text the driver compiles.
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 2;
+inline constexpr uint32_t kExecutableFormatVersion = 3;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

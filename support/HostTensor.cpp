@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -149,8 +150,35 @@ absl::StatusOr<HostTensor> HostTensor::create(DType dtype,
   }
 }
 
+HostTensor HostTensor::deferred(DType dtype, std::vector<int64_t> shape,
+                                std::shared_ptr<DeferredContents> contents) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numElements_ = 1;
+  for (int64_t d : t.shape_)
+    t.numElements_ *= d;
+  t.deferred_ = std::move(contents);
+  return t;
+}
+
+void HostTensor::fetchDeferred() const {
+  std::shared_ptr<DeferredContents> contents = std::move(deferred_);
+  deferred_ = nullptr;
+  size_t bytes = BufferPool::storageCapacity(byteSize());
+  data_ = std::unique_ptr<std::byte[], Release>(
+      static_cast<std::byte *>(std::aligned_alloc(64, bytes)),
+      Release{{}, bytes});
+  if (!data_)
+    throw std::bad_alloc();
+  if (absl::Status s = contents->fetch(data_.get(), byteSize()); !s.ok())
+    throw std::runtime_error("reading a tensor " + typeString() +
+                             " from the device: " + std::string(s.message()));
+}
+
 HostTensor::HostTensor(const HostTensor &other)
     : HostTensor(other.dtype_, other.shape_) {
+  other.materialize();
   if (other.data_)
     std::memcpy(data_.get(), other.data_.get(), byteSize());
 }
@@ -162,7 +190,7 @@ HostTensor &HostTensor::operator=(const HostTensor &other) {
 }
 
 double HostTensor::getDouble(int64_t i) const {
-  const std::byte *p = data_.get() + i * byteWidth(dtype_);
+  const std::byte *p = data() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
   case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
@@ -173,7 +201,7 @@ double HostTensor::getDouble(int64_t i) const {
 }
 
 void HostTensor::setDouble(int64_t i, double value) {
-  std::byte *p = data_.get() + i * byteWidth(dtype_);
+  std::byte *p = data() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::f32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); return; }
   case DType::f64: std::memcpy(p, &value, 8); return;
@@ -198,7 +226,7 @@ void HostTensor::setDouble(int64_t i, double value) {
 }
 
 int64_t HostTensor::getInt(int64_t i) const {
-  const std::byte *p = data_.get() + i * byteWidth(dtype_);
+  const std::byte *p = data() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::i1: return static_cast<int64_t>(*p) != 0;
   case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
@@ -208,7 +236,7 @@ int64_t HostTensor::getInt(int64_t i) const {
 }
 
 void HostTensor::setInt(int64_t i, int64_t value) {
-  std::byte *p = data_.get() + i * byteWidth(dtype_);
+  std::byte *p = data() + i * byteWidth(dtype_);
   switch (dtype_) {
   case DType::i1: *p = std::byte(value != 0); return;
   case DType::i32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); return; }

@@ -49,8 +49,22 @@ struct StorageRelease {
 };
 } // namespace detail
 
+/// Contents a tensor keeps elsewhere (in a device's memory) until the host
+/// first reads them. A device program returns its outputs this way, so a
+/// value the host never reads (parameters and optimizer state, handed from
+/// one training step to the next) never crosses the bus, and a run need not
+/// wait for the device: reading the value is what waits.
+class DeferredContents {
+public:
+  virtual ~DeferredContents() = default;
+  /// Writes the contents to `dst` (`bytes` long). Called at most once, when
+  /// the tensor's data is first asked for.
+  virtual absl::Status fetch(std::byte *dst, size_t bytes) = 0;
+};
+
 /// A dense row-major tensor in host memory, 64-byte aligned, zero-filled on
-/// creation (a tensor a BufferPool hands out is not: see there). Element
+/// creation (a tensor a BufferPool hands out is not: see there; a deferred
+/// one holds its contents elsewhere until data() is first called). Element
 /// accessors convert through double (floats) or int64_t (integers and i1),
 /// which represent every kiln element value exactly.
 class HostTensor {
@@ -67,14 +81,36 @@ public:
   HostTensor(HostTensor &&) noexcept = default;
   HostTensor &operator=(HostTensor &&) noexcept = default;
 
+  /// A tensor whose contents `contents` provides on the first host access
+  /// (host storage is allocated then, not before).
+  static HostTensor deferred(DType dtype, std::vector<int64_t> shape,
+                             std::shared_ptr<DeferredContents> contents);
+  /// The contents not yet fetched, or null: a device program recognises
+  /// its own outputs here when they come back as inputs, and uses the
+  /// device copy instead of the host's.
+  const std::shared_ptr<DeferredContents> &deferredContents() const {
+    return deferred_;
+  }
+  /// True when the tensor holds bytes or deferred contents (false after it
+  /// was moved from), without fetching anything.
+  bool hasContents() const { return data_ != nullptr || deferred_ != nullptr; }
+
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t numElements() const { return numElements_; }
   size_t byteSize() const { return numElements_ * byteWidth(dtype_); }
 
-  std::byte *data() { return data_.get(); }
-  const std::byte *data() const { return data_.get(); }
+  /// The bytes (fetching deferred contents first; a failed fetch, e.g. a
+  /// lost device, throws std::runtime_error with the device's message).
+  std::byte *data() {
+    materialize();
+    return data_.get();
+  }
+  const std::byte *data() const {
+    materialize();
+    return data_.get();
+  }
 
   /// Element i (row-major) as a double; integers convert exactly up to 2^53.
   double getDouble(int64_t i) const;
@@ -94,6 +130,12 @@ public:
   bool pooled() const { return !data_.get_deleter().pool.expired(); }
 
 private:
+  void materialize() const {
+    if (deferred_)
+      fetchDeferred();
+  }
+  void fetchDeferred() const;
+
   friend class BufferPool;
 
   using Release = detail::StorageRelease;
@@ -101,7 +143,10 @@ private:
   DType dtype_ = DType::f32;
   std::vector<int64_t> shape_;
   int64_t numElements_ = 0;
-  std::unique_ptr<std::byte[], Release> data_;
+  // Both change on the first read of a deferred tensor, which is logically
+  // const: the value is the same before and after.
+  mutable std::unique_ptr<std::byte[], Release> data_;
+  mutable std::shared_ptr<DeferredContents> deferred_;
 };
 
 /// Recycles tensor storage: a tensor from acquire() gives its storage back

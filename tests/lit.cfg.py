@@ -1,6 +1,7 @@
 # The kiln lit suite: every .mlir (and .test) file under tests/ is a test,
 # run with kiln's tools and LLVM's FileCheck, not and split-file on PATH.
 import os
+import shutil
 import lit.formats
 
 config.name = "kiln"
@@ -17,3 +18,21 @@ config.substitutions.append(("%kiln_src", config.kiln_src_root))
 # under AddressSanitizer with `UNSUPPORTED: asan`.
 if config.kiln_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("asan")
+
+# ptxas (the CUDA toolkit's assembler) checks the PTX kiln emits; tests that
+# need it say `REQUIRES: ptxas` and are reported unsupported without it.
+ptxas = os.environ.get("KILN_PTXAS") or (
+    "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK)
+    else shutil.which("ptxas"))
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+
+# A machine with an NVIDIA driver has libcuda.so.1; the no-GPU error tests
+# are unsupported there (and the GPU suite is scripts/gpu-check.sh).
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -18,6 +18,9 @@ def parse_args(extra=None):
         p.add_argument("--" + name, type=float, required=True)
     for name in ["weights", "batches", "result"]:
         p.add_argument("--" + name, required=True)
+    # Where the peer runs: kiln-bench --backend cuda passes cuda, so every
+    # system of a run uses the same GPU.
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     if extra:
         extra(p)
     return p.parse_args()

@@ -4,7 +4,14 @@ approximation, tied lm_head, masked-softmax causal attention, Conv1D weights
 and one jax.jit-compiled training step: loss and gradients, global-norm
 clipping and PyTorch's AdamW (written out; optax is not installed), with the
 learning rate a traced argument so the schedule never recompiles."""
+import os
+import sys
 import time
+
+# The platform must be chosen before jax is imported: --device cpu keeps a
+# GPU machine's run on the CPU, like every other system of that run.
+if "--device" not in sys.argv or sys.argv[sys.argv.index("--device") + 1] == "cpu":
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax
 import jax.numpy as jnp

@@ -86,13 +86,14 @@ def main():
     if os.environ.get("KILN_BENCH_TORCH_DTYPE") == "float64":
         torch.set_default_dtype(torch.float64)
     weights, batches = common.load_inputs(args)
+    device = torch.device(args.device)
     model = GPT2(args)
     # Weights by HF name; the causal mask buffers are ours, not the file's.
     model.load_state_dict({k: torch.from_numpy(v).to(torch.get_default_dtype())
                            for k, v in weights.items()}, strict=False)
     missing = {n for n, _ in model.named_parameters()} - set(weights)
     assert not missing, f"weights file lacks {sorted(missing)}"
-    model.train()
+    model.to(device).train()
     named = list(model.named_parameters())
     groups = [{"params": [p for n, p in named if common.decays(n)], "weight_decay": args.weight_decay},
               {"params": [p for n, p in named if not common.decays(n)], "weight_decay": 0.0}]
@@ -103,16 +104,20 @@ def main():
     losses, step_ms = [], []
     for ids in batches:
         start = time.perf_counter()
-        loss = step_fn(torch.from_numpy(ids))
+        loss = step_fn(torch.from_numpy(ids).to(device))
         loss.backward()
         if args.max_grad_norm > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())
+        losses.append(loss.item())  # a host sync: the step has finished
         step_ms.append(1e3 * (time.perf_counter() - start))
-    common.write_result(args, batches.shape[1], losses, step_ms,
+    extra = {}
+    if device.type == "cuda":
+        extra = dict(gpu=torch.cuda.get_device_name(device),
+                     peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20)
+    common.write_result(args, batches.shape[1], losses, step_ms, **extra,
                         torch_version=torch.__version__, torch_threads=torch.get_num_threads(),
                         mode=args.mode)
 

@@ -116,14 +116,16 @@ void markParallelLoops(ModuleOp module) {
   });
 }
 
-absl::Status lowerToLLVMDialect(ModuleOp module) {
+} // namespace
+
+absl::Status lowerKernelsToLLVMDialect(ModuleOp module) {
   DiagnosticCollector diagnostics(module.getContext());
   RewritePatternSet patterns(module.getContext());
   populateMathPolynomialApproximationPatterns(patterns);
   arith::populateExpandBFloat16Patterns(patterns);
   if (failed(applyPatternsGreedily(module, std::move(patterns))))
     return absl::InternalError(
-        absl::StrCat("cpu codegen: math/bf16 expansion did not converge\n",
+        absl::StrCat("codegen: math/bf16 expansion did not converge\n",
                      diagnostics.text()));
   PassManager pm(module.getContext());
   pm.addPass(createSCFToControlFlowPass());
@@ -134,11 +136,13 @@ absl::Status lowerToLLVMDialect(ModuleOp module) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(module)))
     return absl::InternalError(
-        absl::StrCat("cpu codegen: lowering to the LLVM dialect failed\n",
+        absl::StrCat("codegen: lowering to the LLVM dialect failed\n",
                      diagnostics.text()));
   markParallelLoops(module);
   return absl::OkStatus();
 }
+
+namespace {
 
 struct HostTarget {
   std::unique_ptr<llvm::TargetMachine> machine;
@@ -351,7 +355,7 @@ absl::StatusOr<NativeLibrary> compileKernelModule(ModuleOp module) {
   };
   NativeLibrary result;
   auto start = Clock::now();
-  if (absl::Status s = lowerToLLVMDialect(module); !s.ok())
+  if (absl::Status s = lowerKernelsToLLVMDialect(module); !s.ok())
     return s;
   // Translation shares the MLIR context, so it stays on this thread.
   std::vector<std::unique_ptr<Part>> parts;

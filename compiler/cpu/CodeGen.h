@@ -30,6 +30,11 @@ struct NativeLibrary {
 /// Loads the dialects kernels are built from into `context`.
 void loadKernelDialects(mlir::MLIRContext &context);
 
+/// Expands f32 transcendentals into polynomials and bf16 into integer ops,
+/// then lowers every kernel dialect to the LLVM dialect, in place. The
+/// first half of every backend's code path (the CUDA backend shares it).
+absl::Status lowerKernelsToLLVMDialect(mlir::ModuleOp module);
+
 /// kernel module (consumed: it is lowered in place) → shared object bytes.
 absl::StatusOr<NativeLibrary> compileKernelModule(mlir::ModuleOp module);
 

@@ -8,17 +8,21 @@
 // op by op, (3) the memory planner (compiler/MemoryPlanner.h) packs the
 // arena slots by lifetime and checks the budget, (4) kernels with
 // identical printed IR are emitted once and the kernel module is compiled
-// to one shared object.
+// for the target device: one shared object for the cpu, PTX/cubin for cuda.
 #include "compiler/cpu/CpuCompiler.h"
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/ScalarOps.h"
+#include "compiler/cuda/CudaCodeGen.h"
 
 #include "ir/KilnDialect.h"
 #include "runtime/BufferLiveness.h"
 #include "runtime/CpuExecutor.h"
+#ifdef KILN_WITH_CUDA_RUNTIME
+#include "runtime/cuda/CudaExecutor.h"
+#endif
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -75,9 +79,9 @@ constexpr uint64_t kMaxStoredSplatBytes = 4096;
 class FunctionLowering {
 public:
   FunctionLowering(func::FuncOp function, CpuCompileStats &stats,
-                   uint64_t memoryBudgetBytes)
+                   uint64_t memoryBudgetBytes, const KernelTarget &target)
       : function_(function), stats_(stats),
-        memoryBudgetBytes_(memoryBudgetBytes),
+        memoryBudgetBytes_(memoryBudgetBytes), target_(target),
         kernels_(ModuleOp::create(function.getLoc())) {}
 
   absl::StatusOr<runtime::Executable> run();
@@ -102,10 +106,13 @@ private:
   /// A slot holding `operand` permuted by `perm` (the slot itself if `perm`
   /// is the identity).
   absl::StatusOr<uint32_t> permuted(Value operand, ArrayRef<int64_t> perm);
+  /// The kernel module → the executable's kernel library for the target.
+  absl::Status generateCode();
 
   func::FuncOp function_;
   CpuCompileStats &stats_;
   uint64_t memoryBudgetBytes_;
+  KernelTarget target_;
   /// Per slot: the op that made it, for memory reports.
   std::vector<std::string> slotOrigins_;
   OwningOpRef<ModuleOp> kernels_;
@@ -446,12 +453,58 @@ absl::Status FunctionLowering::lowerBlock(Block &block) {
   return absl::OkStatus();
 }
 
+absl::Status FunctionLowering::generateCode() {
+  exe_.device = target_.device;
+  exe_.allowTf32 = target_.device == runtime::Device::cuda && target_.tf32;
+  if (target_.device == runtime::Device::cuda) {
+    exe_.targetCpu = target_.cudaArch;
+    if (absl::Status s = cuda::checkCudaArch(target_.cudaArch); !s.ok())
+      return s;
+  }
+  if (kernels_->getBody()->empty())
+    return absl::OkStatus();
+  auto start = std::chrono::steady_clock::now();
+  if (target_.device == runtime::Device::cuda) {
+    cuda::CudaCodegenOptions options;
+    options.arch = target_.cudaArch;
+    for (const runtime::Thunk &thunk : exe_.thunks)
+      if (thunk.kind == runtime::Thunk::Kind::kernel)
+        options.bufferCounts[thunk.kernel.symbol] = thunk.kernel.slots.size();
+    absl::StatusOr<cuda::CudaKernelImage> image =
+        cuda::compileCudaKernelModule(*kernels_, options);
+    if (!image.ok())
+      return image.status();
+    stats_.lowerSeconds = image->lowerSeconds;
+    stats_.optimizeSeconds = image->optimizeSeconds;
+    stats_.emitSeconds = image->emitSeconds;
+    stats_.assembleSeconds = image->assembleSeconds;
+    exe_.targetFeatures = image->ptxFeatures;
+    exe_.kernelLibrary = image->cubin.empty() ? image->ptx : image->cubin;
+    stats_.ptx = std::move(image->ptx);
+  } else {
+    absl::StatusOr<NativeLibrary> library = compileKernelModule(*kernels_);
+    if (!library.ok())
+      return library.status();
+    stats_.lowerSeconds = library->lowerSeconds;
+    stats_.optimizeSeconds = library->optimizeSeconds;
+    stats_.emitSeconds = library->emitSeconds;
+    stats_.linkSeconds = library->linkSeconds;
+    exe_.kernelLibrary = std::move(library->sharedObject);
+    exe_.targetCpu = library->cpu;
+    exe_.targetFeatures = library->features;
+  }
+  stats_.codegenSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   absl::StatusOr<runtime::ProgramSignature> signature = signatureOf(function_);
   if (!signature.ok())
     return signature.status();
   exe_.signature = std::move(*signature);
-  exe_.compilerVersion = kCpuCompilerVersion;
+  exe_.compilerVersion = kCompilerVersion;
   for (auto [i, arg] : llvm::enumerate(function_.getArguments())) {
     runtime::BufferSlot slot;
     slot.kind = runtime::BufferSlot::Kind::input;
@@ -469,22 +522,8 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   if (absl::Status s = checkMemoryBudget(stats_.memory, memoryBudgetBytes_);
       !s.ok())
     return s;
-  if (!kernels_->getBody()->empty()) {
-    auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<NativeLibrary> library = compileKernelModule(*kernels_);
-    if (!library.ok())
-      return library.status();
-    stats_.codegenSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    stats_.lowerSeconds = library->lowerSeconds;
-    stats_.optimizeSeconds = library->optimizeSeconds;
-    stats_.emitSeconds = library->emitSeconds;
-    stats_.linkSeconds = library->linkSeconds;
-    exe_.kernelLibrary = std::move(library->sharedObject);
-    exe_.targetCpu = library->cpu;
-    exe_.targetFeatures = library->features;
-  }
+  if (absl::Status s = generateCode(); !s.ok())
+    return s;
   return std::move(exe_);
 }
 
@@ -492,7 +531,8 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
 
 absl::StatusOr<runtime::Executable>
 compileExecutable(ModuleOp module, const std::string &function,
-                  CpuCompileStats *stats, const PipelineOptions &pipeline) {
+                  CpuCompileStats *stats, const PipelineOptions &pipeline,
+                  const KernelTarget &target) {
   if (failed(runKilnPipeline(module, pipeline)))
     return absl::InternalError("the kiln pass pipeline failed on the module");
   absl::StatusOr<func::FuncOp> entry = findEntryFunction(module, function);
@@ -501,7 +541,7 @@ compileExecutable(ModuleOp module, const std::string &function,
   loadKernelDialects(*module.getContext());
   CpuCompileStats local;
   FunctionLowering lowering(*entry, stats ? *stats : local,
-                            pipeline.memoryBudgetBytes);
+                            pipeline.memoryBudgetBytes, target);
   return lowering.run();
 }
 
@@ -512,14 +552,42 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   return pipeline;
 }
 
+KernelTarget kernelTargetFor(const CompileOptions &options) {
+  KernelTarget target;
+  if (options.backend == Backend::cuda)
+    target.device = runtime::Device::cuda;
+  target.cudaArch = options.cudaArch;
+  target.tf32 = options.tf32;
+  return target;
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+loadProgram(runtime::Executable executable) {
+  if (executable.device == runtime::Device::cpu)
+    return runtime::loadCpuProgram(std::move(executable));
+#ifdef KILN_WITH_CUDA_RUNTIME
+  return runtime::loadCudaProgram(std::move(executable));
+#else
+  return absl::UnimplementedError(
+      "this build of kiln has no CUDA runtime (the CUDA toolkit's headers "
+      "were missing when it was built)");
+#endif
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+createProgram(ModuleOp module, const std::string &function,
+              const PipelineOptions &pipeline, const KernelTarget &target) {
+  absl::StatusOr<runtime::Executable> executable =
+      compileExecutable(module, function, nullptr, pipeline, target);
+  if (!executable.ok())
+    return executable.status();
+  return loadProgram(std::move(*executable));
+}
+
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 createCpuProgram(ModuleOp module, const std::string &function,
                  const PipelineOptions &pipeline) {
-  absl::StatusOr<runtime::Executable> executable =
-      compileExecutable(module, function, nullptr, pipeline);
-  if (!executable.ok())
-    return executable.status();
-  return runtime::loadCpuProgram(std::move(*executable));
+  return createProgram(module, function, pipeline, KernelTarget());
 }
 
 } // namespace kiln::compiler::cpu

@@ -1,5 +1,8 @@
-// The CPU backend's driver: a kiln function → a runtime::Executable (buffer
-// plan, thunk list, kernel library) → a loaded runtime program.
+// The native backends' driver: a kiln function → a runtime::Executable
+// (buffer plan, thunk list, kernel library) → a loaded runtime program. The
+// thunk list, the memory plan and the kernels' MLIR are the same for every
+// device; only the last step differs: a host shared object (cpu/CodeGen.h)
+// or PTX/cubin for an NVIDIA GPU (cuda/CudaCodeGen.h).
 #ifndef KILN_COMPILER_CPU_CPUCOMPILER_H
 #define KILN_COMPILER_CPU_CPUCOMPILER_H
 
@@ -21,7 +24,18 @@ class ModuleOp;
 namespace kiln::compiler::cpu {
 
 /// The version written into executables; bump when codegen changes.
-inline constexpr const char *kCpuCompilerVersion = "kiln-cpu 0.1";
+inline constexpr const char *kCompilerVersion = "kiln 0.2";
+
+/// The device kernels are generated for.
+struct KernelTarget {
+  runtime::Device device = runtime::Device::cpu;
+  /// cuda: the architecture (sm_80, sm_90) and TF32 GEMMs (--tf32).
+  std::string cudaArch = "sm_90";
+  bool tf32 = false;
+};
+
+/// The target a compile request implies.
+KernelTarget kernelTargetFor(const CompileOptions &options);
 
 /// Statistics of one compilation, for tools and benchmarks.
 struct CpuCompileStats {
@@ -33,6 +47,9 @@ struct CpuCompileStats {
   /// object emission, linking.
   double lowerSeconds = 0, optimizeSeconds = 0, emitSeconds = 0,
          linkSeconds = 0;
+  /// cuda: ptxas's time, and the PTX (kept for tools: kilnc --emit-ptx).
+  double assembleSeconds = 0;
+  std::string ptx;
   /// The memory plan: arena, planned peak and what is live at the peak.
   MemoryPlanReport memory;
 };
@@ -45,7 +62,8 @@ struct CpuCompileStats {
 absl::StatusOr<runtime::Executable>
 compileExecutable(mlir::ModuleOp module, const std::string &function,
                   CpuCompileStats *stats = nullptr,
-                  const PipelineOptions &pipeline = PipelineOptions());
+                  const PipelineOptions &pipeline = PipelineOptions(),
+                  const KernelTarget &target = KernelTarget());
 
 /// The pipeline options a compile request implies (budget, pass dumps).
 PipelineOptions pipelineOptionsFor(const CompileOptions &options);
@@ -54,6 +72,16 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options);
 absl::StatusOr<std::unique_ptr<runtime::Program>>
 createCpuProgram(mlir::ModuleOp module, const std::string &function,
                  const PipelineOptions &pipeline = PipelineOptions());
+
+/// module + function name → a program loaded on `target`'s device.
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+createProgram(mlir::ModuleOp module, const std::string &function,
+              const PipelineOptions &pipeline, const KernelTarget &target);
+
+/// An executable → a program on its device (runtime/CpuExecutor or the
+/// CUDA runtime when this build has it).
+absl::StatusOr<std::unique_ptr<runtime::Program>>
+loadProgram(runtime::Executable executable);
 
 } // namespace kiln::compiler::cpu
 

@@ -4,6 +4,7 @@
 #ifndef KILN_COMPILER_TOOLS_KILNCCOMMON_H
 #define KILN_COMPILER_TOOLS_KILNCCOMMON_H
 
+#include "compiler/CacheKey.h"
 #include "runtime/PersistentCache.h"
 
 #include <cstdint>
@@ -49,6 +50,19 @@ int fail(const std::string &message, int code = kExitFailure);
 /// --max-size; misses and warnings go to stderr unless `quiet`.
 std::optional<runtime::PersistentCacheOptions>
 cacheOptions(const Args &args, bool readOnly, bool quiet);
+
+/// The flags that choose what code is generated for, shared by compile
+/// and precompile (which passes them on to its workers).
+inline const std::set<std::string> kTargetFlags = {"--backend", "--cuda_arch",
+                                                   "--cuda-arch"};
+inline const std::set<std::string> kTargetSwitches = {"--tf32"};
+
+/// --backend cpu|cuda, --cuda_arch sm_80|sm_90 (or --cuda-arch), --tf32 →
+/// `options`; a bad value prints a message and returns false.
+bool parseTargetFlags(const Args &args, compiler::KeyOptions &options);
+
+/// The target flags given in `args`, as command-line words to pass on.
+std::vector<std::string> targetFlagWords(const Args &args);
 
 int runCompile(int argc, char **argv);
 int runPrecompile(int argc, char **argv);

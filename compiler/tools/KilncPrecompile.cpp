@@ -68,6 +68,8 @@ pid_t startWorker(const std::string &dumpDir, const Job &job,
     argvText.push_back("--max-size");
     argvText.push_back(args.get("--max-size"));
   }
+  for (std::string &word : targetFlagWords(args))
+    argvText.push_back(std::move(word));
   pid_t pid = ::fork();
   if (pid != 0)
     return pid;
@@ -189,10 +191,15 @@ int parseWorkerFlags(const Args &args, int &jobs, uint64_t &memoryCap) {
 } // namespace
 
 int runPrecompile(int argc, char **argv) {
-  std::optional<Args> args = parseArgs(
-      argc, argv, 2, {"--cache", "--jobs", "--worker-memory", "--max-size"},
-      {});
+  std::set<std::string> valued = {"--cache", "--jobs", "--worker-memory",
+                                  "--max-size"};
+  valued.insert(kTargetFlags.begin(), kTargetFlags.end());
+  std::optional<Args> args =
+      parseArgs(argc, argv, 2, valued, kTargetSwitches);
   if (!args)
+    return kExitUsage;
+  compiler::KeyOptions target;
+  if (!parseTargetFlags(*args, target))
     return kExitUsage;
   if (args->positional.size() != 1)
     return fail("precompile: expected one DUMP_DIR", kExitUsage);

@@ -44,6 +44,7 @@ struct RunOptions {
   std::string inputs;
   uint64_t seed = 0;
   std::string backend;
+  std::string cudaArch;
 };
 
 /// The signature of the function being run, checked once up front.
@@ -280,6 +281,7 @@ int run(const RunOptions &options) {
 
   kiln::compiler::CompileOptions compileOptions;
   compileOptions.backend = *backend;
+  compileOptions.cudaArch = options.cudaArch;
   compileOptions.function = function->getName().str();
   auto program = kiln::compiler::compile(**module, compileOptions);
   if (!program.ok())
@@ -318,14 +320,18 @@ int main(int argc, char **argv) {
                                llvm::cl::desc("seed of --inputs random"),
                                llvm::cl::init(0), llvm::cl::cat(category));
   llvm::cl::opt<std::string> backend(
-      "backend", llvm::cl::desc("where to run: reference or cpu"),
+      "backend", llvm::cl::desc("where to run: reference, cpu or cuda"),
       llvm::cl::init("reference"), llvm::cl::cat(category));
+  llvm::cl::opt<std::string> cudaArch(
+      "cuda_arch", llvm::cl::desc("GPU architecture for --backend cuda"),
+      llvm::cl::value_desc("sm_80|sm_90"), llvm::cl::init("sm_90"),
+      llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
   // Bad flags and bad values (a non-numeric --seed) exit(1) with a message
   // from here.
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "kiln-run: compile and run a kiln function\n");
 
-  RunOptions options{inputFile, function, inputs, seed, backend};
+  RunOptions options{inputFile, function, inputs, seed, backend, cudaArch};
   return run(options);
 }

@@ -7,6 +7,8 @@
 // and an output file is written to a temp name and renamed, never partly.
 #include "compiler/CachedCompiler.h"
 #include "compiler/MemoryPlanner.h"
+#include "compiler/cpu/CpuCompiler.h"
+#include "compiler/cuda/CudaCodeGen.h"
 #include "compiler/tools/InputChecks.h"
 #include "compiler/tools/KilncCommon.h"
 #include "ir/Serialization.h"
@@ -88,6 +90,44 @@ std::optional<uint64_t> parseBytes(const std::string &text) {
   if (bytes >= 1.8e19)
     return std::nullopt;
   return static_cast<uint64_t>(bytes);
+}
+
+bool parseTargetFlags(const Args &args, compiler::KeyOptions &options) {
+  absl::StatusOr<compiler::Backend> backend =
+      compiler::parseBackend(args.get("--backend", "cpu"));
+  if (!backend.ok() || *backend == compiler::Backend::reference) {
+    fail("--backend: expected cpu or cuda, got '" + args.get("--backend") + "'",
+         kExitUsage);
+    return false;
+  }
+  options.backend = *backend;
+  options.cudaArch = args.get("--cuda_arch", args.get("--cuda-arch", "sm_90"));
+  options.tf32 = args.has("--tf32");
+  bool cudaFlags = args.has("--cuda_arch") || args.has("--cuda-arch") ||
+                   options.tf32;
+  if (cudaFlags && options.backend != compiler::Backend::cuda) {
+    fail("--cuda_arch and --tf32 need --backend cuda", kExitUsage);
+    return false;
+  }
+  if (absl::Status s = compiler::cuda::checkCudaArch(options.cudaArch);
+      !s.ok()) {
+    fail("--cuda_arch: " + std::string(s.message()), kExitUsage);
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> targetFlagWords(const Args &args) {
+  std::vector<std::string> words;
+  for (const std::string &flag : kTargetFlags)
+    if (args.has(flag)) {
+      words.push_back(flag);
+      words.push_back(args.get(flag));
+    }
+  for (const std::string &flag : kTargetSwitches)
+    if (args.has(flag))
+      words.push_back(flag);
+  return words;
 }
 
 int fail(const std::string &message, int code) {
@@ -246,17 +286,45 @@ int writeDumps(const std::string &dir, const compiler::CacheKey &key,
 
 } // namespace
 
+/// `--emit-ptx FILE`: compiles for cuda without a cache and writes the
+/// PTX the kernels were built from (lit tests FileCheck it).
+int emitPtx(mlir::ModuleOp module, const compiler::KeyOptions &keyOptions,
+            const std::string &input, const std::string &path) {
+  if (keyOptions.backend != compiler::Backend::cuda)
+    return fail("--emit-ptx needs --backend cuda", kExitUsage);
+  PipelineOptions pipeline;
+  pipeline.memoryBudgetBytes = keyOptions.memoryBudget;
+  compiler::cpu::KernelTarget target;
+  target.device = runtime::Device::cuda;
+  target.cudaArch = keyOptions.cudaArch;
+  target.tf32 = keyOptions.tf32;
+  compiler::cpu::CpuCompileStats stats;
+  absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
+      module, keyOptions.function, &stats, pipeline, target);
+  if (!exe.ok())
+    return fail(input + ": " + std::string(exe.status().message()));
+  if (absl::Status s = writeFileAtomically(path, stats.ptx); !s.ok())
+    return fail(std::string(s.message()));
+  return 0;
+}
+
 int runCompile(int argc, char **argv) {
-  std::optional<Args> args = parseArgs(
-      argc, argv, 2,
-      {"-o", "--memory-budget", "--dump-dir", "--cache", "--max-size",
-       "--function"},
-      {"--print-plan", "--cache-read-only", "--quiet"});
+  std::set<std::string> valued = {"-o",        "--memory-budget",
+                                  "--dump-dir", "--cache",
+                                  "--max-size", "--function",
+                                  "--emit-ptx"};
+  valued.insert(kTargetFlags.begin(), kTargetFlags.end());
+  std::set<std::string> switches = {"--print-plan", "--cache-read-only",
+                                    "--quiet"};
+  switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
+  std::optional<Args> args = parseArgs(argc, argv, 2, valued, switches);
   if (!args)
     return kExitUsage;
   if (args->positional.size() != 1)
     return fail("compile: expected one input FILE.mlir", kExitUsage);
   compiler::KeyOptions keyOptions;
+  if (!parseTargetFlags(*args, keyOptions))
+    return kExitUsage;
   keyOptions.function = args->get("--function");
   if (args->has("--memory-budget")) {
     std::optional<uint64_t> budget = parseBytes(args->get("--memory-budget"));
@@ -284,6 +352,8 @@ int runCompile(int argc, char **argv) {
   auto module = parseModule(*contents, &context, input);
   if (!module.ok())
     return fail(std::string(module.status().message()));
+  if (args->has("--emit-ptx"))
+    return emitPtx(**module, keyOptions, input, args->get("--emit-ptx"));
   compiler::CacheOutcome outcome;
   absl::StatusOr<runtime::Executable> exe = compiler::compileExecutableCached(
       **module, keyOptions, cache ? &*cache : nullptr, &outcome,
@@ -325,9 +395,14 @@ const char *kUsage =
     "usage: kilnc compile FILE.mlir [-o FILE] [--function NAME]\n"
     "                    [--memory-budget BYTES] [--print-plan] [--dump-dir D]\n"
     "                    [--cache DIR [--cache-read-only] [--max-size BYTES]]\n"
+    "                    [TARGET] [--emit-ptx FILE]\n"
     "       kilnc precompile DUMP_DIR --cache DIR [--jobs N]\n"
-    "                    [--worker-memory BYTES] [--max-size BYTES]\n"
+    "                    [--worker-memory BYTES] [--max-size BYTES] [TARGET]\n"
     "       kilnc cache ls|verify|prune|clear --cache DIR [--max-size BYTES]\n"
+    "TARGET: --backend cpu|cuda (default cpu); with cuda, --cuda_arch "
+    "sm_80|sm_90\n"
+    "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "
+    "needed.\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
 

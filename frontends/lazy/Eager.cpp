@@ -41,7 +41,7 @@ std::string typeKey(const Node &node) {
 }
 
 std::string kernelKey(const Node &node) {
-  std::string key = options().backend == Backend::cpu ? "cpu " : "reference ";
+  std::string key = std::string(backendName(options().backend)) + " ";
   key += std::string(opName(node.op)) + " " + typeKey(node);
   for (int64_t i : node.ints)
     key += " " + std::to_string(i);
@@ -91,9 +91,9 @@ runtime::Program &kernelFor(const Node &node) {
   // Eager kernels are neither dumped (the dump feeds kilnc precompile with
   // step graphs) nor stored in the persistent cache.
   GraphCompileRequest request;
-  request.backend = options().backend == Backend::cpu
-                        ? compiler::Backend::cpu
-                        : compiler::Backend::reference;
+  request.backend = compilerBackend(options().backend);
+  request.cudaArch = options().cudaArch;
+  request.tf32 = options().tf32;
   auto start = std::chrono::steady_clock::now();
   auto compiled = compileGraph(singleOpGraph(node), request);
   double ms = millisecondsSince(start);

@@ -270,6 +270,10 @@ absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
                                error.message());
   compiler::KeyOptions keyOptions;
   keyOptions.function = "main";
+  if (request.backend != compiler::Backend::reference)
+    keyOptions.backend = request.backend;
+  keyOptions.cudaArch = request.cudaArch;
+  keyOptions.tf32 = request.tf32;
   std::string line =
       "{\"file\": " + jsonString(name) + ", \"tag\": " +
       jsonString(request.tag) + ", \"key\": " +
@@ -301,6 +305,8 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   options.backend = request.backend;
   options.function = "main";
   options.memoryBudgetBytes = request.memoryBudgetBytes;
+  options.cudaArch = request.cudaArch;
+  options.tf32 = request.tf32;
   if (!request.passDumpDir.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/graph-%016llx",

@@ -20,7 +20,7 @@ struct Graph;
 /// How one graph is compiled, and where it is dumped.
 struct GraphCompileRequest {
   compiler::Backend backend = compiler::Backend::reference;
-  /// The persistent cache (cpu backend only), or null.
+  /// The persistent cache (cpu and cuda backends), or null.
   runtime::PersistentCache *cache = nullptr;
   /// When not empty: write `graph-<graphHash>.mlir` (canonical text) there
   /// and append a line to its `manifest.jsonl`.
@@ -28,6 +28,9 @@ struct GraphCompileRequest {
   /// Options::passDumpDir and Options::memoryBudgetBytes.
   std::string passDumpDir;
   uint64_t memoryBudgetBytes = 0;
+  /// cuda: Options::cudaArch and Options::tf32.
+  std::string cudaArch = "sm_90";
+  bool tf32 = false;
   uint64_t graphHash = 0;
   /// The graph tag for the manifest ("step", "train step", ...).
   std::string tag;

@@ -22,14 +22,29 @@ static Backend parseBackendName(std::string_view name) {
     return Backend::reference;
   if (name == "cpu")
     return Backend::cpu;
+  if (name == "cuda")
+    return Backend::cuda;
   throw Error("set_backend: unknown backend '" + std::string(name) +
-              "'; expected reference or cpu");
+              "'; expected reference, cpu or cuda");
+}
+
+std::string_view backendName(Backend backend) {
+  switch (backend) {
+  case Backend::reference: return "reference";
+  case Backend::cpu: return "cpu";
+  case Backend::cuda: return "cuda";
+  }
+  return "?";
 }
 
 Options options_from_env() {
   Options result;
   if (const char *backend = std::getenv("KILN_BACKEND"))
     result.backend = parseBackendName(backend);
+  if (const char *arch = std::getenv("KILN_CUDA_ARCH"))
+    result.cudaArch = arch;
+  if (const char *tf32 = std::getenv("KILN_TF32"))
+    result.tf32 = std::string_view(tf32) == "1";
   if (const char *dump = std::getenv("KILN_DUMP_DIR"))
     result.passDumpDir = dump;
   if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))
@@ -61,6 +76,12 @@ void set_options(const Options &options) {
 }
 const Options &options() { return currentOptions(); }
 void set_backend(Backend backend) { currentOptions().backend = backend; }
+
+void check_backend_available(Backend backend) {
+  absl::Status s = compiler::backendAvailable(lazy::compilerBackend(backend));
+  if (!s.ok())
+    throw Error(std::string(s.message()));
+}
 void set_backend(std::string_view name) { set_backend(parseBackendName(name)); }
 
 //===--- Metrics ----------------------------------------------------------===//

@@ -35,11 +35,6 @@ std::unordered_map<uint64_t, std::vector<CacheEntry>> &graphCache() {
   return cache;
 }
 
-compiler::Backend compilerBackend(Backend backend) {
-  return backend == Backend::cpu ? compiler::Backend::cpu
-                                 : compiler::Backend::reference;
-}
-
 /// "first sight", or how `summary` differs from the nearest cached graph.
 std::string compileReason(const GraphSummary &summary) {
   std::string best = "first sight";
@@ -74,7 +69,7 @@ runtime::PersistentCache *persistentCache() {
   static std::unique_ptr<runtime::PersistentCache> cache;
   static std::string openedFor;
   const Options &o = options();
-  if (o.cacheDir.empty() || o.backend != Backend::cpu)
+  if (o.cacheDir.empty() || o.backend == Backend::reference)
     return nullptr;
   std::string config = o.cacheDir + (o.cacheReadOnly ? "\n1" : "\n0") +
                        std::to_string(o.cacheMaxBytes);
@@ -109,6 +104,8 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   request.dumpDir = options().dumpDir;
   request.passDumpDir = options().passDumpDir;
   request.memoryBudgetBytes = options().memoryBudgetBytes;
+  request.cudaArch = options().cudaArch;
+  request.tf32 = options().tf32;
   request.graphHash = hash;
   request.tag = graphTag();
   auto start = std::chrono::steady_clock::now();
@@ -171,7 +168,9 @@ void step() {
   metrics::Counters &counters = mutableCounters();
   ++counters.graphsTraced;
   Graph graph = buildGraph(outputs, donatable);
-  std::string backend = options().backend == Backend::cpu ? "cpu" : "reference";
+  std::string backend(backendName(options().backend));
+  if (options().backend == Backend::cuda)
+    backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");
   std::string key = "backend " + backend + "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);
 
@@ -229,6 +228,16 @@ void clear_graph_cache() {
 void set_graph_tag(std::string_view tag) { graphTag() = std::string(tag); }
 
 namespace lazy {
+
+compiler::Backend compilerBackend(Backend backend) {
+  switch (backend) {
+  case Backend::cpu: return compiler::Backend::cpu;
+  case Backend::cuda: return compiler::Backend::cuda;
+  case Backend::reference: break;
+  }
+  return compiler::Backend::reference;
+}
+
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)

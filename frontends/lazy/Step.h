@@ -4,6 +4,7 @@
 #ifndef KILN_FRONTENDS_LAZY_STEP_H
 #define KILN_FRONTENDS_LAZY_STEP_H
 
+#include "compiler/Compiler.h"
 #include "frontends/lazy/Tensor.h"
 #include "runtime/Program.h"
 
@@ -11,6 +12,9 @@
 #include <vector>
 
 namespace kiln::lazy {
+
+/// The compiler's backend for a frontend backend.
+compiler::Backend compilerBackend(Backend backend);
 
 /// Runs step() on behalf of a host transfer and counts it as a forced sync.
 void forcedSync();

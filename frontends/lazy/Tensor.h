@@ -328,7 +328,10 @@ bool is_grad_enabled();
 
 //===--- Execution --------------------------------------------------------===//
 
-enum class Backend : uint8_t { reference, cpu };
+enum class Backend : uint8_t { reference, cpu, cuda };
+
+/// "reference" | "cpu" | "cuda".
+std::string_view backendName(Backend backend);
 
 /// How ops run. `graph` (the default) records them lazily and compiles what
 /// is pending into one graph at step(); `eager` runs each primitive op at
@@ -341,8 +344,13 @@ enum class Mode : uint8_t { graph, eager };
 /// options_from_env(); the library itself never reads environment variables.
 struct Options {
   /// The backend compiled graphs run on: native CPU code by default; the
-  /// reference evaluator stays selectable (KILN_BACKEND=reference).
+  /// reference evaluator stays selectable (KILN_BACKEND=reference), and an
+  /// NVIDIA GPU is KILN_BACKEND=cuda.
   Backend backend = Backend::cpu;
+  /// cuda: the architecture kernels are built for (KILN_CUDA_ARCH, sm_80 |
+  /// sm_90) and TF32 GEMMs (KILN_TF32=1; exact f32 by default).
+  std::string cudaArch = "sm_90";
+  bool tf32 = false;
   /// When not empty, every distinct graph the run traces is written there
   /// once as canonical text, `graph-<hash>.mlir`, with a line in
   /// `manifest.jsonl` (its cache key and graph tag): the input of
@@ -371,7 +379,8 @@ struct Options {
   bool poisonDeadBuffers = false;
 };
 
-/// KILN_BACKEND ("reference" | "cpu"), KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
+/// KILN_BACKEND ("reference" | "cpu" | "cuda"), KILN_CUDA_ARCH, KILN_TF32=1,
+/// KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
 /// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager") and
 /// KILN_POISON_DEAD_BUFFERS=1 → Options; throws kiln::Error on an unknown backend or mode name.
 Options options_from_env();
@@ -387,6 +396,10 @@ void set_mode(Mode mode);
 Mode mode();
 const Options &options();
 void set_backend(Backend backend);
+/// Throws kiln::Error saying what is missing when `backend` cannot run on
+/// this machine (cuda: no driver, no GPU); a tool calls it before it
+/// builds a model, so a missing GPU costs nothing.
+void check_backend_available(Backend backend);
 /// "reference" | "cpu"; throws kiln::Error on another name.
 void set_backend(std::string_view name);
 

@@ -110,6 +110,34 @@ TEST_F(CacheKeyTest, ResultChangingOptionsEnterTheKey) {
   EXPECT_EQ(key(kModule, named), base);
 }
 
+// A cuda entry is compiled for a GPU, not for the host: its key names the
+// architecture and no host CPU or feature, so a cache filled by `kilnc
+// precompile --backend cuda` on a machine without a GPU is warm on the GPU
+// machine. Architecture and TF32 change the code, so they change the key.
+TEST_F(CacheKeyTest, CudaKeysNameTheArchitectureNotTheHost) {
+  KeyOptions cuda;
+  cuda.backend = Backend::cuda;
+  KeyEnvironment env = hostKeyEnvironment();
+  KeyEnvironment otherHost = env;
+  otherHost.targetCpu = "othercpu";
+  otherHost.targetFeatures = "+avx512f";
+  EXPECT_EQ(key(kModule, cuda, env), key(kModule, cuda, otherHost));
+  EXPECT_NE(key(kModule, {}, env), key(kModule, {}, otherHost));
+  EXPECT_NE(key(kModule, cuda), key(kModule));
+  KeyOptions sm80 = cuda;
+  sm80.cudaArch = "sm_80";
+  EXPECT_NE(key(kModule, sm80), key(kModule, cuda));
+  KeyOptions tf32 = cuda;
+  tf32.tf32 = true;
+  EXPECT_NE(key(kModule, tf32), key(kModule, cuda));
+  // The cuda fields mean nothing to the cpu backend's code.
+  KeyOptions cpuWithArch;
+  cpuWithArch.cudaArch = "sm_80";
+  EXPECT_EQ(key(kModule, cpuWithArch), key(kModule));
+  auto module = parse(kModule);
+  EXPECT_EQ(computeCacheKey(*module, sm80).identity.target, "cuda:sm_80");
+}
+
 class CachedCompileTest : public CacheKeyTest {
 protected:
   void SetUp() override {

@@ -2,6 +2,7 @@
 // every kiln op on small shapes, in every element type it takes, with NaN,
 // ±Inf, -0 and denormals among the inputs. Several ops share one function
 // where they can, so each test pays for one kernel compilation.
+#include "BackendTestModules.h"
 #include "CpuTestSupport.h"
 #include "EvaluatorTestSupport.h"
 
@@ -12,33 +13,6 @@
 
 namespace kiln::testing {
 namespace {
-
-std::string tensorType(DType dtype, const std::vector<int64_t> &shape) {
-  return HostTensor(dtype, shape).typeString();
-}
-
-/// @main(%a[, %b]) returning `op` applied to its arguments, one result per op.
-std::string elementwiseModule(const std::vector<std::string> &ops, int arity,
-                              const std::string &type,
-                              const std::string &resultType = "") {
-  std::string rt = resultType.empty() ? type : resultType;
-  std::string args = "%a: " + type;
-  if (arity > 1)
-    args += ", %b: " + type;
-  std::vector<std::string> results, types;
-  std::string body;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    std::string operands = arity > 1 ? "%a, %b" : "%a";
-    body += absl::StrCat("  %r", i, " = kiln.", ops[i], " ", operands, " : ",
-                         ops[i].rfind("compare", 0) == 0 ? type : rt, "\n");
-    results.push_back(absl::StrCat("%r", i));
-    types.push_back(rt);
-  }
-  return absl::StrCat("func.func @main(", args, ") -> (",
-                      absl::StrJoin(types, ", "), ") {\n", body, "  return ",
-                      absl::StrJoin(results, ", "), " : ",
-                      absl::StrJoin(types, ", "), "\n}\n");
-}
 
 const std::vector<int64_t> kShape = {3, 37};
 
@@ -230,13 +204,6 @@ TEST(CpuBackend, ReductionsMatchReference) {
         a.setDouble(i, 1 + a.getDouble(i) / 20);
     expectMatchesReference(source, {a}, /*scale=*/600);
   }
-}
-
-std::string dotModule(const std::string &lhs, const std::string &rhs,
-                      const std::string &out, const std::string &dims) {
-  return absl::StrCat("func.func @main(%a: ", lhs, ", %b: ", rhs, ") -> ", out,
-                      " {\n  %0 = kiln.dot_general %a, %b, ", dims, " : ", lhs,
-                      ", ", rhs, " -> ", out, "\n  return %0 : ", out, "\n}\n");
 }
 
 TEST(CpuBackend, DotGeneralMatchesReference) {

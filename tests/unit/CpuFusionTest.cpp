@@ -5,6 +5,7 @@
 // evaluator and must compile to exactly one kernel thunk; the negative twin
 // (a reduce result read at a larger shape) must fall back to op-by-op
 // kernels and still compute the right values.
+#include "BackendTestModules.h"
 #include "CpuTestSupport.h"
 
 #include "compiler/cpu/CodeGen.h"
@@ -202,54 +203,6 @@ func.func @main(%x: tensor<37xf32>) -> (tensor<37xf32>, tensor<f32>) {
 }
 )mlir",
                   randomInputs({{DType::f32, {37}}}, 3, false), 80);
-}
-
-/// Frontend-style composites (keepdim = reduce + reshape, scalars broadcast),
-/// unfused: the pipeline builds the fusion, the backend one kernel.
-std::string softmaxSource(int64_t rows, int64_t cols) {
-  std::string r = std::to_string(rows), c = std::to_string(cols);
-  std::string full = "tensor<" + r + "x" + c + "xf32>";
-  std::string row = "tensor<" + r + "xf32>", keep = "tensor<" + r + "x1xf32>";
-  return absl::StrCat(
-      "func.func @main(%x: ", full, ") -> ", full, " {\n",
-      "  %m = kiln.reduce max %x, dims = [1] : ", full, " -> ", row, "\n",
-      "  %mk = kiln.reshape %m : ", row, " -> ", keep, "\n",
-      "  %mb = kiln.broadcast_in_dim %mk, dims = [0, 1] : ", keep, " -> ", full,
-      "\n  %z = kiln.sub %x, %mb : ", full, "\n  %e = kiln.exp %z : ", full,
-      "\n  %s = kiln.reduce sum %e, dims = [1] : ", full, " -> ", row, "\n",
-      "  %sk = kiln.reshape %s : ", row, " -> ", keep, "\n",
-      "  %sb = kiln.broadcast_in_dim %sk, dims = [0, 1] : ", keep, " -> ", full,
-      "\n  %y = kiln.div %e, %sb : ", full, "\n  return %y : ", full, "\n}\n");
-}
-
-std::string layerNormSource(int64_t rows, int64_t cols) {
-  std::string r = std::to_string(rows), c = std::to_string(cols);
-  std::string full = "tensor<" + r + "x" + c + "xf32>";
-  std::string vec = "tensor<" + c + "xf32>";
-  std::string row = "tensor<" + r + "xf32>", keep = "tensor<" + r + "x1xf32>";
-  return absl::StrCat(
-      "func.func @main(%x: ", full, ", %w: ", vec, ", %b: ", vec, ") -> ", full,
-      " {\n  %s = kiln.reduce sum %x, dims = [1] : ", full, " -> ", row,
-      "\n  %sk = kiln.reshape %s : ", row, " -> ", keep,
-      "\n  %n = kiln.constant dense<", c, ".0> : tensor<f32>",
-      "\n  %nb = kiln.broadcast_in_dim %n, dims = [] : tensor<f32> -> ", keep,
-      "\n  %mean = kiln.div %sk, %nb : ", keep,
-      "\n  %meanb = kiln.broadcast_in_dim %mean, dims = [0, 1] : ", keep,
-      " -> ", full, "\n  %c = kiln.sub %x, %meanb : ", full,
-      "\n  %c2 = kiln.mul %c, %c : ", full,
-      "\n  %v = kiln.reduce sum %c2, dims = [1] : ", full, " -> ", row,
-      "\n  %vk = kiln.reshape %v : ", row, " -> ", keep,
-      "\n  %var = kiln.div %vk, %nb : ", keep,
-      "\n  %eps = kiln.constant dense<1.0e-05> : tensor<f32>",
-      "\n  %epsb = kiln.broadcast_in_dim %eps, dims = [] : tensor<f32> -> ",
-      keep, "\n  %ve = kiln.add %var, %epsb : ", keep,
-      "\n  %rs = kiln.rsqrt %ve : ", keep,
-      "\n  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1] : ", keep, " -> ",
-      full, "\n  %y0 = kiln.mul %c, %rb : ", full,
-      "\n  %wb = kiln.broadcast_in_dim %w, dims = [1] : ", vec, " -> ", full,
-      "\n  %y1 = kiln.mul %y0, %wb : ", full,
-      "\n  %bb = kiln.broadcast_in_dim %b, dims = [1] : ", vec, " -> ", full,
-      "\n  %y = kiln.add %y1, %bb : ", full, "\n  return %y : ", full, "\n}\n");
 }
 
 TEST(CpuFusion, SoftmaxThroughThePipelineIsOneKernel) {

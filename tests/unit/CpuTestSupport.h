@@ -1,5 +1,6 @@
-// Helpers for the CPU backend's differential tests: parse MLIR text, compile
-// it with the CPU backend, run it and the reference evaluator on the same
+// Helpers for the native backends' differential tests: parse MLIR text,
+// compile it with a backend (the CPU by default, or any ProgramFactory, as
+// the CUDA tests pass), run it and the reference evaluator on the same
 // inputs (random values mixed with NaN, ±Inf, -0 and denormals), and compare
 // with the tolerances of docs/TESTING.md.
 #ifndef KILN_TESTS_UNIT_CPUTESTSUPPORT_H
@@ -19,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -126,11 +128,18 @@ inline ParsedModule parseModule(const std::string &source) {
   return parsed;
 }
 
-/// Compiles `source`'s @main for the CPU and compares it with the reference
-/// on `inputs`; `scale` widens the tolerance (e.g. by a reduction length).
-inline void expectMatchesReference(const std::string &source,
-                                   const std::vector<HostTensor> &inputs,
-                                   double scale = 1) {
+/// A parsed module's @main → a loaded program on the backend under test.
+using ProgramFactory =
+    std::function<absl::StatusOr<std::unique_ptr<runtime::Program>>(
+        mlir::ModuleOp module)>;
+
+/// Compiles `source`'s @main with `factory` and compares it with the
+/// reference on `inputs`; `scale` widens the tolerance (e.g. by a reduction
+/// length).
+inline void expectMatchesReferenceOn(const ProgramFactory &factory,
+                                     const std::string &source,
+                                     const std::vector<HostTensor> &inputs,
+                                     double scale = 1) {
   ParsedModule parsed = parseModule(source);
   ASSERT_TRUE(parsed.module) << "test MLIR does not parse:\n" << source;
   auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
@@ -139,7 +148,7 @@ inline void expectMatchesReference(const std::string &source,
       reference::evaluate(main, inputs);
   ASSERT_TRUE(expected.ok()) << expected.status().ToString() << "\n" << source;
   absl::StatusOr<std::unique_ptr<runtime::Program>> program =
-      compiler::cpu::createCpuProgram(*parsed.module, "main");
+      factory(*parsed.module);
   ASSERT_TRUE(program.ok()) << program.status().ToString() << "\n" << source;
   absl::StatusOr<std::vector<HostTensor>> actual =
       (*program)->run(runtime::borrowAll(inputs));
@@ -149,6 +158,17 @@ inline void expectMatchesReference(const std::string &source,
     std::string diff = compareTensors((*actual)[i], (*expected)[i], scale);
     EXPECT_EQ(diff, "") << "result " << i << " of\n" << source;
   }
+}
+
+/// expectMatchesReferenceOn for the CPU backend (oneDNN GEMMs, 2 threads).
+inline void expectMatchesReference(const std::string &source,
+                                   const std::vector<HostTensor> &inputs,
+                                   double scale = 1) {
+  expectMatchesReferenceOn(
+      [](mlir::ModuleOp module) {
+        return compiler::cpu::createCpuProgram(module, "main");
+      },
+      source, inputs, scale);
 }
 
 } // namespace kiln::testing

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -62,6 +63,64 @@ TEST(HostTensor, CopiesAreDeepAndBitwiseEqual) {
   b.setInt(1, 43);
   EXPECT_FALSE(a.bitwiseEqual(b));
   EXPECT_EQ(a.getInt(1), 42);
+}
+
+/// Deferred contents that count their fetches and fill a pattern (or fail).
+class CountingContents : public DeferredContents {
+public:
+  explicit CountingContents(bool fail = false) : fail_(fail) {}
+  absl::Status fetch(std::byte *dst, size_t bytes) override {
+    ++fetches;
+    if (fail_)
+      return absl::UnavailableError("the device is gone");
+    for (size_t i = 0; i < bytes; ++i)
+      dst[i] = std::byte(i & 0x7f);
+    return absl::OkStatus();
+  }
+  int fetches = 0;
+
+private:
+  bool fail_;
+};
+
+TEST(HostTensor, DeferredContentsAreFetchedOnceOnFirstRead) {
+  auto contents = std::make_shared<CountingContents>();
+  HostTensor t = HostTensor::deferred(DType::i32, {2, 3}, contents);
+  EXPECT_EQ(t.numElements(), 6);
+  EXPECT_EQ(t.byteSize(), 24u);
+  EXPECT_EQ(t.deferredContents(), contents);
+  EXPECT_EQ(contents->fetches, 0);
+  // Bytes 0..3 little-endian: 0x03020100.
+  EXPECT_EQ(t.getInt(0), 0x03020100);
+  EXPECT_EQ(contents->fetches, 1);
+  EXPECT_EQ(t.deferredContents(), nullptr);
+  EXPECT_EQ(t.getInt(1), 0x07060504);
+  EXPECT_EQ(contents->fetches, 1);
+}
+
+TEST(HostTensor, CopyingADeferredTensorFetchesItOnce) {
+  auto contents = std::make_shared<CountingContents>();
+  HostTensor t = HostTensor::deferred(DType::i64, {4}, contents);
+  HostTensor copy = t;
+  EXPECT_EQ(contents->fetches, 1);
+  EXPECT_TRUE(copy.bitwiseEqual(t));
+  HostTensor moved = std::move(t);
+  EXPECT_EQ(contents->fetches, 1);
+  EXPECT_TRUE(moved.bitwiseEqual(copy));
+}
+
+TEST(HostTensor, AFailedFetchThrowsWithTheDevicesMessage) {
+  HostTensor t = HostTensor::deferred(
+      DType::f32, {8}, std::make_shared<CountingContents>(/*fail=*/true));
+  try {
+    (void)t.getDouble(0);
+    FAIL() << "expected a throw";
+  } catch (const std::runtime_error &e) {
+    EXPECT_NE(std::string(e.what()).find("the device is gone"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("tensor<8xf32>"), std::string::npos);
+  }
 }
 
 } // namespace

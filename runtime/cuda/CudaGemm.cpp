@@ -1,0 +1,262 @@
+// GEMM plans on cuBLASLt (see CudaGemm.h).
+//
+// Layout: cuBLASLt is column-major by default, kiln's matrices row-major.
+// A row-major m×n C is the column-major n×m matrix C^T, and
+// C^T = op(B)^T · op(A)^T, so each plan computes that column-major product
+// with the operands swapped: cuBLAS's A is kiln's B, cuBLAS's B is kiln's
+// A, cuBLAS's (M, N, K) = (n, m, k), every layout CUBLASLT_ORDER_COL. A
+// row-major buffer read column-major is its own transpose, so kiln's
+// transA/transB map straight onto cuBLAS's TRANSB/TRANSA. This is the
+// classic trick every cuBLAS row-major caller uses; CUBLASLT_ORDER_ROW
+// would say the same thing but fewer algorithms support it for f32.
+#include "runtime/cuda/CudaGemm.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
+
+namespace kiln::runtime::cuda {
+
+namespace {
+
+/// The alignment cuBLASLt may assume of a matrix: the largest power of two
+/// (up to 256, the preference's default) dividing its address and, when
+/// batched, the byte stride between batch entries.
+uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch,
+                     uint64_t strideElements) {
+  uint64_t bits = pointer;
+  if (batch > 1)
+    bits |= strideElements * sizeof(float);
+  uint32_t alignment = 256;
+  while (alignment > 1 && bits % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<CublasLtHandle>>
+CublasLtHandle::create(std::shared_ptr<const CublasLt> library) {
+  std::unique_ptr<CublasLtHandle> handle(new CublasLtHandle());
+  cublasStatus_t status = library->create(&handle->handle_);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    handle->handle_ = nullptr;
+    return absl::InternalError(absl::StrCat(
+        "CUDA backend: cublasLtCreate failed: ", library->statusName(status),
+        " (", library->libraryPath(), ")"));
+  }
+  handle->library_ = std::move(library);
+  return handle;
+}
+
+CublasLtHandle::~CublasLtHandle() {
+  if (handle_)
+    library_->destroy(handle_);
+}
+
+absl::StatusOr<std::unique_ptr<CudaGemm>>
+CudaGemm::create(const CublasLtHandle &handle, const GemmThunk &thunk,
+                 size_t thunkIndex, bool allowTf32, Operands operands) {
+  std::unique_ptr<CudaGemm> gemm(
+      new CudaGemm(handle, thunk, thunkIndex, operands));
+  if (absl::Status s = gemm->plan(allowTf32); !s.ok())
+    return s;
+  return gemm;
+}
+
+CudaGemm::~CudaGemm() {
+  if (layoutC_)
+    library_->matrixLayoutDestroy(layoutC_);
+  if (layoutB_)
+    library_->matrixLayoutDestroy(layoutB_);
+  if (layoutA_)
+    library_->matrixLayoutDestroy(layoutA_);
+  if (desc_)
+    library_->matmulDescDestroy(desc_);
+}
+
+std::string CudaGemm::describe() const {
+  return absl::StrCat("GEMM thunk ", thunkIndex_, " (m=", thunk_.m,
+                      ", n=", thunk_.n, ", k=", thunk_.k,
+                      ", batch=", thunk_.batch, thunk_.transA ? ", transA" : "",
+                      thunk_.transB ? ", transB" : "", ")");
+}
+
+absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
+  return absl::InternalError(absl::StrCat(
+      describe(), ": ", call, " failed: ", library_->statusName(status)));
+}
+
+absl::Status CudaGemm::plan(bool allowTf32) {
+  const GemmThunk &g = thunk_;
+  // Empty products need no library call: cuBLASLt refuses zero sizes.
+  if (g.batch == 0 || g.m == 0 || g.n == 0) {
+    mode_ = Mode::nothing;
+    return absl::OkStatus();
+  }
+  if (g.k == 0) {
+    mode_ = Mode::zeroFill;
+    return absl::OkStatus();
+  }
+  mode_ = Mode::matmul;
+  const CublasLt &lt = *library_;
+  cublasComputeType_t compute =
+      allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  if (cublasStatus_t s = lt.matmulDescCreate(&desc_, compute, CUDA_R_32F);
+      s != CUBLAS_STATUS_SUCCESS) {
+    desc_ = nullptr;
+    return failure("cublasLtMatmulDescCreate", s);
+  }
+  // Swapped operands (see the top of this file).
+  int32_t opA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int32_t opB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (cublasStatus_t s = lt.matmulDescSetAttribute(
+          desc_, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
+      s != CUBLAS_STATUS_SUCCESS)
+    return failure("cublasLtMatmulDescSetAttribute(TRANSA)", s);
+  if (cublasStatus_t s = lt.matmulDescSetAttribute(
+          desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
+      s != CUBLAS_STATUS_SUCCESS)
+    return failure("cublasLtMatmulDescSetAttribute(TRANSB)", s);
+
+  // Each layout describes the buffer as stored, before its op: kiln's
+  // row-major r×c buffer is the column-major c×r matrix with ld c.
+  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, uint64_t rows,
+                        uint64_t cols, uint64_t batchStride) -> absl::Status {
+    if (cublasStatus_t s = lt.matrixLayoutCreate(
+            &layout, CUDA_R_32F, rows, cols, static_cast<int64_t>(rows));
+        s != CUBLAS_STATUS_SUCCESS) {
+      layout = nullptr;
+      return failure("cublasLtMatrixLayoutCreate", s);
+    }
+    int32_t order = CUBLASLT_ORDER_COL;
+    int32_t count = static_cast<int32_t>(g.batch);
+    int64_t stride = static_cast<int64_t>(batchStride);
+    if (cublasStatus_t s = lt.matrixLayoutSetAttribute(
+            layout, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof(order));
+        s != CUBLAS_STATUS_SUCCESS)
+      return failure("cublasLtMatrixLayoutSetAttribute(ORDER)", s);
+    if (g.batch == 1)
+      return absl::OkStatus();
+    if (cublasStatus_t s = lt.matrixLayoutSetAttribute(
+            layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+        s != CUBLAS_STATUS_SUCCESS)
+      return failure("cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)", s);
+    if (cublasStatus_t s = lt.matrixLayoutSetAttribute(
+            layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+            sizeof(stride));
+        s != CUBLAS_STATUS_SUCCESS)
+      return failure("cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)",
+                     s);
+    return absl::OkStatus();
+  };
+  const uint64_t m = g.m, n = g.n, k = g.k;
+  // cuBLAS's A = kiln's B: stored k×n (n×k with transB) row-major.
+  if (absl::Status s =
+          makeLayout(layoutA_, g.transB ? k : n, g.transB ? n : k, k * n);
+      !s.ok())
+    return s;
+  // cuBLAS's B = kiln's A: stored m×k (k×m with transA) row-major.
+  if (absl::Status s =
+          makeLayout(layoutB_, g.transA ? m : k, g.transA ? k : m, m * k);
+      !s.ok())
+    return s;
+  // C and D = kiln's C: m×n row-major.
+  if (absl::Status s = makeLayout(layoutC_, n, m, m * n); !s.ok())
+    return s;
+  return chooseAlgorithm();
+}
+
+absl::Status CudaGemm::chooseAlgorithm() {
+  const CublasLt &lt = *library_;
+  const GemmThunk &g = thunk_;
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (cublasStatus_t s = lt.matmulPreferenceCreate(&preference);
+      s != CUBLAS_STATUS_SUCCESS)
+    return failure("cublasLtMatmulPreferenceCreate", s);
+  // The pointers are fixed for the program's life, so the algorithm may
+  // rely on exactly their alignment (the default preference assumes 256
+  // bytes, which arena slots at 64-byte offsets do not all have).
+  uint64_t maxWorkspace = kMaxGemmWorkspaceBytes;
+  uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n);
+  uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k);
+  uint32_t alignC = alignmentOf(operands_.c, g.batch, uint64_t(g.m) * g.n);
+  struct Setting {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    const void *value;
+    size_t bytes;
+    const char *call;
+  };
+  const Setting settings[] = {
+      {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
+       sizeof(maxWorkspace),
+       "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)"},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof(alignA),
+       "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_A_BYTES)"},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof(alignB),
+       "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_B_BYTES)"},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC, sizeof(alignC),
+       "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_C_BYTES)"},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC, sizeof(alignC),
+       "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)"},
+  };
+  absl::Status status = absl::OkStatus();
+  for (const Setting &setting : settings) {
+    cublasStatus_t s = lt.matmulPreferenceSetAttribute(
+        preference, setting.attribute, setting.value, setting.bytes);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      status = failure(setting.call, s);
+      break;
+    }
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (status.ok()) {
+    cublasStatus_t s =
+        lt.matmulAlgoGetHeuristic(handle_, desc_, layoutA_, layoutB_, layoutC_,
+                                  layoutC_, preference, 1, &result, &found);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      status = failure("cublasLtMatmulAlgoGetHeuristic", s);
+    else if (found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
+      status = failure("cublasLtMatmulAlgoGetHeuristic (no algorithm)",
+                       found < 1 ? CUBLAS_STATUS_NOT_SUPPORTED : result.state);
+  }
+  lt.matmulPreferenceDestroy(preference);
+  if (!status.ok())
+    return status;
+  algo_ = result.algo;
+  workspaceBytes_ = std::min<uint64_t>(result.workspaceSize, maxWorkspace);
+  return absl::OkStatus();
+}
+
+absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
+                               CUdeviceptr workspace,
+                               uint64_t workspaceBytes) const {
+  const GemmThunk &g = thunk_;
+  switch (mode_) {
+  case Mode::nothing:
+    return absl::OkStatus();
+  case Mode::zeroFill: {
+    size_t bytes = size_t(g.batch) * g.m * g.n * sizeof(float);
+    absl::Status s = driver.check(
+        driver.memsetD8Async(operands_.c, 0, bytes, stream), "cuMemsetD8Async");
+    if (!s.ok())
+      return absl::Status(s.code(),
+                          absl::StrCat(describe(), ": ", s.message()));
+    return absl::OkStatus();
+  }
+  case Mode::matmul:
+    break;
+  }
+  cublasStatus_t s = library_->matmul(
+      handle_, desc_, &alpha_, reinterpret_cast<const void *>(operands_.b),
+      layoutA_, reinterpret_cast<const void *>(operands_.a), layoutB_, &beta_,
+      reinterpret_cast<const void *>(operands_.c), layoutC_,
+      reinterpret_cast<void *>(operands_.c), layoutC_, &algo_,
+      reinterpret_cast<void *>(workspace), workspaceBytes, stream);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return failure("cublasLtMatmul", s);
+  return absl::OkStatus();
+}
+
+} // namespace kiln::runtime::cuda

@@ -1,0 +1,89 @@
+// Outputs a CUDA program hands back without copying them to the host. A run
+// returns each output as a deferred HostTensor (support/HostTensor.h) whose
+// contents stay in the program's device memory until the host reads them:
+// parameters and optimizer state go from one training step to the next
+// without crossing the bus, and a run need not wait for the GPU: the read
+// of the loss is what waits.
+//
+// The device bytes behind a value are overwritten by the program's next
+// run (its outputs and arena are fixed buffers). So before a run starts,
+// every value still alive and on the device is copied to host memory
+// (staged), except the values the run consumes: donated back as inputs,
+// whose bytes the run reads in place. A value outlives its program the same
+// way: the program stages everything when it is destroyed.
+#ifndef KILN_RUNTIME_CUDA_DEVICEVALUES_H
+#define KILN_RUNTIME_CUDA_DEVICEVALUES_H
+
+#include "runtime/cuda/CudaDriver.h"
+#include "runtime/cuda/CudaExecutor.h"
+#include "support/HostTensor.h"
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace kiln::runtime::cuda {
+
+class DeviceValues;
+
+/// One output of one run, in device memory until first read or staged.
+class DeviceValue final : public DeferredContents {
+public:
+  DeviceValue(std::shared_ptr<DeviceValues> owner, CUdeviceptr pointer,
+              size_t bytes)
+      : owner_(std::move(owner)), pointer_(pointer), bytes_(bytes) {}
+  absl::Status fetch(std::byte *dst, size_t bytes) override;
+  CUdeviceptr pointer() const { return pointer_; }
+
+private:
+  friend class DeviceValues;
+  std::shared_ptr<DeviceValues> owner_;
+  CUdeviceptr pointer_;
+  size_t bytes_;
+  /// The host copy made before the device bytes were overwritten.
+  std::unique_ptr<std::byte[]> staged_;
+  bool onDevice_ = true;
+};
+
+/// The values a program has handed out, and the lock that its runs and the
+/// values' reads share (recursive: a run reads staged inputs under it).
+class DeviceValues : public std::enable_shared_from_this<DeviceValues> {
+public:
+  DeviceValues(std::shared_ptr<const CudaDriver> driver, CUcontext context,
+               CUstream stream, CudaProgramStats *stats)
+      : driver_(std::move(driver)), context_(context), stream_(stream),
+        stats_(stats) {}
+
+  std::recursive_mutex &mutex() const { return mutex_; }
+
+  /// A new value of `bytes` at `pointer` (call with the lock held).
+  std::shared_ptr<DeviceValue> issue(CUdeviceptr pointer, size_t bytes);
+  /// `contents` when it is a value of this program still on the device,
+  /// else null (another program's, staged, or a host tensor's).
+  DeviceValue *find(const DeferredContents *contents) const;
+  /// Copies every live value still on the device, except `consumed`, into
+  /// host memory, and waits: the next run overwrites their bytes.
+  absl::Status stageAllExcept(const std::set<const DeviceValue *> &consumed);
+  /// The program is going away: stages every value; they keep working
+  /// from host memory and never touch the device again.
+  void close();
+
+private:
+  friend class DeviceValue;
+  absl::Status fetch(DeviceValue &value, std::byte *dst);
+  absl::Status wait(const char *what);
+
+  mutable std::recursive_mutex mutex_;
+  std::shared_ptr<const CudaDriver> driver_;
+  CUcontext context_;
+  CUstream stream_;
+  CudaProgramStats *stats_;
+  bool closed_ = false;
+  std::unordered_map<const DeferredContents *, std::weak_ptr<DeviceValue>>
+      live_;
+};
+
+} // namespace kiln::runtime::cuda
+
+#endif // KILN_RUNTIME_CUDA_DEVICEVALUES_H

@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# The whole GPU suite in one command, run on the GPU machine from the
+# repository root with a prebuilt bundle (scripts/bundle.sh). Each part
+# runs under its own time limit, a failing part is recorded and the next
+# one runs; the whole check fits in ~9 minutes on an H100:
+#   1. bench-124m: kiln-bench --backend cuda, GPT-2 124M (seq 512, batch 16,
+#      dropout 0.1, AdamW), 12 steps, kiln compiled and PyTorch eager fp32,
+#      plus its dropout-0 parity runs of 4 steps (the step times are the
+#      issue's speed point; run first, alone on the machine);
+#   2. in the background, on the CPU: kiln --backend cpu on the same
+#      weights and first 4 batches (cpu-124m), and the SST-2 run on the cpu
+#      (sst2-cpu);
+#   3. the GPU unit tests (CudaRuntimeTest, CudaBackendTest,
+#      CudaRandomGraphTest with KILN_RANDOM_GRAPHS=1000), --gtest_output=json;
+#   4. sst2-cuda: 300 steps of kiln-train on SST-2 on the GPU;
+#   5. compute-sanitizer memcheck and racecheck on 3 steps of the tiny
+#      kiln-train model;
+#   6. the judgements: parity-124m (scripts/gpu/parity.py bench: the first
+#      4 losses of kiln cuda within 1e-4 of kiln cpu and of PyTorch) and
+#      sst2-curves (parity.py curves; its tolerances are explained there).
+#
+# Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
+# when only that is there), OUT (the results folder; default gpu-results/),
+# KILN_CUDA_ARCH (default sm_90), KILN_SST2_TRAIN (SST-2's train.tsv;
+# default shared/data/sst2/train.tsv in the tree, since ../shared does not
+# reach the GPU machine: copy ../shared/data/sst2 there), and
+# KILN_GPU_CHECK_SECONDS (the whole check's budget, default 520).
+#
+# Writes five files into the results folder (the device tool brings back
+# at most 8): summary.txt (one PASS/FAIL line per part, then OVERALL),
+# env.txt (date, GPU, driver, toolkit), logs.txt (every part's log, cut to
+# its head and tail when long), results.json (every JSON: gtest's,
+# kiln-bench's, the cpu run's, the parity figures) and bench.md (kiln-bench's
+# table and the parity tables). Exit status 0 when every part passed.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+bundle=${KILN_BUNDLE:-$root/bundle}
+results=${OUT:-$root/gpu-results}
+arch=${KILN_CUDA_ARCH:-sm_90}
+start=$(date +%s)
+deadline=$((start + ${KILN_GPU_CHECK_SECONDS:-520}))
+
+mkdir -p "$results"
+summary=$results/summary.txt logs=$results/logs.txt
+rm -f "$summary" "$logs" "$results/env.txt" "$results/results.json" \
+  "$results/bench.md"
+work=$(mktemp -d /tmp/kiln-gpu-check.XXXXXX)
+failures=0
+
+#===--- Running parts and recording them ---------------------------------===#
+
+# The limit a part gets: its own budget, cut to what is left before the
+# deadline (keeping 15 s to write the results).
+part_limit() {
+  local want=$1 left=$((deadline - $(date +%s) - 15))
+  echo $((left < want ? left : want))
+}
+
+# run_part NAME BUDGET COMMAND...: COMMAND's stdout and stderr into
+# $work/NAME.log, "exit-status seconds limit" into $work/NAME.rc.
+# Exit status 125: not run, out of time; 124 or 137: killed at the limit.
+run_part() {
+  local name=$1 limit rc t0
+  limit=$(part_limit "$2")
+  shift 2
+  t0=$(date +%s)
+  if ((limit < 10)); then
+    echo "not run: the check's time budget is spent" > "$work/$name.log"
+    rc=125
+  else
+    echo "+ $*" > "$work/$name.log"
+    timeout -k 10 "$limit" "$@" >> "$work/$name.log" 2>&1
+    rc=$?
+  fi
+  echo "$rc $(($(date +%s) - t0)) $limit" > "$work/$name.rc"
+  return "$rc"
+}
+
+# A long log's first 150 and last 400 lines.
+clip() {
+  local lines
+  lines=$(wc -l < "$1")
+  if ((lines > 600)); then
+    head -n 150 "$1"
+    echo "... ($((lines - 550)) lines cut) ..."
+    tail -n 400 "$1"
+  else
+    cat "$1"
+  fi
+}
+
+# record NAME VERDICT NOTE: the summary line, and the log into logs.txt.
+record() {
+  local name=$1 verdict=$2 note=$3 rc=- secs=0 limit=0
+  [[ -f $work/$name.rc ]] && read -r rc secs limit < "$work/$name.rc"
+  printf '%-4s  %-20s %4ss  %s\n' "$verdict" "$name" "$secs" "$note" >> "$summary"
+  [[ $verdict == PASS ]] || failures=$((failures + 1))
+  {
+    printf '\n===== %s: %s (exit %s after %s s, limit %s s) =====\n' \
+      "$name" "$verdict" "$rc" "$secs" "$limit"
+    [[ -f $work/$name.log ]] && clip "$work/$name.log"
+  } >> "$logs"
+}
+
+# What a non-zero exit status means, for the summary.
+exit_note() {
+  local rc
+  read -r rc _ < "$work/$1.rc"
+  case $rc in
+    0) echo "ok" ;;
+    124 | 137) echo "timed out" ;;
+    125) echo "not run: out of time" ;;
+    *) echo "exit $rc" ;;
+  esac
+}
+
+# record_by_exit NAME [NOTE]: PASS when the part exited 0.
+record_by_exit() {
+  local rc
+  read -r rc _ < "$work/$1.rc"
+  if [[ $rc == 0 ]]; then record "$1" PASS "${2:-}"; else record "$1" FAIL "$(exit_note "$1") ${2:-}"; fi
+}
+
+# kiln-train's log → "N losses, first → last", for the summary.
+loss_note() {
+  grep -oE "^\{'loss': [^,]+" "$1" | awk '{ v[NR] = $2 } END {
+    if (NR) printf "%d losses, %s -> %s", NR, v[1], v[NR]; else printf "no losses" }'
+}
+
+# Merges every JSON written so far into results.json (after each part, so
+# a check cut short still brings back what it measured).
+collect() {
+  local items=() f
+  for f in "$work"/*.json; do
+    [[ -e $f ]] && items+=("$(basename "$f" .json)=$f")
+  done
+  [[ -f $work/bench/results.json ]] && items+=("kiln_bench=$work/bench/results.json")
+  python3 "$root/scripts/gpu/collect.py" "$results/results.json" "${items[@]}" \
+    >> "$work/collect.log" 2>&1
+}
+
+#===--- The bundle and the machine ---------------------------------------===#
+
+if [[ ! -d $bundle/bin && -f $bundle.tar.xz ]]; then
+  mkdir -p "$bundle" && tar -xJf "$bundle.tar.xz" -C "$bundle"
+fi
+bin=$bundle/bin
+export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$bin:/usr/local/cuda/bin:$PATH
+export KILN_SOURCE_DIR=$root KILN_CUDA_ARCH=$arch
+python=$(command -v python3 || true)
+export KILN_BENCH_PYTHON=${KILN_BENCH_PYTHON:-$python}
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "host: $(hostname), $(nproc) cores, $(free -g | awk '/^Mem:/{print $2}') GiB"
+  echo "kernel: $(uname -r)"
+  echo "--- nvidia-smi -L"
+  nvidia-smi -L 2>&1
+  echo "--- GPU, driver"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+    --format=csv 2>&1
+  echo "--- toolkit"
+  for tool in nvcc ptxas compute-sanitizer; do
+    if command -v "$tool" > /dev/null; then
+      echo "$tool: $("$tool" --version 2>&1 | grep -iE 'release|version' | tail -n 1)"
+    else
+      echo "$tool: not found"
+    fi
+  done
+  echo "--- python"
+  "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -n 1
+  echo "--- kiln"
+  echo "tree: $root; bundle: $bundle; arch: $arch"
+  [[ -f $root/.git/HEAD ]] && echo "git: $(git -C "$root" describe --always --dirty 2>&1)"
+  ls -l "$bin" 2>&1
+} > "$results/env.txt"
+
+tools=(kiln-train kiln-run kiln-bench kilnc CudaRuntimeTest CudaBackendTest
+  CudaRandomGraphTest)
+{
+  for t in "${tools[@]}"; do
+    [[ -x $bin/$t ]] || echo "missing: $bin/$t"
+  done
+  for t in "$bin"/*; do ldd "$t" 2> /dev/null | grep 'not found' | sed "s|^|$(basename "$t"): |"; done
+} > "$work/bundle.log" 2>&1
+echo "0 0 0" > "$work/bundle.rc"
+if [[ -s $work/bundle.log ]]; then
+  record bundle FAIL "binaries or libraries missing (see logs.txt)"
+  echo "gpu-check: the bundle at $bundle is incomplete:" >&2
+  cat "$work/bundle.log" >&2
+else
+  record bundle PASS "${#tools[@]} programs, every library found"
+fi
+
+#===--- 1. GPT-2 124M on the GPU: speed, and the runs parity compares -----===#
+
+# The model and training flags kiln-bench passes its workers (modelFlags):
+# the cpu run below must repeat them exactly.
+model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
+  --warmup_steps 2 --lr 0.001 --weight_decay 0.01 --dropout 0.1
+  --max_grad_norm 1 --seed 0)
+bench_steps=12
+run_part bench-124m 270 kiln-bench --backend cuda "${model[@]}" --batch 16 \
+  --steps "$bench_steps" --modes compiled --peers torch --parity_steps 4 \
+  --bisect_max_batch 0 --max_rss_gib 48 --peers_dir "$root/bench/peers" \
+  --out "$work/bench"
+for run in "$work"/bench/runs/*.log; do
+  [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/bench-124m.log"
+done
+# PASS when kiln compiled and PyTorch both finished ("status": "ok").
+if bench_status=$(python3 -c 'import json, sys
+systems = json.load(open(sys.argv[1]))["systems"]
+print(" ".join(name + "=" + str(r.get("status")) for name, r in systems.items()))
+sys.exit(0 if len(systems) == 2 and all(r.get("status") == "ok" for r in systems.values()) else 1)' \
+  "$work/bench/results.json" 2> /dev/null); then
+  record bench-124m PASS "$bench_status"
+else
+  record bench-124m FAIL "$(exit_note bench-124m) ${bench_status:-no results.json}"
+fi
+[[ -f $work/bench/table.md ]] && cp "$work/bench/table.md" "$results/bench.md"
+collect
+
+#===--- 2. In the background: the cpu runs -------------------------------===#
+
+# kiln on the cpu repeats the cuda main run's first 4 steps: same weights,
+# flags and schedule (--steps 12 with 4 batches: the worker runs as many
+# steps as there are batches, on the schedule of --steps), same dropout
+# masks (kiln's Philox stream is the same bits on both backends).
+cpu_pid=
+if [[ -f $work/bench/weights.safetensors ]] &&
+  python3 -c 'import numpy as np, sys
+np.save(sys.argv[2], np.load(sys.argv[1])[:4])' \
+    "$work/bench/batches.npy" "$work/first4.npy" 2> "$work/cpu-124m.log"; then
+  OMP_NUM_THREADS=8 run_part cpu-124m 330 kiln-bench --worker kiln \
+    --mode compiled --backend cpu "${model[@]}" --steps "$bench_steps" \
+    --weights "$work/bench/weights.safetensors" --batches "$work/first4.npy" \
+    --result "$work/cpu_124m.json" &
+  cpu_pid=$!
+else
+  echo "no weights or batches from bench-124m: nothing to repeat" >> "$work/cpu-124m.log"
+  echo "1 0 0" > "$work/cpu-124m.rc"
+fi
+
+# SST-2 (examples/README.md): byte-level GPT-2, 4 layers of 256, blocks of
+# 128, batch 8, 300 steps with 30 of warmup, dropout 0.1 (kiln-train's
+# default; the masks are the same bits on both backends).
+sst2=${KILN_SST2_TRAIN:-}
+for candidate in "$sst2" "$root/shared/data/sst2/train.tsv" \
+  "$root/../shared/data/sst2/train.tsv"; do
+  [[ -n $candidate && -f $candidate ]] && { sst2=$candidate; break; }
+done
+sst2_note=""
+if [[ -z $sst2 || ! -f $sst2 ]]; then
+  sst2=$root/tests/data/sst2-tiny/train.tsv
+  sst2_note="(SST-2 not found: tests/data/sst2-tiny instead, 30 sentences; copy ../shared/data/sst2 to shared/data/sst2)"
+fi
+sst2_flags=(--dataset sst2 --train_file "$sst2" --n_layer 4 --n_embd 256
+  --n_head 4 --n_positions 128 --block_size 128
+  --per_device_train_batch_size 8 --learning_rate 1e-3 --warmup_steps 30
+  --max_steps 300 --logging_steps 1 --seed 0)
+OMP_NUM_THREADS=4 run_part sst2-cpu 240 kiln-train --backend cpu \
+  "${sst2_flags[@]}" &
+sst2_pid=$!
+
+#===--- 3. The GPU unit tests ---------------------------------------------===#
+
+# CudaRuntimeTest dlopens the fake driver and cuBLASLt at the paths of the
+# build that made the bundle (compiled in): where such a path is missing
+# here, link the bundle's copy there.
+for lib in libkiln-fake-cuda.so libkiln-fake-cublaslt.so; do
+  [[ -x $bin/CudaRuntimeTest && -f $bundle/lib/$lib ]] || continue
+  grep -aoE "/[A-Za-z0-9_.+/-]*/$lib" "$bin/CudaRuntimeTest" | sort -u |
+    while read -r path; do
+      if [[ -e $path ]]; then
+        echo "$path exists"
+      elif mkdir -p "$(dirname "$path")" 2> /dev/null && ln -sf "$bundle/lib/$lib" "$path"; then
+        echo "linked $path to the bundle's $lib"
+      else
+        echo "cannot create $path: CudaRuntimeTest will not find $lib"
+      fi
+    done
+done > "$work/fake-cuda.log" 2>&1
+
+# record_gtest NAME GPU: PASS when the binary exited 0 having run tests;
+# on this machine a GPU test that skips (GPU=1) is a failure too.
+record_gtest() {
+  local name=$1 log=$work/$1.log passed skipped failed
+  passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$')
+  skipped=$(grep -oE '^\[  SKIPPED \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | head -n 1)
+  failed=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | grep -oE '[0-9]+' | head -n 1)
+  local note="${passed:-0} passed, ${skipped:-0} skipped, ${failed:-0} failed"
+  local rc
+  read -r rc _ < "$work/$name.rc"
+  if [[ $rc != 0 || -z $passed ]]; then
+    record "$name" FAIL "$(exit_note "$name"): $note"
+  elif [[ $2 == 1 && -n $skipped ]]; then
+    record "$name" FAIL "skipped on the GPU machine: $note"
+  else
+    record "$name" PASS "$note"
+  fi
+}
+
+run_part CudaRuntimeTest 60 "$bin/CudaRuntimeTest" \
+  --gtest_output="json:$work/gtest_CudaRuntimeTest.json"
+{ echo "--- the fake driver's paths"; cat "$work/fake-cuda.log"; } >> "$work/CudaRuntimeTest.log"
+record_gtest CudaRuntimeTest 0
+
+run_part CudaBackendTest 150 "$bin/CudaBackendTest" \
+  --gtest_output="json:$work/gtest_CudaBackendTest.json"
+record_gtest CudaBackendTest 1
+
+rm -f /tmp/kiln-cuda-repro-*.mlir
+KILN_RANDOM_GRAPHS=1000 run_part CudaRandomGraphTest 200 \
+  "$bin/CudaRandomGraphTest" \
+  --gtest_output="json:$work/gtest_CudaRandomGraphTest.json"
+for repro in /tmp/kiln-cuda-repro-*.mlir; do
+  [[ -e $repro ]] && { echo "--- $repro"; cat "$repro"; } >> "$work/CudaRandomGraphTest.log"
+done
+record_gtest CudaRandomGraphTest 1
+collect
+
+#===--- 4. SST-2 on the GPU ---------------------------------------------===#
+
+run_part sst2-cuda 120 kiln-train --backend cuda --cuda_arch "$arch" \
+  "${sst2_flags[@]}"
+record_by_exit sst2-cuda "$(loss_note "$work/sst2-cuda.log") $sst2_note"
+
+#===--- 5. compute-sanitizer on a small GPT-2 step -----------------------===#
+
+# kiln-train's tiny default model, 3 steps: every kernel of the training
+# step, its GEMMs, the CUDA graph replay. PASS needs kiln-train to succeed
+# and the tool's summary to say 0 errors (memcheck) or 0 hazards
+# (racecheck); ptxas, a child process, is not instrumented.
+for tool in memcheck racecheck; do
+  run_part "$tool" 100 compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    --target-processes application-only \
+    kiln-train --backend cuda --cuda_arch "$arch" --max_steps 3 --logging_steps 1
+  read -r rc _ < "$work/$tool.rc"
+  if [[ $tool == memcheck ]]; then
+    clean='ERROR SUMMARY: 0 errors'
+  else
+    clean='RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)'
+  fi
+  if [[ $rc == 0 ]] && grep -qF "$clean" "$work/$tool.log"; then
+    record "$tool" PASS "$clean"
+  else
+    found=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$work/$tool.log" | tail -n 1 | sed 's/^=* *//')
+    record "$tool" FAIL "$([[ $rc == 0 ]] || exit_note "$tool") ${found:-no summary}"
+  fi
+done
+
+#===--- 6. The cpu runs, and the judgements ------------------------------===#
+
+[[ -n $cpu_pid ]] && wait "$cpu_pid"
+if [[ -f $work/cpu-124m.rc ]]; then
+  record_by_exit cpu-124m "kiln cpu, the cuda run's first 4 steps"
+fi
+wait "$sst2_pid"
+record_by_exit sst2-cpu "$(loss_note "$work/sst2-cpu.log") $sst2_note"
+
+run_part parity-124m 60 python3 "$root/scripts/gpu/parity.py" bench \
+  "$work/bench/results.json" "$work/cpu_124m.json" --steps 4 \
+  --json "$work/parity_124m.json"
+record_by_exit parity-124m "first 4 losses: kiln cuda vs kiln cpu and vs PyTorch, 1e-4"
+
+run_part sst2-curves 60 python3 "$root/scripts/gpu/parity.py" curves \
+  "$work/sst2-cuda.log" "$work/sst2-cpu.log" --steps 300 --first 20 \
+  --window 10 --json "$work/sst2_curves.json"
+record_by_exit sst2-curves "first 20 within 1e-4, 10-step means within 1e-2 $sst2_note"
+
+{
+  echo
+  echo "## GPU check: loss parity (scripts/gpu/parity.py)"
+  echo
+  echo '```'
+  cat "$work/parity-124m.log" "$work/sst2-curves.log"
+  echo '```'
+} >> "$results/bench.md"
+collect
+
+total=$(($(date +%s) - start))
+if ((failures == 0)); then
+  echo "OVERALL PASS  ($total s)" >> "$summary"
+else
+  echo "OVERALL FAIL  ($failures parts failed, $total s)" >> "$summary"
+fi
+cat "$summary"
+echo "gpu-check: results in $results (work files in $work)"
+((failures == 0))

@@ -1,0 +1,191 @@
+// Every fusion kind the CPU backend compiles, compiled for cuda (no GPU
+// needed): the pipeline fuses, the kernels' MLIR is the CPU backend's, and
+// compiler/cuda gives each a GPU entry point and emits PTX through LLVM's
+// NVPTX target. Each function is compiled on its own (--function) and its
+// PTX checked: one `.entry` per kernel, taking each buffer (operands, then
+// results) and the range size, mapping thread → index, global loads and
+// stores, and what makes the kind that kind.
+// RUN: kilnc compile %s --backend cuda --function gelu --emit-ptx %t.gelu.ptx
+// RUN: FileCheck %s --check-prefix=GELU < %t.gelu.ptx
+// RUN: kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax.ptx
+// RUN: FileCheck %s --check-prefix=SOFTMAX < %t.softmax.ptx
+// RUN: kilnc compile %s --backend cuda --function column_sum --emit-ptx %t.colsum.ptx
+// RUN: FileCheck %s --check-prefix=COLSUM < %t.colsum.ptx
+// RUN: kilnc compile %s --backend cuda --function adam_like --emit-ptx %t.multi.ptx
+// RUN: FileCheck %s --check-prefix=MULTI < %t.multi.ptx
+// RUN: kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout.ptx
+// RUN: FileCheck %s --check-prefix=DROPOUT < %t.dropout.ptx
+// RUN: kilnc compile %s --backend cuda --function embedding --emit-ptx %t.embed.ptx
+// RUN: FileCheck %s --check-prefix=EMBED < %t.embed.ptx
+// RUN: kilnc compile %s --backend cuda --function transpose_bf16 --emit-ptx %t.transpose.ptx
+// RUN: FileCheck %s --check-prefix=TRANSPOSE < %t.transpose.ptx
+// RUN: kilnc compile %s --backend cuda --function exp_f64 --emit-ptx %t.f64.ptx
+// RUN: FileCheck %s --check-prefix=F64 < %t.f64.ptx
+// RUN: kilnc compile %s --backend cuda --cuda_arch sm_80 --function gelu --emit-ptx %t.sm80.ptx
+// RUN: FileCheck %s --check-prefix=SM80 < %t.sm80.ptx
+
+// gelu is one loop fusion, one kernel, tanh inline (a polynomial, no call).
+// GELU: .version 8.0
+// GELU: .target sm_90
+// GELU: .visible .entry kiln_kernel_0(
+// GELU-NEXT: .param .u64 .ptr .align 1 kiln_kernel_0_param_0,
+// GELU-NEXT: .param .u64 .ptr .align 1 kiln_kernel_0_param_1,
+// GELU-NEXT: .param .u64 kiln_kernel_0_param_2
+// GELU: .maxntid 256
+// GELU: %tid.x
+// GELU: %ntid.x
+// GELU: %ctaid.x
+// GELU: setp.ge.u64
+// GELU: ld.global.b32
+// GELU-NOT: call
+// GELU: st.global.b32
+// GELU-NOT: .entry
+// GELU: ret;
+func.func @gelu(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %c0 = kiln.constant dense<0.5> : tensor<f32>
+  %c1 = kiln.constant dense<0.7978845608> : tensor<f32>
+  %c2 = kiln.constant dense<0.044715> : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %h = kiln.broadcast_in_dim %c0, dims = [] : tensor<f32> -> tensor<64x128xf32>
+  %k = kiln.broadcast_in_dim %c1, dims = [] : tensor<f32> -> tensor<64x128xf32>
+  %a = kiln.broadcast_in_dim %c2, dims = [] : tensor<f32> -> tensor<64x128xf32>
+  %o = kiln.broadcast_in_dim %one, dims = [] : tensor<f32> -> tensor<64x128xf32>
+  %x2 = kiln.mul %x, %x : tensor<64x128xf32>
+  %x3 = kiln.mul %x2, %x : tensor<64x128xf32>
+  %ax3 = kiln.mul %a, %x3 : tensor<64x128xf32>
+  %in = kiln.add %x, %ax3 : tensor<64x128xf32>
+  %kin = kiln.mul %k, %in : tensor<64x128xf32>
+  %t = kiln.tanh %kin : tensor<64x128xf32>
+  %t1 = kiln.add %o, %t : tensor<64x128xf32>
+  %hx = kiln.mul %h, %x : tensor<64x128xf32>
+  %y = kiln.mul %hx, %t1 : tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+
+// Softmax is one reduction fusion (max pass, sum pass, output pass) → one
+// kernel; max propagates NaN and the f32 sums accumulate in f64 (docs/IR.md); the row's
+// exponentials are stashed in the output row between passes.
+// SOFTMAX: .visible .entry kiln_kernel_0(
+// SOFTMAX: max.NaN.f32
+// SOFTMAX: cvt.f64.f32
+// SOFTMAX: add.rn.f64
+// SOFTMAX: div.rn.f32
+// SOFTMAX-NOT: .entry
+func.func @softmax(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
+  %m = kiln.reduce max %x, dims = [1] : tensor<32x512xf32> -> tensor<32xf32>
+  %mk = kiln.reshape %m : tensor<32xf32> -> tensor<32x1xf32>
+  %mb = kiln.broadcast_in_dim %mk, dims = [0, 1] : tensor<32x1xf32> -> tensor<32x512xf32>
+  %z = kiln.sub %x, %mb : tensor<32x512xf32>
+  %e = kiln.exp %z : tensor<32x512xf32>
+  %s = kiln.reduce sum %e, dims = [1] : tensor<32x512xf32> -> tensor<32xf32>
+  %sk = kiln.reshape %s : tensor<32xf32> -> tensor<32x1xf32>
+  %sb = kiln.broadcast_in_dim %sk, dims = [0, 1] : tensor<32x1xf32> -> tensor<32x512xf32>
+  %y = kiln.div %e, %sb : tensor<32x512xf32>
+  return %y : tensor<32x512xf32>
+}
+
+// A bias gradient: a sum over the outer dim, column-blocked; on the GPU
+// each thread owns one column (neighbouring threads read neighbouring
+// columns of a row), accumulated in f64 in registers: no local memory.
+// COLSUM: .visible .entry kiln_kernel_0(
+// COLSUM-NOT: .local
+// COLSUM: ld.global.b32
+// COLSUM: add.rn.f64
+// COLSUM: cvt.rn.f32.f64
+// COLSUM: st.global.b32
+// COLSUM-NOT: .entry
+func.func @column_sum(%x: tensor<256x64xf32>) -> tensor<64xf32> {
+  %s = kiln.reduce sum %x, dims = [0] : tensor<256x64xf32> -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+
+// An optimizer-style update: two results from one multi-output fusion, one
+// kernel storing both.
+// MULTI: .visible .entry kiln_kernel_0(
+// MULTI-COUNT-3: ld.global.b32
+// MULTI: sqrt.rn.f32
+// MULTI-COUNT-2: st.global.b32
+// MULTI-NOT: .entry
+func.func @adam_like(%p: tensor<1024xf32>, %g: tensor<1024xf32>, %m: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %c = kiln.constant dense<0.9> : tensor<f32>
+  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<f32> -> tensor<1024xf32>
+  %m1 = kiln.mul %cb, %m : tensor<1024xf32>
+  %m2 = kiln.add %m1, %g : tensor<1024xf32>
+  %r = kiln.sqrt %m2 : tensor<1024xf32>
+  %p1 = kiln.sub %p, %r : tensor<1024xf32>
+  return %p1, %m2 : tensor<1024xf32>, tensor<1024xf32>
+}
+
+// Dropout is rng_uniform (Philox-4x32-10: multipliers 0xD2511F53 and
+// 0xCD9E8D57) fused with its mask and scale in one kernel, the key and
+// counter read from the state operand, never constants.
+// DROPOUT: .visible .entry kiln_kernel_0(
+// DROPOUT: ld.global.b32 {{.*}}, [%rd{{[0-9]+}}];
+// DROPOUT: ld.global.b32 {{.*}}, [%rd{{[0-9]+}}+4];
+// DROPOUT: 3528531795
+// DROPOUT: 3449720151
+// DROPOUT: selp.f32 {{.*}}, 0f00000000
+// DROPOUT: st.global.b32
+// DROPOUT-NOT: .entry
+func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x256xf32>, tensor<2xi64>) {
+  %u, %ns = kiln.rng_uniform %state : tensor<2xi64> -> tensor<8x256xf32>
+  %p = kiln.constant dense<0.1> : tensor<f32>
+  %pb = kiln.broadcast_in_dim %p, dims = [] : tensor<f32> -> tensor<8x256xf32>
+  %keep = kiln.compare GE, %u, %pb : tensor<8x256xf32>
+  %s = kiln.constant dense<1.1111111> : tensor<f32>
+  %sb = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<8x256xf32>
+  %xs = kiln.mul %x, %sb : tensor<8x256xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %zb = kiln.broadcast_in_dim %z, dims = [] : tensor<f32> -> tensor<8x256xf32>
+  %y = kiln.select %keep, %xs, %zb : tensor<8x256xi1>, tensor<8x256xf32>
+  return %y, %ns : tensor<8x256xf32>, tensor<2xi64>
+}
+
+// Embedding lookup and its gradient: a gather kernel, a fill kernel for the
+// zero accumulator (a large splat is filled, not stored), and a scatter_add
+// kernel that owns a partition of the result, so no two threads add into
+// the same element (no atomics, a deterministic order).
+// EMBED: .visible .entry kiln_kernel_0(
+// EMBED: ld.global.b32
+// EMBED: st.global.b32
+// EMBED: .visible .entry kiln_kernel_1(
+// EMBED: st.global.b32 [%rd{{[0-9]+}}], 0;
+// EMBED: .visible .entry kiln_kernel_2(
+// EMBED-NOT: atom
+// EMBED: add.rn.f32
+// EMBED-NOT: atom
+func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>, %grad: tensor<4x8x16xf32>) -> (tensor<4x8x16xf32>, tensor<100x16xf32>) {
+  %e = kiln.gather %table[%ids], axis = 0 : tensor<100x16xf32>, tensor<4x8xi32> -> tensor<4x8x16xf32>
+  %zero = kiln.constant dense<0.0> : tensor<100x16xf32>
+  %g = kiln.scatter_add %zero[%ids], %grad, axis = 0 : tensor<100x16xf32>, tensor<4x8xi32>, tensor<4x8x16xf32>
+  return %e, %g : tensor<4x8x16xf32>, tensor<100x16xf32>
+}
+
+// A transpose, then a bf16 conversion rounded with integer ops (round to
+// nearest even) and stored as 16 bits.
+// TRANSPOSE: .visible .entry kiln_kernel_0(
+// TRANSPOSE: ld.global.b32
+// TRANSPOSE: st.global.b32
+// TRANSPOSE: .visible .entry kiln_kernel_1(
+// TRANSPOSE: ld.global.b32
+// TRANSPOSE: st.global.b16
+func.func @transpose_bf16(%x: tensor<32x64xf32>) -> tensor<64x32xbf16> {
+  %t = kiln.transpose %x, perm = [1, 0] : tensor<32x64xf32> -> tensor<64x32xf32>
+  %b = kiln.convert %t : tensor<64x32xf32> -> tensor<64x32xbf16>
+  return %b : tensor<64x32xbf16>
+}
+
+// f64 transcendentals call the C library on the CPU; on the GPU they are
+// libdevice's, linked and inlined: no external function is left.
+// F64-NOT: .extern
+// F64: .visible .entry kiln_kernel_0(
+// F64: ld.global.b64
+// F64: fma.rn.f64
+// F64-NOT: call
+func.func @exp_f64(%x: tensor<128xf64>) -> tensor<128xf64> {
+  %y = kiln.exp %x : tensor<128xf64>
+  return %y : tensor<128xf64>
+}
+
+// SM80: .target sm_80
+// SM80: .visible .entry kiln_kernel_0(

@@ -1,0 +1,132 @@
+// The CUDA code generator's contract with the CUDA runtime, checked without a
+// GPU: every kernel thunk of a compiled GPT-2 training step names a PTX entry
+// point that takes exactly one pointer per thunk slot and then the range
+// size (the launch ABI of runtime/Executable.h), the executable says what it
+// was built for, it survives serialisation, and the CPU loader refuses it.
+#include "CpuTestSupport.h"
+#include "FileTestSupport.h"
+
+#include "compiler/cuda/CudaCodeGen.h"
+#include "runtime/Executable.h"
+
+#include <map>
+#include <regex>
+
+namespace kiln::testing {
+namespace {
+
+/// Per `.entry` in `ptx`: its name → (pointer parameters, other parameters).
+std::map<std::string, std::pair<int, int>> entryParameters(const std::string &ptx) {
+  std::map<std::string, std::pair<int, int>> entries;
+  std::regex entry(R"(\.entry (\w+)\(([^)]*)\))");
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), entry), end; it != end;
+       ++it) {
+    std::string params = (*it)[2];
+    int pointers = 0, others = 0;
+    for (size_t at = params.find(".param"); at != std::string::npos;
+         at = params.find(".param", at + 1)) {
+      size_t stop = params.find_first_of(",", at);
+      std::string param = params.substr(at, stop - at);
+      (param.find(".ptr") != std::string::npos ? pointers : others) += 1;
+    }
+    entries[(*it)[1]] = {pointers, others};
+  }
+  return entries;
+}
+
+struct CompiledStep {
+  runtime::Executable executable;
+  compiler::cpu::CpuCompileStats stats;
+};
+
+CompiledStep compileForCuda(const std::string &arch) {
+  std::string source =
+      readWholeFile(KILN_SOURCE_DIR "/tests/passes/Inputs/gpt2_train_step.mlir");
+  EXPECT_FALSE(source.empty());
+  ParsedModule parsed = parseModule(source);
+  EXPECT_TRUE(parsed.module);
+  compiler::cpu::KernelTarget target;
+  target.device = runtime::Device::cuda;
+  target.cudaArch = arch;
+  CompiledStep step;
+  auto exe = compiler::cpu::compileExecutable(*parsed.module, "main",
+                                              &step.stats, {}, target);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+  if (exe.ok())
+    step.executable = *std::move(exe);
+  return step;
+}
+
+TEST(CudaCompile, EveryKernelThunkHasAnEntryWithItsSlotsAndTheRange) {
+  CompiledStep step = compileForCuda("sm_90");
+  const runtime::Executable &exe = step.executable;
+  EXPECT_EQ(exe.device, runtime::Device::cuda);
+  EXPECT_EQ(exe.targetCpu, "sm_90");
+  EXPECT_FALSE(exe.allowTf32);
+  auto entries = entryParameters(step.stats.ptx);
+  ASSERT_FALSE(entries.empty()) << step.stats.ptx.substr(0, 2000);
+  int kernels = 0, gemms = 0;
+  for (const runtime::Thunk &thunk : exe.thunks) {
+    if (thunk.kind == runtime::Thunk::Kind::gemm)
+      ++gemms;
+    if (thunk.kind != runtime::Thunk::Kind::kernel)
+      continue;
+    ++kernels;
+    auto entry = entries.find(thunk.kernel.symbol);
+    ASSERT_NE(entry, entries.end()) << thunk.kernel.symbol << " has no entry";
+    EXPECT_EQ(entry->second.first, int(thunk.kernel.slots.size()))
+        << thunk.kernel.symbol;
+    EXPECT_EQ(entry->second.second, 1) << thunk.kernel.symbol;
+    EXPECT_TRUE(thunk.kernel.splittable) << thunk.kernel.symbol;
+  }
+  // The same thunk list as the CPU backend's: every fusion one kernel.
+  EXPECT_EQ(kernels, 132);
+  EXPECT_EQ(gemms, 39);
+}
+
+TEST(CudaCompile, TheKernelLibraryIsACubinForTheArchWhenPtxasIsThere) {
+  CompiledStep step = compileForCuda("sm_80");
+  const std::string &library = step.executable.kernelLibrary;
+  ASSERT_FALSE(library.empty());
+  if (compiler::cuda::findPtxas().empty()) {
+    EXPECT_NE(library.find(".target sm_80"), std::string::npos);
+    GTEST_SKIP() << "ptxas not found: the executable carries PTX";
+  }
+  EXPECT_EQ(library.substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_NE(step.stats.ptx.find(".target sm_80"), std::string::npos);
+}
+
+TEST(CudaCompile, TheExecutableRoundTripsAndTheCpuLoaderRefusesIt) {
+  CompiledStep step = compileForCuda("sm_90");
+  std::string bytes = runtime::serializeExecutable(step.executable);
+  auto back = runtime::deserializeExecutable(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->device, runtime::Device::cuda);
+  EXPECT_EQ(back->targetCpu, "sm_90");
+  EXPECT_EQ(back->kernelLibrary, step.executable.kernelLibrary);
+  auto program = runtime::loadCpuProgram(*std::move(back));
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("compiled for cuda (sm_90)"),
+            std::string::npos)
+      << program.status().message();
+}
+
+TEST(CudaCompile, AnUnknownArchitectureIsRefusedBeforeCodegen) {
+  ParsedModule parsed = parseModule(R"mlir(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = kiln.exp %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+})mlir");
+  compiler::cpu::KernelTarget target;
+  target.device = runtime::Device::cuda;
+  target.cudaArch = "sm_75";
+  auto exe = compiler::cpu::compileExecutable(*parsed.module, "main", nullptr,
+                                              {}, target);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_NE(exe.status().message().find("expected sm_80 or sm_90"),
+            std::string::npos)
+      << exe.status().message();
+}
+
+} // namespace
+} // namespace kiln::testing

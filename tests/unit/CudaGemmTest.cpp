@@ -1,0 +1,291 @@
+// GEMM thunks on the CUDA runtime, computed by the fake cuBLASLt
+// (tests/fake-cuda), which honours cuBLASLt's layouts, orders, transposes,
+// batch strides and alignment preferences and refuses what it does not
+// model: the numbers match a naive row-major product only if kiln's
+// column-major mapping, strides and alignments are right. Also: TF32 only
+// when allowed, k = 0, failures that name the thunk, one workspace.
+#include "FakeCudaSupport.h"
+
+#include <cublasLt.h>
+
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+
+namespace kiln {
+namespace {
+
+using namespace cudatest;
+using Kind = runtime::BufferSlot::Kind;
+using CudaGemmThunks = FakeCudaTest;
+
+struct GemmShape {
+  int64_t batch, m, n, k;
+  bool transA = false, transB = false;
+};
+
+std::vector<int64_t> aShape(const GemmShape &g) {
+  return g.transA ? std::vector<int64_t>{g.batch, g.k, g.m}
+                  : std::vector<int64_t>{g.batch, g.m, g.k};
+}
+
+std::vector<int64_t> bShape(const GemmShape &g) {
+  return g.transB ? std::vector<int64_t>{g.batch, g.n, g.k}
+                  : std::vector<int64_t>{g.batch, g.k, g.n};
+}
+
+runtime::Thunk gemmThunk(const GemmShape &g, uint32_t a, uint32_t b,
+                         uint32_t c) {
+  runtime::Thunk t;
+  t.kind = runtime::Thunk::Kind::gemm;
+  t.gemm.a = a;
+  t.gemm.b = b;
+  t.gemm.c = c;
+  t.gemm.batch = g.batch;
+  t.gemm.m = g.m;
+  t.gemm.n = g.n;
+  t.gemm.k = g.k;
+  t.gemm.transA = g.transA;
+  t.gemm.transB = g.transB;
+  return t;
+}
+
+/// C = op(A) · op(B) straight from the inputs into the output.
+runtime::Executable gemmExecutable(const GemmShape &g, bool allowTf32 = false) {
+  runtime::Executable e = cudaExecutable();
+  e.allowTf32 = allowTf32;
+  e.signature.inputs = {{DType::f32, aShape(g), false},
+                        {DType::f32, bShape(g), false}};
+  e.signature.outputs = {{DType::f32, {g.batch, g.m, g.n}}};
+  uint64_t aBytes = 4 * g.batch * g.m * g.k, bBytes = 4 * g.batch * g.k * g.n,
+           cBytes = 4 * g.batch * g.m * g.n;
+  e.plan.slots = {slot(Kind::input, 0, 0, aBytes),
+                  slot(Kind::input, 1, 0, bBytes),
+                  slot(Kind::output, 0, 0, cBytes)};
+  e.thunks = {gemmThunk(g, 0, 1, 2)};
+  e.plan.outputSlots = {2};
+  e.plan.outputDonors = {-1};
+  return e;
+}
+
+/// Values in [-1, 1) with all mantissa bits in use.
+HostTensor randomTensor(std::vector<int64_t> shape, uint32_t seed) {
+  HostTensor t(DType::f32, std::move(shape));
+  uint32_t state = seed * 2654435761u + 12345u;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    t.setDouble(i, (state >> 8) / double(1 << 23) - 1.0);
+  }
+  return t;
+}
+
+/// The row-major product in double, as GemmThunk defines it.
+std::vector<double> naiveGemm(const GemmShape &g, const HostTensor &a,
+                              const HostTensor &b) {
+  std::vector<double> c(g.batch * g.m * g.n, 0.0);
+  for (int64_t batch = 0; batch < g.batch; ++batch)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < g.k; ++p) {
+          int64_t ai =
+              batch * g.m * g.k + (g.transA ? p * g.m + i : i * g.k + p);
+          int64_t bi =
+              batch * g.k * g.n + (g.transB ? j * g.k + p : p * g.n + j);
+          sum += a.getDouble(ai) * b.getDouble(bi);
+        }
+        c[(batch * g.m + i) * g.n + j] = sum;
+      }
+  return c;
+}
+
+double maxRelativeError(const HostTensor &actual,
+                        const std::vector<double> &expected) {
+  double worst = 0;
+  for (int64_t i = 0; i < actual.numElements(); ++i)
+    worst = std::max(worst, std::abs(actual.getDouble(i) - expected[i]) /
+                                std::max(1.0, std::abs(expected[i])));
+  return worst;
+}
+
+std::unique_ptr<runtime::Program>
+load(runtime::Executable executable,
+     runtime::CudaRuntimeOptions options = fakeCudaOptions()) {
+  auto program = runtime::loadCudaProgram(std::move(executable), options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *std::move(program) : nullptr;
+}
+
+absl::StatusOr<std::vector<HostTensor>>
+runGemm(runtime::Program &program, const HostTensor &a, const HostTensor &b) {
+  return program.run(runtime::inputList(runtime::ProgramInput::borrow(a),
+                                        runtime::ProgramInput::borrow(b)));
+}
+
+class CudaGemmLayouts
+    : public FakeCudaTest,
+      public ::testing::WithParamInterface<std::tuple<bool, bool>> {};
+
+TEST_P(CudaGemmLayouts, MatchesANaiveRowMajorProductOnEveryRun) {
+  GemmShape g{3, 5, 7, 4, std::get<0>(GetParam()), std::get<1>(GetParam())};
+  auto program = load(gemmExecutable(g));
+  ASSERT_NE(program, nullptr);
+  for (uint32_t run = 0; run < 3; ++run) { // direct, captured, replayed
+    SCOPED_TRACE(run);
+    HostTensor a = randomTensor(aShape(g), 2 * run + 1);
+    HostTensor b = randomTensor(bShape(g), 2 * run + 2);
+    auto out = runGemm(*program, a, b);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6);
+  }
+  EXPECT_EQ(
+      FAKE_CUBLASLT(fake_cublaslt_calls_of)("cublasLtMatmulAlgoGetHeuristic"),
+      1); // chosen once, at load
+  EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_calls_of)("cublasLtMatmul"), 2);
+  EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_matmuls_executed)(), 3);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_graph_launches)(), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Transposes, CudaGemmLayouts,
+    ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+    [](const ::testing::TestParamInfo<std::tuple<bool, bool>> &info) {
+      return std::string(std::get<0>(info.param) ? "TransA" : "A") +
+             (std::get<1>(info.param) ? "TransB" : "B");
+    });
+
+TEST_F(CudaGemmThunks, OperandsAtArenaOffsetsBelowTheDefaultAlignment) {
+  // A copied into the arena at offset 64, C written at offset 192: batch
+  // strides of 48 and 60 bytes. cuBLASLt assumes 256-byte alignment unless
+  // told otherwise; the fake refuses a pointer less aligned than promised.
+  GemmShape g{2, 3, 5, 4};
+  runtime::Executable e = cudaExecutable();
+  e.signature.inputs = {{DType::f32, aShape(g), false},
+                        {DType::f32, bShape(g), false}};
+  e.signature.outputs = {{DType::f32, {g.batch, g.m, g.n}}};
+  e.plan.arenaBytes = 384;
+  e.plan.slots = {slot(Kind::input, 0, 0, 96), slot(Kind::input, 1, 0, 160),
+                  slot(Kind::arena, 0, 64, 96), slot(Kind::arena, 0, 192, 120),
+                  slot(Kind::output, 0, 0, 120)};
+  e.thunks = {copyThunk(0, 2, 96), gemmThunk(g, 2, 1, 3), copyThunk(3, 4, 120)};
+  e.plan.outputSlots = {4};
+  e.plan.outputDonors = {-1};
+  auto program = load(e);
+  ASSERT_NE(program, nullptr);
+  for (uint32_t run = 0; run < 3; ++run) {
+    HostTensor a = randomTensor(aShape(g), 10 + run);
+    HostTensor b = randomTensor(bShape(g), 20 + run);
+    auto out = runGemm(*program, a, b);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6) << run;
+  }
+}
+
+TEST_F(CudaGemmThunks, Tf32OnlyWhenTheExecutableAllowsIt) {
+  GemmShape g{1, 4, 4, 64};
+  HostTensor a = randomTensor(aShape(g), 1), b = randomTensor(bShape(g), 2);
+  std::vector<double> exact = naiveGemm(g, a, b);
+  {
+    auto program = load(gemmExecutable(g, /*allowTf32=*/false));
+    ASSERT_NE(program, nullptr);
+    EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_last_compute_type)(),
+              CUBLAS_COMPUTE_32F);
+    auto out = runGemm(*program, a, b);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LT(maxRelativeError((*out)[0], exact), 1e-6);
+  }
+  auto program = load(gemmExecutable(g, /*allowTf32=*/true));
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_last_compute_type)(),
+            CUBLAS_COMPUTE_32F_FAST_TF32);
+  auto out = runGemm(*program, a, b);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Inputs rounded to 10 mantissa bits: visibly off, within TF32's error.
+  double error = maxRelativeError((*out)[0], exact);
+  EXPECT_GT(error, 1e-6);
+  EXPECT_LT(error, 1e-2);
+}
+
+TEST_F(CudaGemmThunks, EmptyInnerDimensionWritesZeros) {
+  GemmShape g{2, 3, 4, 0};
+  auto program = load(gemmExecutable(g));
+  ASSERT_NE(program, nullptr);
+  HostTensor a(DType::f32, aShape(g)), b(DType::f32, bShape(g));
+  for (int run = 0; run < 3; ++run) {
+    auto out = runGemm(*program, a, b);
+    ASSERT_TRUE(out.ok()) << out.status();
+    // Fresh device memory is garbage in the fake: zeros were written.
+    for (int64_t i = 0; i < (*out)[0].numElements(); ++i)
+      ASSERT_EQ((*out)[0].getDouble(i), 0.0) << run << ": " << i;
+  }
+  EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_calls_of)("cublasLtMatmul"), 0);
+}
+
+TEST_F(CudaGemmThunks, MatmulFailureNamesTheThunkAndItsShape) {
+  GemmShape g{3, 5, 7, 4, true, false};
+  auto program = load(gemmExecutable(g));
+  ASSERT_NE(program, nullptr);
+  FAKE_CUBLASLT(fake_cublaslt_fail_next)
+  ("cublasLtMatmul", CUBLAS_STATUS_EXECUTION_FAILED);
+  HostTensor a = randomTensor(aShape(g), 1), b = randomTensor(bShape(g), 2);
+  auto out = runGemm(*program, a, b);
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(contains(out.status(),
+                       "GEMM thunk 0 (m=5, n=7, k=4, batch=3, transA): "
+                       "cublasLtMatmul failed: CUBLAS_STATUS_EXECUTION_FAILED"))
+      << out.status();
+}
+
+TEST_F(CudaGemmThunks, NoAlgorithmFailsTheLoadNamingTheThunk) {
+  FAKE_CUBLASLT(fake_cublaslt_fail_next)
+  ("cublasLtMatmulAlgoGetHeuristic", CUBLAS_STATUS_NOT_SUPPORTED);
+  auto program =
+      runtime::loadCudaProgram(gemmExecutable({3, 5, 7, 4}), fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_TRUE(contains(program.status(),
+                       "GEMM thunk 0 (m=5, n=7, k=4, batch=3): "
+                       "cublasLtMatmulAlgoGetHeuristic failed: "
+                       "CUBLAS_STATUS_NOT_SUPPORTED"))
+      << program.status();
+}
+
+TEST_F(CudaGemmThunks, MissingCublasLtIsAFailedPrecondition) {
+  runtime::CudaRuntimeOptions options = fakeCudaOptions();
+  options.cublasLtLibrary = "/nonexistent/kiln/libcublasLt.so";
+  auto program =
+      runtime::loadCudaProgram(gemmExecutable({1, 2, 2, 2}), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(program.status(),
+                       "CUDA backend: cuBLASLt could not be loaded "
+                       "(/nonexistent/kiln/libcublasLt.so: "))
+      << program.status();
+}
+
+TEST_F(CudaGemmThunks, OneWorkspaceServesEveryGemmAndRunsAllocateNothing) {
+  // C1 = A · B and C2 = A^T-read · B^T-read over the same buffers.
+  GemmShape g{1, 4, 4, 4};
+  GemmShape transposed{1, 4, 4, 4, true, true};
+  runtime::Executable e = gemmExecutable(g);
+  e.signature.outputs.push_back({DType::f32, {1, 4, 4}});
+  e.plan.slots.push_back(slot(Kind::output, 1, 0, 64));
+  e.thunks.push_back(gemmThunk(transposed, 0, 1, 3));
+  e.plan.outputSlots = {2, 3};
+  e.plan.outputDonors = {-1, -1};
+  auto program = load(e);
+  ASSERT_NE(program, nullptr);
+  // The device copies (A, B, C1, C2) and the workspace; no arena, no
+  // kernel tables.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_allocations)(), 2);
+  HostTensor a = randomTensor({1, 4, 4}, 5), b = randomTensor({1, 4, 4}, 6);
+  for (int run = 0; run < 4; ++run) {
+    auto out = runGemm(*program, a, b);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6);
+    EXPECT_LT(maxRelativeError((*out)[1], naiveGemm(transposed, a, b)), 1e-6);
+  }
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_allocations)(), 2);
+}
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,580 @@
+// The CUDA runtime against the fake driver (tests/fake-cuda): how it loads
+// (driver, device, architecture and memory errors, kernels), what a run
+// launches and copies, CUDA graph capture and replay, the entry-point
+// versions it asks the driver for, and that cpu and cuda executables are
+// refused by each other's loader. GEMMs are in CudaGemmTest.cpp.
+#include "FakeCudaSupport.h"
+#include "runtime/CpuExecutor.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cuda.h>
+
+#include <thread>
+
+namespace kiln {
+namespace {
+
+using namespace cudatest;
+using Kind = runtime::BufferSlot::Kind;
+using CudaRuntime = FakeCudaTest;
+
+/// PTX-like text declaring each kernel's entry with its parameters (the
+/// fake driver counts them): one pointer per slot, then the range size.
+std::string ptxDeclaring(const std::vector<std::string> &kernels) {
+  std::string text = "// kiln test kernels\n.version 8.0\n.target sm_90\n";
+  for (const std::string &name : kernels)
+    text += ".visible .entry " + name + "(\n\t.param .u64 " + name +
+            "_param_0,\n\t.param .u64 " + name + "_param_1,\n\t.param .u64 " +
+            name + "_param_2\n)\n{\n\tret;\n}\n";
+  return text;
+}
+
+/// Three kernel thunks, each taking two slots and the range size:
+/// kiln_kernel_0 over 1000 indices (x → an arena value), kiln_kernel_1 over
+/// 257 (arena → output 0), kiln_kernel_0 again over 4 updating donated y in
+/// place (output 1).
+runtime::Executable kernelExecutable() {
+  runtime::Executable e = cudaExecutable();
+  e.signature.inputs = {{DType::f32, {1000}, false}, {DType::f32, {4}, true}};
+  e.signature.outputs = {{DType::f32, {1000}}, {DType::f32, {4}}};
+  e.plan.arenaBytes = 4096;
+  e.plan.slots = {slot(Kind::input, 0, 0, 4000), slot(Kind::input, 1, 0, 16),
+                  slot(Kind::arena, 0, 0, 4000), slot(Kind::output, 0, 0, 4000),
+                  slot(Kind::output, 1, 0, 16)};
+  runtime::Thunk inPlace = kernelThunk("kiln_kernel_0", {1, 4}, 4, true);
+  inPlace.kernel.inPlaceOperands = {0};
+  e.thunks = {kernelThunk("kiln_kernel_0", {0, 2}, 1000, true),
+              kernelThunk("kiln_kernel_1", {2, 3}, 257, true), inPlace};
+  e.plan.outputSlots = {3, 4};
+  e.plan.outputDonors = {-1, 1};
+  e.kernelLibrary = ptxDeclaring({"kiln_kernel_0", "kiln_kernel_1"});
+  return e;
+}
+
+/// Device memory kernelExecutable() needs: the arena and the device copies
+/// (x, y shared with output 1, output 0; each 256-byte aligned).
+constexpr uint64_t kKernelArenaBytes = 4096;
+constexpr uint64_t kKernelIoBytes = 4096 + 256 + 4096;
+
+/// Copies only: x → arena → output 0; output 1 returns x itself, output 2
+/// the arena value.
+runtime::Executable copyExecutable() {
+  runtime::Executable e = cudaExecutable();
+  e.signature.inputs = {{DType::f32, {8}, false}};
+  e.signature.outputs = {
+      {DType::f32, {8}}, {DType::f32, {8}}, {DType::f32, {8}}};
+  e.plan.arenaBytes = 64;
+  e.plan.slots = {slot(Kind::input, 0, 0, 32), slot(Kind::arena, 0, 0, 32),
+                  slot(Kind::output, 0, 0, 32)};
+  e.thunks = {copyThunk(0, 1, 32), copyThunk(1, 2, 32)};
+  e.plan.outputSlots = {2, 0, 1};
+  e.plan.outputDonors = {-1, -1, -1};
+  return e;
+}
+
+absl::StatusOr<std::vector<HostTensor>>
+runKernels(runtime::Program &program, const HostTensor &x, float yFirst) {
+  return program.run(
+      runtime::inputList(runtime::ProgramInput::borrow(x),
+                         runtime::ProgramInput::donate(iota({4}, yFirst))));
+}
+
+std::unique_ptr<runtime::Program>
+load(runtime::Executable executable,
+     runtime::CudaRuntimeOptions options = fakeCudaOptions()) {
+  auto program = runtime::loadCudaProgram(std::move(executable), options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *std::move(program) : nullptr;
+}
+
+runtime::CudaProgramStats statsOf(const runtime::Program &program) {
+  absl::StatusOr<runtime::CudaProgramStats> stats =
+      runtime::cudaProgramStats(program);
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  return stats.ok() ? *stats : runtime::CudaProgramStats();
+}
+
+//===--- Loading: driver, device, architecture, memory, kernels -----------===//
+
+TEST_F(CudaRuntime, MissingDriverIsAFailedPreconditionThatSaysSo) {
+  runtime::CudaRuntimeOptions options = fakeCudaOptions();
+  options.driverLibrary = "/nonexistent/kiln/libcuda.so.1";
+  auto program = runtime::loadCudaProgram(kernelExecutable(), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(program.status(),
+                       "CUDA backend: no CUDA driver (/nonexistent/kiln/"
+                       "libcuda.so.1 could not be loaded: "))
+      << program.status();
+  EXPECT_TRUE(contains(program.status(), "or use --backend cpu"));
+  absl::Status available = runtime::cudaDeviceAvailable(options);
+  EXPECT_EQ(available.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(available, "no CUDA driver")) << available;
+}
+
+TEST_F(CudaRuntime, NoDeviceIsAFailedPreconditionThatSaysSo) {
+  // Initialised with a device first: a driver that already ran cuInit
+  // finds no device through cuDeviceGetCount (before, cuInit says so).
+  EXPECT_TRUE(runtime::cudaDeviceAvailable(fakeCudaOptions()).ok());
+  FAKE_CUDA(fake_cuda_set_device_count)(0);
+  auto program =
+      runtime::loadCudaProgram(kernelExecutable(), fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(program.status(), "CUDA backend: no CUDA device "
+                                         "(cuDeviceGetCount returned 0)"))
+      << program.status();
+  EXPECT_TRUE(contains(runtime::cudaDeviceAvailable(fakeCudaOptions()),
+                       "no CUDA device"));
+}
+
+TEST_F(CudaRuntime, DeviceOrdinalBeyondTheDevicesIsRefused) {
+  runtime::CudaRuntimeOptions options = fakeCudaOptions();
+  options.device = 3;
+  auto program = runtime::loadCudaProgram(kernelExecutable(), options);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(program.status(), "device 3 requested, but 1 CUDA"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, ArchitectureMismatchNamesBothArchitectures) {
+  FAKE_CUDA(fake_cuda_set_compute_capability)(8, 0);
+  auto program =
+      runtime::loadCudaProgram(kernelExecutable(), fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(program.status(),
+                       "executable built for sm_90; this GPU (Fake CUDA "
+                       "Device, compute capability 8.0) cannot run it; "
+                       "recompile with --cuda_arch sm_80"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, CubinRunsOnlyWithinItsMajorVersionAndPtxRunsForward) {
+  runtime::Executable cubin = kernelExecutable();
+  cubin.targetCpu = "sm_80";
+  cubin.kernelLibrary = "\x7f"
+                        "ELF cubin with kiln_kernel_0 and kiln_kernel_1";
+  FAKE_CUDA(fake_cuda_set_compute_capability)(8, 6);
+  EXPECT_NE(load(cubin), nullptr); // same major, newer minor
+  FAKE_CUDA(fake_cuda_set_compute_capability)(9, 0);
+  auto refused = runtime::loadCudaProgram(cubin, fakeCudaOptions());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  runtime::Executable ptx = kernelExecutable();
+  ptx.targetCpu = "sm_80";
+  EXPECT_NE(load(ptx), nullptr); // the driver compiles PTX for newer GPUs
+}
+
+TEST_F(CudaRuntime, OutOfMemoryAtLoadReportsThePlanAndTheLargestSlots) {
+  FAKE_CUDA(fake_cuda_set_total_memory)(5000); // the arena fits, no more
+  auto program =
+      runtime::loadCudaProgram(kernelExecutable(), fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  const absl::Status &s = program.status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(contains(s, absl::StrCat("allocating the device copies of the "
+                                       "inputs and outputs (",
+                                       kKernelIoBytes, " bytes; ",
+                                       5000 - kKernelArenaBytes,
+                                       " of 5000 bytes free)")))
+      << s;
+  EXPECT_TRUE(
+      contains(s, absl::StrCat("plans ", kKernelArenaBytes + kKernelIoBytes,
+                               " bytes in all (arena 4096, inputs and "
+                               "outputs ",
+                               kKernelIoBytes, ", GEMM workspace 0)")))
+      << s;
+  EXPECT_TRUE(contains(s, "largest slots: slot 0 (input 0, 4000 bytes), slot "
+                          "2 (arena at 0, 4000 bytes), slot 3 (output 0, 4000 "
+                          "bytes)"))
+      << s;
+}
+
+TEST_F(CudaRuntime, MissingKernelSymbolIsDataLoss) {
+  runtime::Executable e = kernelExecutable();
+  e.kernelLibrary = ptxDeclaring({"kiln_kernel_0"});
+  auto program = runtime::loadCudaProgram(e, fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(contains(program.status(),
+                       "kernel kiln_kernel_1 (thunk 1) missing from the "
+                       "kernel library"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, KernelModuleLoadsOnceAndEachSymbolResolvesOnce) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuModuleLoadData"), 1);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuModuleGetFunction"), 2);
+}
+
+TEST_F(CudaRuntime, ProgramWithoutGemmsNeedsNoCublasLt) {
+  runtime::CudaRuntimeOptions options = fakeCudaOptions();
+  options.cublasLtLibrary = "/nonexistent/kiln/libcublasLt.so";
+  auto program = load(kernelExecutable(), options);
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  EXPECT_TRUE(runKernels(*program, x, 1).ok());
+}
+
+//===--- Runs: launches, parameters, copies, memory -----------------------===//
+
+TEST_F(CudaRuntime, KernelsLaunchInThunkOrderWithTheirGrids) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  auto out = runKernels(*program, x, 1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 3);
+  struct Expected {
+    const char *name;
+    unsigned grid;
+    long long range;
+  };
+  // One thread per index: ceil(range / 256) blocks of 256.
+  const Expected expected[] = {{"kiln_kernel_0", 4, 1000},
+                               {"kiln_kernel_1", 2, 257},
+                               {"kiln_kernel_0", 1, 4}};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_STREQ(FAKE_CUDA(fake_cuda_launch_name)(i), expected[i].name);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_grid_x)(i), expected[i].grid);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_block_x)(i), 256u);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_param_count)(i), 3);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_range)(i), expected[i].range);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_captured)(i), 0);
+  }
+}
+
+TEST_F(CudaRuntime, EmptyRangeStillLaunchesOneBlock) {
+  runtime::Executable e = kernelExecutable();
+  e.thunks[1].kernel.rangeSize = 0;
+  auto program = load(e);
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  ASSERT_TRUE(runKernels(*program, x, 1).ok());
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_grid_x)(1), 1u);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_range)(1), 0);
+}
+
+TEST_F(CudaRuntime, NonSplittableKernelIsRefused) {
+  runtime::Executable e = kernelExecutable();
+  e.thunks[1].kernel.splittable = false;
+  auto program = runtime::loadCudaProgram(e, fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(contains(program.status(),
+                       "kernel thunk 1 (kiln_kernel_1) is not splittable"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, KernelParametersAreEachSlotsFixedDevicePointer) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0.5f);
+  HostTensor y = iota({4}, 7);
+  const std::byte *yStorage = y.data();
+  auto out = program->run(
+      runtime::inputList(runtime::ProgramInput::borrow(x),
+                         runtime::ProgramInput::donate(std::move(y))));
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto param = [](int launch, int index) {
+    return FAKE_CUDA(fake_cuda_launch_param)(launch, index);
+  };
+  // "Device memory" is host memory in the fake: x's device copy is there.
+  const float *xOnDevice = reinterpret_cast<const float *>(param(0, 0));
+  for (int i = 0; i < 1000; i += 111)
+    EXPECT_EQ(xOnDevice[i], x.getDouble(i)) << i;
+  EXPECT_EQ(param(0, 1), param(1, 0)); // the arena value between them
+  EXPECT_NE(param(1, 1), param(0, 1)); // output 0 has its own buffer
+  EXPECT_EQ(param(2, 0), param(2, 1)); // y updated in place, as on the cpu
+  // The (fake) kernel left y's device copy as it was, and output 1 came
+  // back in the donated buffer.
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[1].data(), yStorage);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ((*out)[1].getDouble(i), 7 + i);
+}
+
+TEST_F(CudaRuntime, KernelLaunchFailureNamesTheThunkAndKernel) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  FAKE_CUDA(fake_cuda_fail_call)("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED);
+  HostTensor x = iota({1000}, 0);
+  auto failed = runKernels(*program, x, 1);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(contains(failed.status(),
+                       "CUDA kernel thunk 1 (kiln_kernel_1) failed to launch "
+                       "with grid 2x1x1 of 256 thread(s), rangeSize 257: "
+                       "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED "
+                       "(unspecified launch failure)"))
+      << failed.status();
+  EXPECT_TRUE(runKernels(*program, x, 1).ok()); // the program still runs
+}
+
+TEST_F(CudaRuntime, DeviceMemoryIsAllocatedOnceAtLoad) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_allocations)(), 2); // arena, device copies
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_allocated_bytes)(),
+            kKernelArenaBytes + kKernelIoBytes);
+  HostTensor x = iota({1000}, 0);
+  for (int run = 0; run < 5; ++run)
+    ASSERT_TRUE(runKernels(*program, x, float(run)).ok());
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_allocations)(), 2);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 2);
+  EXPECT_EQ(statsOf(*program).deviceBytes,
+            int64_t(kKernelArenaBytes + kKernelIoBytes));
+  // Host outputs: output 0 from the pool (once), output 1 in y's buffer.
+  EXPECT_EQ(program->allocationStats().buffers, 1);
+  program.reset();
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 0);
+}
+
+TEST_F(CudaRuntime, RunsCopyOnlyInputsInAndOutputsOutAndWaitOnce) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  for (int run = 1; run <= 4; ++run) {
+    unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
+    unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
+    int waits = FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize");
+    ASSERT_TRUE(runKernels(*program, x, float(run)).ok());
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 4000u + 16u);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 4000u + 16u);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize") - waits, 1);
+  }
+  runtime::CudaProgramStats stats = statsOf(*program);
+  EXPECT_EQ(stats.bytesCopiedToDevice, 4 * 4016);
+  EXPECT_EQ(stats.bytesCopiedToHost, 4 * 4016);
+}
+
+TEST_F(CudaRuntime, CopiesAndReturnedValuesAreRightOnEveryRun) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  for (int run = 0; run < 5; ++run) { // direct, capture, replays
+    SCOPED_TRACE(run);
+    HostTensor x = iota({8}, 10.0f * run, 0.25f);
+    auto out =
+        program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 3u);
+    for (const HostTensor &t : *out)
+      EXPECT_TRUE(t.bitwiseEqual(x));
+    EXPECT_NE((*out)[1].data(), x.data()); // a borrowed buffer stays ours
+  }
+  runtime::CudaProgramStats stats = statsOf(*program);
+  EXPECT_EQ(stats.graphLaunches, 4); // runs 2 (captured) to 5
+  // The returned input never crosses the bus: x in, outputs 0 and 2 out.
+  EXPECT_EQ(stats.bytesCopiedToDevice, 5 * 32);
+  EXPECT_EQ(stats.bytesCopiedToHost, 5 * 64);
+}
+
+TEST_F(CudaRuntime, WrongInputsFailAsOnTheCpu) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  auto wrong = program->run(
+      runtime::inputList(runtime::ProgramInput::borrow(x),
+                         runtime::ProgramInput::donate(iota({5}, 0))));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(wrong.status(),
+                       "donated input 1: expected f32[4], got tensor<5xf32>"))
+      << wrong.status();
+  auto tooFew =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
+  EXPECT_TRUE(contains(tooFew.status(), "program takes 2 inputs, got 1"));
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 0);
+}
+
+TEST_F(CudaRuntime, RunsFromAnotherThreadMakeTheContextCurrent) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  absl::Status status = absl::UnknownError("did not run");
+  std::thread other([&] { status = runKernels(*program, x, 1).status(); });
+  other.join();
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+//===--- CUDA graphs ------------------------------------------------------===//
+
+TEST_F(CudaRuntime, SecondRunCapturesAGraphThatLaterRunsReplay) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  for (int run = 1; run <= 10; ++run)
+    ASSERT_TRUE(runKernels(*program, x, float(run)).ok()) << run;
+  runtime::CudaProgramStats stats = statsOf(*program);
+  EXPECT_EQ(stats.directRuns, 1);
+  EXPECT_EQ(stats.graphCaptures, 1);
+  EXPECT_EQ(stats.graphLaunches, 9);
+  EXPECT_EQ(stats.graphCaptureFailures, 0);
+  // Run 1 launched the three kernels, run 2 recorded them into the graph;
+  // nothing launched one by one after that.
+  ASSERT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 6);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_captured)(i), i >= 3 ? 1 : 0) << i;
+  // The graph holds the very parameters the direct launches had: every
+  // pointer is fixed, so replays never need capturing again.
+  for (int i = 0; i < 3; ++i)
+    for (int p = 0; p < 3; ++p)
+      EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_param)(i, p),
+                FAKE_CUDA(fake_cuda_launch_param)(i + 3, p))
+          << i << ", " << p;
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamBeginCapture"), 1);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_graphs_instantiated)(), 1);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_graph_launches)(), 9);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_replayed_kernels)(), 27);
+}
+
+TEST_F(CudaRuntime, FailedCaptureFallsBackToDirectLaunchesForGood) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  FAKE_CUDA(fake_cuda_fail_next)
+  ("cuGraphInstantiateWithFlags", CUDA_ERROR_UNKNOWN);
+  for (int run = 0; run < 6; ++run) {
+    HostTensor x = iota({8}, float(run));
+    auto out =
+        program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE((*out)[0].bitwiseEqual(x)) << run;
+  }
+  runtime::CudaProgramStats stats = statsOf(*program);
+  EXPECT_EQ(stats.graphCaptures, 0);
+  EXPECT_EQ(stats.graphCaptureFailures, 1);
+  EXPECT_EQ(stats.directRuns, 6);
+  EXPECT_EQ(stats.graphLaunches, 0);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamBeginCapture"), 1);
+}
+
+TEST_F(CudaRuntime, GraphsCanBeTurnedOff) {
+  runtime::CudaRuntimeOptions options = fakeCudaOptions();
+  options.captureGraphs = false;
+  auto program = load(kernelExecutable(), options);
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  for (int run = 0; run < 4; ++run)
+    ASSERT_TRUE(runKernels(*program, x, 0).ok());
+  EXPECT_EQ(statsOf(*program).directRuns, 4);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamBeginCapture"), 0);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 12);
+}
+
+//===--- Devices, formats and the driver ABI ------------------------------===//
+
+TEST_F(CudaRuntime, CpuExecutableIsRefusedByTheCudaLoader) {
+  runtime::Executable e = copyExecutable();
+  e.device = runtime::Device::cpu;
+  e.targetCpu = "x86-64";
+  auto program = runtime::loadCudaProgram(e, fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(program.status(),
+                       "this executable was compiled for cpu (x86-64), not "
+                       "for cuda"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, CudaExecutableIsRefusedByTheCpuLoader) {
+  auto program = runtime::loadCpuProgram(kernelExecutable());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(program.status(),
+                       "this executable was compiled for cuda (sm_90), not "
+                       "for the cpu"))
+      << program.status();
+}
+
+TEST_F(CudaRuntime, StatsAreOnlyForCudaPrograms) {
+  runtime::Executable e = copyExecutable();
+  e.device = runtime::Device::cpu;
+  auto cpu = runtime::loadCpuProgram(e);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  auto stats = runtime::cudaProgramStats(**cpu);
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+  auto cuda = load(copyExecutable());
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_EQ(cuda->backendName(), "cuda");
+  EXPECT_TRUE(runtime::cudaProgramStats(*cuda).ok());
+}
+
+TEST_F(CudaRuntime, SerializedCudaExecutableRoundTripsAndLoads) {
+  runtime::Executable e = kernelExecutable();
+  e.allowTf32 = true;
+  std::string bytes = runtime::serializeExecutable(e);
+  auto back = runtime::deserializeExecutable(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->device, runtime::Device::cuda);
+  EXPECT_EQ(back->targetCpu, "sm_90");
+  EXPECT_EQ(back->targetFeatures, "+ptx80");
+  EXPECT_TRUE(back->allowTf32);
+  EXPECT_EQ(back->kernelLibrary, e.kernelLibrary);
+  ASSERT_EQ(back->thunks.size(), 3u);
+  EXPECT_EQ(back->thunks[1].kernel.symbol, "kiln_kernel_1");
+  EXPECT_EQ(back->thunks[1].kernel.rangeSize, 257);
+  EXPECT_EQ(runtime::serializeExecutable(*back), bytes);
+  auto program =
+      runtime::loadCudaProgram(std::string_view(bytes), fakeCudaOptions());
+  ASSERT_TRUE(program.ok()) << program.status();
+  HostTensor x = iota({1000}, 0);
+  EXPECT_TRUE(runKernels(**program, x, 1).ok());
+  // A damaged blob never reaches the device.
+  bytes[bytes.size() - 3] ^= 1;
+  auto damaged =
+      runtime::loadCudaProgram(std::string_view(bytes), fakeCudaOptions());
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(CudaRuntime, EntryPointsAreRequestedAtTheVersionsKilnCalls) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  // The PFN_cuXxx_vNNNN typedef (cudaTypedefs.h) each call goes through.
+  // cuCtxSynchronize above all: at 13000 the driver hands out the CUDA 13
+  // ABI that takes a context (GPU.md's trap).
+  const std::pair<const char *, int> expected[] = {
+      {"cuInit", 2000},
+      {"cuDriverGetVersion", 2020},
+      {"cuDeviceGetCount", 2000},
+      {"cuDeviceGet", 2000},
+      {"cuDeviceGetName", 2000},
+      {"cuDeviceGetAttribute", 2000},
+      {"cuDevicePrimaryCtxRetain", 7000},
+      {"cuDevicePrimaryCtxRelease", 11000},
+      {"cuCtxSetCurrent", 4000},
+      {"cuCtxSynchronize", 2000},
+      {"cuMemAlloc", 3020},
+      {"cuMemFree", 3020},
+      {"cuMemGetInfo", 3020},
+      {"cuMemcpyHtoDAsync", 3020},
+      {"cuMemcpyDtoHAsync", 3020},
+      {"cuMemcpyDtoDAsync", 3020},
+      {"cuMemsetD8Async", 3020},
+      {"cuStreamCreate", 2000},
+      {"cuStreamDestroy", 4000},
+      {"cuStreamSynchronize", 2000},
+      {"cuModuleLoadData", 2000},
+      {"cuModuleUnload", 2000},
+      {"cuModuleGetFunction", 2000},
+      {"cuLaunchKernel", 4000},
+      {"cuStreamBeginCapture", 10010},
+      {"cuStreamEndCapture", 10000},
+      {"cuGraphInstantiateWithFlags", 11040},
+      {"cuGraphLaunch", 10000},
+      {"cuGraphExecDestroy", 10000},
+      {"cuGraphDestroy", 10000},
+      {"cuGetErrorName", 6000},
+      {"cuGetErrorString", 6000},
+  };
+  for (const auto &[name, version] : expected)
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_requested_version)(name), version) << name;
+  // Nothing is taken under a guessed _v2 name.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_requested_version)("cuMemAlloc_v2"), -1);
+}
+
+} // namespace
+} // namespace kiln
