@@ -276,7 +276,6 @@ TEST_F(CudaRuntime, KernelParametersAreEachSlotsFixedDevicePointer) {
   ASSERT_NE(program, nullptr);
   HostTensor x = iota({1000}, 0.5f);
   HostTensor y = iota({4}, 7);
-  const std::byte *yStorage = y.data();
   auto out = program->run(
       runtime::inputList(runtime::ProgramInput::borrow(x),
                          runtime::ProgramInput::donate(std::move(y))));
@@ -291,10 +290,10 @@ TEST_F(CudaRuntime, KernelParametersAreEachSlotsFixedDevicePointer) {
   EXPECT_EQ(param(0, 1), param(1, 0)); // the arena value between them
   EXPECT_NE(param(1, 1), param(0, 1)); // output 0 has its own buffer
   EXPECT_EQ(param(2, 0), param(2, 1)); // y updated in place, as on the cpu
-  // The (fake) kernel left y's device copy as it was, and output 1 came
-  // back in the donated buffer.
+  // The (fake) kernel left y's device copy as it was; output 1 is that
+  // buffer, on the device until read.
   ASSERT_EQ(out->size(), 2u);
-  EXPECT_EQ((*out)[1].data(), yStorage);
+  EXPECT_NE((*out)[1].deferredContents(), nullptr);
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ((*out)[1].getDouble(i), 7 + i);
 }
@@ -328,13 +327,13 @@ TEST_F(CudaRuntime, DeviceMemoryIsAllocatedOnceAtLoad) {
   EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 2);
   EXPECT_EQ(statsOf(*program).deviceBytes,
             int64_t(kKernelArenaBytes + kKernelIoBytes));
-  // Host outputs: output 0 from the pool (once), output 1 in y's buffer.
-  EXPECT_EQ(program->allocationStats().buffers, 1);
+  // No host buffers: the outputs stay on the device (none was read).
+  EXPECT_EQ(program->allocationStats().buffers, 0);
   program.reset();
   EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 0);
 }
 
-TEST_F(CudaRuntime, RunsCopyOnlyInputsInAndOutputsOutAndWaitOnce) {
+TEST_F(CudaRuntime, RunsCopyInputsInAndNeitherCopyOutputsOutNorWait) {
   auto program = load(kernelExecutable());
   ASSERT_NE(program, nullptr);
   HostTensor x = iota({1000}, 0);
@@ -342,14 +341,121 @@ TEST_F(CudaRuntime, RunsCopyOnlyInputsInAndOutputsOutAndWaitOnce) {
     unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
     unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
     int waits = FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize");
-    ASSERT_TRUE(runKernels(*program, x, float(run)).ok());
+    auto out = runKernels(*program, x, float(run));
+    ASSERT_TRUE(out.ok());
     EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 4000u + 16u);
-    EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 4000u + 16u);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 0u);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize") - waits, 0);
+    // Reading a value copies just its bytes, and waits once.
+    EXPECT_EQ((*out)[1].getDouble(0), run);
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 16u);
     EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize") - waits, 1);
   }
   runtime::CudaProgramStats stats = statsOf(*program);
   EXPECT_EQ(stats.bytesCopiedToDevice, 4 * 4016);
-  EXPECT_EQ(stats.bytesCopiedToHost, 4 * 4016);
+  EXPECT_EQ(stats.bytesCopiedToHost, 4 * 16);
+}
+
+//===--- Outputs that stay on the device ----------------------------------===//
+
+// A training step's parameters come back as the next step's donated inputs:
+// updated in place on the device, they never cross the bus; only the other
+// inputs (the token batch) go in, and only what is read comes out.
+TEST_F(CudaRuntime, DonatedOutputsComeBackWithoutCrossingTheBus) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  HostTensor y = iota({4}, 7);
+  unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
+  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
+  for (int step = 0; step < 5; ++step) {
+    auto out = program->run(
+        runtime::inputList(runtime::ProgramInput::borrow(x),
+                           runtime::ProgramInput::donate(std::move(y))));
+    ASSERT_TRUE(out.ok()) << out.status();
+    y = std::move((*out)[1]);
+    ASSERT_NE(y.deferredContents(), nullptr);
+  }
+  // x five times, y once (the first step's host tensor), nothing out.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 5 * 4000u + 16u);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 0u);
+  // The fake kernels leave y's device bytes as they were.
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(y.getDouble(i), 7 + i);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 16u);
+}
+
+// An output donated back into an input whose buffer is not where it lies
+// moves device to device.
+TEST_F(CudaRuntime, ADonatedOutputElsewhereMovesDeviceToDevice) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  auto first = runKernels(*program, iota({1000}, 3), 0);
+  ASSERT_TRUE(first.ok());
+  int moves = FAKE_CUDA(fake_cuda_calls_of)("cuMemcpyDtoDAsync");
+  unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
+  auto second = program->run(runtime::inputList(
+      runtime::ProgramInput::donate(std::move((*first)[0])),
+      runtime::ProgramInput::donate(iota({4}, 0))));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuMemcpyDtoDAsync") - moves, 1);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 16u);
+}
+
+// Outputs the caller keeps while the program runs again keep their own
+// run's values: they are copied to the host before the bytes are reused.
+TEST_F(CudaRuntime, AKeptOutputKeepsItsValueThroughTheNextRun) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x1 = iota({8}, 1), x2 = iota({8}, 100);
+  auto first =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x1)));
+  ASSERT_TRUE(first.ok());
+  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
+  auto second =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x2)));
+  ASSERT_TRUE(second.ok());
+  // Outputs 0 and 2 of the first run were on the device: kept before the
+  // second run overwrote them.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 64u);
+  for (int o = 0; o < 3; ++o) {
+    SCOPED_TRACE(o);
+    EXPECT_TRUE((*first)[o].bitwiseEqual(x1));
+    EXPECT_TRUE((*second)[o].bitwiseEqual(x2));
+  }
+}
+
+TEST_F(CudaRuntime, OutputsOutliveTheirProgram) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({8}, 5, 0.5f);
+  auto out = program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
+  ASSERT_TRUE(out.ok());
+  program.reset();
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 0);
+  for (const HostTensor &t : *out)
+    EXPECT_TRUE(t.bitwiseEqual(x));
+}
+
+// A fault in a run surfaces where the host first waits: reading an output.
+TEST_F(CudaRuntime, AFaultSurfacesWhenAnOutputIsRead) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({8}, 0);
+  auto out = program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
+  ASSERT_TRUE(out.ok());
+  FAKE_CUDA(fake_cuda_fail_next)("cuStreamSynchronize",
+                                 CUDA_ERROR_ILLEGAL_ADDRESS);
+  try {
+    (void)(*out)[0].getDouble(0);
+    FAIL() << "expected the read to throw";
+  } catch (const std::runtime_error &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("an earlier run failed"), std::string::npos)
+        << message;
+  }
 }
 
 TEST_F(CudaRuntime, CopiesAndReturnedValuesAreRightOnEveryRun) {

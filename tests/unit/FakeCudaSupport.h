@@ -24,10 +24,10 @@ namespace kiln::cudatest {
 /// One fake library, opened for the process's life.
 class FakeLibrary {
 public:
-  explicit FakeLibrary(const char *path)
-      : path_(path), handle_(dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
+  explicit FakeLibrary(const std::string &path)
+      : path_(path), handle_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
     if (!handle_) {
-      std::fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+      std::fprintf(stderr, "cannot load %s: %s\n", path.c_str(), dlerror());
       std::abort();
     }
   }
@@ -46,13 +46,23 @@ private:
   void *handle_;
 };
 
+/// A fake library's path: the build's (compiled in), or the one of the
+/// same name in $KILN_FAKE_CUDA_DIR (a bundle run away from the build tree,
+/// scripts/gpu-check.sh).
+inline std::string fakeLibraryPath(const std::string &built) {
+  const char *dir = std::getenv("KILN_FAKE_CUDA_DIR");
+  if (!dir || !*dir)
+    return built;
+  return std::string(dir) + "/" + built.substr(built.find_last_of('/') + 1);
+}
+
 inline const FakeLibrary &fakeDriver() {
-  static const FakeLibrary library(KILN_FAKE_CUDA_DRIVER);
+  static const FakeLibrary library(fakeLibraryPath(KILN_FAKE_CUDA_DRIVER));
   return library;
 }
 
 inline const FakeLibrary &fakeCublasLt() {
-  static const FakeLibrary library(KILN_FAKE_CUBLASLT);
+  static const FakeLibrary library(fakeLibraryPath(KILN_FAKE_CUBLASLT));
   return library;
 }
 
@@ -64,8 +74,8 @@ inline const FakeLibrary &fakeCublasLt() {
 
 inline runtime::CudaRuntimeOptions fakeCudaOptions() {
   runtime::CudaRuntimeOptions options;
-  options.driverLibrary = KILN_FAKE_CUDA_DRIVER;
-  options.cublasLtLibrary = KILN_FAKE_CUBLASLT;
+  options.driverLibrary = fakeLibraryPath(KILN_FAKE_CUDA_DRIVER);
+  options.cublasLtLibrary = fakeLibraryPath(KILN_FAKE_CUBLASLT);
   return options;
 }
 
