@@ -21,6 +21,13 @@ def Kiln_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// The argument attribute that marks a donated input buffer.
     static constexpr llvm::StringLiteral kDonateAttrName = "kiln.donate";
+    /// On a donated argument: the index of the result that is this
+    /// argument's new value (a parameter after its update; XLA's
+    /// input_output_alias). Backends write that result into the argument's
+    /// buffer where they can, so the value stays where the next step
+    /// expects it.
+    static constexpr llvm::StringLiteral kOutputAliasAttrName =
+        "kiln.output_alias";
   }];
 }
 

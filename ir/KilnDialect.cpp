@@ -1,6 +1,7 @@
 // The kiln dialect's registration, constant materialisation and the
 // verification of its attributes: `kiln.donate` belongs on a function's tensor
-// arguments only.
+// arguments only, and `kiln.output_alias` on a donated one, naming a result
+// of the same type.
 #include "ir/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,10 +28,41 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return ConstantOp::create(builder, loc, elements);
 }
 
+/// `kiln.output_alias = N` on argument `argIndex`: an integer naming a
+/// result of the argument's type, on a donated argument.
+static LogicalResult verifyOutputAlias(Operation *op, unsigned argIndex,
+                                       NamedAttribute attr) {
+  auto name = KilnDialect::kOutputAliasAttrName;
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!index)
+    return op->emitOpError() << "'" << name
+                             << "' must be an integer, got " << attr.getValue();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitOpError() << "'" << name << "' belongs on a function";
+  if (!function.getArgAttr(argIndex, KilnDialect::kDonateAttrName))
+    return op->emitOpError() << "'" << name << "' on argument #" << argIndex
+                             << ", which is not donated";
+  ArrayRef<Type> results = function.getResultTypes();
+  int64_t n = index.getInt();
+  if (n < 0 || n >= static_cast<int64_t>(results.size()))
+    return op->emitOpError() << "'" << name << "' on argument #" << argIndex
+                             << " names result #" << n << " of "
+                             << results.size();
+  if (results[n] != function.getArgumentTypes()[argIndex])
+    return op->emitOpError() << "'" << name << "' on argument #" << argIndex
+                             << " of type " << function.getArgumentTypes()[argIndex]
+                             << " names result #" << n << " of type "
+                             << results[n];
+  return success();
+}
+
 LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kOutputAliasAttrName)
+    return verifyOutputAlias(op, argIndex, attr);
   if (attr.getName() != kDonateAttrName)
     return op->emitOpError() << "unknown kiln argument attribute '"
                              << attr.getName().getValue() << "'";

@@ -93,10 +93,17 @@ private:
   /// Makes each returned value computed by a thunk write straight into its
   /// output buffer, and picks a donated input to update in place where safe.
   void planOutputs(func::ReturnOp ret);
-  /// A donated input that `def` alone reads, elementwise, with `v`'s type.
-  int32_t findDonor(Operation *def, Value v, const std::set<int32_t> &used);
-  /// A donated input nothing reads (a buffer handed back for reuse).
-  int32_t findUnusedDonor(Value v, const std::set<int32_t> &used);
+  /// A donated input that `def` alone reads, elementwise, with `v`'s type:
+  /// the one that `kiln.output_alias` ties to output `output` if it
+  /// qualifies, else one tied to no other output.
+  int32_t findDonor(Operation *def, Value v, unsigned output,
+                    const std::set<int32_t> &used);
+  /// A donated input nothing reads (a buffer handed back for reuse), tied
+  /// to `output` or to no other.
+  int32_t findUnusedDonor(Value v, unsigned output,
+                          const std::set<int32_t> &used);
+  /// The output argument `arg` is tied to by kiln.output_alias, or -1.
+  int64_t aliasedOutput(unsigned arg);
   absl::Status lowerOp(Operation *op);
   /// Emits the fill kernels of deferred splat constants `op` reads.
   absl::Status materializeFills(Operation *op);
@@ -388,31 +395,50 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   return addKernel(op, std::move(slots));
 }
 
-int32_t FunctionLowering::findDonor(Operation *def, Value v,
+int64_t FunctionLowering::aliasedOutput(unsigned arg) {
+  auto alias = function_.getArgAttrOfType<IntegerAttr>(
+      arg, KilnDialect::kOutputAliasAttrName);
+  return alias ? alias.getInt() : -1;
+}
+
+int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
                                     const std::set<int32_t> &used) {
   Block *entry = &function_.getBody().front();
-  for (auto [index, x] : llvm::enumerate(def->getOperands())) {
-    auto arg = dyn_cast<BlockArgument>(x);
-    if (!arg || arg.getOwner() != entry || x.getType() != v.getType() ||
-        !mayWriteResultOverOperand(def, cast<OpResult>(v).getResultNumber(),
-                                   index))
-      continue;
-    int32_t i = arg.getArgNumber();
-    if (exe_.signature.inputs[i].donated && !used.count(i) &&
-        onlyEarlierReaders(x, def))
-      return i;
-  }
+  // Two passes: the argument tied to this output first (a parameter's new
+  // value then lives where the parameter did, and a device runtime finds it
+  // in place next step), then any argument tied to no other output.
+  for (bool tiedOnly : {true, false})
+    for (auto [index, x] : llvm::enumerate(def->getOperands())) {
+      auto arg = dyn_cast<BlockArgument>(x);
+      if (!arg || arg.getOwner() != entry || x.getType() != v.getType() ||
+          !mayWriteResultOverOperand(def, cast<OpResult>(v).getResultNumber(),
+                                     index))
+        continue;
+      int32_t i = arg.getArgNumber();
+      int64_t tiedTo = aliasedOutput(i);
+      if (tiedOnly ? tiedTo != int64_t(output)
+                   : tiedTo >= 0 && tiedTo != int64_t(output))
+        continue;
+      if (exe_.signature.inputs[i].donated && !used.count(i) &&
+          onlyEarlierReaders(x, def))
+        return i;
+    }
   return -1;
 }
 
-int32_t FunctionLowering::findUnusedDonor(Value v,
+int32_t FunctionLowering::findUnusedDonor(Value v, unsigned output,
                                           const std::set<int32_t> &used) {
-  for (BlockArgument arg : function_.getArguments()) {
-    int32_t i = arg.getArgNumber();
-    if (arg.use_empty() && arg.getType() == v.getType() &&
-        exe_.signature.inputs[i].donated && !used.count(i))
-      return i;
-  }
+  for (bool tiedOnly : {true, false})
+    for (BlockArgument arg : function_.getArguments()) {
+      int32_t i = arg.getArgNumber();
+      int64_t tiedTo = aliasedOutput(i);
+      if (tiedOnly ? tiedTo != int64_t(output)
+                   : tiedTo >= 0 && tiedTo != int64_t(output))
+        continue;
+      if (arg.use_empty() && arg.getType() == v.getType() &&
+          exe_.signature.inputs[i].donated && !used.count(i))
+        return i;
+    }
   return -1;
 }
 
@@ -428,9 +454,9 @@ void FunctionLowering::planOutputs(func::ReturnOp ret) {
         !constantSlots_.count(slot) && claimed.insert(slot).second) {
       s.kind = runtime::BufferSlot::Kind::output;
       s.input = o;
-      donor = findDonor(def, v, donors);
+      donor = findDonor(def, v, o, donors);
       if (donor < 0)
-        donor = findUnusedDonor(v, donors);
+        donor = findUnusedDonor(v, o, donors);
       if (donor >= 0)
         donors.insert(donor);
     }

@@ -76,6 +76,7 @@ Graph singleOpGraph(const Node &node) {
   graph.nodes.push_back(op);
   graph.inputs = inputs;
   graph.donated.assign(inputs.size(), false);
+  graph.outputAlias.assign(inputs.size(), -1);
   graph.outputs = {op};
   return graph;
 }

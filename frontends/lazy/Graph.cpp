@@ -7,8 +7,9 @@
 
 namespace kiln::lazy {
 
-Graph buildGraph(const std::vector<NodePtr> &outputs,
-                 const std::unordered_set<const Node *> &donatable) {
+Graph buildGraph(
+    const std::vector<NodePtr> &outputs,
+    const std::unordered_map<const Node *, const Node *> &donatable) {
   // Post-order from the outputs in order: the input order follows the
   // program's structure, not addresses or creation ids.
   Graph graph;
@@ -18,10 +19,22 @@ Graph buildGraph(const std::vector<NodePtr> &outputs,
       graph.inputs.push_back(node);
       graph.donated.push_back(donatable.count(node.get()) > 0);
     }
-  std::unordered_set<const Node *> seen;
+  std::unordered_map<const Node *, int64_t> outputIndex;
   for (const NodePtr &o : outputs)
-    if (seen.insert(o.get()).second)
+    if (outputIndex.emplace(o.get(), graph.outputs.size()).second)
       graph.outputs.push_back(o);
+  for (const NodePtr &input : graph.inputs) {
+    auto replaced = donatable.find(input.get());
+    auto index = replaced == donatable.end()
+                     ? outputIndex.end()
+                     : outputIndex.find(replaced->second);
+    // Only a replacement of the input's type: a reshaped assign_ is no
+    // in-place update.
+    bool alias = index != outputIndex.end() &&
+                 replaced->second->dtype == input->dtype &&
+                 replaced->second->shape == input->shape;
+    graph.outputAlias.push_back(alias ? index->second : -1);
+  }
   return graph;
 }
 
@@ -53,6 +66,8 @@ static std::string canonical(const Graph &graph, bool withConstants) {
       size_t k = inputIndex[node.get()];
       text +=
           " input " + std::to_string(k) + (graph.donated[k] ? " donated" : "");
+      if (graph.outputAlias[k] >= 0)
+        text += " updated by output " + std::to_string(graph.outputAlias[k]);
     }
     for (const NodePtr &src : node->srcs)
       text += " %" + std::to_string(index.at(src.get()));

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -23,11 +24,16 @@ struct Graph {
   std::vector<bool> donated;
   /// Distinct output nodes, in the order they were asked for.
   std::vector<NodePtr> outputs;
+  /// Per input: the output that is its new value (a tensor assign_ed in
+  /// this step, whose old buffer is donated), or -1 (kiln.output_alias).
+  std::vector<int64_t> outputAlias;
 };
 
-/// output nodes + the data nodes that may be donated → the graph.
-Graph buildGraph(const std::vector<NodePtr> &outputs,
-                 const std::unordered_set<const Node *> &donatable);
+/// output nodes + the data nodes that may be donated (each mapped to the
+/// node that replaces it, or null) → the graph.
+Graph buildGraph(
+    const std::vector<NodePtr> &outputs,
+    const std::unordered_map<const Node *, const Node *> &donatable);
 
 /// The graph as text with nodes numbered by position: no pointers, node ids
 /// or tensor ids, so the same program builds the same text run after run.

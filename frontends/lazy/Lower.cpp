@@ -219,9 +219,13 @@ mlir::OwningOpRef<mlir::ModuleOp> GraphLowering::lower(const Graph &graph) {
   auto function = mlir::func::FuncOp::create(
       builder, loc, "main", builder.getFunctionType(inputTypes, outputTypes));
   for (size_t i = 0; i < graph.inputs.size(); ++i)
-    if (graph.donated[i])
+    if (graph.donated[i]) {
       function.setArgAttr(i, KilnDialect::kDonateAttrName,
                           builder.getUnitAttr());
+      if (graph.outputAlias[i] >= 0)
+        function.setArgAttr(i, KilnDialect::kOutputAliasAttrName,
+                            builder.getI64IntegerAttr(graph.outputAlias[i]));
+    }
   mlir::Block *entry = function.addEntryBlock();
   for (size_t i = 0; i < graph.inputs.size(); ++i)
     values[graph.inputs[i].get()] = entry->getArgument(i);

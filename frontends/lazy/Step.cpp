@@ -147,7 +147,9 @@ void step() {
   std::vector<std::shared_ptr<detail::TensorImpl>> live = liveTensors(),
                                                    pending;
   std::vector<NodePtr> outputs;
-  std::unordered_set<const Node *> held, donatable;
+  std::unordered_set<const Node *> held;
+  // Donatable old values → the pending node that replaces each.
+  std::unordered_map<const Node *, const Node *> donatable;
   for (const auto &impl : live) {
     if (impl->node->isData()) {
       held.insert(impl->node.get());
@@ -158,7 +160,8 @@ void step() {
   }
   for (const auto &impl : live)
     if (impl->assignedFrom && !held.count(impl->assignedFrom.get()))
-      donatable.insert(impl->assignedFrom.get());
+      donatable[impl->assignedFrom.get()] =
+          impl->node->isData() ? nullptr : impl->node.get();
   for (const auto &impl : live)
     impl->assignedFrom = nullptr;
   if (pending.empty())

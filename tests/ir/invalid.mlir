@@ -1036,6 +1036,35 @@ func.func @donate_misspelled(%a: tensor<4xf32> {kiln.donated}) -> tensor<4xf32> 
 
 // -----
 
+// expected-error @+1 {{'func.func' op 'kiln.output_alias' on argument #0, which is not donated}}
+func.func @alias_without_donate(%a: tensor<4xf32> {kiln.output_alias = 0 : i64}) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'kiln.output_alias' on argument #0 names result #1 of 1}}
+func.func @alias_out_of_range(%a: tensor<4xf32> {kiln.donate, kiln.output_alias = 1 : i64}) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'kiln.output_alias' on argument #0 of type 'tensor<4xf32>' names result #0 of type 'tensor<2xf32>'}}
+func.func @alias_other_type(%a: tensor<4xf32> {kiln.donate, kiln.output_alias = 0 : i64}) -> tensor<2xf32> {
+  %0 = kiln.slice %a, start = [0], limit = [2], strides = [1] : tensor<4xf32> -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'kiln.output_alias' must be an integer, got "p"}}
+func.func @alias_not_an_integer(%a: tensor<4xf32> {kiln.donate, kiln.output_alias = "p"}) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op 'kiln.donate' on result #0: only arguments can be donated}}
 func.func @donate_on_result(%a: tensor<4xf32>) -> (tensor<4xf32> {kiln.donate}) {
   return %a : tensor<4xf32>

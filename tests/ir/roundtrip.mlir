@@ -619,5 +619,13 @@ func.func @donated_argument(%w: tensor<4xf32> {kiln.donate}, %g: tensor<4xf32>) 
   return %0 : tensor<4xf32>
 }
 
+// A donated argument whose new value is result #1.
+// CHECK-LABEL: func.func @output_alias(
+// CHECK-SAME: tensor<4xf32> {kiln.donate, kiln.output_alias = 1 : i64}
+func.func @output_alias(%w: tensor<4xf32> {kiln.donate, kiln.output_alias = 1 : i64}, %g: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.sub %w, %g : tensor<4xf32>
+  return %g, %0 : tensor<4xf32>, tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func private @donated_declaration(tensor<8xbf16> {kiln.donate})
 func.func private @donated_declaration(tensor<8xbf16> {kiln.donate})

@@ -1,0 +1,91 @@
+// Through the frontend, on the fake driver (tests/fake-cuda): a GPT-2
+// training loop on the cuda backend keeps its parameters and optimizer
+// state on the device between steps. After the first step (which brings the
+// initial weights over), a step sends only what changes from step to step
+// (the token batch, the step's scalars) and brings back only what the loop
+// reads (the loss). The fake runs no kernels, so the losses are not
+// checked here: scripts/gpu-check.sh checks them on a GPU.
+#include "FakeCudaSupport.h"
+#include "TinyGPT2.h"
+
+#include "frontends/lazy/Tensor.h"
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Optimizer.h"
+
+#include <cstdlib>
+#include <random>
+
+namespace kiln {
+namespace {
+
+using namespace cudatest;
+
+TEST(CudaResidency, ATrainingStepMovesOnlyTheBatchInAndTheLossOut) {
+  // The frontend reaches the runtime through the environment (its edge):
+  // the fake libraries, and no ptxas, so the executable carries the PTX
+  // whose entry points the fake driver reads.
+  setenv("KILN_CUDA_DRIVER", fakeLibraryPath(KILN_FAKE_CUDA_DRIVER).c_str(), 1);
+  setenv("KILN_CUBLASLT", fakeLibraryPath(KILN_FAKE_CUBLASLT).c_str(), 1);
+  setenv("KILN_PTXAS", "/nonexistent/ptxas", 1);
+  FAKE_CUDA(fake_cuda_reset)();
+  Options o = options_from_env();
+  o.backend = Backend::cuda;
+  o.mode = Mode::graph;
+  set_options(o);
+
+  nn::GPT2Config c = testing::tinyGPT2Config();
+  nn::GPT2LMHeadModel model(c);
+  model.train();
+  std::mt19937_64 rng(5);
+  std::vector<double> ids(4 * 32);
+  for (double &id : ids)
+    id = static_cast<double>(rng() % c.vocab_size);
+  Tensor input = Tensor::from_vector(ids, {4, 32}, DType::i64);
+  nn::AdamW::Options adam;
+  adam.lr = 3e-3;
+  adam.weight_decay = 0.01;
+  nn::AdamW opt(model.named_parameters(), adam);
+  nn::LambdaLR sched(opt, nn::cosine_schedule_with_warmup(10, 100));
+
+  int64_t parameterBytes = 0;
+  for (const Tensor &p : model.parameters())
+    parameterBytes += p.to_host().byteSize();
+  const uint64_t batchBytes = 4 * 32 * 8;
+  std::vector<uint64_t> toDevice, toHost;
+  for (int s = 0; s < 6; ++s) {
+    uint64_t in = FAKE_CUDA(fake_cuda_bytes_to_device)();
+    uint64_t out = FAKE_CUDA(fake_cuda_bytes_to_host)();
+    Tensor loss = model.loss(input, input);
+    loss.backward();
+    nn::clip_grad_norm_(model.parameters(), 1.0);
+    opt.step();
+    sched.step();
+    opt.zero_grad();
+    kiln::step();
+    (void)loss.item();
+    toDevice.push_back(FAKE_CUDA(fake_cuda_bytes_to_device)() - in);
+    toHost.push_back(FAKE_CUDA(fake_cuda_bytes_to_host)() - out);
+  }
+  // The first step brings the weights (and the moments) over.
+  EXPECT_GE(toDevice[0], uint64_t(parameterBytes));
+  // Later steps: the batch and a few scalars in, the loss out. A step that
+  // copied the parameters would move ~parameterBytes each way.
+  for (int s = 2; s < 6; ++s) {
+    SCOPED_TRACE(s);
+    EXPECT_GE(toDevice[s], batchBytes);
+    EXPECT_LE(toDevice[s], batchBytes + 256);
+    EXPECT_LE(toHost[s], 64u);
+  }
+  EXPECT_GT(FAKE_CUDA(fake_cuda_graph_launches)(), 0);
+  // Reading the parameters brings them back, once.
+  uint64_t before = FAKE_CUDA(fake_cuda_bytes_to_host)();
+  for (const Tensor &p : model.parameters())
+    (void)p.to_host();
+  EXPECT_GE(FAKE_CUDA(fake_cuda_bytes_to_host)() - before,
+            uint64_t(parameterBytes));
+  o.backend = Backend::cpu;
+  set_options(o);
+}
+
+} // namespace
+} // namespace kiln
