@@ -115,18 +115,29 @@ void detail::StorageRelease::operator()(std::byte *p) const {
   std::free(p);
 }
 
-HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
-  numElements_ = 1;
-  for (int64_t d : shape_)
-    numElements_ *= d;
+namespace {
+int64_t elementCount(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+} // namespace
+
+void HostTensor::allocateStorage() const {
   size_t bytes = BufferPool::storageCapacity(byteSize());
   data_ = std::unique_ptr<std::byte[], Release>(
       static_cast<std::byte *>(std::aligned_alloc(64, bytes)),
       Release{{}, bytes});
   if (!data_)
     throw std::bad_alloc();
-  std::memset(data_.get(), 0, bytes);
+}
+
+HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)),
+      numElements_(elementCount(shape_)) {
+  allocateStorage();
+  std::memset(data_.get(), 0, BufferPool::storageCapacity(byteSize()));
 }
 
 absl::StatusOr<HostTensor> HostTensor::create(DType dtype,
@@ -155,9 +166,7 @@ HostTensor HostTensor::deferred(DType dtype, std::vector<int64_t> shape,
   HostTensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.numElements_ = 1;
-  for (int64_t d : t.shape_)
-    t.numElements_ *= d;
+  t.numElements_ = elementCount(t.shape_);
   t.deferred_ = std::move(contents);
   return t;
 }
@@ -165,12 +174,7 @@ HostTensor HostTensor::deferred(DType dtype, std::vector<int64_t> shape,
 void HostTensor::fetchDeferred() const {
   std::shared_ptr<DeferredContents> contents = std::move(deferred_);
   deferred_ = nullptr;
-  size_t bytes = BufferPool::storageCapacity(byteSize());
-  data_ = std::unique_ptr<std::byte[], Release>(
-      static_cast<std::byte *>(std::aligned_alloc(64, bytes)),
-      Release{{}, bytes});
-  if (!data_)
-    throw std::bad_alloc();
+  allocateStorage();
   if (absl::Status s = contents->fetch(data_.get(), byteSize()); !s.ok())
     throw std::runtime_error("reading a tensor " + typeString() +
                              " from the device: " + std::string(s.message()));

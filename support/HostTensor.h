@@ -135,6 +135,8 @@ private:
       fetchDeferred();
   }
   void fetchDeferred() const;
+  /// Fresh 64-byte-aligned storage for this tensor's size (not cleared).
+  void allocateStorage() const;
 
   friend class BufferPool;
 

@@ -18,14 +18,15 @@ static Options &currentOptions() {
 }
 
 static Backend parseBackendName(std::string_view name) {
-  if (name == "reference")
-    return Backend::reference;
-  if (name == "cpu")
-    return Backend::cpu;
-  if (name == "cuda")
-    return Backend::cuda;
-  throw Error("set_backend: unknown backend '" + std::string(name) +
-              "'; expected reference, cpu or cuda");
+  absl::StatusOr<compiler::Backend> parsed = compiler::parseBackend(name);
+  if (!parsed.ok())
+    throw Error("set_backend: " + std::string(parsed.status().message()));
+  switch (*parsed) {
+  case compiler::Backend::cpu: return Backend::cpu;
+  case compiler::Backend::cuda: return Backend::cuda;
+  case compiler::Backend::reference: break;
+  }
+  return Backend::reference;
 }
 
 std::string_view backendName(Backend backend) {

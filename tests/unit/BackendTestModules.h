@@ -12,9 +12,32 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::testing {
+
+/// @main(%a: `in`) returning every reduce of `kinds` over every entry of
+/// `dimsAndOut` (dims as "[0, 2]", the result shape's prefix as "4x"; the
+/// element type `element`).
+inline std::string reduceModule(
+    const std::string &in, const std::string &element,
+    const std::vector<const char *> &kinds,
+    const std::vector<std::pair<const char *, std::string>> &dimsAndOut) {
+  std::string body, types, results;
+  int n = 0;
+  for (const char *kind : kinds)
+    for (const auto &[dims, out] : dimsAndOut) {
+      std::string rt = absl::StrCat("tensor<", out, element, ">");
+      body += absl::StrCat("  %r", n, " = kiln.reduce ", kind, " %a, dims = ",
+                           dims, " : ", in, " -> ", rt, "\n");
+      results += absl::StrCat(n ? ", " : "", "%r", n);
+      types += absl::StrCat(n ? ", " : "", rt);
+      ++n;
+    }
+  return absl::StrCat("func.func @main(%a: ", in, ") -> (", types, ") {\n",
+                      body, "  return ", results, " : ", types, "\n}\n");
+}
 
 /// (dtype, shape) → "tensor<3x37xf32>".
 inline std::string tensorType(DType dtype, const std::vector<int64_t> &shape) {

@@ -177,25 +177,10 @@ TEST(CpuBackend, ReductionsMatchReference) {
     SCOPED_TRACE(std::string(dtypeName(dtype)));
     std::string e(dtypeName(dtype));
     std::string in = absl::StrCat("tensor<3x4x50x", e, ">");
-    std::string body, types, results;
-    int n = 0;
-    for (const char *kind : {"sum", "max", "min", "prod"}) {
-      for (auto [dims, out] :
-           {std::pair<const char *, std::string>{"[2]", "3x4x"},
-            {"[0, 2]", "4x"},
-            {"[0, 1, 2]", ""},
-            {"[]", "3x4x50x"}}) {
-        std::string rt = absl::StrCat("tensor<", out, e, ">");
-        body += absl::StrCat("  %r", n, " = kiln.reduce ", kind,
-                             " %a, dims = ", dims, " : ", in, " -> ", rt, "\n");
-        results += absl::StrCat(n ? ", " : "", "%r", n);
-        types += absl::StrCat(n ? ", " : "", rt);
-        ++n;
-      }
-    }
     std::string source =
-        absl::StrCat("func.func @main(%a: ", in, ") -> (", types, ") {\n", body,
-                     "  return ", results, " : ", types, "\n}\n");
+        reduceModule(in, e, {"sum", "max", "min", "prod"},
+                     {{"[2]", "3x4x"}, {"[0, 2]", "4x"}, {"[0, 1, 2]", ""},
+                      {"[]", "3x4x50x"}});
     std::mt19937 rng(8);
     // Values near 1 keep products finite; specials still appear.
     HostTensor a = randomTensor(dtype, {3, 4, 50}, rng, 1.05);

@@ -87,24 +87,10 @@ TEST_F(CudaBackend, ReductionsOverInnerAndOuterDimsMatchReference) {
     SCOPED_TRACE(std::string(dtypeName(dtype)));
     std::string e(dtypeName(dtype));
     std::string in = absl::StrCat("tensor<6x5x130x", e, ">");
-    std::string body, types, results;
-    int n = 0;
-    for (const char *kind : {"sum", "max"}) {
-      for (auto [dims, out] : {std::pair<const char *, std::string>{"[2]", "6x5x"},
-                               {"[0]", "5x130x"},
-                               {"[0, 1]", "130x"},
-                               {"[0, 2]", "5x"}}) {
-        std::string rt = absl::StrCat("tensor<", out, e, ">");
-        body += absl::StrCat("  %r", n, " = kiln.reduce ", kind,
-                             " %a, dims = ", dims, " : ", in, " -> ", rt, "\n");
-        results += absl::StrCat(n ? ", " : "", "%r", n);
-        types += absl::StrCat(n ? ", " : "", rt);
-        ++n;
-      }
-    }
     std::string source =
-        absl::StrCat("func.func @main(%a: ", in, ") -> (", types, ") {\n", body,
-                     "  return ", results, " : ", types, "\n}\n");
+        reduceModule(in, e, {"sum", "max"},
+                     {{"[2]", "6x5x"}, {"[0]", "5x130x"}, {"[0, 1]", "130x"},
+                      {"[0, 2]", "5x"}});
     std::mt19937 rng(8);
     // The CPU test's scale for lengths up to 200; [0, 2] adds 780
     // elements, still far inside it in practice (f64 accumulators).

@@ -10,10 +10,8 @@
 
 #include "frontends/lazy/Tensor.h"
 #include "frontends/nn/GPT2.h"
-#include "frontends/nn/Optimizer.h"
 
 #include <cstdlib>
-#include <random>
 
 namespace kiln {
 namespace {
@@ -33,20 +31,8 @@ TEST(CudaResidency, ATrainingStepMovesOnlyTheBatchInAndTheLossOut) {
   o.mode = Mode::graph;
   set_options(o);
 
-  nn::GPT2Config c = testing::tinyGPT2Config();
-  nn::GPT2LMHeadModel model(c);
-  model.train();
-  std::mt19937_64 rng(5);
-  std::vector<double> ids(4 * 32);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % c.vocab_size);
-  Tensor input = Tensor::from_vector(ids, {4, 32}, DType::i64);
-  nn::AdamW::Options adam;
-  adam.lr = 3e-3;
-  adam.weight_decay = 0.01;
-  nn::AdamW opt(model.named_parameters(), adam);
-  nn::LambdaLR sched(opt, nn::cosine_schedule_with_warmup(10, 100));
-
+  testing::TinyGPT2Training training;
+  nn::GPT2LMHeadModel &model = training.model;
   int64_t parameterBytes = 0;
   for (const Tensor &p : model.parameters())
     parameterBytes += p.to_host().byteSize();
@@ -55,14 +41,7 @@ TEST(CudaResidency, ATrainingStepMovesOnlyTheBatchInAndTheLossOut) {
   for (int s = 0; s < 6; ++s) {
     uint64_t in = FAKE_CUDA(fake_cuda_bytes_to_device)();
     uint64_t out = FAKE_CUDA(fake_cuda_bytes_to_host)();
-    Tensor loss = model.loss(input, input);
-    loss.backward();
-    nn::clip_grad_norm_(model.parameters(), 1.0);
-    opt.step();
-    sched.step();
-    opt.zero_grad();
-    kiln::step();
-    (void)loss.item();
+    (void)training.step().item();
     toDevice.push_back(FAKE_CUDA(fake_cuda_bytes_to_device)() - in);
     toHost.push_back(FAKE_CUDA(fake_cuda_bytes_to_host)() - out);
   }

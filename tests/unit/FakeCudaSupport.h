@@ -6,6 +6,7 @@
 #ifndef KILN_TESTS_UNIT_FAKECUDASUPPORT_H
 #define KILN_TESTS_UNIT_FAKECUDASUPPORT_H
 
+#include "ExecutableTestSupport.h"
 #include "runtime/Executable.h"
 #include "runtime/cuda/CudaExecutor.h"
 #include "tests/fake-cuda/FakeCuda.h"
@@ -94,37 +95,10 @@ protected:
   }
 };
 
-inline runtime::BufferSlot slot(runtime::BufferSlot::Kind kind,
-                                uint32_t position, uint64_t offset,
-                                uint64_t bytes) {
-  runtime::BufferSlot s;
-  s.kind = kind;
-  s.input = position;
-  s.offset = offset;
-  s.bytes = bytes;
-  return s;
-}
+using testing::copyThunk;
+using testing::kernelThunk;
+using testing::slot;
 
-inline runtime::Thunk copyThunk(uint32_t src, uint32_t dst, uint64_t bytes) {
-  runtime::Thunk t;
-  t.kind = runtime::Thunk::Kind::copy;
-  t.copy = {src, dst, bytes};
-  return t;
-}
-
-inline runtime::Thunk kernelThunk(std::string symbol,
-                                  std::vector<uint32_t> slots,
-                                  int64_t rangeSize, bool splittable) {
-  runtime::Thunk t;
-  t.kind = runtime::Thunk::Kind::kernel;
-  t.kernel.symbol = std::move(symbol);
-  t.kernel.slots = std::move(slots);
-  t.kernel.rangeSize = rangeSize;
-  t.kernel.splittable = splittable;
-  return t;
-}
-
-/// An empty CUDA executable for sm_90 (PTX), to fill in.
 inline runtime::Executable cudaExecutable() {
   runtime::Executable e;
   e.device = runtime::Device::cuda;

@@ -21,35 +21,13 @@ namespace {
 TEST(GPT2Train, LossHalvesIn100StepsWithOneCompilation) {
   // KILN_BACKEND picks the backend (the CPU backend by default).
   set_options(options_from_env());
-  GPT2Config c = kiln::testing::tinyGPT2Config();
-  GPT2LMHeadModel model(c);
-  model.train();
-
-  const int64_t batch = 4, seq = 32, steps = 100;
-  std::mt19937_64 rng(5);
-  std::vector<double> ids(batch * seq);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % c.vocab_size);
-  Tensor input = Tensor::from_vector(ids, {batch, seq}, DType::i64);
-
-  AdamW::Options o;
-  o.lr = 3e-3;
-  o.weight_decay = 0.01;
-  AdamW opt(model.named_parameters(), o);
-  LambdaLR sched(opt, cosine_schedule_with_warmup(10, steps));
-
+  const int64_t steps = 100;
+  kiln::testing::TinyGPT2Training training(steps);
   metrics::reset();
   auto start = std::chrono::steady_clock::now();
   std::vector<double> losses;
   for (int64_t s = 0; s < steps; ++s) {
-    Tensor loss = model.loss(input, input);
-    loss.backward();
-    Tensor norm = clip_grad_norm_(model.parameters(), 1.0);
-    opt.step();
-    sched.step();
-    opt.zero_grad();
-    kiln::step();
-    losses.push_back(loss.item());
+    losses.push_back(training.step().item());
     ASSERT_TRUE(std::isfinite(losses.back())) << "step " << s;
     if (s == 0) {
       EXPECT_EQ(metrics::counters().compiles, 1) << metrics::report();

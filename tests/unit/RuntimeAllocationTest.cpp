@@ -3,6 +3,7 @@
 // nothing), and the dead-buffer poisoning check that proves a memory plan's
 // reuse safe (results bit-identical with and without it, while a plan that
 // reads a dead value is caught).
+#include "ExecutableTestSupport.h"
 #include "TinyGPT2.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
@@ -28,22 +29,8 @@ HostTensor filled(std::vector<int64_t> shape, float first) {
   return t;
 }
 
-runtime::BufferSlot slot(runtime::BufferSlot::Kind kind, uint32_t position,
-                         uint64_t offset, uint64_t bytes) {
-  runtime::BufferSlot s;
-  s.kind = kind;
-  s.input = position;
-  s.offset = offset;
-  s.bytes = bytes;
-  return s;
-}
-
-runtime::Thunk copyThunk(uint32_t src, uint32_t dst, uint64_t bytes) {
-  runtime::Thunk t;
-  t.kind = runtime::Thunk::Kind::copy;
-  t.copy = {src, dst, bytes};
-  return t;
-}
+using testing::copyThunk;
+using testing::slot;
 
 //===--- BufferPool -------------------------------------------------------===//
 
@@ -324,35 +311,15 @@ struct TrainRun {
 /// warmup + cosine) trained for `steps` steps.
 TrainRun trainGPT2(int64_t steps, bool poison) {
   useOptions(poison);
-  nn::GPT2Config c = kiln::testing::tinyGPT2Config();
-  nn::GPT2LMHeadModel model(c);
-  model.train();
-  std::mt19937_64 rng(5);
-  std::vector<double> ids(4 * 32);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % c.vocab_size);
-  Tensor input = Tensor::from_vector(ids, {4, 32}, DType::i64);
-  nn::AdamW::Options o;
-  o.lr = 3e-3;
-  o.weight_decay = 0.01;
-  nn::AdamW opt(model.named_parameters(), o);
-  nn::LambdaLR sched(opt, nn::cosine_schedule_with_warmup(10, 100));
-
+  kiln::testing::TinyGPT2Training training;
   metrics::reset();
   TrainRun result;
   for (int64_t s = 0; s < steps; ++s) {
-    Tensor loss = model.loss(input, input);
-    loss.backward();
-    Tensor norm = nn::clip_grad_norm_(model.parameters(), 1.0);
-    opt.step();
-    sched.step();
-    opt.zero_grad();
-    kiln::step();
-    result.losses.push_back(loss.item());
+    result.losses.push_back(training.step().item());
     result.allocations.push_back(metrics::counters().runtimeAllocations);
     result.allocatedBytes.push_back(metrics::counters().runtimeAllocatedBytes);
   }
-  for (const Tensor &p : model.parameters())
+  for (const Tensor &p : training.model.parameters())
     result.parameters.push_back(p.to_host());
   useOptions(false);
   return result;

@@ -1,11 +1,15 @@
 // The small GPT-2 the training tests share (2 layers, n_embd 64, 4 heads,
 // vocabulary 256, 32 positions, dropout 0.1, fixed seeds): big enough to
 // have every part of the real model, small enough to train 100 steps in a
-// test.
+// test; and the training loop they share.
 #ifndef KILN_TESTS_UNIT_TINYGPT2_H
 #define KILN_TESTS_UNIT_TINYGPT2_H
 
 #include "frontends/nn/GPT2.h"
+#include "frontends/nn/Optimizer.h"
+
+#include <random>
+#include <vector>
 
 namespace kiln::testing {
 
@@ -21,6 +25,50 @@ inline nn::GPT2Config tinyGPT2Config() {
   c.dropout_seed = 2;
   return c;
 }
+
+/// The tests' training loop: the tiny model on one fixed batch of 4
+/// sequences of 32 ids, AdamW (lr 3e-3, weight decay 0.01), gradients
+/// clipped at 1.0, 10 warmup steps then cosine decay over `totalSteps`.
+struct TinyGPT2Training {
+  explicit TinyGPT2Training(int64_t totalSteps = 100)
+      : model(tinyGPT2Config()), input(batch(model.config())),
+        opt(model.named_parameters(), adamW()),
+        sched(opt, nn::cosine_schedule_with_warmup(10, totalSteps)) {
+    model.train();
+  }
+
+  /// One training step, ending with kiln::step(): its loss.
+  Tensor step() {
+    Tensor loss = model.loss(input, input);
+    loss.backward();
+    nn::clip_grad_norm_(model.parameters(), 1.0);
+    opt.step();
+    sched.step();
+    opt.zero_grad();
+    kiln::step();
+    return loss;
+  }
+
+  nn::GPT2LMHeadModel model;
+  Tensor input;
+  nn::AdamW opt;
+  nn::LambdaLR sched;
+
+private:
+  static Tensor batch(const nn::GPT2Config &c) {
+    std::mt19937_64 rng(5);
+    std::vector<double> ids(4 * 32);
+    for (double &id : ids)
+      id = static_cast<double>(rng() % c.vocab_size);
+    return Tensor::from_vector(ids, {4, 32}, DType::i64);
+  }
+  static nn::AdamW::Options adamW() {
+    nn::AdamW::Options o;
+    o.lr = 3e-3;
+    o.weight_decay = 0.01;
+    return o;
+  }
+};
 
 } // namespace kiln::testing
 
