@@ -28,7 +28,9 @@ namespace kiln {
 namespace {
 
 /// Writes the module to `<dir>/<NN>-<name>.mlir`; a file that cannot be
-/// written is a warning, never a failed compile.
+/// written is a warning, never a failed compile. Locations are printed when
+/// some op has one (the frontend's KILN_CHECK_NUMERICS gives each op its
+/// call site), so a dump of a module without any stays as it was.
 struct DumpModulePass
     : public PassWrapper<DumpModulePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DumpModulePass)
@@ -43,10 +45,20 @@ struct DumpModulePass
     llvm::sys::path::append(
         path, llvm::formatv("{0:D2}-{1}.mlir", index, name).str());
     std::error_code error = llvm::sys::fs::create_directories(dir);
+    OpPrintingFlags flags;
+    bool located = getOperation()
+                       ->walk([](Operation *op) {
+                         return isa<UnknownLoc>(op->getLoc())
+                                    ? WalkResult::advance()
+                                    : WalkResult::interrupt();
+                       })
+                       .wasInterrupted();
+    if (located)
+      flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
     if (!error) {
       llvm::raw_fd_ostream os(path, error);
       if (!error)
-        getOperation()->print(os);
+        getOperation()->print(os, flags);
     }
     if (error)
       getOperation().emitWarning()

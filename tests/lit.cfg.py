@@ -13,6 +13,8 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "Inputs", "CMakeL
 config.environment["PATH"] = os.pathsep.join(
     [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%kiln_src", config.kiln_src_root))
+# The fake CUDA libraries (tests/fake-cuda) are built here.
+config.substitutions.append(("%kiln_lib", config.kiln_lib_dir))
 
 # Sanitizer builds (cmake -DKILN_SANITIZE=ON) mark tests that cannot run
 # under AddressSanitizer with `UNSUPPORTED: asan`.
@@ -27,6 +29,11 @@ ptxas = os.environ.get("KILN_PTXAS") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# The fake CUDA libraries are built where the CUDA headers are; tests that
+# run tools on them say `REQUIRES: fake-cuda`.
+if os.path.exists(os.path.join(config.kiln_lib_dir, "libkiln-fake-cuda.so")):
+    config.available_features.add("fake-cuda")
 
 # A machine with an NVIDIA driver has libcuda.so.1; the no-GPU error tests
 # are unsupported there (and the GPU suite is scripts/gpu-check.sh).

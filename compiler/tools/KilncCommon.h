@@ -40,6 +40,14 @@ std::optional<Args> parseArgs(int argc, char **argv, int first,
                               const std::set<std::string> &valued,
                               const std::set<std::string> &boolean);
 
+/// "--help" or "-h".
+inline bool isHelpFlag(const std::string &arg) {
+  return arg == "--help" || arg == "-h";
+}
+
+/// Prints kilnc's usage (to stdout for code 0, else stderr); returns `code`.
+int usage(int code);
+
 /// "123", "64K", "2MiB", "1.5G" → bytes; nullopt on anything else.
 std::optional<uint64_t> parseBytes(const std::string &text);
 

@@ -198,6 +198,8 @@ int runPrecompile(int argc, char **argv) {
       parseArgs(argc, argv, 2, valued, kTargetSwitches);
   if (!args)
     return kExitUsage;
+  if (args->has("--help"))
+    return usage(0);
   compiler::KeyOptions target;
   if (!parseTargetFlags(*args, target))
     return kExitUsage;
@@ -265,12 +267,18 @@ int runPrecompile(int argc, char **argv) {
 
 int runCache(int argc, char **argv) {
   if (argc < 3)
-    return fail("cache: expected ls, verify, prune or clear", kExitUsage);
+    return fail("cache: expected ls, verify, prune or clear (see kilnc "
+                "--help)",
+                kExitUsage);
   std::string action = argv[2];
+  if (isHelpFlag(action) || action == "help")
+    return usage(0);
   std::optional<Args> args =
       parseArgs(argc, argv, 3, {"--cache", "--max-size"}, {});
   if (!args)
     return kExitUsage;
+  if (args->has("--help"))
+    return usage(0);
   if (!args->positional.empty())
     return fail("cache: unexpected argument '" + args->positional[0] + "'",
                 kExitUsage);

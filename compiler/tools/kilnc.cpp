@@ -36,6 +36,11 @@ std::optional<Args> parseArgs(int argc, char **argv, int first,
   Args args;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
+    // `kilnc compile --help` asks for usage, whatever else it says.
+    if (isHelpFlag(arg)) {
+      args.switches.insert("--help");
+      continue;
+    }
     if (arg.size() < 2 || arg[0] != '-') {
       args.positional.push_back(arg);
       continue;
@@ -320,6 +325,8 @@ int runCompile(int argc, char **argv) {
   std::optional<Args> args = parseArgs(argc, argv, 2, valued, switches);
   if (!args)
     return kExitUsage;
+  if (args->has("--help"))
+    return usage(0);
   if (args->positional.size() != 1)
     return fail("compile: expected one input FILE.mlir", kExitUsage);
   compiler::KeyOptions keyOptions;
@@ -387,11 +394,7 @@ int runCompile(int argc, char **argv) {
   return 0;
 }
 
-} // namespace kiln::kilnc
-
-namespace {
-
-const char *kUsage =
+const char *const kUsage =
     "usage: kilnc compile FILE.mlir [-o FILE] [--function NAME]\n"
     "                    [--memory-budget BYTES] [--print-plan] [--dump-dir D]\n"
     "                    [--cache DIR [--cache-read-only] [--max-size BYTES]]\n"
@@ -406,22 +409,28 @@ const char *kUsage =
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
 
-} // namespace
+
+int usage(int code) {
+  std::fprintf(code == 0 ? stdout : stderr, "%s", kUsage);
+  return code;
+}
+
+} // namespace kiln::kilnc
 
 int main(int argc, char **argv) {
   using namespace kiln::kilnc;
   if (argc < 2)
-    return std::fprintf(stderr, "%s", kUsage), kExitUsage;
+    return usage(kExitUsage);
   std::string command = argv[1];
-  if (command == "--help" || command == "-h" || command == "help")
-    return std::printf("%s", kUsage), 0;
+  if (isHelpFlag(command) || command == "help")
+    return usage(0);
   if (command == "compile")
     return runCompile(argc, argv);
   if (command == "precompile")
     return runPrecompile(argc, argv);
   if (command == "cache")
     return runCache(argc, argv);
-  std::fprintf(stderr, "kilnc: error: unknown command '%s'\n%s",
-               command.c_str(), kUsage);
-  return kExitUsage;
+  std::fprintf(stderr, "kilnc: error: unknown command '%s'\n",
+               command.c_str());
+  return usage(kExitUsage);
 }

@@ -2,6 +2,7 @@
 // primitive op in a table, and a reverse walk (tinygrad's gradient.py). The
 // walk first marks the nodes that lie on a path to a leaf requiring grad;
 // only those get gradient nodes, so a frozen parameter costs nothing.
+#include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Node.h"
 
@@ -290,7 +291,9 @@ void runBackward(const Tensor &root, NodePtr seed) {
   }
 
   // 3. The reverse walk: each node's gradient is complete once every user
-  // (later in post-order) has run.
+  // (later in post-order) has run. Under KILN_CHECK_NUMERICS the nodes a
+  // rule makes are attributed to its forward node.
+  uint32_t backwardSite = sites::current();
   std::unordered_map<const Node *, NodePtr> grads{{nodeOf(root).get(), seed}};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr &n = *it;
@@ -303,6 +306,7 @@ void runBackward(const Tensor &root, NodePtr seed) {
     std::vector<bool> need;
     for (const NodePtr &src : n->srcs)
       need.push_back(onPath.count(src.get()) > 0);
+    sites::GradientScope scope(*n, backwardSite);
     Grads srcGrads = rule(n, g->second, need);
     for (size_t i = 0; i < n->srcs.size(); ++i) {
       if (!need[i] || !srcGrads[i])

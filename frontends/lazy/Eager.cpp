@@ -13,6 +13,7 @@
 #include "frontends/lazy/DeviceMemory.h"
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/Lower.h"
+#include "frontends/lazy/Numerics.h"
 #include "frontends/lazy/Step.h"
 
 #include <chrono>
@@ -134,6 +135,11 @@ void execute(const Node &node) {
   counters.bytesOut += static_cast<int64_t>((*results)[0].byteSize());
   node.data =
       trackDeviceBuffer(std::make_shared<HostTensor>(std::move((*results)[0])));
+  // KILN_CHECK_NUMERICS: the kernel's result is the op's own, so no search
+  // is needed; the error surfaces at the op's call, as PyTorch's would.
+  if (options().checkNumerics)
+    if (std::string error = checkEagerNumerics(node); !error.empty())
+      throw Error(error);
 }
 
 /// Computes `root` and every operand below it that has no value yet
@@ -183,7 +189,7 @@ NodePtr settle(NodePtr node, bool keepHistory) {
   if (!enabled() || keepHistory || node->isData())
     return node;
   run(node);
-  return dataNode(node->data);
+  return dataNode(node->data, node->site);
 }
 
 void commit() {

@@ -1,12 +1,15 @@
 // Lowers a lazy graph to one kiln-dialect function with MLIR's builders, one
 // op per node (detach disappears; a constant is a 0-d constant broadcast to
-// its shape; the RNG state's advance is an add), then hands the module to
+// its shape; the RNG state's advance is an add), each op located at its
+// node's call site when asked, then hands the module to
 // compiler::compileCached (the persistent cache, when one is given), after
-// dumping it as canonical text when asked. All MLIR use in the frontend is
-// confined to this file.
+// dumping it as canonical text when asked. The frontend's MLIR use is
+// confined to this file and Localize.cpp.
 #include "frontends/lazy/Lower.h"
 
+#include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/Graph.h"
+#include "frontends/lazy/GraphLowering.h"
 #include "ir/KilnDialect.h"
 #include "ir/Serialization.h"
 #include "ir/TensorConversion.h"
@@ -28,8 +31,6 @@
 
 namespace kiln::lazy {
 
-namespace {
-
 mlir::MLIRContext &lazyContext() {
   static mlir::MLIRContext *context = [] {
     auto *c = new mlir::MLIRContext(mlir::MLIRContext::Threading::DISABLED);
@@ -39,10 +40,13 @@ mlir::MLIRContext &lazyContext() {
   return *context;
 }
 
+namespace {
+
 class GraphLowering {
 public:
-  explicit GraphLowering(mlir::MLIRContext &context)
-      : context(context), builder(&context), loc(builder.getUnknownLoc()) {}
+  GraphLowering(mlir::MLIRContext &context, bool locations, OpOrigins *origins)
+      : context(context), builder(&context), loc(builder.getUnknownLoc()),
+        locations(locations), origins(origins) {}
 
   mlir::OwningOpRef<mlir::ModuleOp> lower(const Graph &graph);
 
@@ -58,12 +62,61 @@ private:
   mlir::Value operand(const Node &node, size_t i) {
     return values.lookup(node.srcs[i].get());
   }
+  mlir::Location frameLocation(const sites::Frame &frame);
+  mlir::Location siteLocation(uint32_t site);
+  mlir::Location nodeLocation(const Node &node);
 
   mlir::MLIRContext &context;
   mlir::OpBuilder builder;
+  /// The location of the ops being built: the current node's.
   mlir::Location loc;
+  bool locations;
+  OpOrigins *origins;
   llvm::DenseMap<const Node *, mlir::Value> values;
+  llvm::DenseMap<uint32_t, mlir::Location> siteLocations;
 };
+
+mlir::Location GraphLowering::frameLocation(const sites::Frame &frame) {
+  if (!frame.file.empty())
+    return mlir::FileLineColLoc::get(&context, frame.file,
+                                     static_cast<unsigned>(frame.line), 0);
+  if (!frame.function.empty())
+    return mlir::NameLoc::get(builder.getStringAttr(frame.function));
+  return builder.getUnknownLoc();
+}
+
+/// model.cpp:42 → loc("model.cpp":42:0); a frame in kiln's nn modules →
+/// callsite(that frame at its caller); a gradient → "gradient of op"
+/// around the forward node's location.
+mlir::Location GraphLowering::siteLocation(uint32_t site) {
+  if (site == 0)
+    return builder.getUnknownLoc();
+  if (auto it = siteLocations.find(site); it != siteLocations.end())
+    return it->second;
+  const sites::ResolvedSite &resolved = sites::resolve(site);
+  mlir::Location result = builder.getUnknownLoc();
+  if (resolved.forwardOp) {
+    result = mlir::NameLoc::get(
+        builder.getStringAttr(std::string("gradient of ") +
+                              resolved.forwardOp),
+        siteLocation(resolved.forwardSite));
+  } else if (resolved.frame) {
+    result = frameLocation(*resolved.frame);
+    if (resolved.caller)
+      result = mlir::CallSiteLoc::get(result, frameLocation(*resolved.caller));
+  }
+  siteLocations.try_emplace(site, result);
+  return result;
+}
+
+mlir::Location GraphLowering::nodeLocation(const Node &node) {
+  if (!locations)
+    return builder.getUnknownLoc();
+  if (node.site == 0) // built while the option was off
+    return mlir::NameLoc::get(
+        builder.getStringAttr("node " + std::to_string(node.id)));
+  return siteLocation(node.site);
+}
 
 mlir::Value GraphLowering::scalarConstant(double value, DType dtype) {
   HostTensor host(dtype, {});
@@ -218,6 +271,7 @@ mlir::OwningOpRef<mlir::ModuleOp> GraphLowering::lower(const Graph &graph) {
     outputTypes.push_back(typeOf(*output));
   auto function = mlir::func::FuncOp::create(
       builder, loc, "main", builder.getFunctionType(inputTypes, outputTypes));
+  mlir::Location unknown = loc;
   for (size_t i = 0; i < graph.inputs.size(); ++i)
     if (graph.donated[i]) {
       function.setArgAttr(i, KilnDialect::kDonateAttrName,
@@ -227,12 +281,26 @@ mlir::OwningOpRef<mlir::ModuleOp> GraphLowering::lower(const Graph &graph) {
                             builder.getI64IntegerAttr(graph.outputAlias[i]));
     }
   mlir::Block *entry = function.addEntryBlock();
-  for (size_t i = 0; i < graph.inputs.size(); ++i)
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
     values[graph.inputs[i].get()] = entry->getArgument(i);
+    if (locations)
+      entry->getArgument(i).setLoc(nodeLocation(*graph.inputs[i]));
+  }
   builder.setInsertionPointToEnd(entry);
-  for (const NodePtr &node : graph.nodes)
-    if (!node->isData())
-      values[node.get()] = lowerNode(*node);
+  for (const NodePtr &node : graph.nodes) {
+    if (node->isData())
+      continue;
+    // Every op a node lowers to (a constant's splat, a pad's padding
+    // value) shares the node's location and origin.
+    loc = nodeLocation(*node);
+    mlir::Operation *last = entry->empty() ? nullptr : &entry->back();
+    values[node.get()] = lowerNode(*node);
+    if (origins)
+      for (auto it = last ? std::next(last->getIterator()) : entry->begin();
+           it != entry->end(); ++it)
+        (*origins)[&*it] = node.get();
+  }
+  loc = unknown;
   llvm::SmallVector<mlir::Value> results;
   for (const NodePtr &output : graph.outputs)
     results.push_back(values.lookup(output.get()));
@@ -301,10 +369,15 @@ absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
 
 } // namespace
 
+mlir::OwningOpRef<mlir::ModuleOp>
+lowerGraph(const Graph &graph, bool locations, OpOrigins *origins) {
+  return GraphLowering(lazyContext(), locations, origins).lower(graph);
+}
+
 absl::StatusOr<GraphCompileResult>
 compileGraph(const Graph &graph, const GraphCompileRequest &request) {
-  GraphLowering lowering(lazyContext());
-  mlir::OwningOpRef<mlir::ModuleOp> module = lowering.lower(graph);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      lowerGraph(graph, request.locations);
   compiler::CompileOptions options;
   options.backend = request.backend;
   options.function = "main";

@@ -34,6 +34,9 @@ struct GraphCompileRequest {
   uint64_t graphHash = 0;
   /// The graph tag for the manifest ("step", "train step", ...).
   std::string tag;
+  /// Locate each op at its node's call site (Options::checkNumerics): pass
+  /// dumps show it; hashes and cache keys never include locations.
+  bool locations = false;
 };
 
 struct GraphCompileResult {

@@ -2,6 +2,7 @@
 // shape rules, the derived broadcast builders, and the weak registry of live
 // tensor handles that step() scans.
 #include "frontends/lazy/Node.h"
+#include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/DeviceMemory.h"
 #include "frontends/lazy/Eager.h"
 
@@ -90,6 +91,7 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
   node->ints = std::move(ints);
   node->scalar = scalar;
   node->id = nextNodeId++;
+  node->site = sites::current(); // 0 unless KILN_CHECK_NUMERICS
   table.map[key] = node;
   if (table.map.size() >= table.sweepAt) {
     for (auto i = table.map.begin(); i != table.map.end();)
@@ -101,9 +103,10 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
 
 } // namespace
 
-NodePtr dataNode(std::shared_ptr<HostTensor> value) {
+NodePtr dataNode(std::shared_ptr<HostTensor> value, uint32_t site) {
   auto node = std::make_shared<Node>();
   node->op = Op::Data;
+  node->site = site;
   node->dtype = value->dtype();
   node->shape = value->shape();
   node->id = nextNodeId++;

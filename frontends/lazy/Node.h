@@ -79,6 +79,11 @@ using NodePtr = std::shared_ptr<const Node>;
 struct Node {
   Op op;
   DType dtype;
+  /// Where user code built the node (CallSites.h), or 0: recorded only under
+  /// KILN_CHECK_NUMERICS. Never part of the interning key, the hash or the
+  /// cache key: structurally equal nodes are one node, and the first
+  /// creator's site is the one kept. (Sits in padding: costs no memory.)
+  uint32_t site = 0;
   Shape shape;
   std::vector<NodePtr> srcs;
   std::vector<int64_t> ints;
@@ -97,7 +102,9 @@ struct Node {
 
 //===--- Builders (interned; operands already checked) --------------------===//
 
-NodePtr dataNode(std::shared_ptr<HostTensor> value);
+/// `site`: where the value came from (from_host's caller, or the op whose
+/// eager result this is), 0 when unknown.
+NodePtr dataNode(std::shared_ptr<HostTensor> value, uint32_t site = 0);
 NodePtr constant(double value, DType dtype, Shape shape);
 NodePtr iota(DType dtype, Shape shape, int64_t dim);
 NodePtr unary(Op op, const NodePtr &x);

@@ -5,10 +5,13 @@
 // and that no live tensor still holds is given to the program. With a
 // persistent cache directory (Options.cacheDir) a graph new to this process
 // is first looked up on disk; with Options.dumpDir it is dumped for kilnc.
+// With Options.checkNumerics the outputs are checked for NaN and Inf after
+// the run (Numerics.h).
 #include "frontends/lazy/Step.h"
 #include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/Lower.h"
+#include "frontends/lazy/Numerics.h"
 
 #include <chrono>
 #include <cstdint>
@@ -108,6 +111,7 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   request.tf32 = options().tf32;
   request.graphHash = hash;
   request.tag = graphTag();
+  request.locations = options().checkNumerics;
   auto start = std::chrono::steady_clock::now();
   auto compiled = compileGraph(graph, request);
   double ms = millisecondsSince(start);
@@ -188,7 +192,11 @@ void step() {
     entry = &compileEntry(graph, std::move(key), hash, backend);
 
   // 4. Run: donated buffers move into the program, the rest are lent (the
-  // data nodes keep them alive and unchanged until run() returns).
+  // data nodes keep them alive and unchanged until run() returns). The
+  // numerics check keeps host copies of the donated ones, which the run
+  // consumes, in case it must re-run the step to find a NaN.
+  bool checkNumerics = options().checkNumerics;
+  std::vector<HostTensor> consumed(checkNumerics ? graph.inputs.size() : 0);
   std::vector<runtime::ProgramInput> inputs;
   inputs.reserve(graph.inputs.size());
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
@@ -197,6 +205,8 @@ void step() {
       throw Error("step: an input's buffer was donated to an earlier step");
     counters.bytesIn += static_cast<int64_t>(input.data->byteSize());
     if (graph.donated[i]) {
+      if (checkNumerics)
+        consumed[i] = *input.data;
       inputs.push_back(runtime::ProgramInput::donate(std::move(*input.data)));
       input.data.reset();
     } else {
@@ -212,7 +222,11 @@ void step() {
                 std::to_string(results->size()) + " values for " +
                 std::to_string(graph.outputs.size()) + " outputs");
 
-  // 5. Pending tensors become device data.
+  // 5. Pending tensors become device data, also when the numerics check
+  // fails: the error leaves the tensors usable (they hold the NaN).
+  std::string numericsError;
+  if (checkNumerics)
+    numericsError = checkStepNumerics(graph, std::move(consumed), *results);
   std::unordered_map<const Node *, NodePtr> data;
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     counters.bytesOut += static_cast<int64_t>((*results)[i].byteSize());
@@ -221,6 +235,8 @@ void step() {
   }
   for (const auto &impl : pending)
     impl->node = data.at(impl->node.get());
+  if (!numericsError.empty())
+    throw Error(numericsError);
 }
 
 void clear_graph_cache() {

@@ -2,6 +2,7 @@
 // leaves (device data and lazy constants), host transfers with their forced
 // syncs, autograd flags, assign_, generators and grad mode. The ops
 // themselves live in Ops.cpp and Composites.cpp.
+#include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Step.h"
@@ -61,7 +62,8 @@ Tensor Tensor::from_host(HostTensor value, bool requires_grad) {
   if (requires_grad && !isFloat(value.dtype()))
     throw Error("from_host: only float tensors can require grad, got " +
                 std::string(dtypeName(value.dtype())));
-  return makeTensor(dataNode(std::make_shared<HostTensor>(std::move(value))),
+  return makeTensor(dataNode(std::make_shared<HostTensor>(std::move(value)),
+                             sites::current()),
                     requires_grad, true);
 }
 

@@ -377,12 +377,20 @@ struct Options {
   /// that reuses memory too early changes results. Slow; for tests.
   /// Changing it drops the compiled programs (they are reloaded with it).
   bool poisonDeadBuffers = false;
+  /// Numerics check (KILN_CHECK_NUMERICS=1), for debugging: every node
+  /// records where the model code built it, lowered ops carry that as
+  /// their location, and a step whose outputs hold a NaN or an Inf throws
+  /// kiln::Error naming the first op that made one (re-run op by op on the
+  /// reference evaluator), its location and its call site; in eager mode
+  /// each kernel's result is checked. Off: no cost (docs/DEBUGGING.md).
+  bool checkNumerics = false;
 };
 
 /// KILN_BACKEND ("reference" | "cpu" | "cuda"), KILN_CUDA_ARCH, KILN_TF32=1,
 /// KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
-/// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager") and
-/// KILN_POISON_DEAD_BUFFERS=1 → Options; throws kiln::Error on an unknown backend or mode name.
+/// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager"),
+/// KILN_POISON_DEAD_BUFFERS=1 and KILN_CHECK_NUMERICS=1 → Options; throws
+/// kiln::Error on an unknown backend or mode name.
 Options options_from_env();
 /// Names the graphs traced from now on in the graph dump's manifest
 /// ("train step", "eval step", "first step", ...); the default is "step".

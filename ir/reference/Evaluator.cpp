@@ -1,9 +1,11 @@
 // The reference evaluator's driver: checks the function and its inputs, then
 // walks each block in order, mapping every op through one TypeSwitch onto a
 // kernel (Kernels.h) and binding its results; kiln.fusion recurses into its
-// body, and func.return / kiln.yield hand back their operands. Every result
-// is checked against the type the IR declares, so a kernel that disagrees
-// with the verifier shows up as an InternalError, not as wrong numbers.
+// body, and func.return / kiln.yield hand back their operands; an optional
+// observer sees each op with its values (how the frontend finds the first op
+// that made a NaN). Every result is checked against the type the IR
+// declares, so a kernel that disagrees with the verifier shows up as an
+// InternalError, not as wrong numbers.
 #include "ir/reference/Evaluator.h"
 
 #include "ir/KilnDialect.h"
@@ -109,13 +111,15 @@ ReductionKind reductionKindOf(ReduceKind kind) {
 }
 
 absl::StatusOr<Tensors> evaluateBlock(mlir::Block &block,
-                                      llvm::ArrayRef<HostTensor> arguments);
+                                      llvm::ArrayRef<HostTensor> arguments,
+                                      OpObserver observer);
 
-absl::StatusOr<Tensors> evaluateFusion(FusionOp fusion, Operands operands) {
+absl::StatusOr<Tensors> evaluateFusion(FusionOp fusion, Operands operands,
+                                       OpObserver observer) {
   Tensors inputs;
   for (const HostTensor *operand : operands)
     inputs.push_back(*operand);
-  return evaluateBlock(fusion.getBody().front(), inputs);
+  return evaluateBlock(fusion.getBody().front(), inputs, observer);
 }
 
 absl::StatusOr<Tensors> evaluateRng(RngUniformOp op, const HostTensor &state) {
@@ -142,8 +146,8 @@ absl::StatusOr<Tensors> withResultType(mlir::Operation *op, Kernel kernel) {
 
 /// A shape, reduction, indexing, random, constant or fusion op and its
 /// operand values → its result values; any other op is unimplemented.
-absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op,
-                                             Operands in) {
+absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
+                                             OpObserver observer) {
   using Result = absl::StatusOr<Tensors>;
   auto withType = [&](auto kernel) { return withResultType(op, kernel); };
   return llvm::TypeSwitch<mlir::Operation *, Result>(op)
@@ -194,7 +198,7 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op,
       })
       .Case([&](RngUniformOp r) { return evaluateRng(r, *in[0]); })
       .Case([&](ConstantOp c) { return single(toHostTensor(c.getValue())); })
-      .Case([&](FusionOp f) { return evaluateFusion(f, in); })
+      .Case([&](FusionOp f) { return evaluateFusion(f, in, observer); })
       .Default([&](mlir::Operation *) -> Result {
         return absl::UnimplementedError(absl::StrCat(
             "the reference evaluator does not implement '", opName(op), "'"));
@@ -203,7 +207,8 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op,
 
 /// One non-terminator op and its operand values → its result values. The
 /// elementwise ops are matched here, every other op in evaluateStructuredOp.
-absl::StatusOr<Tensors> evaluateOp(mlir::Operation *op, Operands in) {
+absl::StatusOr<Tensors> evaluateOp(mlir::Operation *op, Operands in,
+                                   OpObserver observer) {
   using Result = absl::StatusOr<Tensors>;
   return llvm::TypeSwitch<mlir::Operation *, Result>(op)
       .Case<NegOp, AbsOp, SignOp, ExpOp, LogOp, Log1pOp, TanhOp, SqrtOp,
@@ -230,7 +235,9 @@ absl::StatusOr<Tensors> evaluateOp(mlir::Operation *op, Operands in) {
               return evalConvert(*in[0], dtype);
             });
       })
-      .Default([&](mlir::Operation *) { return evaluateStructuredOp(op, in); });
+      .Default([&](mlir::Operation *) {
+        return evaluateStructuredOp(op, in, observer);
+      });
 }
 
 /// An InternalError unless `results` match the types `op` declares: a kernel
@@ -255,9 +262,11 @@ absl::Status checkResults(mlir::Operation *op, const Tensors &results) {
 }
 
 /// Binds `arguments` to the block's arguments, evaluates its ops in order
-/// and returns the terminator's (func.return or kiln.yield) operands.
+/// and returns the terminator's (func.return or kiln.yield) operands; each
+/// op evaluated is reported to `observer` when there is one.
 absl::StatusOr<Tensors> evaluateBlock(mlir::Block &block,
-                                      llvm::ArrayRef<HostTensor> arguments) {
+                                      llvm::ArrayRef<HostTensor> arguments,
+                                      OpObserver observer) {
   llvm::DenseMap<mlir::Value, HostTensor> values;
   for (auto [argument, tensor] : llvm::zip(block.getArguments(), arguments))
     values[argument] = tensor;
@@ -276,11 +285,13 @@ absl::StatusOr<Tensors> evaluateBlock(mlir::Block &block,
         results.push_back(*operand);
       return results;
     }
-    absl::StatusOr<Tensors> results = evaluateOp(&op, operands);
+    absl::StatusOr<Tensors> results = evaluateOp(&op, operands, observer);
     if (!results.ok())
       return results.status();
     if (absl::Status status = checkResults(&op, *results); !status.ok())
       return status;
+    if (observer)
+      observer(&op, operands, *results);
     for (auto [result, tensor] : llvm::zip(op.getResults(), *results))
       values[result] = std::move(tensor);
   }
@@ -329,6 +340,12 @@ absl::Status checkInputs(mlir::func::FuncOp function,
 
 absl::StatusOr<std::vector<HostTensor>>
 evaluate(mlir::func::FuncOp function, llvm::ArrayRef<HostTensor> inputs) {
+  return evaluate(function, inputs, nullptr);
+}
+
+absl::StatusOr<std::vector<HostTensor>>
+evaluate(mlir::func::FuncOp function, llvm::ArrayRef<HostTensor> inputs,
+         OpObserver observer) {
   if (!function || function.isExternal())
     return absl::InvalidArgumentError("cannot evaluate a function without a "
                                       "body");
@@ -336,7 +353,7 @@ evaluate(mlir::func::FuncOp function, llvm::ArrayRef<HostTensor> inputs) {
     return status;
   if (absl::Status status = checkInputs(function, inputs); !status.ok())
     return status;
-  return evaluateBlock(function.getBody().front(), inputs);
+  return evaluateBlock(function.getBody().front(), inputs, observer);
 }
 
 } // namespace kiln::reference

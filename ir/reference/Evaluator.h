@@ -8,12 +8,16 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <vector>
 
-namespace mlir::func {
+namespace mlir {
+class Operation;
+namespace func {
 class FuncOp;
-} // namespace mlir::func
+} // namespace func
+} // namespace mlir
 
 namespace kiln::reference {
 
@@ -22,6 +26,20 @@ namespace kiln::reference {
 /// function holds an op the evaluator does not know.
 absl::StatusOr<std::vector<HostTensor>>
 evaluate(mlir::func::FuncOp function, llvm::ArrayRef<HostTensor> inputs);
+
+/// Called after each op the evaluator runs, in program order, with the op,
+/// its operand values and its result values (the ops in a kiln.fusion's
+/// body come before the fusion op itself): how a caller steps through a
+/// function op by op, e.g. to find the first op that made a NaN.
+using OpObserver =
+    llvm::function_ref<void(mlir::Operation *op,
+                            llvm::ArrayRef<const HostTensor *> operands,
+                            llvm::ArrayRef<HostTensor> results)>;
+
+/// evaluate(), reporting every op to `observer`.
+absl::StatusOr<std::vector<HostTensor>>
+evaluate(mlir::func::FuncOp function, llvm::ArrayRef<HostTensor> inputs,
+         OpObserver observer);
 
 } // namespace kiln::reference
 

@@ -42,6 +42,9 @@ void fake_cuda_set_total_memory(unsigned long long bytes);
 /// The call to entry point `name` (e.g. "cuLaunchKernel") after `skip`
 /// successful ones returns `result` (a CUresult) instead of running; one
 /// pending fault per name.
+/// A process the test cannot call into (a tool) arms the same faults with
+/// KILN_FAKE_CUDA_FAULTS="name:skip:result[,...]", and the memory size with
+/// KILN_FAKE_CUDA_TOTAL_MEMORY=bytes (read when the library first runs).
 void fake_cuda_fail_call(const char *name, int skip, int result);
 void fake_cuda_fail_next(const char *name, int result);
 

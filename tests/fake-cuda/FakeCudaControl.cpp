@@ -4,8 +4,49 @@
 #include "tests/fake-cuda/FakeCudaState.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
 
 using namespace kiln::fakecuda;
+
+namespace {
+[[noreturn]] void badEnvironment(const char *name, const std::string &value) {
+  std::fprintf(stderr, "libkiln-fake-cuda: malformed %s='%s'\n", name,
+               value.c_str());
+  std::abort();
+}
+} // namespace
+
+State *kiln::fakecuda::createState() {
+  State *s = new State();
+  if (const char *faults = std::getenv("KILN_FAKE_CUDA_FAULTS")) {
+    std::stringstream list(faults);
+    std::string entry;
+    while (std::getline(list, entry, ',')) {
+      std::string name;
+      Fault fault;
+      int result = 0;
+      std::stringstream fields(entry);
+      char colon = 0;
+      if (!std::getline(fields, name, ':') || name.empty() ||
+          !(fields >> fault.skip >> colon >> result) || colon != ':' ||
+          fault.skip < 0 || !fields.eof())
+        badEnvironment("KILN_FAKE_CUDA_FAULTS", faults);
+      fault.result = static_cast<CUresult>(result);
+      s->faults[name] = fault;
+    }
+  }
+  if (const char *memory = std::getenv("KILN_FAKE_CUDA_TOTAL_MEMORY")) {
+    char *end = nullptr;
+    unsigned long long bytes = std::strtoull(memory, &end, 10);
+    if (end == memory || *end != '\0')
+      badEnvironment("KILN_FAKE_CUDA_TOTAL_MEMORY", memory);
+    s->totalMemory = bytes;
+  }
+  return s;
+}
 
 namespace {
 template <typename T> T locked(T (*read)(State &)) {

@@ -91,10 +91,18 @@ struct State {
   FakeContext contexts[kMaxDevices];
 };
 
+/// A new state, configured from the environment as a process that cannot
+/// call the control API (a tool run by a lit test) configures it:
+/// KILN_FAKE_CUDA_FAULTS="name:skip:result[,...]" arms fake_cuda_fail_call
+/// per entry, KILN_FAKE_CUDA_TOTAL_MEMORY=bytes is
+/// fake_cuda_set_total_memory. A malformed value aborts with a message: a
+/// test that believes it injected a fault must not pass without one.
+State *createState();
+
 /// The one state of the library (never destroyed: programs may outlive
 /// static destruction order).
 inline State &state() {
-  static State *s = new State();
+  static State *s = createState();
   return *s;
 }
 

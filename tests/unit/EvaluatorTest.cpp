@@ -1,7 +1,8 @@
 // The reference evaluator's driver and its remaining ops: input checking and
 // the errors evaluate() reports, constants (splat and dense, every element
-// type) and their conversion to host tensors, kiln.fusion, and rng_uniform
-// with the Philox-4x32-10 known answers and the moments of its samples.
+// type) and their conversion to host tensors, kiln.fusion, the per-op
+// observer, and rng_uniform with the Philox-4x32-10 known answers and the
+// moments of its samples.
 #include "EvaluatorTestSupport.h"
 
 #include "ir/TensorConversion.h"
@@ -173,6 +174,47 @@ TEST(Evaluator, EvaluatesAFusionBodyOnItsInputs) {
   ASSERT_EQ(results.size(), 2u);
   EXPECT_THAT(asDoubles(results[0]), ElementsAre(11, 22));
   EXPECT_THAT(asDoubles(results[1]), ElementsAre(4, 6));
+}
+
+TEST(Evaluator, ReportsEveryOpToItsObserverInProgramOrder) {
+  const std::string source =
+      "func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> "
+      "tensor<2xf32> {\n"
+      "  %0 = kiln.fusion loop(%a, %b) : (tensor<2xf32>, tensor<2xf32>) "
+      "-> tensor<2xf32> {\n"
+      "  ^bb0(%x: tensor<2xf32>, %y: tensor<2xf32>):\n"
+      "    %s = kiln.add %x, %y : tensor<2xf32>\n"
+      "    kiln.yield %s : tensor<2xf32>\n"
+      "  }\n"
+      "  %1 = kiln.mul %0, %a : tensor<2xf32>\n"
+      "  return %1 : tensor<2xf32>\n}\n";
+  mlir::MLIRContext context;
+  context.loadDialect<KilnDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
+  // Each op with its operands' and results' first elements: the fused add
+  // before the fusion op, which comes before the mul.
+  std::vector<std::string> seen;
+  auto observe = [&](mlir::Operation *op,
+                     llvm::ArrayRef<const HostTensor *> operands,
+                     llvm::ArrayRef<HostTensor> results) {
+    std::string entry = op->getName().getStringRef().str();
+    for (const HostTensor *operand : operands)
+      entry += " " + std::to_string(int(operand->getDouble(0)));
+    for (const HostTensor &result : results)
+      entry += " -> " + std::to_string(int(result.getDouble(0)));
+    seen.push_back(entry);
+  };
+  auto results = reference::evaluate(main,
+                                     {floats(DType::f32, {2}, {1, 2}),
+                                      floats(DType::f32, {2}, {3, 4})},
+                                     observe);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(asDoubles((*results)[0]), ElementsAre(4, 12));
+  EXPECT_THAT(seen, ElementsAre("kiln.add 1 3 -> 4", "kiln.fusion 1 3 -> 4",
+                                "kiln.mul 4 1 -> 4"));
 }
 
 //===--- Random numbers ---------------------------------------------------===//
