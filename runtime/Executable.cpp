@@ -119,6 +119,7 @@ void writeThunk(Writer &w, const Thunk &t) {
   switch (t.kind) {
   case Thunk::Kind::kernel:
     w.str(t.kernel.symbol);
+    w.str(t.kernel.label);
     w.u64(t.kernel.slots.size());
     for (uint32_t s : t.kernel.slots)
       w.u32(s);
@@ -154,7 +155,7 @@ bool readThunk(Reader &r, Thunk &t) {
   switch (t.kind) {
   case Thunk::Kind::kernel: {
     uint64_t n;
-    if (!r.str(t.kernel.symbol) || !r.count(n, 4))
+    if (!r.str(t.kernel.symbol) || !r.str(t.kernel.label) || !r.count(n, 4))
       return false;
     t.kernel.slots.resize(n);
     for (uint32_t &s : t.kernel.slots)

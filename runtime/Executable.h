@@ -58,6 +58,11 @@ struct BufferPlan {
 /// operands' slots, then the last `numResults` entries are the results'.
 struct KernelThunk {
   std::string symbol;
+  /// What the kernel computes, for people: its op (a fusion lists the ops
+  /// inside) and the operand and result types, e.g. "fusion{sub, exp,
+  /// reduce_sum, div} (tensor<8x64xf32>) -> tensor<8x64xf32>". Launch
+  /// errors and profiles name kernels by it; nothing runs from it.
+  std::string label;
   std::vector<uint32_t> slots;
   uint32_t numResults = 1;
   /// Operand positions (indices into `slots`) read strictly elementwise: a
@@ -116,7 +121,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 3;
+inline constexpr uint32_t kExecutableFormatVersion = 4;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -10,7 +10,7 @@
 #   2. in the background, on the CPU: kiln --backend cpu on the same
 #      weights and first 4 batches (cpu-124m), and the SST-2 run on the cpu
 #      (sst2-cpu);
-#   3. the GPU unit tests (CudaRuntimeTest, CudaBackendTest,
+#   3. the GPU unit tests (CudaRuntimeTest, CudaBackendTest, NumericsTest,
 #      CudaRandomGraphTest with KILN_RANDOM_GRAPHS=1000), --gtest_output=json;
 #   4. sst2-cuda: 300 steps of kiln-train on SST-2 on the GPU;
 #   5. compute-sanitizer memcheck and racecheck on 3 steps of the tiny
@@ -296,6 +296,11 @@ record_gtest CudaRuntimeTest 0
 run_part CudaBackendTest 150 "$bin/CudaBackendTest" \
   --gtest_output="json:$work/gtest_CudaBackendTest.json"
 record_gtest CudaBackendTest 1
+
+# KILN_CHECK_NUMERICS on the GPU: a NaN made by a log names that op.
+run_part NumericsTest 60 "$bin/NumericsTest" \
+  --gtest_output="json:$work/gtest_NumericsTest.json"
+record_gtest NumericsTest 1
 
 rm -f /tmp/kiln-cuda-repro-*.mlir
 KILN_RANDOM_GRAPHS=1000 run_part CudaRandomGraphTest 200 \

@@ -30,6 +30,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <numeric>
@@ -143,6 +144,44 @@ std::string describeOrigin(Operation *op) {
   return text;
 }
 
+/// A kernel's label (runtime::KernelThunk::label): the op without its
+/// dialect prefix (a fusion lists the distinct ops of its body in order)
+/// and its operand and result types. Long type lists are cut, so an error
+/// line stays readable.
+std::string kernelLabel(Operation *op) {
+  std::string text = op->getName().stripDialect().str();
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    std::vector<std::string> inner;
+    fusion.getBody().walk([&](Operation *o) {
+      std::string name = o->getName().stripDialect().str();
+      if (!isa<YieldOp>(o) &&
+          std::find(inner.begin(), inner.end(), name) == inner.end())
+        inner.push_back(name);
+    });
+    text += "{";
+    for (size_t i = 0; i < inner.size(); ++i)
+      text += (i ? ", " : "") + inner[i];
+    text += "}";
+  }
+  llvm::raw_string_ostream os(text);
+  auto types = [&](TypeRange range) {
+    os << "(";
+    for (size_t i = 0; i < range.size(); ++i) {
+      if (i == 4) {
+        os << ", ... " << range.size() - 4 << " more";
+        break;
+      }
+      os << (i ? ", " : "") << range[i];
+    }
+    os << ")";
+  };
+  os << " ";
+  types(op->getOperandTypes());
+  os << " -> ";
+  types(op->getResultTypes());
+  return text;
+}
+
 /// True when `op`'s kernel may write a result over operand `index`'s
 /// bytes (runtime::KernelThunk::inPlaceOperands): every result of that
 /// operand's size has its shape and element width, and the kernel reads
@@ -216,6 +255,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::kernel;
   thunk.kernel.symbol = it->second;
+  thunk.kernel.label = kernelLabel(op);
   thunk.kernel.slots = std::move(slots);
   thunk.kernel.numResults = op->getNumResults();
   for (unsigned i = 0; i < op->getNumOperands(); ++i)

@@ -116,7 +116,7 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   auto compiled = compileGraph(graph, request);
   double ms = millisecondsSince(start);
   if (!compiled.ok())
-    throw Error("step: compiling the graph failed: " +
+    throw Error("step: compiling or loading the graph failed: " +
                 std::string(compiled.status().message()));
   counters.plannedPeakBytes =
       std::max<int64_t>(counters.plannedPeakBytes,

@@ -130,8 +130,10 @@ absl::Status CudaProgram::enqueueKernel(size_t index) {
                               1, 1, 0, stream_, launch.params.data(), nullptr);
   if (r == CUDA_SUCCESS)
     return absl::OkStatus();
+  const KernelThunk &kernel = exe_.thunks[index].kernel;
   return absl::InternalError(absl::StrCat(
-      "CUDA kernel thunk ", index, " (", exe_.thunks[index].kernel.symbol,
+      "CUDA kernel thunk ", index, " (", kernel.symbol,
+      kernel.label.empty() ? "" : ": ", kernel.label,
       ") failed to launch with grid ", launch.grid, "x1x1 of ", launch.block,
       " thread(s), rangeSize ", launch.rangeSize,
       ": cuLaunchKernel failed: ", d.describe(r)));

@@ -30,7 +30,8 @@ CASES = [
      r"running the graph failed: cuGraphLaunch failed: "
      r"CUDA_ERROR_ILLEGAL_ADDRESS"),
     ("cuLaunchKernel:50:719",
-     r"CUDA kernel thunk \d+ \(kiln_kernel_\d+\) failed to launch with grid "
+     r"CUDA kernel thunk \d+ \(kiln_kernel_\d+: \w+.* -> .*\) failed to "
+     r"launch with grid "
      r"\d+x1x1 of \d+ thread\(s\), rangeSize \d+"),
     ("cuMemAlloc:3:2",
      r"out of device memory allocating .*this program plans \d+ bytes in "

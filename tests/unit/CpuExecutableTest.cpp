@@ -59,6 +59,31 @@ TEST(CpuExecutable, SerializeLoadRunIsBitIdentical) {
   EXPECT_EQ(runtime::serializeExecutable(*again), bytes);
 }
 
+TEST(CpuExecutable, KernelsCarryALabelNamingTheirOpsAndTypes) {
+  runtime::Executable exe = compileSource();
+  std::vector<std::string> labels;
+  for (const runtime::Thunk &t : exe.thunks)
+    if (t.kind == runtime::Thunk::Kind::kernel)
+      labels.push_back(t.kernel.label);
+  // tanh and the reduction (fused or not) are kernels; the product a GEMM.
+  ASSERT_FALSE(labels.empty());
+  std::string all;
+  for (const std::string &label : labels) {
+    EXPECT_NE(label.find(" -> ("), std::string::npos) << label;
+    all += label + "\n";
+  }
+  EXPECT_NE(all.find("tanh"), std::string::npos) << all;
+  EXPECT_NE(all.find("(tensor<8x16xf32>) -> (tensor<8x16xf32>)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("reduce"), std::string::npos) << all;
+  auto loaded =
+      runtime::deserializeExecutable(runtime::serializeExecutable(exe));
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  for (size_t i = 0; i < exe.thunks.size(); ++i)
+    EXPECT_EQ(loaded->thunks[i].kernel.label, exe.thunks[i].kernel.label);
+}
+
 TEST(CpuExecutable, RefusesTruncatedBlobs) {
   std::string bytes = runtime::serializeExecutable(compileSource());
   for (size_t keep :
