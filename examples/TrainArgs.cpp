@@ -7,10 +7,12 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <vector>
 
 namespace kiln::train {
 namespace {
@@ -127,9 +129,22 @@ struct Flags {
       cl::desc("steps between checkpoints in output_dir/checkpoint-N (0: none) "
                "(default: 0)"),
       cl::init(0), cl::cat(checkpoints)};
-  cl::opt<std::string> resume{"resume_from_checkpoint",
-                              cl::desc("checkpoint directory to continue from"),
-                              cl::value_desc("dir"), cl::cat(checkpoints)};
+  cl::opt<std::string> resume{
+      "resume_from_checkpoint",
+      cl::desc("checkpoint folder to continue from; True: the newest "
+               "complete checkpoint-N in output_dir; False: start afresh "
+               "(default: the newest complete one if output_dir has any)"),
+      cl::value_desc("dir"), cl::cat(checkpoints)};
+  cl::opt<bool> overwriteOutputDir{
+      "overwrite_output_dir",
+      cl::desc("train from scratch even when output_dir holds checkpoints, "
+               "deleting them (default: resume from the newest)"),
+      cl::cat(checkpoints)};
+  cl::opt<long> saveTotalLimit{
+      "save_total_limit",
+      cl::desc("keep at most N checkpoints, deleting the oldest (0: all) "
+               "(default: 0)"),
+      cl::init(0), cl::cat(checkpoints)};
 
   cl::OptionCategory execution{"Execution"};
   cl::opt<bool> eager{"eager",
@@ -170,7 +185,59 @@ struct Flags {
   std::vector<const cl::OptionCategory *> categories() const {
     return {&model, &data, &training, &checkpoints, &execution};
   }
+  std::vector<const cl::opt<bool> *> booleans() const {
+    return {&overwriteOutputDir, &eager, &tf32};
+  }
 };
+
+// Hugging Face's argument parser reads a boolean's value the way
+// string_to_bool does (yes/no, true/false, t/f, y/n, 1/0, any case) and
+// takes it as the next argument too; llvm::cl takes `--flag` or
+// `--flag=true|false` only. "true"/"false" for a word, else "".
+std::string boolWord(std::string word) {
+  for (char &c : word)
+    c = char(std::tolower((unsigned char)c));
+  for (const char *yes : {"yes", "true", "t", "y", "1"})
+    if (word == yes)
+      return "true";
+  for (const char *no : {"no", "false", "f", "n", "0"})
+    if (word == no)
+      return "false";
+  return "";
+}
+
+// argv with `--flag VALUE` and `--flag=VALUE` of the boolean flags
+// rewritten as `--flag=true|false`, so run_clm.py command lines carry over.
+std::vector<std::string> normalizeBooleans(int argc, char **argv,
+                                           const Flags &flags) {
+  std::set<std::string> names;
+  for (const cl::opt<bool> *flag : flags.booleans())
+    names.insert(flag->ArgStr.str());
+  std::vector<std::string> out(argv, argv + argc);
+  for (size_t i = 1; i < out.size(); ++i) {
+    std::string arg = out[i];
+    if (arg == "--")
+      break;
+    size_t dashes = arg.rfind("--", 0) == 0  ? 2
+                    : arg.rfind("-", 0) == 0 ? 1
+                                             : 0;
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(
+        dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
+    if (!dashes || !names.count(name))
+      continue;
+    if (eq != std::string::npos) {
+      if (std::string word = boolWord(arg.substr(eq + 1)); !word.empty())
+        out[i] = "--" + name + "=" + word;
+    } else if (i + 1 < out.size()) {
+      if (std::string word = boolWord(out[i + 1]); !word.empty()) {
+        out[i] = "--" + name + "=" + word;
+        out.erase(out.begin() + long(i) + 1);
+      }
+    }
+  }
+  return out;
+}
 
 // Prints "kiln-train: error: <message>" and yields the bad-usage status.
 int usageError(const std::string &message) {
@@ -194,7 +261,21 @@ TrainArgs copyFlags(const Flags &f) {
   a.lrSchedulerType = f.scheduler, a.numTrainEpochs = f.epochs;
   a.maxSteps = f.maxSteps, a.loggingSteps = f.loggingSteps, a.seed = f.seed;
   a.outputDir = f.outputDir, a.saveSteps = f.saveSteps;
-  a.resumeFromCheckpoint = f.resume;
+  a.saveTotalLimit = f.saveTotalLimit;
+  a.overwriteOutputDir = f.overwriteOutputDir;
+  // True and False (any case) are the words; anything else is a folder
+  // (so a folder named "1" or "y" still works).
+  std::string resume = f.resume, word = resume;
+  for (char &c : word)
+    c = char(std::tolower((unsigned char)c));
+  if (resume.empty())
+    a.resume = TrainArgs::Resume::detect;
+  else if (word == "true")
+    a.resume = TrainArgs::Resume::newest;
+  else if (word == "false")
+    a.resume = TrainArgs::Resume::never;
+  else
+    a.resume = TrainArgs::Resume::path, a.resumeFromCheckpoint = resume;
   a.eager = f.eager, a.dumpGraphs = f.dumpGraphs, a.cacheDir = f.cacheDir;
   // Empty when not given: KILN_BACKEND, then kDefaultBackend, apply.
   a.backend = f.backend.getNumOccurrences() ? f.backend.getValue() : "";
@@ -295,11 +376,17 @@ std::string checkTraining(const TrainArgs &a) {
     return "--save_steps must not be negative, got " + str(a.saveSteps);
   if (a.saveSteps > 0 && a.outputDir.empty())
     return "--save_steps needs --output_dir";
+  if (a.saveTotalLimit < 0)
+    return "--save_total_limit must not be negative, got " +
+           str(a.saveTotalLimit);
   std::error_code ec;
-  if (!a.resumeFromCheckpoint.empty() &&
+  if (a.resume == TrainArgs::Resume::path &&
       !std::filesystem::is_directory(a.resumeFromCheckpoint, ec))
     return "--resume_from_checkpoint: no such directory: " +
            a.resumeFromCheckpoint;
+  if (a.resume == TrainArgs::Resume::newest && a.outputDir.empty())
+    return "--resume_from_checkpoint True needs --output_dir (the folder "
+           "whose newest checkpoint-N to resume from)";
   if (!a.backend.empty() && a.backend != "reference" && a.backend != "cpu" &&
       a.backend != "cuda")
     return "unknown --backend '" + a.backend +
@@ -334,8 +421,12 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   static Flags flags;
   ParseResult result;
   cl::HideUnrelatedOptions(flags.categories());
+  std::vector<std::string> args = normalizeBooleans(argc, argv, flags);
+  std::vector<const char *> argPointers;
+  for (const std::string &arg : args)
+    argPointers.push_back(arg.c_str());
   if (!cl::ParseCommandLineOptions(
-          argc, argv,
+          int(argPointers.size()), argPointers.data(),
           "kiln-train: GPT-2 language-model training with kiln, in the style "
           "of Hugging Face's run_clm.py and Trainer\n",
           &llvm::errs())) {

@@ -43,8 +43,21 @@ struct TrainArgs {
   int64_t loggingSteps = 10;
   uint64_t seed = 42;
   // Checkpoints.
-  std::string outputDir, resumeFromCheckpoint;
+  std::string outputDir;
+  /// --resume_from_checkpoint: not given (detect: the newest complete
+  /// checkpoint-N of output_dir if there is one and no
+  /// --overwrite_output_dir), True (newest: the same, but one must exist),
+  /// a folder (path: resumeFromCheckpoint), or False (never).
+  enum class Resume { detect, newest, path, never };
+  Resume resume = Resume::detect;
+  std::string resumeFromCheckpoint;
+  /// Start afresh even when output_dir holds checkpoints, deleting them
+  /// (all but one that --resume_from_checkpoint names).
+  bool overwriteOutputDir = false;
   int64_t saveSteps = 0;
+  /// Keep at most this many checkpoint-N folders (0: all), deleting the
+  /// oldest after each save.
+  int64_t saveTotalLimit = 0;
   // Execution.
   bool eager = false;
   /// "reference" | "cpu" | "cuda", or "" when --backend was not given.

@@ -8,15 +8,23 @@
 // device scalar, so the schedule never recompiles (--eager instead runs each
 // op as its own kernel: the baseline). Logs are the Trainer's
 // dict lines on stdout (TrainerLog.h); banners, notes, the progress bar and
-// kiln's metrics report go to stderr. Checkpoints are atomic safetensors
-// files in output_dir/checkpoint-N/, and a run resumes from one with the
-// same data order, optimizer state and dropout stream.
+// kiln's metrics report go to stderr. Checkpoints (--save_steps) are
+// output_dir/checkpoint-N/ folders that survive a kill at any moment: each
+// is written under a temporary name, synced and renamed whole
+// (frontends/nn/CheckpointFolder.h), and --save_total_limit deletes the
+// oldest only after the new one has its name. As run_clm.py, a run whose
+// output_dir holds checkpoints resumes from the newest complete one
+// (skipping damaged ones, saying so) unless --overwrite_output_dir or
+// --resume_from_checkpoint False says otherwise; it resumes with the same
+// data order, optimizer state and dropout stream, so the losses are those
+// of a run never stopped, bit for bit.
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/TrainerLog.h"
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/nn/Checkpoint.h"
+#include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
@@ -150,15 +158,20 @@ std::string configJson(const nn::GPT2Config &c) {
 class Trainer {
 public:
   Trainer(const TrainArgs &args, PreparedData &data);
-  /// Restores a checkpoint directory; returns a failure or nothing.
-  std::optional<Failure> resume(const std::string &dir);
+  /// Restores the checkpoint in `dir`, whose file read_checkpoint_file
+  /// read; throws kiln::Error when it does not fit this model.
+  void resume(const std::string &dir, nn::SafetensorsData file);
+  int64_t step() const { return globalStep_; }
   /// Trains to the last step, printing logs; then evaluates and saves.
   void run();
 
 private:
   void trainStep(const data::Batch &batch);
   void maybeLog();
-  void save(const fs::path &dir, bool withOptimizer);
+  /// output_dir/checkpoint-N, written crash-safely, then rotation.
+  void saveCheckpoint();
+  /// The files of a checkpoint (with the optimizer) or of the final model.
+  void writeFiles(const fs::path &dir, bool withOptimizer);
   void printBanner() const;
   double epoch() const {
     return double(globalStep_) / double(loader_.batchesPerEpoch());
@@ -213,15 +226,11 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
   model_.train();
 }
 
-std::optional<Failure> Trainer::resume(const std::string &dir) {
-  fs::path file = fs::path(dir) / "checkpoint.safetensors";
-  std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
-    return Failure{
-        "--resume_from_checkpoint: no checkpoint.safetensors in " + dir, 2};
+void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   set_graph_tag("checkpoint load");
   nn::CheckpointState state = nn::load_checkpoint(
-      file.string(), model_, &optimizer_, {{"dropout", &model_.generator()}});
+      std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
+      model_, &optimizer_, {{"dropout", &model_.generator()}});
   // The data order is a function of (seed, step) only: a different batch
   // size or seed would continue on other batches.
   for (auto [key, value] :
@@ -241,7 +250,6 @@ std::optional<Failure> Trainer::resume(const std::string &dir) {
                "  Continuing training from checkpoint %s, global step "
                "%lld\n",
                dir.c_str(), (long long)state.step);
-  return std::nullopt;
 }
 
 void Trainer::printBanner() const {
@@ -306,8 +314,7 @@ void Trainer::maybeLog() {
   history_.push_back(log);
 }
 
-void Trainer::save(const fs::path &dir, bool withOptimizer) {
-  fs::create_directories(dir);
+void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   nn::CheckpointState state;
   state.step = globalStep_;
   state.metadata = {{"epoch", pythonFloat(epoch())},
@@ -332,8 +339,32 @@ void Trainer::save(const fs::path &dir, bool withOptimizer) {
           ",\n  \"max_steps\": " + std::to_string(totalSteps_) +
           ",\n  \"train_batch_size\": " + std::to_string(args_.trainBatchSize) +
           ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
+}
+
+void Trainer::saveCheckpoint() {
+  auto fail = [](const absl::Status &status) {
+    return Failure{"saving a checkpoint: " + std::string(status.message()), 1};
+  };
+  absl::StatusOr<nn::CheckpointFolderWriter> writer =
+      nn::CheckpointFolderWriter::begin(args_.outputDir, globalStep_);
+  if (!writer.ok())
+    throw fail(writer.status());
+  writeFiles(writer->path(), /*withOptimizer=*/true);
+  if (absl::Status status = writer->commit(); !status.ok())
+    throw fail(status);
   bar_->clear();
-  std::fprintf(stderr, "Saving model checkpoint to %s\n", dir.c_str());
+  std::fprintf(stderr, "Saving model checkpoint to %s\n",
+               writer->finalPath().c_str());
+  // Only after the new checkpoint has its name: a kill during rotation
+  // still leaves it.
+  absl::StatusOr<std::vector<std::string>> deleted = nn::rotateCheckpoints(
+      args_.outputDir, args_.saveTotalLimit, writer->finalPath());
+  if (!deleted.ok())
+    throw fail(deleted.status());
+  for (const std::string &folder : *deleted)
+    std::fprintf(
+        stderr, "Deleting older checkpoint [%s] due to args.save_total_limit\n",
+        folder.c_str());
 }
 
 void Trainer::run() {
@@ -347,9 +378,7 @@ void Trainer::run() {
     trainStep(*loader_.next());
     maybeLog();
     if (args_.saveSteps > 0 && globalStep_ % args_.saveSteps == 0)
-      save(fs::path(args_.outputDir) /
-               ("checkpoint-" + std::to_string(globalStep_)),
-           /*withOptimizer=*/true);
+      saveCheckpoint();
     bar.update(globalStep_);
   }
   bar.finish();
@@ -385,8 +414,12 @@ void Trainer::run() {
                  "than %lld tokens; no evaluation\n",
                  (long long)args_.blockSize);
   }
-  if (!args_.outputDir.empty())
-    save(args_.outputDir, /*withOptimizer=*/false);
+  if (!args_.outputDir.empty()) {
+    writeFiles(args_.outputDir, /*withOptimizer=*/false);
+    bar_->clear();
+    std::fprintf(stderr, "Saving model checkpoint to %s\n",
+                 args_.outputDir.c_str());
+  }
 }
 
 // The execution options: flags first, then the environment (read here, at
@@ -420,6 +453,102 @@ void configureKiln(const TrainArgs &a) {
   set_options(o);
 }
 
+void warn(const std::string &message) {
+  std::fprintf(stderr, "kiln-train: warning: %s\n", message.c_str());
+}
+
+Failure outputDirFailure(const absl::Status &status) {
+  return Failure{"--output_dir: " + std::string(status.message()), 1};
+}
+
+/// A checkpoint to continue from: its folder and its file's contents.
+struct ResumePoint {
+  std::string dir;
+  nn::SafetensorsData file;
+};
+
+// Which checkpoint the run continues from, as run_clm.py decides: the folder
+// --resume_from_checkpoint names; else, unless it says False or
+// --overwrite_output_dir is given, the newest checkpoint-N of output_dir
+// whose file reads back whole (a damaged newer one is skipped, saying so).
+std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
+  using Resume = TrainArgs::Resume;
+  if (a.resume == Resume::path) {
+    absl::StatusOr<nn::SafetensorsData> file =
+        nn::readCheckpointFolder(a.resumeFromCheckpoint);
+    if (absl::IsNotFound(file.status()))
+      throw Failure{"--resume_from_checkpoint: no checkpoint.safetensors in " +
+                        a.resumeFromCheckpoint,
+                    2};
+    if (!file.ok())
+      throw Failure{"load_checkpoint: " + std::string(file.status().message()),
+                    1};
+    return ResumePoint{a.resumeFromCheckpoint, std::move(*file)};
+  }
+  if (a.outputDir.empty() || a.resume == Resume::never ||
+      (a.resume == Resume::detect && a.overwriteOutputDir))
+    return std::nullopt;
+  std::optional<nn::SafetensorsData> file;
+  absl::StatusOr<nn::ResumeChoice> choice = nn::newestCompleteCheckpoint(
+      a.outputDir, [&](const nn::CheckpointFolder &folder) {
+        absl::StatusOr<nn::SafetensorsData> read =
+            nn::readCheckpointFolder(folder.path);
+        if (read.ok())
+          file = std::move(*read);
+        return read.status();
+      });
+  if (!choice.ok())
+    throw outputDirFailure(choice.status());
+  for (const std::string &skipped : choice->skipped)
+    warn("skipping the unfinished or damaged checkpoint " + skipped);
+  if (!choice->folder) {
+    if (a.resume == Resume::newest)
+      throw Failure{"--resume_from_checkpoint True: no valid checkpoint "
+                    "found in output directory (" +
+                        a.outputDir + ")",
+                    2};
+    return std::nullopt;
+  }
+  if (a.resume == Resume::detect)
+    std::fprintf(stderr,
+                 "Checkpoint detected, resuming training at %s. To avoid "
+                 "this behavior, change the `--output_dir` or add "
+                 "`--overwrite_output_dir` to train from scratch.\n",
+                 choice->folder->path.c_str());
+  return ResumePoint{choice->folder->path, std::move(*file)};
+}
+
+// Checkpoints in output_dir from beyond the step this run starts at belong
+// to another run: --overwrite_output_dir deletes them (all but the one
+// resumed from); otherwise they are named, since until this run saves
+// those steps again an automatic resume would pick them.
+void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
+                          int64_t startStep) {
+  if (a.outputDir.empty())
+    return;
+  absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
+      nn::listCheckpointFolders(a.outputDir);
+  if (!folders.ok())
+    throw outputDirFailure(folders.status());
+  for (const nn::CheckpointFolder &folder : *folders) {
+    std::error_code ec;
+    if (!resumedFrom.empty() && fs::equivalent(folder.path, resumedFrom, ec))
+      continue;
+    if (a.overwriteOutputDir) {
+      if (absl::Status s = nn::removeCheckpointFolder(folder.path); !s.ok())
+        throw outputDirFailure(s);
+      std::fprintf(stderr,
+                   "Deleting older checkpoint [%s] due to "
+                   "--overwrite_output_dir\n",
+                   folder.path.c_str());
+    } else if (folder.step > startStep) {
+      warn(folder.path + " is from beyond step " + std::to_string(startStep) +
+           ", where this run starts; it is replaced when this run saves "
+           "that step (--overwrite_output_dir deletes such checkpoints)");
+    }
+  }
+}
+
 int runMain(const TrainArgs &args) {
   configureKiln(args);
   // Directories are made before anything runs, so a bad path fails at once,
@@ -432,6 +561,15 @@ int runMain(const TrainArgs &args) {
                         ec.message(),
                     2};
   }
+  // What killed saves left is tidied before anything looks for checkpoints.
+  if (!args.outputDir.empty()) {
+    absl::StatusOr<std::vector<std::string>> notes =
+        nn::recoverCheckpointFolders(args.outputDir);
+    if (!notes.ok())
+      throw outputDirFailure(notes.status());
+    for (const std::string &note : *notes)
+      warn(note);
+  }
   PreparedData data;
   if (auto failure = prepareData(args, data))
     throw *failure;
@@ -439,9 +577,12 @@ int runMain(const TrainArgs &args) {
     throw *failure;
   manual_seed(args.seed);
   Trainer trainer(args, data);
-  if (!args.resumeFromCheckpoint.empty())
-    if (auto failure = trainer.resume(args.resumeFromCheckpoint))
-      throw *failure;
+  std::optional<ResumePoint> resumePoint = chooseResumePoint(args);
+  if (resumePoint)
+    trainer.resume(resumePoint->dir, std::move(resumePoint->file));
+  // Only once the run has started well: a typo must not cost checkpoints.
+  handleOldCheckpoints(args, resumePoint ? resumePoint->dir : "",
+                       trainer.step());
   trainer.run();
   std::fprintf(stderr, "%s", metrics::report().c_str());
   return 0;

@@ -74,26 +74,43 @@ void save_checkpoint(const std::string &path, const Module &model,
     throw Error("save_checkpoint: " + std::string(s.message()));
 }
 
-CheckpointState load_checkpoint(const std::string &path, Module &model,
-                                Optimizer *optimizer,
-                                const NamedGenerators &generators) {
+absl::StatusOr<SafetensorsData> read_checkpoint_file(const std::string &path) {
   SafetensorsReadOptions options;
   options.requireChecksum = true;
   absl::StatusOr<SafetensorsData> file = loadSafetensors(path, options);
   if (!file.ok())
+    return file.status();
+  auto format = file->metadata.find(kFormatKey);
+  if (format == file->metadata.end() || format->second != kFormat)
+    return absl::InvalidArgumentError(
+        "'" + path + "': not a kiln checkpoint (metadata '" + kFormatKey +
+        "' is '" +
+        (format == file->metadata.end() ? std::string() : format->second) +
+        "')");
+  return file;
+}
+
+CheckpointState load_checkpoint(const std::string &path, Module &model,
+                                Optimizer *optimizer,
+                                const NamedGenerators &generators) {
+  absl::StatusOr<SafetensorsData> file = read_checkpoint_file(path);
+  if (!file.ok())
     throw Error("load_checkpoint: " + std::string(file.status().message()));
-  std::map<std::string, std::string> &meta = file->metadata;
+  return load_checkpoint(std::move(*file), path, model, optimizer, generators);
+}
+
+CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
+                                Module &model, Optimizer *optimizer,
+                                const NamedGenerators &generators) {
+  std::map<std::string, std::string> &meta = file.metadata;
   auto fail = [&](const std::string &message) {
     return Error("load_checkpoint: '" + path + "': " + message);
   };
-  if (meta[kFormatKey] != kFormat)
-    throw fail("not a kiln checkpoint (metadata '" + std::string(kFormatKey) +
-               "' is '" + meta[kFormatKey] + "')");
 
   // 1. Split the tensors by owner and check everything that can be checked
   //    without changing state.
   std::map<std::string, HostTensor> modelState, optimizerState, rngState;
-  for (NamedTensor &t : file->tensors) {
+  for (NamedTensor &t : file.tensors) {
     if (startsWith(t.name, kOptimizerPrefix))
       optimizerState.emplace(t.name.substr(kOptimizerPrefix.size()),
                              std::move(t.tensor));
@@ -155,7 +172,7 @@ CheckpointState load_checkpoint(const std::string &path, Module &model,
   // Make the restored values device data now, so the next training step's
   // graph is the one the cache already holds.
   step();
-  for (const auto &[key, value] : file->metadata)
+  for (const auto &[key, value] : file.metadata)
     if (!startsWith(key, "kiln."))
       out.metadata[key] = value;
   return out;

@@ -6,12 +6,17 @@
 // Saving is atomic (a failed save leaves the previous file untouched);
 // loading requires the checksum, checks every name and shape before
 // changing anything, and throws kiln::Error with the file's name and what is
-// wrong.
+// wrong. Reading and restoring are also offered apart, so a caller choosing
+// among several files (CheckpointFolder.h) can tell a damaged file, which it
+// skips, from one that does not fit the model, which is the user's error.
 #ifndef KILN_FRONTENDS_NN_CHECKPOINT_H
 #define KILN_FRONTENDS_NN_CHECKPOINT_H
 
 #include "frontends/nn/Module.h"
 #include "frontends/nn/Optimizer.h"
+#include "frontends/nn/Safetensors.h"
+
+#include "absl/status/statusor.h"
 
 #include <map>
 #include <string>
@@ -48,6 +53,17 @@ void save_checkpoint(const std::string &path, const Module &model,
 /// is changed then.
 CheckpointState load_checkpoint(const std::string &path, Module &model,
                                 Optimizer *optimizer,
+                                const NamedGenerators &generators);
+
+/// A checkpoint file → its contents, its checksum verified and its format
+/// checked; an error Status naming the file when it is missing, truncated,
+/// corrupt or not a kiln checkpoint. Nothing else is touched.
+absl::StatusOr<SafetensorsData> read_checkpoint_file(const std::string &path);
+
+/// As load_checkpoint(path, ...), on contents read by read_checkpoint_file
+/// (`path` names them in errors).
+CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
+                                Module &model, Optimizer *optimizer,
                                 const NamedGenerators &generators);
 
 } // namespace kiln::nn
