@@ -3,7 +3,9 @@
 # UndefinedBehaviorSanitizer, in build-fuzz/) and runs each for a while:
 #   scripts/fuzz.sh [--seconds N] [TARGET...]     (default: 30 s, every target)
 # A target starts from its seeds (fuzz/corpus/<target>/, plus seeds made
-# here from real files: executables kilnc compiles from tests/models) and
+# here from real files: the kiln-dialect modules under tests/, executables
+# and cache entries kilnc compiles from tests/models, a checkpoint a tiny
+# kiln-train run saves) and
 # keeps what it finds in build-fuzz/corpus/<target>/ between runs. A crash,
 # a hang (-timeout) or running out of memory (-rss_limit_mb) leaves its
 # input in build-fuzz/findings/ and makes the script exit 1; the input then
@@ -20,7 +22,10 @@ while (($#)); do
     *) targets+=("$1"); shift ;;
   esac
 done
-((${#targets[@]})) || targets=(SafetensorsFuzzer ExecutableFuzzer)
+all_targets=(KilnModuleFuzzer ExecutableFuzzer CacheEntryFuzzer
+  SafetensorsFuzzer ModelConfigFuzzer TokenizerFilesFuzzer DataFilesFuzzer
+  CheckpointFuzzer)
+((${#targets[@]})) || targets=("${all_targets[@]}")
 
 "$root/scripts/setup.sh"
 if [[ ! -f $build/build.ninja ]]; then
@@ -29,18 +34,45 @@ if [[ ! -f $build/build.ninja ]]; then
 fi
 ninja -C "$build" -j"${JOBS:-2}" "${targets[@]}"
 
-# Seeds from real files: the executables kilnc compiles from the test
-# models, as the payload the target wraps in a valid header (mode byte 1).
-kilnc=${KILNC:-$root/build/bin/kilnc}
-seeds=$build/seeds/ExecutableFuzzer
-if [[ -x $kilnc && ! -d $seeds ]]; then
-  mkdir -p "$seeds"
-  for model in "$root"/tests/models/*.mlir; do
-    name=$(basename "$model" .mlir)
-    if "$kilnc" compile "$model" -o "$build/$name.kexe" >/dev/null 2>&1; then
-      { printf '\001'; tail -c +25 "$build/$name.kexe"; } > "$seeds/$name"
-    fi
+# Seeds from real files, made once (mode bytes as each target reads them);
+# a missing stamp (an older layout, a run without kilnc) makes them again.
+bin=$(dirname "${KILNC:-$root/build/bin/kilnc}")
+seeds=$build/seeds
+if [[ ! -f $seeds/made && -x $bin/kilnc && -x $bin/kiln-train ]]; then
+  rm -rf "$seeds"
+  mkdir -p "$seeds"/{KilnModuleFuzzer,ExecutableFuzzer,CacheEntryFuzzer,CheckpointFuzzer}
+  # Modules: every test input, split where lit splits it.
+  n=0
+  for f in "$root"/tests/models/*.mlir "$root"/tests/ir/*.mlir "$root"/tests/passes/*.mlir; do
+    awk -v dir="$seeds/KilnModuleFuzzer" -v base="$((n++))" '
+      /^\/\/ -----/ { part++; next }
+      { print > (dir "/" base "-" part+0 ".mlir") }' "$f"
   done
+  if [[ -x $bin/kilnc ]]; then
+    for model in "$root"/tests/models/*.mlir; do
+      name=$(basename "$model" .mlir)
+      if "$bin/kilnc" compile "$model" -o "$build/$name.kexe" \
+          --cache "$build/seed-cache" >/dev/null 2>&1; then
+        # The payload after the 24-byte header, as mode 1 takes it.
+        { printf '\001'; tail -c +25 "$build/$name.kexe"; } > "$seeds/ExecutableFuzzer/$name"
+      fi
+    done
+    for entry in "$build"/seed-cache/*; do
+      if [[ -f $entry ]]; then
+        { printf '\000'; cat "$entry"; } > "$seeds/CacheEntryFuzzer/$(basename "$entry" | cut -c1-16)"
+      fi
+    done
+  fi
+  if [[ -x $bin/kiln-train ]]; then
+    rm -rf "$build/seed-train"
+    if "$bin/kiln-train" --n_layer 1 --n_embd 16 --n_head 2 --n_positions 16 \
+        --block_size 8 --per_device_train_batch_size 2 --default_corpus_lines 20 \
+        --max_steps 1 --save_steps 1 --output_dir "$build/seed-train" >/dev/null 2>&1; then
+      { printf '\000'; cat "$build"/seed-train/checkpoint-1/checkpoint.safetensors; } \
+        > "$seeds/CheckpointFuzzer/checkpoint-1"
+    fi
+  fi
+  touch "$seeds/made"
 fi
 
 failed=0

@@ -11,11 +11,6 @@
 namespace kiln::nn {
 namespace {
 
-constexpr const char *kFormatKey = "kiln.format";
-constexpr const char *kFormat = "kiln-checkpoint-1";
-const std::string kOptimizerPrefix = "optimizer.";
-const std::string kRngPrefix = "rng.";
-
 bool startsWith(const std::string &s, const std::string &prefix) {
   return s.rfind(prefix, 0) == 0;
 }
@@ -26,19 +21,6 @@ std::string exactDouble(double value) {
   return buf;
 }
 
-/// A metadata integer, or kiln::Error naming the key.
-int64_t metadataInt(const std::map<std::string, std::string> &meta,
-                    const std::string &key, const std::string &path) {
-  auto it = meta.find(key);
-  char *end = nullptr;
-  long long value =
-      it == meta.end() ? 0 : std::strtoll(it->second.c_str(), &end, 10);
-  if (it == meta.end() || it->second.empty() || *end != '\0')
-    throw Error("load_checkpoint: '" + path + "': metadata '" + key +
-                "' is missing or not an integer");
-  return value;
-}
-
 } // namespace
 
 void save_checkpoint(const std::string &path, const Module &model,
@@ -47,7 +29,8 @@ void save_checkpoint(const std::string &path, const Module &model,
                      const CheckpointState &state) {
   std::vector<NamedTensor> tensors;
   for (const auto &[name, tensor] : model.state_dict()) {
-    if (startsWith(name, kOptimizerPrefix) || startsWith(name, kRngPrefix))
+    if (startsWith(name, kCheckpointOptimizerPrefix) ||
+        startsWith(name, kCheckpointRngPrefix))
       throw Error("save_checkpoint: parameter name '" + name +
                   "' clashes with the checkpoint's reserved prefixes");
     tensors.push_back({name, tensor.to_host()});
@@ -58,36 +41,22 @@ void save_checkpoint(const std::string &path, const Module &model,
       throw Error("save_checkpoint: metadata key '" + key + "' is reserved");
     meta[key] = value;
   }
-  meta[kFormatKey] = kFormat;
+  meta[kCheckpointFormatKey] = kCheckpointFormat;
   meta["kiln.step"] = std::to_string(state.step);
   if (optimizer) {
     for (const auto &[name, tensor] : optimizer->state())
-      tensors.push_back({kOptimizerPrefix + name, tensor.to_host()});
+      tensors.push_back(
+          {kCheckpointOptimizerPrefix + name, tensor.to_host()});
     meta["kiln.optimizer"] = optimizer->name();
     meta["kiln.optimizer.step_count"] = std::to_string(optimizer->step_count());
     meta["kiln.optimizer.lr"] = exactDouble(optimizer->lr());
   }
   for (const auto &[name, generator] : generators)
-    tensors.push_back({kRngPrefix + name, generator->state().to_host()});
+    tensors.push_back(
+        {kCheckpointRngPrefix + name, generator->state().to_host()});
 
   if (absl::Status s = saveSafetensors(path, tensors, meta); !s.ok())
     throw Error("save_checkpoint: " + std::string(s.message()));
-}
-
-absl::StatusOr<SafetensorsData> read_checkpoint_file(const std::string &path) {
-  SafetensorsReadOptions options;
-  options.requireChecksum = true;
-  absl::StatusOr<SafetensorsData> file = loadSafetensors(path, options);
-  if (!file.ok())
-    return file.status();
-  auto format = file->metadata.find(kFormatKey);
-  if (format == file->metadata.end() || format->second != kFormat)
-    return absl::InvalidArgumentError(
-        "'" + path + "': not a kiln checkpoint (metadata '" + kFormatKey +
-        "' is '" +
-        (format == file->metadata.end() ? std::string() : format->second) +
-        "')");
-  return file;
 }
 
 CheckpointState load_checkpoint(const std::string &path, Module &model,
@@ -102,42 +71,31 @@ CheckpointState load_checkpoint(const std::string &path, Module &model,
 CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
                                 Module &model, Optimizer *optimizer,
                                 const NamedGenerators &generators) {
-  std::map<std::string, std::string> &meta = file.metadata;
   auto fail = [&](const std::string &message) {
     return Error("load_checkpoint: '" + path + "': " + message);
   };
 
-  // 1. Split the tensors by owner and check everything that can be checked
+  // 1. Parse, then check everything that can be checked against the model
   //    without changing state.
-  std::map<std::string, HostTensor> modelState, optimizerState, rngState;
-  for (NamedTensor &t : file.tensors) {
-    if (startsWith(t.name, kOptimizerPrefix))
-      optimizerState.emplace(t.name.substr(kOptimizerPrefix.size()),
-                             std::move(t.tensor));
-    else if (startsWith(t.name, kRngPrefix))
-      rngState.emplace(t.name.substr(kRngPrefix.size()), std::move(t.tensor));
-    else
-      modelState.emplace(t.name, std::move(t.tensor));
-  }
-  CheckpointState out;
-  out.step = metadataInt(meta, "kiln.step", path);
-  int64_t optimizerSteps = 0;
+  absl::StatusOr<CheckpointContents> contents =
+      parseCheckpointContents(std::move(file), path);
+  if (!contents.ok())
+    throw Error("load_checkpoint: " + std::string(contents.status().message()));
   if (optimizer) {
-    if (meta["kiln.optimizer"].empty())
+    if (!contents->optimizer)
       throw fail("it holds no optimizer state");
-    if (meta["kiln.optimizer"] != optimizer->name())
-      throw fail("it holds the state of optimizer '" + meta["kiln.optimizer"] +
-                 "', not of " + optimizer->name());
-    optimizerSteps = metadataInt(meta, "kiln.optimizer.step_count", path);
+    if (contents->optimizer->name != optimizer->name())
+      throw fail("it holds the state of optimizer '" +
+                 contents->optimizer->name + "', not of " + optimizer->name());
     try {
-      optimizer->check_state(optimizerState);
+      optimizer->check_state(contents->optimizerState);
     } catch (const Error &e) {
       throw fail(e.what());
     }
   }
   for (const auto &[name, generator] : generators) {
-    auto it = rngState.find(name);
-    if (it == rngState.end())
+    auto it = contents->rng.find(name);
+    if (it == contents->rng.end())
       throw fail("no state for generator '" + name + "'");
     if (it->second.dtype() != DType::i64 ||
         it->second.shape() != generator->state().shape())
@@ -146,7 +104,7 @@ CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
   }
   LoadResult keys;
   try {
-    keys = model.check_state_dict(modelState);
+    keys = model.check_state_dict(contents->model);
   } catch (const Error &e) {
     throw fail(e.what());
   }
@@ -160,22 +118,20 @@ CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
   }
 
   // 2. Restore.
-  model.load_state_dict(modelState);
+  model.load_state_dict(contents->model);
   if (optimizer) {
-    optimizer->load_state(optimizerState, optimizerSteps);
-    optimizer->set_lr(std::strtod(meta["kiln.optimizer.lr"].c_str(), nullptr));
+    optimizer->load_state(contents->optimizerState,
+                          contents->optimizer->stepCount);
+    optimizer->set_lr(contents->optimizer->lr);
   }
   for (const auto &[name, generator] : generators) {
     Tensor state = generator->state();
-    state.assign_(Tensor::from_host(rngState.at(name)));
+    state.assign_(Tensor::from_host(contents->rng.at(name)));
   }
   // Make the restored values device data now, so the next training step's
   // graph is the one the cache already holds.
   step();
-  for (const auto &[key, value] : file.metadata)
-    if (!startsWith(key, "kiln."))
-      out.metadata[key] = value;
-  return out;
+  return CheckpointState{contents->step, std::move(contents->metadata)};
 }
 
 } // namespace kiln::nn

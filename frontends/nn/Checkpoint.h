@@ -12,6 +12,7 @@
 #ifndef KILN_FRONTENDS_NN_CHECKPOINT_H
 #define KILN_FRONTENDS_NN_CHECKPOINT_H
 
+#include "frontends/nn/CheckpointFile.h"
 #include "frontends/nn/Module.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
@@ -54,11 +55,6 @@ void save_checkpoint(const std::string &path, const Module &model,
 CheckpointState load_checkpoint(const std::string &path, Module &model,
                                 Optimizer *optimizer,
                                 const NamedGenerators &generators);
-
-/// A checkpoint file → its contents, its checksum verified and its format
-/// checked; an error Status naming the file when it is missing, truncated,
-/// corrupt or not a kiln checkpoint. Nothing else is touched.
-absl::StatusOr<SafetensorsData> read_checkpoint_file(const std::string &path);
 
 /// As load_checkpoint(path, ...), on contents read by read_checkpoint_file
 /// (`path` names them in errors).

@@ -6,7 +6,7 @@
 // says what a killed writer was doing, for recoverCheckpointFolders().
 #include "frontends/nn/CheckpointFolder.h"
 
-#include "frontends/nn/Checkpoint.h"
+#include "frontends/nn/CheckpointFile.h"
 
 #include "absl/strings/str_cat.h"
 

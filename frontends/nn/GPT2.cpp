@@ -4,7 +4,6 @@
 
 #include "frontends/nn/Safetensors.h"
 
-#include "llvm/Support/JSON.h"
 
 #include <cmath>
 #include <fstream>
@@ -195,67 +194,15 @@ Tensor GPT2LMHeadModel::loss(const Tensor &input_ids,
 }
 
 GPT2Config load_gpt2_config(const std::string &path) {
-  auto fail = [&](const std::string &message) {
-    return Error("load_gpt2_config: '" + path + "': " + message);
-  };
   std::ifstream in(path);
   if (!in)
-    throw fail("cannot open the file");
+    throw Error("load_gpt2_config: '" + path + "': cannot open the file");
   std::stringstream text;
   text << in.rdbuf();
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text.str());
-  if (!json)
-    throw fail("not valid JSON: " + llvm::toString(json.takeError()));
-  const llvm::json::Object *obj = json->getAsObject();
-  if (!obj)
-    throw fail("not a JSON object");
-
-  GPT2Config c;
-  auto readInt = [&](const char *key, int64_t &field) {
-    if (const llvm::json::Value *v = obj->get(key)) {
-      std::optional<int64_t> i = v->getAsInteger();
-      if (!i || *i <= 0)
-        throw fail(std::string("'") + key + "' must be a positive integer");
-      field = *i;
-    }
-  };
-  auto readDouble = [&](const char *key, double &field) {
-    if (const llvm::json::Value *v = obj->get(key)) {
-      std::optional<double> d = v->getAsNumber();
-      if (!d || *d < 0)
-        throw fail(std::string("'") + key + "' must be a number >= 0");
-      field = *d;
-    }
-  };
-  readInt("n_ctx", c.n_positions);
-  readInt("n_positions", c.n_positions);
-  readInt("vocab_size", c.vocab_size);
-  readInt("n_embd", c.n_embd);
-  readInt("n_layer", c.n_layer);
-  readInt("n_head", c.n_head);
-  readDouble("resid_pdrop", c.resid_pdrop);
-  readDouble("embd_pdrop", c.embd_pdrop);
-  readDouble("attn_pdrop", c.attn_pdrop);
-  readDouble("layer_norm_epsilon", c.layer_norm_epsilon);
-  readDouble("initializer_range", c.initializer_range);
-
-  // Options that change the architecture: refuse what is not implemented
-  // rather than load weights into a different model.
-  if (std::optional<llvm::StringRef> act =
-          obj->getString("activation_function");
-      act && *act != "gelu_new")
-    throw fail("activation_function '" + act->str() +
-               "' is not supported (only gelu_new)");
-  if (const llvm::json::Value *inner = obj->get("n_inner");
-      inner && inner->kind() != llvm::json::Value::Null &&
-      inner->getAsInteger() != std::optional<int64_t>(4 * c.n_embd))
-    throw fail("n_inner other than 4 * n_embd is not supported");
-  if (obj->getBoolean("tie_word_embeddings") == std::optional<bool>(false))
-    throw fail("untied word embeddings are not supported");
-  if (obj->getBoolean("scale_attn_by_inverse_layer_idx") ==
-      std::optional<bool>(true))
-    throw fail("scale_attn_by_inverse_layer_idx is not supported");
-  return c;
+  absl::StatusOr<GPT2Config> config = parseGPT2ConfigJson(text.str(), path);
+  if (!config.ok())
+    throw Error("load_gpt2_config: " + std::string(config.status().message()));
+  return *config;
 }
 
 LoadResult load_hf_gpt2(GPT2LMHeadModel &model, const std::string &path,

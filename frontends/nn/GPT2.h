@@ -10,38 +10,13 @@
 #define KILN_FRONTENDS_NN_GPT2_H
 
 #include "frontends/nn/Layers.h"
+#include "frontends/nn/ModelConfig.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace kiln::nn {
-
-/// The hyper-parameters of Hugging Face's GPT2Config that shape the model.
-struct GPT2Config {
-  int64_t vocab_size = 50257;
-  int64_t n_positions = 1024;
-  int64_t n_embd = 768;
-  int64_t n_layer = 12;
-  int64_t n_head = 12;
-  double resid_pdrop = 0.1;
-  double embd_pdrop = 0.1;
-  double attn_pdrop = 0.1;
-  double layer_norm_epsilon = 1e-5;
-  double initializer_range = 0.02;
-  /// The parameters' dtype (f64 for gradient checks).
-  DType dtype = DType::f32;
-  /// Seeds the host generator of the initial weights.
-  uint64_t init_seed = 0;
-  /// Seeds the model's dropout generator.
-  uint64_t dropout_seed = 0;
-
-  /// Sets all three dropout probabilities.
-  GPT2Config &with_dropout(double p) {
-    resid_pdrop = embd_pdrop = attn_pdrop = p;
-    return *this;
-  }
-};
 
 /// A Hugging Face GPT-2 `config.json` → the config (n_ctx is accepted for
 /// n_positions). Throws kiln::Error naming the file on a bad file or on an

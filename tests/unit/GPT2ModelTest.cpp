@@ -323,7 +323,13 @@ TEST(GPT2, ReadsHuggingFaceConfigJson) {
             std::string::npos);
   EXPECT_NE(errorWith(R"(, "tie_word_embeddings": false)").find("untied"),
             std::string::npos);
-  EXPECT_NE(errorWith(R"(, "n_head": -2)").find("'n_head' must be a positive"),
+  EXPECT_NE(errorWith(R"(, "n_head": -2)").find("'n_head' must be an integer"),
+            std::string::npos);
+  EXPECT_NE(errorWith(R"(, "n_embd": 4611686018427387904)").find("'n_embd'"),
+            std::string::npos);
+  EXPECT_NE(errorWith(R"(, "attn_pdrop": 1.5)").find("'attn_pdrop'"),
+            std::string::npos);
+  EXPECT_NE(errorWith(R"(, "n_head": 5)").find("not divisible"),
             std::string::npos);
   EXPECT_NE(errorWith(", oops").find("not valid JSON"), std::string::npos);
   ::unlink(path.c_str());

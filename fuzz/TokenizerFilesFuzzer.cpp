@@ -1,0 +1,44 @@
+// libFuzzer target: bytes → a tokenizer's files (frontends/data/
+// BpeTokenizer.h): vocab.json, merges.txt or tokenizer.json, chosen by the
+// first byte. A tokenizer.json that parses is also built (the vocabulary and
+// merge checks) and used: it encodes a fixed text and the ids must decode
+// back to it (or the encode fails cleanly when the vocabulary cannot spell a
+// byte), so a hostile vocabulary cannot make BPE loop, read out of bounds
+// or lose bytes.
+#include "FuzzInput.h"
+
+#include "frontends/data/BpeTokenizer.h"
+
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  using namespace kiln::data;
+  auto [mode, rest] = kiln::fuzz::splitMode(data, size, 3);
+  switch (mode) {
+  case 0:
+    (void)parseVocabJson(rest, "vocab.json");
+    return 0;
+  case 1:
+    (void)parseMergesTxt(rest, "merges.txt");
+    return 0;
+  default:
+    break;
+  }
+  absl::StatusOr<BpeModel> model = parseTokenizerJson(rest, "tokenizer.json");
+  if (!model.ok())
+    return 0;
+  BpeOptions options;
+  options.cacheCapacity = 64;
+  absl::StatusOr<std::unique_ptr<BpeTokenizer>> tokenizer =
+      BpeTokenizer::create(*model, options);
+  if (!tokenizer.ok())
+    return 0;
+  const std::string text = "Hello, world! It's 2026 <|endoftext|> caf\xc3\xa9";
+  absl::StatusOr<std::vector<int32_t>> ids = (*tokenizer)->encode(text);
+  if (!ids.ok())
+    return 0;
+  absl::StatusOr<std::string> decoded = (*tokenizer)->decode(*ids);
+  if (model->unkToken.empty() && (!decoded.ok() || *decoded != text))
+    std::abort(); // decode(encode(s)) != s
+  return 0;
+}
