@@ -1,5 +1,6 @@
-// The kiln pass pipeline, read top to bottom: simplify, CSE, elementwise
-// fusion, reduction fusion, sibling fusion, scheduling and, with a memory
+// The kiln pass pipeline, read top to bottom: simplify, CSE, fused
+// attention written out in chunks (for backends without their own kernel),
+// elementwise fusion, reduction fusion, sibling fusion, scheduling and, with a memory
 // budget, rematerialization (recompute cheap values after the peak rather
 // than keep them live across it). Memory planning itself runs later, in the
 // backend, on the thunk list (compiler/MemoryPlanner). With a dump directory
@@ -88,6 +89,9 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
 
   add(createSimplifyPass());
   add(createCSEPass());
+  // After CSE: the gradient's recomputed probabilities must not be merged
+  // with the forward's (that would keep them alive in between).
+  add(createLowerAttentionPass({options.attentionChunkBytes}));
   if (options.fuse) {
     add(createFuseElementwisePass({options.maxFusionOperands}));
     add(createFuseReductionsPass({options.maxFusionOperands}));
@@ -130,6 +134,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("bytes the step may hold at its peak; nonzero runs "
                      "kiln-rematerialize after the scheduler"),
       llvm::cl::init(0)};
+  Option<int64_t> attentionChunkBytes{
+      *this, "attention-chunk-bytes",
+      llvm::cl::desc("the most bytes one chunk of attention scores may take"),
+      llvm::cl::init(64 << 20)};
 };
 
 } // namespace
@@ -144,6 +152,7 @@ void registerKilnPipeline() {
         options.fuse = cl.fuse;
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
+        options.attentionChunkBytes = cl.attentionChunkBytes;
         buildKilnPipeline(pm, options);
       });
 }

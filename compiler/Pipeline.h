@@ -29,10 +29,14 @@ struct PipelineOptions {
   /// inputs and fresh outputs); 0: unlimited. Checked by the backend's
   /// memory planner after the passes, before code generation.
   uint64_t memoryBudgetBytes = 0;
+  /// The most bytes one chunk of attention scores may take when
+  /// kiln-lower-attention writes fused attention out (its max-chunk-bytes).
+  int64_t attentionChunkBytes = 64 << 20;
 };
 
-/// Pass manager on builtin.module ← simplify, CSE, the three fusion passes
-/// and scheduling, each followed by a dump when options.dumpDir is set.
+/// Pass manager on builtin.module ← simplify, CSE, attention lowering, the
+/// three fusion passes, scheduling and (under a budget) rematerialization,
+/// each followed by a dump when options.dumpDir is set.
 void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Module → the module after the pipeline, verified after every pass.
@@ -40,7 +44,8 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
                                     const PipelineOptions &options);
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
-/// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget) mirror PipelineOptions.
+/// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget,
+/// attention-chunk-bytes) mirror PipelineOptions.
 void registerKilnPipeline();
 
 } // namespace kiln

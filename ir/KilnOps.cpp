@@ -419,6 +419,13 @@ LogicalResult RngUniformOp::verify() {
   return success();
 }
 
+LogicalResult OptimizationBarrierOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, adaptor.getOperands().getTypes());
+  return success();
+}
+
 LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,

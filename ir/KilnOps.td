@@ -341,6 +341,88 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Fused composites: ops with an exact reference definition (docs/IR.md) that
+// frontends record whole, so that a backend can run them without storing
+// their large intermediates; kiln-lower-attention decomposes them into
+// primitives, chunk by chunk, for backends without a kernel of their own.
+//===----------------------------------------------------------------------===//
+
+class Kiln_AttentionOpBase<string mnemonic> : Kiln_Op<mnemonic, [Pure]> {
+  code attentionAttrs = [{
+    /// The number of random values the op draws (T · 4·ceil(B·H·S / 4)):
+    /// what a frontend advances its generator state by.
+    int64_t randomValuesDrawn();
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
+  let summary = "softmax(scale · q kᵀ, causal mask) with dropout, times v";
+  let description = [{
+    query [B, H, T, D], key and value [B, Hkv, S, D] (H a multiple of Hkv:
+    grouped-query attention; query head h reads kv head h / (H / Hkv)).
+    `causal` masks key j > query i (T == S). With `dropout` p > 0 each
+    probability is kept (and scaled by 1 / (1 - p)) where its uniform value
+    is >= p; the values come from `rng_state` as docs/IR.md says, and the
+    same state regenerates them in the gradient.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key,
+                       Kiln_FloatTensor:$value,
+                       Optional<Kiln_RngStateTensor>:$rng_state,
+                       F64Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` `rng` `=` $rng_state^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value)
+    (`,` type($rng_state)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = attentionAttrs;
+}
+
+def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {
+  let summary = "the gradients of kiln.fused_attention for a result gradient";
+  let description = [{
+    Same operands and attributes as the kiln.fused_attention it differentiates,
+    plus `result_grad` (the gradient of its result) → the gradients of query,
+    key and value. The probabilities and the dropout mask are recomputed.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key,
+                       Kiln_FloatTensor:$value, Kiln_FloatTensor:$result_grad,
+                       Optional<Kiln_RngStateTensor>:$rng_state,
+                       F64Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+  let results = (outs Kiln_FloatTensor:$query_grad, Kiln_FloatTensor:$key_grad,
+                      Kiln_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $result_grad (`,` `rng` `=` $rng_state^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($result_grad) (`,` type($rng_state)^)? `->` type($query_grad) `,`
+    type($key_grad) `,` type($value_grad)
+  }];
+  let extraClassDeclaration = attentionAttrs;
+}
+
+def Kiln_OptimizationBarrierOp : Kiln_Op<"optimization_barrier", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "the identity on its operands, which passes may not see through";
+  let description = [{
+    Each result is its operand. Passes treat the results as new values: a
+    computation on them is neither merged (CSE, sibling fusion) with the
+    same computation on the operands nor moved before every operand is
+    available. A recomputation in the backward pass reads its inputs
+    through a barrier that also takes the incoming gradient, so it stays a
+    recomputation (XLA's opt-barrier, as jax.checkpoint uses it). Backends
+    alias each result to its operand's buffer.
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$operands);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = [{
+    $operands attr-dict `:` type($operands)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 

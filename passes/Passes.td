@@ -42,6 +42,40 @@ def SimplifyPass : Pass<"kiln-simplify", "mlir::func::FuncOp"> {
   ];
 }
 
+def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
+  let summary = "Write fused attention out as primitive ops, chunk by chunk";
+  let description = [{
+    Replaces kiln.fused_attention and kiln.fused_attention_grad with
+    primitive ops for backends without an attention kernel: per chunk of
+    query rows, the scores (causal: only the keys up to the chunk's last
+    row), the softmax, the dropout mask from kiln.rng_uniform at the
+    chunk's counter (the op's recipe, so the mask does not depend on the
+    chunking), and the products with the values; the gradient recomputes
+    the probabilities and sums the key and value gradients over chunks. A
+    chunk's scores stay within `max-chunk-bytes`, so no [T, S] matrix is
+    stored and nothing the size of the scores lives from the forward to
+    the backward pass.
+
+    Before:
+    ```mlir
+    %o = kiln.fused_attention %q, %k, %v {causal, scale = 0.125 : f64}
+        : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+        -> tensor<1x2x8x4xf32>
+    ```
+    After: `dot_general` (scores), `iota`/`compare`/`select` (the mask),
+    `reduce max`, `exp`, `reduce sum`, `div`, `dot_general` per chunk, and
+    a `concatenate` of the chunks' results.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "64 << 20",
+           "the most bytes one chunk's scores may take">
+  ];
+  let statistics = [
+    Statistic<"numLowered", "lowered", "attention ops written out">
+  ];
+}
+
 def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse elementwise producers into their consumers";
   let description = [{

@@ -1,14 +1,15 @@
 // Lowers one kiln function to a CPU executable: (1) every function argument
 // gets an input slot and every other value an arena slot, (2) ops become
 // thunks in the scheduled order: constants become arena initialisers,
-// reshapes alias their operand's slot (values are immutable, so the bytes
-// can be shared), f32 dot_generals GEMMs (with a transpose kernel first
-// when no transpose flag can express the operand layout), and everything
-// else a kernel; fusions the kernel emitter cannot take whole are lowered
-// op by op, (3) the memory planner (compiler/MemoryPlanner.h) packs the
-// arena slots by lifetime and checks the budget, (4) kernels with
-// identical printed IR are emitted once and the kernel module is compiled
-// for the target device: one shared object for the cpu, PTX/cubin for cuda.
+// reshapes and optimization barriers alias their operand's slot (values
+// are immutable, so the bytes can be shared), f32 dot_generals GEMMs (with
+// a transpose kernel first when no transpose flag can express the operand
+// layout), and everything else a kernel; fusions the kernel emitter cannot
+// take whole are lowered op by op, (3) the memory planner
+// (compiler/MemoryPlanner.h) packs the arena slots by lifetime and checks
+// the budget, (4) kernels with identical printed IR are emitted once and
+// the kernel module is compiled for the target device: one shared object
+// for the cpu, PTX/cubin for cuda.
 #include "compiler/cpu/CpuCompiler.h"
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
@@ -212,6 +213,13 @@ bool onlyEarlierReaders(Value x, Operation *def) {
         return false;
       continue;
     }
+    if (isa<OptimizationBarrierOp>(user)) {
+      for (OpOperand &use : x.getUses())
+        if (use.getOwner() == user &&
+            !onlyEarlierReaders(user->getResult(use.getOperandNumber()), def))
+          return false;
+      continue;
+    }
     if (user->getBlock() != def->getBlock() || !user->isBeforeInBlock(def))
       return false;
   }
@@ -405,6 +413,13 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     return s;
   if (auto r = dyn_cast<ReshapeOp>(op)) {
     slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
+    return absl::OkStatus();
+  }
+  // A barrier only orders the IR: each result is its operand's buffer.
+  if (auto barrier = dyn_cast<OptimizationBarrierOp>(op)) {
+    for (auto [result, operand] :
+         llvm::zip(barrier.getResults(), barrier.getOperands()))
+      slotOf_[result] = slotOf_.lookup(operand);
     return absl::OkStatus();
   }
   if (auto dot = dyn_cast<DotGeneralOp>(op)) {

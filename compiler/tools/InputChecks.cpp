@@ -6,7 +6,41 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
+
 namespace kiln::tools {
+namespace {
+
+/// MLIR's parser descends once per nested bracket and has no depth limit:
+/// ~20,000 nested parentheses overflow its stack. kiln modules nest a
+/// dozen levels at most.
+constexpr int kMaxNesting = 256;
+
+/// The first position where brackets ( [ { < nest deeper than kMaxNesting,
+/// outside comments and string literals; npos when none does.
+size_t tooDeep(llvm::StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == llvm::StringRef::npos)
+        break;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        i += text[i] == '\\';
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > kMaxNesting)
+        return i;
+    } else if (c == ')' || c == ']' || c == '}' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return llvm::StringRef::npos;
+}
+
+} // namespace
 
 std::string checkModuleInput(llvm::StringRef fileName,
                              llvm::StringRef contents) {
@@ -25,6 +59,12 @@ std::string checkModuleInput(llvm::StringRef fileName,
     return llvm::formatv("{0}: input is not valid UTF-8 (bad byte at offset "
                          "{1})",
                          fileName, cursor - begin)
+        .str();
+  if (size_t at = tooDeep(contents); at != llvm::StringRef::npos)
+    return llvm::formatv("{0}:{1}: brackets nest more than {2} levels deep; "
+                         "no kiln module does",
+                         fileName, contents.take_front(at).count('\n') + 1,
+                         kMaxNesting)
         .str();
   return "";
 }

@@ -103,6 +103,18 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
   static const std::array<VjpRule, kNumOps> table = [] {
     std::array<VjpRule, kNumOps> t{};
     auto set = [&t](Op op, VjpRule rule) { t[static_cast<int>(op)] = rule; };
+    // kiln.fused_attention: one gradient node per operand needing one; the
+    // three lower to one kiln.fused_attention_grad.
+    set(Op::Attention, [](auto &o, auto &g, auto &need) -> Grads {
+      const auto &src = o->srcs;
+      NodePtr state = src.size() > 3 ? src[3] : nullptr;
+      AttentionAttrs attrs = attentionAttrsOf(*o);
+      Grads grads(src.size());
+      for (int64_t i = 0; i < 3; ++i)
+        if (need[i])
+          grads[i] = attentionGrad(src[0], src[1], src[2], g, state, attrs, i);
+      return grads;
+    });
     set(Op::Neg,
         [](auto &, auto &g, auto &) -> Grads { return {unary(Op::Neg, g)}; });
     set(Op::Abs, [](auto &o, auto &g, auto &) -> Grads {

@@ -59,6 +59,7 @@ private:
   }
   mlir::Value scalarConstant(double value, DType dtype);
   mlir::Value lowerNode(const Node &node);
+  mlir::Value lowerAttention(const Node &node);
   mlir::Value operand(const Node &node, size_t i) {
     return values.lookup(node.srcs[i].get());
   }
@@ -134,6 +135,26 @@ template <typename OpTy>
 mlir::Value binaryOp(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                      mlir::Value y) {
   return OpTy::create(b, loc, x.getType(), x, y);
+}
+
+mlir::Value GraphLowering::lowerAttention(const Node &node) {
+  AttentionAttrs attrs = attentionAttrsOf(node);
+  bool grad = node.op == Op::AttentionGrad;
+  mlir::Value q = operand(node, 0), k = operand(node, 1), v = operand(node, 2);
+  size_t stateAt = grad ? 4 : 3;
+  mlir::Value state =
+      node.srcs.size() > stateAt ? operand(node, stateAt) : mlir::Value();
+  mlir::FloatAttr scale = builder.getF64FloatAttr(attrs.scale);
+  mlir::FloatAttr dropout = builder.getF64FloatAttr(attrs.dropout);
+  mlir::UnitAttr causal = attrs.causal ? builder.getUnitAttr() : nullptr;
+  if (!grad)
+    return FusedAttentionOp::create(builder, loc, q.getType(), q, k, v, state,
+                                    scale, causal, dropout);
+  // One op per gradient node; CSE merges the three (they are equal).
+  auto op = FusedAttentionGradOp::create(
+      builder, loc, q.getType(), k.getType(), v.getType(), q, k, v,
+      operand(node, 3), state, scale, causal, dropout);
+  return op->getResult(node.ints[2]);
 }
 
 mlir::Value GraphLowering::lowerNode(const Node &node) {
@@ -257,6 +278,9 @@ mlir::Value GraphLowering::lowerNode(const Node &node) {
   }
   case Op::Detach:
     return x();
+  case Op::Attention:
+  case Op::AttentionGrad:
+    return lowerAttention(node);
   }
   return {};
 }

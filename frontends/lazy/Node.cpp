@@ -24,7 +24,8 @@ const char *opName(Op op) {
       "min", "pow", "and", "or", "compare", "select", "convert",
       "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate",
       "pad", "reduce_sum", "reduce_max", "dot_general", "gather",
-      "scatter_add", "rng_uniform", "rng_advance", "detach"};
+      "scatter_add", "rng_uniform", "rng_advance", "detach",
+      "fused_attention", "fused_attention_grad"};
   // clang-format on
   return kNames[static_cast<int>(op)];
 }
@@ -276,6 +277,50 @@ NodePtr rngAdvance(const NodePtr &state, int64_t count) {
 NodePtr detach(const NodePtr &x, uint64_t tag) {
   return intern(Op::Detach, x->dtype, x->shape, {x},
                 {static_cast<int64_t>(tag)});
+}
+
+namespace {
+
+int64_t doubleBits(double value) {
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+std::vector<NodePtr> attentionSources(std::vector<NodePtr> srcs,
+                                      const NodePtr &state) {
+  if (state)
+    srcs.push_back(state);
+  return srcs;
+}
+
+} // namespace
+
+NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
+                  const NodePtr &state, const AttentionAttrs &attrs) {
+  assert((attrs.dropout > 0) == static_cast<bool>(state));
+  return intern(Op::Attention, q->dtype, q->shape,
+                attentionSources({q, k, v}, state),
+                {attrs.causal, doubleBits(attrs.scale)}, attrs.dropout);
+}
+
+NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
+                      const NodePtr &g, const NodePtr &state,
+                      const AttentionAttrs &attrs, int64_t which) {
+  assert((attrs.dropout > 0) == static_cast<bool>(state));
+  const NodePtr &like = which == 0 ? q : which == 1 ? k : v;
+  return intern(Op::AttentionGrad, like->dtype, like->shape,
+                attentionSources({q, k, v, g}, state),
+                {attrs.causal, doubleBits(attrs.scale), which}, attrs.dropout);
+}
+
+AttentionAttrs attentionAttrsOf(const Node &node) {
+  assert(node.op == Op::Attention || node.op == Op::AttentionGrad);
+  AttentionAttrs attrs;
+  attrs.causal = node.ints[0] != 0;
+  std::memcpy(&attrs.scale, &node.ints[1], sizeof attrs.scale);
+  attrs.dropout = node.scalar;
+  return attrs;
 }
 
 uint64_t nodesCreated() { return nextNodeId - 1; }

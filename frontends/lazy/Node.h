@@ -64,8 +64,15 @@ enum class Op : uint8_t {
   // Identity that stops gradients; ints = {tag}: a nonzero tag makes the
   // node unique (a parameter's identity); tags never reach hash or IR.
   Detach,
+  // Fused composites (kiln.fused_attention): srcs = {q, k, v[, rng state]},
+  // ints = {causal, bits of the double scale}, scalar = dropout.
+  Attention,
+  // One gradient of kiln.fused_attention_grad: srcs = {q, k, v, result
+  // grad[, rng state]}, ints = {causal, scale bits, which: 0 q, 1 k, 2 v}.
+  // The three lower to one op (CSE merges them).
+  AttentionGrad,
 };
-inline constexpr int kNumOps = static_cast<int>(Op::Detach) + 1;
+inline constexpr int kNumOps = static_cast<int>(Op::AttentionGrad) + 1;
 
 /// "add", "reduce_sum", ...
 const char *opName(Op op);
@@ -131,6 +138,22 @@ NodePtr scatterAdd(const NodePtr &x, const NodePtr &indices,
 NodePtr rngUniform(const NodePtr &state, DType dtype, Shape shape);
 NodePtr rngAdvance(const NodePtr &state, int64_t count);
 NodePtr detach(const NodePtr &x, uint64_t tag = 0);
+/// Attention settings as a node keeps them.
+struct AttentionAttrs {
+  double scale = 1;
+  bool causal = false;
+  double dropout = 0;
+};
+/// q [B,H,T,D], k, v [B,Hkv,S,D] (state: the rng state when dropout > 0).
+NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
+                  const NodePtr &state, const AttentionAttrs &attrs);
+/// Gradient `which` (0 q, 1 k, 2 v) of attention(q, k, v, state) for the
+/// result gradient `g`.
+NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
+                      const NodePtr &g, const NodePtr &state,
+                      const AttentionAttrs &attrs, int64_t which);
+/// The attributes an Attention or AttentionGrad node keeps.
+AttentionAttrs attentionAttrsOf(const Node &node);
 /// A fresh nonzero tag for detach().
 uint64_t freshTag();
 /// How many nodes were created so far (tests check that frozen parameters

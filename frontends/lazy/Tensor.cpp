@@ -243,6 +243,12 @@ Tensor Generator::uniform(Shape shape, DType dtype) {
   return makeTensor(convert(values, dtype));
 }
 
+Tensor Generator::take_state(int64_t values) {
+  Tensor current = makeTensor(nodeOf(state_));
+  assignNode(*state_.impl(), rngAdvance(nodeOf(state_), values));
+  return current;
+}
+
 Generator &default_generator() {
   static Generator generator(0);
   return generator;

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -282,6 +283,19 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
 /// deterministic for a seed and never bakes a constant mask.
 Tensor dropout(const Tensor &x, double p, bool training = true,
                Generator *generator = nullptr);
+/// PyTorch's F.scaled_dot_product_attention: query [B, H, T, D], key and
+/// value [B, Hkv, S, D] (H a multiple of Hkv: grouped-query attention) →
+/// softmax(scale · q kᵀ, with key j > query i masked when is_causal), with
+/// dropout p, times v: [B, H, T, D]. scale defaults to 1/sqrt(D). Recorded
+/// as one op (kiln.fused_attention), which backends run without storing
+/// the [T, S] probabilities; its gradient recomputes them and regenerates
+/// the dropout mask from the generator's state (default_generator() when
+/// null), which advances as dropout's does.
+Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
+                                    const Tensor &value, double dropout_p = 0,
+                                    bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt,
+                                    Generator *generator = nullptr);
 
 //===--- Random numbers ---------------------------------------------------===//
 
@@ -298,6 +312,9 @@ public:
   Tensor uniform(Shape shape, DType dtype = DType::f32);
   /// The current state: an i64 tensor of shape [2].
   const Tensor &state() const { return state_; }
+  /// The current state, then the state advanced past `values` values: for
+  /// ops that draw their own random values from a state (fused attention).
+  Tensor take_state(int64_t values);
 
 private:
   Tensor state_;

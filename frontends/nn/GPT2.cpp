@@ -7,26 +7,10 @@
 
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace kiln::nn {
 namespace {
-
-/// The most negative finite value of `dtype`: what HF fills masked
-/// attention scores with (finite, so a fully masked row cannot make NaN).
-double lowestFinite(DType dtype) {
-  switch (dtype) {
-  case DType::f64:
-    return std::numeric_limits<double>::lowest();
-  case DType::f16:
-    return -65504.0;
-  case DType::bf16:
-    return -3.3895313892515355e38;
-  default:
-    return std::numeric_limits<float>::lowest();
-  }
-}
 
 bool isInteger(DType dtype) {
   return dtype == DType::i32 || dtype == DType::i64;
@@ -66,15 +50,14 @@ Tensor CausalSelfAttention::forward(const Tensor &x) const {
         .permute({0, 2, 1, 3});
   };
   Tensor q = heads(0), k = heads(1), v = heads(2);
-  Tensor scores = q.matmul(k.transpose(-2, -1)) *
-                  (1.0 / std::sqrt(static_cast<double>(d))); // [B, H, T, T]
-  // Key j is visible from query i iff j <= i: an iota comparison, so the
-  // mask is computed on the device and never stored or fed.
-  Tensor pos = Tensor::arange(t);
-  Tensor future = pos.unsqueeze(0).gt(pos.unsqueeze(1)); // [T, T]
-  scores = scores.masked_fill(future, lowestFinite(x.dtype()));
-  Tensor probs = attn_dropout->forward(scores.softmax(-1));
-  Tensor y = probs.matmul(v).permute({0, 2, 1, 3}).reshape({b, t, c});
+  // One fused op: causal softmax(q kᵀ / sqrt(d)) with dropout, times v.
+  // Backends never store the [T, T] probabilities; backward recomputes them.
+  double p = attn_dropout->is_training() ? attn_dropout->p : 0.0;
+  Tensor y = scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
+                                          std::nullopt,
+                                          attn_dropout->generator)
+                 .permute({0, 2, 1, 3})
+                 .reshape({b, t, c});
   return resid_dropout->forward(c_proj->forward(y));
 }
 

@@ -135,6 +135,29 @@ absl::StatusOr<Tensors> evaluateRng(RngUniformOp op, const HostTensor &state) {
   return results;
 }
 
+template <typename AttentionOp>
+AttentionConfig attentionConfig(AttentionOp op, Operands in, size_t stateAt) {
+  AttentionConfig config;
+  config.scale = op.getScale().convertToDouble();
+  config.causal = op.getCausal();
+  config.dropout = op.getDropout().convertToDouble();
+  if (op.getRngState())
+    config.rngState = in[stateAt];
+  return config;
+}
+
+absl::StatusOr<Tensors> evaluateAttentionGrad(FusedAttentionGradOp op,
+                                              Operands in) {
+  auto grads = evalFusedAttentionGrad(*in[0], *in[1], *in[2], *in[3],
+                                      attentionConfig(op, in, 4));
+  if (!grads.ok())
+    return grads.status();
+  Tensors results;
+  for (HostTensor &g : *grads)
+    results.push_back(std::move(g));
+  return results;
+}
+
 /// Calls kernel(dtype, shape) with the type `op` declares for its result.
 template <typename Kernel>
 absl::StatusOr<Tensors> withResultType(mlir::Operation *op, Kernel kernel) {
@@ -197,6 +220,19 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
         return single(evalScatterAdd(*in[0], *in[1], *in[2], s.getAxis()));
       })
       .Case([&](RngUniformOp r) { return evaluateRng(r, *in[0]); })
+      .Case([&](OptimizationBarrierOp) {
+        Tensors results;
+        for (const HostTensor *x : in)
+          results.push_back(*x);
+        return absl::StatusOr<Tensors>(std::move(results));
+      })
+      .Case([&](FusedAttentionOp a) {
+        return single(evalFusedAttention(*in[0], *in[1], *in[2],
+                                         attentionConfig(a, in, 3)));
+      })
+      .Case([&](FusedAttentionGradOp a) {
+        return evaluateAttentionGrad(a, in);
+      })
       .Case([&](ConstantOp c) { return single(toHostTensor(c.getValue())); })
       .Case([&](FusionOp f) { return evaluateFusion(f, in, observer); })
       .Default([&](mlir::Operation *) -> Result {

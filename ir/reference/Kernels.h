@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "llvm/ADT/ArrayRef.h"
 
+#include <array>
 #include <utility>
 
 namespace kiln::reference {
@@ -119,6 +120,28 @@ absl::StatusOr<HostTensor> evalScatterAdd(const HostTensor &x,
 absl::StatusOr<std::pair<HostTensor, HostTensor>>
 evalRngUniform(const HostTensor &state, DType dtype,
                llvm::ArrayRef<int64_t> shape);
+
+//===--- AttentionOps.cpp ------------------------------------------------===//
+
+/// The attributes of kiln.fused_attention and its gradient.
+struct AttentionConfig {
+  double scale = 1;
+  bool causal = false;
+  double dropout = 0;
+  /// [key, counter]; required when dropout > 0.
+  const HostTensor *rngState = nullptr;
+};
+
+/// (query [B,H,T,D], key, value [B,Hkv,S,D]) → the attention result [B,H,T,D].
+absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
+                                              const HostTensor &k,
+                                              const HostTensor &v,
+                                              const AttentionConfig &config);
+/// (query, key, value, result gradient) → gradients of query, key, value.
+absl::StatusOr<std::array<HostTensor, 3>>
+evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
+                       const HostTensor &v, const HostTensor &resultGrad,
+                       const AttentionConfig &config);
 
 } // namespace kiln::reference
 

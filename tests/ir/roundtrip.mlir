@@ -506,6 +506,34 @@ func.func @rng_uniform_bf16(%s: tensor<2xi64>) -> (tensor<3x5xbf16>, tensor<2xi6
   return %v, %ns : tensor<3x5xbf16>, tensor<2xi64>
 }
 
+//===----------------------------------------------------------------------===//
+// Fused composites
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @fused_attention_causal_dropout(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x4x8x16xbf16>, %[[K:[^:]+]]: tensor<2x2x8x16xbf16>, %[[V:[^:]+]]: tensor<2x2x8x16xbf16>, %[[S:[^:]+]]: tensor<2xi64>
+// CHECK: kiln.fused_attention %[[Q]], %[[K]], %[[V]], rng = %[[S]] {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>
+func.func @fused_attention_causal_dropout(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x16xbf16>, %s: tensor<2xi64>) -> tensor<2x4x8x16xbf16> {
+  %o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = 0.1 : f64, scale = 0.25 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>
+  return %o : tensor<2x4x8x16xbf16>
+}
+
+// CHECK-LABEL: func.func @fused_attention_grad_plain(
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = kiln.fused_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+func.func @fused_attention_grad_plain(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %g: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) {
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %g {scale = 0.125 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+  return %dq, %dk, %dv : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+}
+
+// CHECK-LABEL: func.func @optimization_barrier(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<4xf32>, %[[B:[^:]+]]: tensor<2x3xi1>
+// CHECK: %[[T:.+]]:2 = kiln.optimization_barrier %[[A]], %[[B]] : tensor<4xf32>, tensor<2x3xi1>
+// CHECK: return %[[T]]#1, %[[T]]#0
+func.func @optimization_barrier(%a: tensor<4xf32>, %b: tensor<2x3xi1>) -> (tensor<2x3xi1>, tensor<4xf32>) {
+  %t:2 = kiln.optimization_barrier %a, %b : tensor<4xf32>, tensor<2x3xi1>
+  return %t#1, %t#0 : tensor<2x3xi1>, tensor<4xf32>
+}
+
 // CHECK-LABEL: func.func @constant_splat_f32(
 // CHECK: %[[C:.+]] = kiln.constant dense<1.500000e+00> : tensor<2x3xf32>
 // CHECK: return %[[C]]

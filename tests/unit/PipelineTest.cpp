@@ -291,14 +291,19 @@ TEST(Pipeline, DumpsTheModuleAfterEveryPass) {
   kiln::PipelineOptions options;
   options.dumpDir = dir;
   ASSERT_TRUE(mlir::succeeded(kiln::runKilnPipeline(parsed->get(), options)));
-  const char *files[] = {"00-input", "01-kiln-simplify", "02-cse",
-                         "03-kiln-fuse-elementwise", "04-kiln-fuse-reductions",
-                         "05-kiln-fuse-siblings", "06-kiln-schedule"};
+  const char *files[] = {"00-input",
+                         "01-kiln-simplify",
+                         "02-cse",
+                         "03-kiln-lower-attention",
+                         "04-kiln-fuse-elementwise",
+                         "05-kiln-fuse-reductions",
+                         "06-kiln-fuse-siblings",
+                         "07-kiln-schedule"};
   for (const char *file : files)
     EXPECT_FALSE(readFile(dir + "/" + file + ".mlir").empty()) << file;
   EXPECT_EQ(readFile(dir + "/00-input.mlir").find("kiln.fusion"),
             std::string::npos);
-  EXPECT_NE(readFile(dir + "/06-kiln-schedule.mlir").find("kiln.fusion"),
+  EXPECT_NE(readFile(dir + "/07-kiln-schedule.mlir").find("kiln.fusion"),
             std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }

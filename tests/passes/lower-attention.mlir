@@ -1,0 +1,106 @@
+// kiln-lower-attention writes fused attention out chunk by chunk: query rows
+// split so that one chunk's scores fit max-chunk-bytes (256 here; a row of
+// [1, 2, ·, 8] f32 scores takes 64 bytes, so 8 rows make two chunks of 4),
+// causal chunks take only the keys up to their last row, dropout draws each
+// chunk's values at its own counter, and the gradient sums key/value
+// gradients over chunks. Each chunk reads q, k, v (and the rng state, the
+// incoming gradient) through a kiln.optimization_barrier that also takes
+// the previous chunk's results, so chunks run one after the other and a
+// recomputation is never merged with the forward's. With the default budget
+// (prefix WHOLE) each op is one chunk, the negative twin: nothing is
+// sliced, concatenated or padded.
+// RUN: kiln-opt %s --split-input-file --kiln-lower-attention="max-chunk-bytes=256" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-lower-attention | FileCheck %s --check-prefix=WHOLE
+
+// Two chunks of 4 rows (a row of scores is 1·2·8·4 = 64 bytes): the first
+// reads keys [0, 4), the second all 8; the results are concatenated.
+// CHECK-LABEL: func.func @causal_two_chunks(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32>, %[[K:[^:]+]]: tensor<1x2x8x4xf32>, %[[V:[^:]+]]: tensor<1x2x8x4xf32>
+// CHECK-NOT: kiln.fused_attention
+// CHECK: %[[T0:.+]]:3 = kiln.optimization_barrier %[[Q]], %[[K]], %[[V]] :
+// CHECK: %[[Q0:.+]] = kiln.slice %[[T0]]#0, start = [0, 0, 0, 0], limit = [1, 2, 4, 4]
+// CHECK: %[[K0:.+]] = kiln.slice %[[T0]]#1, start = [0, 0, 0, 0], limit = [1, 2, 4, 4]
+// CHECK: kiln.dot_general %[[Q0]], %[[K0]], batch = [0, 1] x [0, 1], contract = [3] x [3] {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: kiln.compare GT
+// CHECK: kiln.reduce max
+// CHECK: kiln.exp
+// CHECK: %[[O0:.+]] = kiln.dot_general {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[T1:.+]]:4 = kiln.optimization_barrier %[[Q]], %[[K]], %[[V]], %[[O0]] :
+// CHECK: %[[Q1:.+]] = kiln.slice %[[T1]]#0, start = [0, 0, 4, 0], limit = [1, 2, 8, 4]
+// CHECK: kiln.dot_general %[[Q1]], %[[T1]]#1, batch = [0, 1] x [0, 1], contract = [3] x [3] {{.*}} -> tensor<1x2x4x8xf32>
+// CHECK: %[[O1:.+]] = kiln.dot_general {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[O:.+]] = kiln.concatenate %[[O0]], %[[O1]], dim = 2
+// CHECK: return %[[O]]
+// WHOLE-LABEL: func.func @causal_two_chunks(
+// WHOLE-NOT: kiln.slice
+// WHOLE-NOT: kiln.concatenate
+// WHOLE: kiln.dot_general {{.*}} -> tensor<1x2x8x8xf32>
+// WHOLE-NOT: kiln.fused_attention
+func.func @causal_two_chunks(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %o = kiln.fused_attention %q, %k, %v {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Dropout: chunk 0 draws at the state itself, chunk 1 at counter + 4 rows ·
+// (1·2·8 values per row / 4) = + 16; the mask compares with p.
+// CHECK-LABEL: func.func @dropout_counters(
+// CHECK-SAME: %[[S:[^:]+]]: tensor<2xi64>
+// CHECK: %[[T0:.+]]:4 = kiln.optimization_barrier %{{.+}}, %{{.+}}, %{{.+}}, %[[S]] :
+// CHECK: kiln.rng_uniform %[[T0]]#3 : tensor<2xi64> -> tensor<4x16xf32>
+// CHECK: kiln.compare GE
+// CHECK: %[[T1:.+]]:5 = kiln.optimization_barrier %{{.+}}, %{{.+}}, %{{.+}}, %[[S]], %{{.+}} :
+// CHECK: %[[OFF:.+]] = kiln.constant dense<[0, 16]> : tensor<2xi64>
+// CHECK: %[[S1:.+]] = kiln.add %[[T1]]#3, %[[OFF]] : tensor<2xi64>
+// CHECK: kiln.rng_uniform %[[S1]] : tensor<2xi64> -> tensor<4x16xf32>
+// WHOLE-LABEL: func.func @dropout_counters(
+// WHOLE: kiln.rng_uniform %{{.+}} : tensor<2xi64> -> tensor<8x16xf32>
+// WHOLE-NOT: kiln.rng_uniform
+func.func @dropout_counters(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -> tensor<1x2x8x4xf32> {
+  %o = kiln.fused_attention %q, %q, %q, rng = %s {causal, dropout = 0.1 : f64, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// The gradient: per chunk, five products (scores again, dP, dQ, dK, dV);
+// the first chunk's key and value gradients cover keys [0, 4) and are
+// padded to 8 before the second chunk's are added; dQ is concatenated. The
+// recomputation reads q, k, v through a tie with the incoming gradient,
+// the second chunk's also with the first chunk's key and value gradients.
+// CHECK-LABEL: func.func @grad_two_chunks(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32>, %[[G:[^:]+]]: tensor<1x2x8x4xf32>
+// CHECK-NOT: kiln.fused_attention_grad
+// CHECK: kiln.optimization_barrier %[[Q]], %[[Q]], %[[Q]], %[[G]] :
+// CHECK-COUNT-5: kiln.dot_general
+// CHECK: %[[DK0:.+]] = kiln.pad
+// CHECK: %[[DV0:.+]] = kiln.pad
+// CHECK: kiln.optimization_barrier %[[Q]], %[[Q]], %[[Q]], %[[G]], %[[DK0]], %[[DV0]] :
+// CHECK-COUNT-5: kiln.dot_general
+// CHECK: kiln.add {{.*}} : tensor<1x2x8x4xf32>
+// CHECK: kiln.concatenate {{.*}}, dim = 2
+// WHOLE-LABEL: func.func @grad_two_chunks(
+// WHOLE-COUNT-5: kiln.dot_general
+// WHOLE-NOT: kiln.dot_general
+// WHOLE-NOT: kiln.pad
+func.func @grad_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %g {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  return %dq, %dk, %dv : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// Grouped-query attention: each of the 2 kv heads serves 2 query heads
+// (broadcast, then reshape to 4 heads); in the gradient the 4 heads' key
+// gradients are summed back to 2.
+// CHECK-LABEL: func.func @grouped_query_heads(
+// CHECK: kiln.broadcast_in_dim %{{.+}}, dims = [0, 1, 3, 4] : tensor<1x2x2x4xf32> -> tensor<1x2x2x2x4xf32>
+// CHECK: kiln.reshape %{{.+}} : tensor<1x2x2x2x4xf32> -> tensor<1x4x2x4xf32>
+// CHECK: kiln.reduce sum %{{.+}}, dims = [2] : tensor<1x2x2x2x4xf32> -> tensor<1x2x2x4xf32>
+// WHOLE-LABEL: func.func @grouped_query_heads(
+// WHOLE: kiln.reshape %{{.+}} : tensor<1x2x2x2x4xf32> -> tensor<1x4x2x4xf32>
+func.func @grouped_query_heads(%q: tensor<1x4x2x4xf32>, %k: tensor<1x2x2x4xf32>, %g: tensor<1x4x2x4xf32>) -> tensor<1x2x2x4xf32> {
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %g {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
+  return %dk : tensor<1x2x2x4xf32>
+}
