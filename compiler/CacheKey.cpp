@@ -68,6 +68,8 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrCat("backend=", std::string(backendName(options.backend)),
                    ";function=", options.function,
                    ";memory-budget=", options.memoryBudget);
+  if (!options.partition)
+    absl::StrAppend(&text, ";partition=0");
   if (options.backend == Backend::cuda)
     absl::StrAppend(&text, ";cuda-arch=", options.cudaArch,
                     ";tf32=", options.tf32 ? 1 : 0);

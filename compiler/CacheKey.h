@@ -44,6 +44,8 @@ struct KeyOptions {
   std::string function;
   /// Bytes the step's planned peak may take (0: no budget).
   uint64_t memoryBudget = 0;
+  /// kiln-partition on (the default) or off.
+  bool partition = true;
   /// cuda: the GPU architecture and TF32 GEMMs (ignored for other
   /// backends). A cuda key names this target instead of the host CPU, so
   /// `kilnc precompile` on a machine without a GPU fills the cache a GPU

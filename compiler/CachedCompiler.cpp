@@ -43,6 +43,7 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   auto start = std::chrono::steady_clock::now();
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudget;
+  pipeline.partition = options.partition;
   pipeline.dumpDir = passDumpDir;
   cpu::KernelTarget target;
   if (options.backend == Backend::cuda)
@@ -71,6 +72,7 @@ compileCached(mlir::ModuleOp module, const CompileOptions &options,
   keyOptions.backend = options.backend;
   keyOptions.function = options.function;
   keyOptions.memoryBudget = options.memoryBudgetBytes;
+  keyOptions.partition = options.partition;
   keyOptions.cudaArch = options.cudaArch;
   keyOptions.tf32 = options.tf32;
   CacheOutcome local;

@@ -31,6 +31,8 @@ struct CompileOptions {
   /// CPU backend: the most bytes the step's planned peak may take (0: no
   /// budget); over it, compiling fails with the largest live buffers.
   uint64_t memoryBudgetBytes = 0;
+  /// Run kiln-partition (PipelineOptions::partition).
+  bool partition = true;
   /// CPU backend: when set, the module is written there after every pass
   /// (KILN_DUMP_DIR, XLA's --xla_dump_to). Debug only: not in cache keys.
   std::string passDumpDir;

@@ -1,6 +1,6 @@
 // The kiln pass pipeline, read top to bottom: simplify, CSE, fused
 // attention written out in chunks (for backends without their own kernel),
-// elementwise fusion, reduction fusion, sibling fusion, scheduling and, with a memory
+// the save/recompute partition of a training step, elementwise fusion, reduction fusion, sibling fusion, scheduling and, with a memory
 // budget, rematerialization (recompute cheap values after the peak rather
 // than keep them live across it). Memory planning itself runs later, in the
 // backend, on the thunk list (compiler/MemoryPlanner). With a dump directory
@@ -92,6 +92,10 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After CSE: the gradient's recomputed probabilities must not be merged
   // with the forward's (that would keep them alive in between).
   add(createLowerAttentionPass({options.attentionChunkBytes}));
+  // Before fusion, so recomputed elementwise work fuses into its backward
+  // consumer and is never stored.
+  if (options.partition)
+    add(createPartitionPass({options.recomputeCostBytes}));
   if (options.fuse) {
     add(createFuseElementwisePass({options.maxFusionOperands}));
     add(createFuseReductionsPass({options.maxFusionOperands}));
@@ -134,6 +138,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("bytes the step may hold at its peak; nonzero runs "
                      "kiln-rematerialize after the scheduler"),
       llvm::cl::init(0)};
+  Option<bool> partition{
+      *this, "partition",
+      llvm::cl::desc("recompute cheap forward values in the backward pass "
+                     "(kiln-partition)"),
+      llvm::cl::init(true)};
   Option<int64_t> attentionChunkBytes{
       *this, "attention-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of attention scores may take"),
@@ -153,6 +162,7 @@ void registerKilnPipeline() {
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
         options.attentionChunkBytes = cl.attentionChunkBytes;
+        options.partition = cl.partition;
         buildKilnPipeline(pm, options);
       });
 }

@@ -29,13 +29,19 @@ struct PipelineOptions {
   /// inputs and fresh outputs); 0: unlimited. Checked by the backend's
   /// memory planner after the passes, before code generation.
   uint64_t memoryBudgetBytes = 0;
+  /// Run kiln-partition (recompute cheap forward values in the backward
+  /// pass rather than keep them); off only to measure what it saves.
+  bool partition = true;
+  /// kiln-partition's recompute-cost: forward values smaller than this
+  /// many bytes are kept for the backward rather than recomputed.
+  int64_t recomputeCostBytes = 64 << 10;
   /// The most bytes one chunk of attention scores may take when
   /// kiln-lower-attention writes fused attention out (its max-chunk-bytes).
   int64_t attentionChunkBytes = 64 << 20;
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention lowering, the
-/// three fusion passes, scheduling and (under a budget) rematerialization,
+/// save/recompute partition, the three fusion passes, scheduling and (under a budget) rematerialization,
 /// each followed by a dump when options.dumpDir is set.
 void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
@@ -45,7 +51,7 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
 /// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget,
-/// attention-chunk-bytes) mirror PipelineOptions.
+/// attention-chunk-bytes, partition) mirror PipelineOptions.
 void registerKilnPipeline();
 
 } // namespace kiln

@@ -426,6 +426,14 @@ LogicalResult OptimizationBarrierOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult OptimizationBarrierOp::verify() {
+  if (getGradientSeed() && getNumOperands() != 2)
+    return emitOpError() << "a gradient seed barrier takes the seed and the "
+                            "value it differentiates, got "
+                         << getNumOperands() << " operands";
+  return success();
+}
+
 LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,

@@ -413,13 +413,18 @@ def Kiln_OptimizationBarrierOp : Kiln_Op<"optimization_barrier", [Pure,
     available. A recomputation in the backward pass reads its inputs
     through a barrier that also takes the incoming gradient, so it stays a
     recomputation (XLA's opt-barrier, as jax.checkpoint uses it). Backends
-    alias each result to its operand's buffer.
+    alias each result to its operand's buffer. With `gradient_seed`, result
+    0 is the gradient a backward pass starts from and operand 1 the value
+    it differentiates: every op that depends on the barrier belongs to the
+    backward pass (kiln-partition decides what the forward keeps for it).
   }];
-  let arguments = (ins Variadic<Kiln_Tensor>:$operands);
+  let arguments = (ins Variadic<Kiln_Tensor>:$operands,
+                       UnitAttr:$gradient_seed);
   let results = (outs Variadic<Kiln_Tensor>:$results);
   let assemblyFormat = [{
     $operands attr-dict `:` type($operands)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -140,10 +140,15 @@ struct FuseSiblingsPass : impl::FuseSiblingsPassBase<FuseSiblingsPass> {
       mergeConsumersOf(argument);
     // Merges touch only consumers, which come after the value's owner, and
     // re-sorting never moves an op above it: the walk goes on from there.
+    // Constants are skipped: every fusion clones the constants it reads (so
+    // readers of one constant share nothing worth merging), and a merge
+    // erases a constant nothing else reads, which would end the walk on a
+    // dead op.
     for (Operation *op = &block.front(); op != block.getTerminator();
          op = op->getNextNode())
-      for (Value result : op->getResults())
-        mergeConsumersOf(result);
+      if (!isa<ConstantOp>(op))
+        for (Value result : op->getResults())
+          mergeConsumersOf(result);
     // Producer-consumer multi-output fusion: the merged fusion stands where
     // the consumer stood, so the walk goes on from it.
     for (Operation *op = &block.front(); op != block.getTerminator();

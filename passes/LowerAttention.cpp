@@ -133,7 +133,7 @@ private:
       if (v)
         operands.push_back(v);
     auto barrier = OptimizationBarrierOp::create(tb_.builder(), tb_.loc(),
-                                                 ValueRange(operands));
+                                                 ValueRange(operands), /*gradient_seed=*/false);
     Inputs in;
     unsigned i = 0;
     in.q = barrier.getResult(i++);

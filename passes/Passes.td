@@ -76,6 +76,44 @@ def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
   ];
 }
 
+def PartitionPass : Pass<"kiln-partition", "mlir::func::FuncOp"> {
+  let summary = "Choose what the forward pass saves for the backward pass; recompute the rest";
+  let description = [{
+    In a training step (a function holding a kiln.optimization_barrier
+    marked gradient_seed), every op that depends on the seed is the
+    backward pass, every other op the forward pass. A minimum cut over the
+    forward ops decides which of them the backward reads from memory
+    (saved: the cut's capacity is their bytes) and which it recomputes:
+    elementwise ops, layout ops and kiln.rng_uniform may be recomputed;
+    dot_general, reduce, gather, scatter_add and barriers are always saved
+    when the backward needs them. Recomputed values are cloned right
+    before each backward op that reads them, from the saved values read
+    through a kiln.optimization_barrier together with that op's backward
+    operands, so they run in the backward pass and fusion folds them into
+    their consumer. Dropout masks are regenerated from the RNG state rather
+    than stored. A function without a gradient seed is left alone.
+
+    Before (forward: x → t = tanh(x) → y = t · w; backward: dt = dy · w,
+    dx = dt · (1 − t²)): `t` is saved for the backward.
+    After: the backward reads `x` (a GEMM's result, saved anyway) through a
+    barrier with `dy`, recomputes `tanh`, and `t` dies in the forward.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"recomputeCost", "recompute-cost", "int64_t", "64 << 10",
+           "what running an op again costs, in bytes kept instead: values "
+           "smaller than this are kept (a kernel and a pass over its inputs "
+           "are not worth less memory)">
+  ];
+  let statistics = [
+    Statistic<"numSaved", "saved", "forward ops the backward reads">,
+    Statistic<"numSavedBytes", "saved-bytes",
+              "bytes of the forward values the backward reads">,
+    Statistic<"numRecomputed", "recomputed", "ops cloned into the backward">,
+    Statistic<"numErased", "erased", "forward ops no longer read">
+  ];
+}
+
 def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse elementwise producers into their consumers";
   let description = [{

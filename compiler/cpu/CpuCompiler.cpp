@@ -463,7 +463,11 @@ int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
   // value then lives where the parameter did, and a device runtime finds it
   // in place next step), then any argument tied to no other output.
   for (bool tiedOnly : {true, false})
-    for (auto [index, x] : llvm::enumerate(def->getOperands())) {
+    for (auto [index, operand] : llvm::enumerate(def->getOperands())) {
+      // An argument read through barriers is still that argument's buffer.
+      Value x = operand;
+      while (auto barrier = x.getDefiningOp<OptimizationBarrierOp>())
+        x = barrier.getOperand(cast<OpResult>(x).getResultNumber());
       auto arg = dyn_cast<BlockArgument>(x);
       if (!arg || arg.getOwner() != entry || x.getType() != v.getType() ||
           !mayWriteResultOverOperand(def, cast<OpResult>(v).getResultNumber(),
@@ -629,6 +633,7 @@ compileExecutable(ModuleOp module, const std::string &function,
 PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
+  pipeline.partition = options.partition;
   pipeline.dumpDir = options.passDumpDir;
   return pipeline;
 }

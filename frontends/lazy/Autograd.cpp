@@ -306,7 +306,11 @@ void runBackward(const Tensor &root, NodePtr seed) {
   // (later in post-order) has run. Under KILN_CHECK_NUMERICS the nodes a
   // rule makes are attributed to its forward node.
   uint32_t backwardSite = sites::current();
-  std::unordered_map<const Node *, NodePtr> grads{{nodeOf(root).get(), seed}};
+  // The seed is tied to the root, so the compiler knows where the backward
+  // pass begins (kiln-partition) and never merges it with a constant of the
+  // forward pass.
+  std::unordered_map<const Node *, NodePtr> grads{
+      {nodeOf(root).get(), gradientSeed(seed, nodeOf(root))}};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr &n = *it;
     auto g = grads.find(n.get());

@@ -281,6 +281,11 @@ mlir::Value GraphLowering::lowerNode(const Node &node) {
   case Op::Attention:
   case Op::AttentionGrad:
     return lowerAttention(node);
+  case Op::GradientSeed: {
+    auto barrier = OptimizationBarrierOp::create(
+        builder, loc, mlir::ValueRange{x(), y()}, /*gradient_seed=*/true);
+    return barrier.getResult(0);
+  }
   }
   return {};
 }
@@ -406,6 +411,7 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   options.backend = request.backend;
   options.function = "main";
   options.memoryBudgetBytes = request.memoryBudgetBytes;
+  options.partition = request.partition;
   options.cudaArch = request.cudaArch;
   options.tf32 = request.tf32;
   if (!request.passDumpDir.empty()) {

@@ -25,9 +25,10 @@ struct GraphCompileRequest {
   /// When not empty: write `graph-<graphHash>.mlir` (canonical text) there
   /// and append a line to its `manifest.jsonl`.
   std::string dumpDir;
-  /// Options::passDumpDir and Options::memoryBudgetBytes.
+  /// Options::passDumpDir, Options::memoryBudgetBytes, Options::partition.
   std::string passDumpDir;
   uint64_t memoryBudgetBytes = 0;
+  bool partition = true;
   /// cuda: Options::cudaArch and Options::tf32.
   std::string cudaArch = "sm_90";
   bool tf32 = false;

@@ -58,6 +58,8 @@ Options options_from_env() {
     result.mode = lazy::eager::parseMode(mode);
   if (const char *poison = std::getenv("KILN_POISON_DEAD_BUFFERS"))
     result.poisonDeadBuffers = std::string_view(poison) == "1";
+  if (const char *partition = std::getenv("KILN_PARTITION"))
+    result.partition = std::string_view(partition) != "0";
   if (const char *check = std::getenv("KILN_CHECK_NUMERICS"))
     result.checkNumerics = std::string_view(check) == "1";
   return result;

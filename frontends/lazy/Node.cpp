@@ -25,7 +25,7 @@ const char *opName(Op op) {
       "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate",
       "pad", "reduce_sum", "reduce_max", "dot_general", "gather",
       "scatter_add", "rng_uniform", "rng_advance", "detach",
-      "fused_attention", "fused_attention_grad"};
+      "fused_attention", "fused_attention_grad", "gradient_seed"};
   // clang-format on
   return kNames[static_cast<int>(op)];
 }
@@ -312,6 +312,10 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
   return intern(Op::AttentionGrad, like->dtype, like->shape,
                 attentionSources({q, k, v, g}, state),
                 {attrs.causal, doubleBits(attrs.scale), which}, attrs.dropout);
+}
+
+NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root) {
+  return intern(Op::GradientSeed, seed->dtype, seed->shape, {seed, root});
 }
 
 AttentionAttrs attentionAttrsOf(const Node &node) {

@@ -71,8 +71,13 @@ enum class Op : uint8_t {
   // grad[, rng state]}, ints = {causal, scale bits, which: 0 q, 1 k, 2 v}.
   // The three lower to one op (CSE merges them).
   AttentionGrad,
+  // The gradient a backward pass starts from: srcs = {seed, the value
+  // differentiated}; the value of srcs[0]. Lowers to a
+  // kiln.optimization_barrier marked gradient_seed, which tells the
+  // compiler where the backward pass begins.
+  GradientSeed,
 };
-inline constexpr int kNumOps = static_cast<int>(Op::AttentionGrad) + 1;
+inline constexpr int kNumOps = static_cast<int>(Op::GradientSeed) + 1;
 
 /// "add", "reduce_sum", ...
 const char *opName(Op op);
@@ -152,6 +157,8 @@ NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
 NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
                       const NodePtr &g, const NodePtr &state,
                       const AttentionAttrs &attrs, int64_t which);
+/// `seed` as the gradient of `root` that a backward pass starts from.
+NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root);
 /// The attributes an Attention or AttentionGrad node keeps.
 AttentionAttrs attentionAttrsOf(const Node &node);
 /// A fresh nonzero tag for detach().

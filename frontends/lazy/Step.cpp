@@ -107,6 +107,7 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   request.dumpDir = options().dumpDir;
   request.passDumpDir = options().passDumpDir;
   request.memoryBudgetBytes = options().memoryBudgetBytes;
+  request.partition = options().partition;
   request.cudaArch = options().cudaArch;
   request.tf32 = options().tf32;
   request.graphHash = hash;

@@ -381,6 +381,10 @@ struct Options {
   /// inputs, fresh outputs; cpu backend); 0: no budget. A graph over it
   /// fails to compile, naming the largest buffers at the peak.
   uint64_t memoryBudgetBytes = 0;
+  /// The compiler's save/recompute partition (kiln-partition): the backward
+  /// pass recomputes cheap forward values instead of keeping them.
+  /// KILN_PARTITION=0 turns it off (to measure what it saves).
+  bool partition = true;
   /// When not empty, the persistent compile cache's directory (cpu backend).
   std::string cacheDir;
   /// Look up only: never store into cacheDir (secondary workers).

@@ -1212,3 +1212,12 @@ func.func @attention_grad_result_grad(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x
   %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %g {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
   return %dq : tensor<1x2x8x4xf32>
 }
+
+// -----
+// optimization_barrier
+
+func.func @gradient_seed_operands(%a: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'kiln.optimization_barrier' op a gradient seed barrier takes the seed and the value it differentiates, got 1 operands}}
+  %t = kiln.optimization_barrier %a {gradient_seed} : tensor<f32>
+  return %t : tensor<f32>
+}

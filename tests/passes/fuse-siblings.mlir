@@ -129,3 +129,29 @@ func.func @readers_of_a_small_input_stay_apart(%x: tensor<4x4xf32>) -> (tensor<4
   %b = kiln.tanh %x : tensor<4x4xf32>
   return %a, %b : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// Fusions that read nothing but one constant: each clones the constant it
+// reads, so they share nothing worth merging, and the walk skips the
+// constant (a merge used to erase it under the walk: a crash, found when
+// kiln-partition started cloning constants into the backward pass).
+// CHECK-LABEL: func.func @siblings_reading_only_a_constant(
+// CHECK: kiln.fusion loop
+// CHECK: kiln.exp
+// CHECK: kiln.fusion loop
+// CHECK: kiln.tanh
+func.func @siblings_reading_only_a_constant(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %c = kiln.constant dense<2.0> : tensor<64xf32>
+  %a = kiln.fusion loop(%c) : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%p: tensor<64xf32>):
+    %m = kiln.exp %p : tensor<64xf32>
+    kiln.yield %m : tensor<64xf32>
+  }
+  %b = kiln.fusion loop(%c) : (tensor<64xf32>) -> tensor<64xf32> {
+  ^bb0(%p: tensor<64xf32>):
+    %m = kiln.tanh %p : tensor<64xf32>
+    kiln.yield %m : tensor<64xf32>
+  }
+  return %a, %b : tensor<64xf32>, tensor<64xf32>
+}
