@@ -35,6 +35,13 @@ absl::Status BpeTokenizer::addVocab(const VocabEntry &entry) {
     return absl::InvalidArgumentError(absl::StrCat(
         at(entry.where), "token \"", entry.symbol, "\" has negative id ",
         entry.id));
+  // The id table is dense (and the model's embedding has a row per id), so
+  // an id far past the number of tokens would size both by the id alone.
+  if (size_t(entry.id) >= idLimit_)
+    return absl::InvalidArgumentError(absl::StrCat(
+        at(entry.where), "token \"", entry.symbol, "\" has id ", entry.id,
+        ": ids must stay below ", idLimit_, " (65536, or twice the ",
+        tokenCount_, " tokens)"));
   if (!symbolToId_.emplace(entry.symbol, entry.id).second)
     return absl::InvalidArgumentError(absl::StrCat(
         at(entry.where), "token \"", entry.symbol, "\" appears twice"));
@@ -107,6 +114,8 @@ absl::Status BpeTokenizer::addMerges(const BpeModel &model) {
 
 absl::Status BpeTokenizer::build(const BpeModel &model,
                                  const BpeOptions &options) {
+  tokenCount_ = model.vocab.size() + model.specialTokens.size();
+  idLimit_ = std::max<size_t>(2 * tokenCount_, kAlwaysAllowedIds);
   for (const VocabEntry &entry : model.vocab)
     if (absl::Status s = addVocab(entry); !s.ok())
       return s;

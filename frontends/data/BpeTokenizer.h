@@ -68,9 +68,10 @@ public:
   /// tokenizer.json (model.vocab, model.merges, added_tokens) → tokenizer.
   static absl::StatusOr<std::unique_ptr<BpeTokenizer>>
   fromTokenizerJson(const std::string &path, BpeOptions options = {});
-  /// An in-memory model → tokenizer. Checks that ids are non-negative and
-  /// unique, symbols unique, and that both halves of every merge and their
-  /// concatenation are in the vocabulary (as Hugging Face's BPE does).
+  /// An in-memory model → tokenizer. Checks that ids are non-negative,
+  /// unique and dense enough (below 65536 or twice the token count), symbols
+  /// unique, and that both halves of every merge and their concatenation
+  /// are in the vocabulary (as Hugging Face's BPE does).
   static absl::StatusOr<std::unique_ptr<BpeTokenizer>>
   create(const BpeModel &model, BpeOptions options = {});
 
@@ -98,6 +99,11 @@ private:
   // BPE on the bytes of one piece → ids (negative: byte -id-1 not spelled).
   std::vector<int32_t> mergePiece(std::string_view piece) const;
 
+  // Ids below this are accepted whatever the vocabulary's size; above it an
+  // id must be under twice the number of tokens.
+  static constexpr size_t kAlwaysAllowedIds = size_t(1) << 16;
+  size_t tokenCount_ = 0;
+  size_t idLimit_ = kAlwaysAllowedIds;
   // id → the bytes it decodes to; `present` marks ids the vocabulary has.
   std::vector<std::string> idToText_;
   std::vector<bool> present_;

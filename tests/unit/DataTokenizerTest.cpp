@@ -338,6 +338,16 @@ TEST(BpeFiles, MalformedVocabNamesFileAndLine) {
   auto sharedId = BpeTokenizer::create(
       modelOf(*parseVocabJson("{\"a\": 0,\n\"b\": 0}", "v.json")));
   expectError(sharedId.status(), "v.json:2: id 0 is used by \"b\"");
+  // A fuzz-found file: one id of 290 million would have sized the id table
+  // (and a model's embedding) by the id alone. Ids up to 65535 stay fine.
+  auto sparse = BpeTokenizer::create(
+      modelOf(*parseVocabJson("{\"a\": 0,\n\"b\": 290665776}", "v.json")));
+  expectError(sparse.status(),
+              "v.json:2: token \"b\" has id 290665776: ids must stay below 65536");
+  auto gap = BpeTokenizer::create(
+      modelOf(*parseVocabJson("{\"a\": 0, \"b\": 65535}", "v.json")));
+  ASSERT_TRUE(gap.ok()) << gap.status();
+  EXPECT_EQ((*gap)->vocabSize(), 65536);
   expectError(parseVocabJson("{\"a\": 1.5}", "v.json").status(), "v.json:1:");
   expectError(parseVocabJson("{\"a\": 1", "v.json").status(),
               "v.json:1: expected ',' or '}'");
