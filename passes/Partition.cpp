@@ -274,9 +274,11 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
   }
 
   /// The backward value a recomputation for `user` waits for: the smallest
-  /// of user's backward operands, traced back through broadcasts, reshapes
-  /// and converts (a barrier operand is a buffer, and a broadcast's source
-  /// is one already, where the broadcast would have fused away).
+  /// of user's backward operands, each traced back through recomputable
+  /// ops with one backward operand (broadcasts, converts, elementwise ops,
+  /// random numbers) to a value an op that is never recomputed made: a
+  /// barrier's operand must be a buffer, and such a value is one already,
+  /// where a broadcast or an elementwise result would have fused away.
   static Value tieTarget(Operation *user,
                          const DenseSet<Operation *> &backward) {
     auto inBackward = [&](Value v) {
@@ -289,10 +291,15 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
       if (!inBackward(v))
         continue;
       while (Operation *def = v.getDefiningOp()) {
-        if (!isa<BroadcastInDimOp, ReshapeOp, ConvertOp>(def) ||
-            !inBackward(def->getOperand(0)))
+        if (!isRecomputable(def))
           break;
-        v = def->getOperand(0);
+        SmallVector<Value> fed;
+        for (Value operand : def->getOperands())
+          if (inBackward(operand))
+            fed.push_back(operand);
+        if (fed.size() != 1)
+          break;
+        v = fed.front();
       }
       int64_t bytes = resultBytes(v.getDefiningOp());
       if (bytes < bestBytes) {
@@ -317,7 +324,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
       if (clones.contains(v))
         return;
       if (!recomputed(v)) {
-        leaves.insert(v);
+        // A constant needs no tie: it depends on nothing to be hoisted
+        // above, and every fusion clones the constants it reads.
+        if (!v.getDefiningOp<ConstantOp>())
+          leaves.insert(v);
         return;
       }
       Operation *def = v.getDefiningOp();
