@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -90,6 +91,13 @@ public:
     BufferPool::Stats stats = buffers_->stats();
     return {stats.allocations, stats.allocatedBytes};
   }
+  void setProfiling(bool on) override { profiling_ = on; }
+  std::optional<RunProfile> takeProfile() override {
+    std::lock_guard<std::mutex> lock(runMutex_);
+    std::optional<RunProfile> out = std::move(profile_);
+    profile_.reset();
+    return out;
+  }
 
 protected:
   absl::StatusOr<std::vector<HostTensor>>
@@ -133,6 +141,11 @@ private:
   /// that hold no live value once the thunk has run.
   std::vector<std::vector<std::pair<uint64_t, uint64_t>>> poisonAfter_;
   std::mutex runMutex_;
+  /// Profiling (setProfiling): each thunk timed by the wall clock, the run
+  /// kept until takeProfile().
+  bool profiling_ = false;
+  std::optional<RunProfile> profile_;
+  std::chrono::steady_clock::time_point runStart_;
 };
 
 absl::Status CpuProgram::loadLibrary() {
@@ -297,8 +310,13 @@ void CpuProgram::runKernel(size_t index) {
 }
 
 absl::Status CpuProgram::runThunks() {
+  using Clock = std::chrono::steady_clock;
+  auto sinceStart = [&](Clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(t - runStart_).count();
+  };
   for (size_t i = 0; i < exe_.thunks.size(); ++i) {
     const Thunk &t = exe_.thunks[i];
+    Clock::time_point thunkStart = profiling_ ? Clock::now() : runStart_;
     switch (t.kind) {
     case Thunk::Kind::kernel:
       for (size_t a = 0; a < t.kernel.slots.size(); ++a)
@@ -324,6 +342,12 @@ absl::Status CpuProgram::runThunks() {
       std::memmove(slotPointer(t.copy.dst), slotPointer(t.copy.src),
                    t.copy.bytes);
       break;
+    }
+    if (profiling_) {
+      ThunkEvent e = describeThunk(exe_, i);
+      e.startUs = sinceStart(thunkStart);
+      e.durationUs = sinceStart(Clock::now()) - e.startUs;
+      profile_->events.push_back(std::move(e));
     }
     if (!poisonAfter_.empty())
       for (auto [begin, end] : poisonAfter_[i])
@@ -411,6 +435,14 @@ CpuProgram::execute(std::vector<ProgramInput> inputs) {
   if (absl::Status s = checkRunInputs(exe_.signature, inputs); !s.ok())
     return s;
   std::lock_guard<std::mutex> lock(runMutex_);
+  // A profile spans the whole run: inputs, thunks, outputs.
+  runStart_ = std::chrono::steady_clock::now();
+  if (profiling_) {
+    profile_.emplace();
+    profile_->program = reinterpret_cast<uintptr_t>(this);
+    profile_->device = "cpu";
+    profile_->events.reserve(exe_.thunks.size());
+  }
   inputPtrs_.resize(inputs.size());
   // Borrowed buffers are only read (checkInputsAreReadOnly at load).
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -436,6 +468,10 @@ CpuProgram::execute(std::vector<ProgramInput> inputs) {
       HostTensor unused = inputs[i].take();
       buffers_->adopt(unused);
     }
+  if (profiling_)
+    profile_->durationUs = std::chrono::duration<double, std::micro>(
+                               std::chrono::steady_clock::now() - runStart_)
+                               .count();
   return outputs;
 }
 

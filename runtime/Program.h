@@ -4,10 +4,12 @@
 #ifndef KILN_RUNTIME_PROGRAM_H
 #define KILN_RUNTIME_PROGRAM_H
 
+#include "runtime/Profile.h"
 #include "support/HostTensor.h"
 
 #include "absl/status/statusor.h"
 
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -123,6 +125,13 @@ public:
   }
 
   virtual AllocationStats allocationStats() const = 0;
+
+  /// Profiling on: each run records its thunks' times (a program that
+  /// cannot time its thunks ignores this).
+  virtual void setProfiling(bool on) { (void)on; }
+  /// The last run's profile, once (nullopt when profiling is off or the
+  /// program does not profile). May wait for the device to finish the run.
+  virtual std::optional<RunProfile> takeProfile() { return std::nullopt; }
 
 protected:
   virtual absl::StatusOr<std::vector<HostTensor>>

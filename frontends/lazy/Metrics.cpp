@@ -60,6 +60,8 @@ Options options_from_env() {
     result.poisonDeadBuffers = std::string_view(poison) == "1";
   if (const char *partition = std::getenv("KILN_PARTITION"))
     result.partition = std::string_view(partition) != "0";
+  if (const char *profile = std::getenv("KILN_PROFILE"))
+    result.profilePath = profile;
   if (const char *check = std::getenv("KILN_CHECK_NUMERICS"))
     result.checkNumerics = std::string_view(check) == "1";
   return result;

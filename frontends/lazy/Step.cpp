@@ -269,9 +269,13 @@ runCounted(runtime::Program &program,
            std::vector<runtime::ProgramInput> inputs) {
   metrics::Counters &counters = mutableCounters();
   runtime::AllocationStats before = program.allocationStats();
+  bool profiling = !options().profilePath.empty();
+  program.setProfiling(profiling);
   auto start = std::chrono::steady_clock::now();
   auto results = program.run(std::move(inputs));
   counters.executeMilliseconds += millisecondsSince(start);
+  if (profiling && results.ok())
+    profileRun(program, start);
   runtime::AllocationStats after = program.allocationStats();
   counters.runtimeAllocations += after.buffers - before.buffers;
   counters.runtimeAllocatedBytes += after.bytes - before.bytes;

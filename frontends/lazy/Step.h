@@ -26,10 +26,16 @@ metrics::Counters &mutableCounters();
 double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 /// Runs a compiled graph or eager kernel, adding its time and the buffers
-/// its run allocated to the counters (graph mode and eager mode alike).
+/// its run allocated to the counters (graph mode and eager mode alike), and
+/// its thunks' times to the profile when Options::profilePath is set.
 absl::StatusOr<std::vector<HostTensor>>
 runCounted(runtime::Program &program,
            std::vector<runtime::ProgramInput> inputs);
+
+/// Hands `program`'s profile of the run that began at `start` to the
+/// process's profiler (Profiling.cpp).
+void profileRun(runtime::Program &program,
+                std::chrono::steady_clock::time_point start);
 
 } // namespace kiln::lazy
 

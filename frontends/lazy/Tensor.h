@@ -405,12 +405,17 @@ struct Options {
   /// reference evaluator), its location and its call site; in eager mode
   /// each kernel's result is checked. Off: no cost (docs/DEBUGGING.md).
   bool checkNumerics = false;
+  /// Profiling (KILN_PROFILE=trace.json): every program run records its
+  /// thunks' times; at exit the runs are written there as a Chrome /
+  /// Perfetto trace and a per-thunk summary goes to stderr (see profile).
+  std::string profilePath;
 };
 
 /// KILN_BACKEND ("reference" | "cpu" | "cuda"), KILN_CUDA_ARCH, KILN_TF32=1,
 /// KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
 /// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager"),
-/// KILN_POISON_DEAD_BUFFERS=1 and KILN_CHECK_NUMERICS=1 → Options; throws
+/// KILN_POISON_DEAD_BUFFERS=1, KILN_CHECK_NUMERICS=1, KILN_PARTITION=0 and
+/// KILN_PROFILE=PATH → Options; throws
 /// kiln::Error on an unknown backend or mode name.
 Options options_from_env();
 /// Names the graphs traced from now on in the graph dump's manifest
@@ -515,6 +520,20 @@ std::string report();
 void reset();
 
 } // namespace metrics
+
+/// Profiles of the runs since profiling was switched on (Options::
+/// profilePath), as Chrome / Perfetto trace JSON.
+namespace profile {
+/// The trace of the runs so far (the first 64 kept).
+std::string trace();
+/// Per thunk, over every run but each program's first: share of the run,
+/// time, calls, achieved GB/s or GFLOP/s.
+std::string summary();
+/// Writes trace() to Options::profilePath; a file that cannot be written
+/// is a kiln::Error naming it. Runs at exit too, with the summary on
+/// stderr, when any run was profiled.
+void write();
+} // namespace profile
 
 } // namespace kiln
 

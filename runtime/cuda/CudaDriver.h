@@ -60,6 +60,11 @@ namespace kiln::runtime::cuda {
   X(graphLaunch, cuGraphLaunch, 10000)                                         \
   X(graphExecDestroy, cuGraphExecDestroy, 10000)                               \
   X(graphDestroy, cuGraphDestroy, 10000)                                       \
+  X(eventCreate, cuEventCreate, 2000)                                          \
+  X(eventDestroy, cuEventDestroy, 4000)                                        \
+  X(eventRecord, cuEventRecord, 2000)                                          \
+  X(eventSynchronize, cuEventSynchronize, 2000)                                \
+  X(eventElapsedTime, cuEventElapsedTime, 2000)                                \
   X(getErrorName, cuGetErrorName, 6000)                                        \
   X(getErrorString, cuGetErrorString, 6000)
 

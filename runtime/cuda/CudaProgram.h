@@ -40,6 +40,8 @@ public:
   std::string_view backendName() const override { return "cuda"; }
   AllocationStats allocationStats() const override;
   CudaProgramStats stats() const;
+  void setProfiling(bool on) override;
+  std::optional<RunProfile> takeProfile() override;
 
 protected:
   absl::StatusOr<std::vector<HostTensor>>
@@ -86,9 +88,14 @@ private:
   absl::Status copyInputsToDevice(const std::vector<ProgramInput> &inputs,
                                   const std::vector<DeviceValue *> &resident);
   absl::Status runThunks();
+  absl::Status enqueueThunk(size_t index);
   absl::Status enqueueThunks();
   absl::Status enqueueKernel(size_t index);
   bool captureGraph();
+  /// Profiled runs: each thunk launched directly between two events (a
+  /// replayed graph cannot be timed thunk by thunk).
+  absl::Status recordEvent(size_t index);
+  absl::Status enqueueTimedThunks();
   absl::Status collectOutputs(std::vector<ProgramInput> &inputs,
                               std::vector<HostTensor> &outputs,
                               std::vector<bool> &taken,
@@ -121,6 +128,11 @@ private:
   bool graphsDisabled_ = false;
   int64_t thunkSequences_ = 0;
   CudaProgramStats stats_;
+  /// Profiling (setProfiling): events_[0] marks a run's start (before its
+  /// inputs move), events_[1 + i] the end of thunk i's predecessor, the
+  /// last one the end of the thunks; created on the first profiled run.
+  bool profiling_ = false, profiledRunPending_ = false;
+  std::vector<CUevent> events_;
   /// Host storage of returned inputs, recycled across runs.
   std::shared_ptr<BufferPool> buffers_;
   /// The outputs runs handed out; its lock serialises runs and reads.

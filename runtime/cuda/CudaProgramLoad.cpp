@@ -92,6 +92,9 @@ CudaProgram::~CudaProgram() {
   d.ctxSynchronize();
   if (graph_)
     d.graphExecDestroy(graph_);
+  for (CUevent event : events_)
+    if (event)
+      d.eventDestroy(event);
   gemms_.clear();
   cublas_.reset();
   if (module_)

@@ -9,12 +9,15 @@
 // device pointers, so it never needs capturing again), (4) return each
 // output as a deferred tensor on the device (DeviceValues.h). A run does
 // not wait for the GPU: reading an output does. An input returned as an
-// output never goes through the device.
+// output never goes through the device. With profiling on, (3) launches
+// directly, an event before each thunk and after the last, and
+// takeProfile() turns the events into the run's per-thunk times.
 #include "runtime/ProgramChecks.h"
 #include "runtime/cuda/CudaProgram.h"
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -139,38 +142,105 @@ absl::Status CudaProgram::enqueueKernel(size_t index) {
       ": cuLaunchKernel failed: ", d.describe(r)));
 }
 
-absl::Status CudaProgram::enqueueThunks() {
+absl::Status CudaProgram::enqueueThunk(size_t index) {
   const CudaDriver &d = *driver_;
-  for (size_t i = 0; i < exe_.thunks.size(); ++i) {
-    const Thunk &t = exe_.thunks[i];
-    switch (t.kind) {
-    case Thunk::Kind::kernel:
-      if (absl::Status s = enqueueKernel(i); !s.ok())
-        return s;
-      break;
-    case Thunk::Kind::gemm:
-      if (absl::Status s = gemms_[i]->enqueue(d, stream_, workspace_.get(),
-                                              workspace_.bytes());
-          !s.ok())
-        return s;
-      break;
-    case Thunk::Kind::copy: {
-      CUdeviceptr src = slotPointer(t.copy.src), dst = slotPointer(t.copy.dst);
-      // A copy onto itself is a no-op (and overlapping device copies are
-      // undefined, unlike the cpu's memmove).
-      if (t.copy.bytes == 0 || src == dst)
-        break;
-      if (absl::Status s =
-              d.check(d.memcpyDtoDAsync(dst, src, t.copy.bytes, stream_),
-                      absl::StrCat("copy thunk ", i, " (", t.copy.bytes,
-                                   " bytes): cuMemcpyDtoDAsync"));
-          !s.ok())
-        return s;
-      break;
-    }
-    }
+  const Thunk &t = exe_.thunks[index];
+  switch (t.kind) {
+  case Thunk::Kind::kernel:
+    return enqueueKernel(index);
+  case Thunk::Kind::gemm:
+    return gemms_[index]->enqueue(d, stream_, workspace_.get(),
+                                  workspace_.bytes());
+  case Thunk::Kind::copy: {
+    CUdeviceptr src = slotPointer(t.copy.src), dst = slotPointer(t.copy.dst);
+    // A copy onto itself is a no-op (and overlapping device copies are
+    // undefined, unlike the cpu's memmove).
+    if (t.copy.bytes == 0 || src == dst)
+      return absl::OkStatus();
+    return d.check(d.memcpyDtoDAsync(dst, src, t.copy.bytes, stream_),
+                   absl::StrCat("copy thunk ", index, " (", t.copy.bytes,
+                                " bytes): cuMemcpyDtoDAsync"));
+  }
   }
   return absl::OkStatus();
+}
+
+absl::Status CudaProgram::enqueueThunks() {
+  for (size_t i = 0; i < exe_.thunks.size(); ++i)
+    if (absl::Status s = enqueueThunk(i); !s.ok())
+      return s;
+  return absl::OkStatus();
+}
+
+//===--- Profiling --------------------------------------------------------===//
+
+void CudaProgram::setProfiling(bool on) {
+  std::lock_guard<std::recursive_mutex> lock(values_->mutex());
+  profiling_ = on;
+}
+
+absl::Status CudaProgram::recordEvent(size_t index) {
+  const CudaDriver &d = *driver_;
+  if (events_.empty()) {
+    events_.assign(exe_.thunks.size() + 2, nullptr);
+    for (CUevent &event : events_)
+      if (absl::Status s = d.check(d.eventCreate(&event, CU_EVENT_DEFAULT),
+                                   "cuEventCreate (profiling)");
+          !s.ok())
+        return s;
+  }
+  return d.check(d.eventRecord(events_[index], stream_),
+                 "cuEventRecord (profiling)");
+}
+
+absl::Status CudaProgram::enqueueTimedThunks() {
+  for (size_t i = 0; i < exe_.thunks.size(); ++i) {
+    if (absl::Status s = recordEvent(1 + i); !s.ok())
+      return s;
+    if (absl::Status s = enqueueThunk(i); !s.ok())
+      return s;
+  }
+  if (absl::Status s = recordEvent(1 + exe_.thunks.size()); !s.ok())
+    return s;
+  profiledRunPending_ = true;
+  return absl::OkStatus();
+}
+
+std::optional<RunProfile> CudaProgram::takeProfile() {
+  std::lock_guard<std::recursive_mutex> lock(values_->mutex());
+  if (!profiledRunPending_)
+    return std::nullopt;
+  profiledRunPending_ = false;
+  // A failure here (a faulted device) loses only the profile: reading the
+  // run's outputs reports the fault itself.
+  const CudaDriver &d = *driver_;
+  if (d.ctxSetCurrent(context_) != CUDA_SUCCESS ||
+      d.eventSynchronize(events_.back()) != CUDA_SUCCESS)
+    return std::nullopt;
+  auto sinceStart = [&](size_t event) -> std::optional<double> {
+    float ms = 0;
+    if (d.eventElapsedTime(&ms, events_[0], events_[event]) != CUDA_SUCCESS)
+      return std::nullopt;
+    return 1e3 * double(ms);
+  };
+  RunProfile run;
+  run.program = reinterpret_cast<uintptr_t>(this);
+  run.device = "cuda";
+  run.limits = deviceLimits(device_.name);
+  run.events.reserve(exe_.thunks.size());
+  std::optional<double> before = sinceStart(1);
+  for (size_t i = 0; i < exe_.thunks.size(); ++i) {
+    std::optional<double> after = sinceStart(2 + i);
+    if (!before || !after)
+      return std::nullopt;
+    ThunkEvent e = describeThunk(exe_, i);
+    e.startUs = *before;
+    e.durationUs = std::max(0.0, *after - *before);
+    run.events.push_back(std::move(e));
+    before = after;
+  }
+  run.durationUs = before.value_or(0);
+  return run;
 }
 
 bool CudaProgram::captureGraph() {
@@ -211,9 +281,9 @@ absl::Status CudaProgram::runThunks() {
   // lazily on first use (cuBLASLt) do so outside the capture, where
   // allocating or setting attributes would invalidate it.
   if (graph_ == nullptr && !firstRun && options_.captureGraphs &&
-      !graphsDisabled_ && !exe_.thunks.empty())
+      !graphsDisabled_ && !exe_.thunks.empty() && !profiling_)
     captureGraph();
-  if (graph_ != nullptr) {
+  if (graph_ != nullptr && !profiling_) {
     if (absl::Status s = driver_->check(driver_->graphLaunch(graph_, stream_),
                                         "cuGraphLaunch");
         !s.ok())
@@ -222,7 +292,7 @@ absl::Status CudaProgram::runThunks() {
     return absl::OkStatus();
   }
   ++stats_.directRuns;
-  return enqueueThunks();
+  return profiling_ ? enqueueTimedThunks() : enqueueThunks();
 }
 
 absl::Status CudaProgram::collectOutputs(std::vector<ProgramInput> &inputs,
@@ -291,6 +361,11 @@ CudaProgram::execute(std::vector<ProgramInput> inputs) {
   consumed.erase(nullptr);
   if (absl::Status s = values_->stageAllExcept(consumed); !s.ok())
     return s;
+  // A profiled run is timed from here: its inputs' copies are part of it.
+  profiledRunPending_ = false;
+  if (profiling_)
+    if (absl::Status s = recordEvent(0); !s.ok())
+      return s;
   if (absl::Status s = copyInputsToDevice(inputs, resident); !s.ok())
     return s;
   if (absl::Status s = runThunks(); !s.ok())

@@ -200,7 +200,7 @@ FAKE_EXPORT int fake_cuda_live_objects(void) {
     for (const FakeContext &c : s.contexts)
       references += c.references;
     return int(s.streams.size() + s.modules.size() + s.graphs.size() +
-               s.execs.size()) +
+               s.execs.size() + s.events.size()) +
            references;
   });
 }

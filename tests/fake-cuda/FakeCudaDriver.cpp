@@ -9,6 +9,7 @@
 #include "tests/fake-cuda/FakeCudaState.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -404,6 +405,72 @@ CUresult fakeGraphDestroy(CUgraph graph) {
   return CUDA_SUCCESS;
 }
 
+//===--- Events -----------------------------------------------------------===//
+
+FakeEvent *knownEvent(State &s, CUevent event) {
+  auto *fake = reinterpret_cast<FakeEvent *>(event);
+  return s.events.count(fake) ? fake : nullptr;
+}
+
+CUresult fakeEventCreate(CUevent *event, unsigned int flags) {
+  FAKE_ENTER("cuEventCreate", Needs::context);
+  if (!event || (flags & ~0xFu))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *fake = new FakeEvent();
+  fake->timing = !(flags & CU_EVENT_DISABLE_TIMING);
+  s.events.insert(fake);
+  *event = reinterpret_cast<CUevent>(fake);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventDestroy(CUevent event) {
+  FAKE_ENTER("cuEventDestroy", Needs::context);
+  FakeEvent *fake = knownEvent(s, event);
+  if (!fake)
+    return CUDA_ERROR_INVALID_HANDLE;
+  s.events.erase(fake);
+  delete fake;
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventRecord(CUevent event, CUstream stream) {
+  FAKE_ENTER("cuEventRecord", Needs::context);
+  FakeEvent *fake = knownEvent(s, event);
+  bool ok;
+  FakeStream *onStream = knownStream(s, stream, &ok);
+  if (!fake || !ok)
+    return CUDA_ERROR_INVALID_HANDLE;
+  // The stream's work runs as it is submitted, so the event is reached now.
+  // Inside a capture an event only orders work (timing one there needs
+  // CU_EVENT_RECORD_EXTERNAL): kiln times runs outside graphs, so one
+  // recorded in a capture is kiln's mistake.
+  if (onStream && onStream->capturing)
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  fake->reached = true;
+  fake->milliseconds = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count();
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventSynchronize(CUevent event) {
+  FAKE_ENTER("cuEventSynchronize", Needs::context);
+  return knownEvent(s, event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult fakeEventElapsedTime(float *milliseconds, CUevent start,
+                              CUevent end) {
+  FAKE_ENTER("cuEventElapsedTime", Needs::context);
+  FakeEvent *from = knownEvent(s, start), *to = knownEvent(s, end);
+  if (!milliseconds)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!from || !to || !from->timing || !to->timing || !from->reached ||
+      !to->reached)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *milliseconds = static_cast<float>(to->milliseconds - from->milliseconds);
+  return CUDA_SUCCESS;
+}
+
 //===--- Modules and launches ---------------------------------------------===//
 
 /// The number of `.param`s in `.entry name( ... )` within PTX text, or -1
@@ -650,6 +717,11 @@ const EntryPoint kEntryPoints[] = {
     {"cuModuleUnload", 2000, fn(fakeModuleUnload)},
     {"cuModuleGetFunction", 2000, fn(fakeModuleGetFunction)},
     {"cuLaunchKernel", 4000, fn(fakeLaunchKernel)},
+    {"cuEventCreate", 2000, fn(fakeEventCreate)},
+    {"cuEventDestroy", 4000, fn(fakeEventDestroy)},
+    {"cuEventRecord", 2000, fn(fakeEventRecord)},
+    {"cuEventSynchronize", 2000, fn(fakeEventSynchronize)},
+    {"cuEventElapsedTime", 2000, fn(fakeEventElapsedTime)},
     {"cuGetErrorName", 6000, fn(fakeGetErrorName)},
     {"cuGetErrorString", 6000, fn(fakeGetErrorString)},
 };

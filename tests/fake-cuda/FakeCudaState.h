@@ -50,6 +50,12 @@ struct FakeModule {
 struct FakeContext {
   int references = 0;
 };
+/// An event: the host time (ms, steady clock) at which the work before it
+/// on its stream was done, once recorded and reached.
+struct FakeEvent {
+  bool timing = true, reached = false;
+  double milliseconds = 0;
+};
 
 struct Launch {
   std::string name;
@@ -88,6 +94,7 @@ struct State {
   std::set<FakeModule *> modules;
   std::set<FakeGraph *> graphs;
   std::set<FakeGraphExec *> execs;
+  std::set<FakeEvent *> events;
   FakeContext contexts[kMaxDevices];
 };
 

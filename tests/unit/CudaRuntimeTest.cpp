@@ -1,8 +1,9 @@
 // The CUDA runtime against the fake driver (tests/fake-cuda): how it loads
 // (driver, device, architecture and memory errors, kernels), what a run
 // launches and copies, CUDA graph capture and replay, the entry-point
-// versions it asks the driver for, and that cpu and cuda executables are
-// refused by each other's loader. GEMMs are in CudaGemmTest.cpp.
+// versions it asks the driver for, profiled runs (events around each
+// thunk), and that cpu and cuda executables are refused by each other's
+// loader. GEMMs are in CudaGemmTest.cpp.
 #include "FakeCudaSupport.h"
 #include "runtime/CpuExecutor.h"
 
@@ -571,6 +572,77 @@ TEST_F(CudaRuntime, GraphsCanBeTurnedOff) {
   EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 12);
 }
 
+//===--- Profiling --------------------------------------------------------===//
+
+TEST_F(CudaRuntime, AProfiledRunTimesEachThunkBetweenEventsOutsideTheGraph) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  // Two plain runs: the second captures the graph and launches it.
+  for (int run = 0; run < 2; ++run)
+    ASSERT_TRUE(runKernels(*program, x, 0).ok());
+  EXPECT_FALSE(program->takeProfile()) << "profiling is off";
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuEventRecord"), 0);
+
+  program->setProfiling(true);
+  for (int run = 0; run < 3; ++run) {
+    auto out = runKernels(*program, x, float(run));
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::optional<runtime::RunProfile> profile = program->takeProfile();
+    ASSERT_TRUE(profile) << run;
+    EXPECT_FALSE(program->takeProfile()) << "a profile is taken once";
+    EXPECT_EQ(profile->device, "cuda");
+    // "Fake CUDA Device": no known limits (ProfileTest checks the H100's).
+    EXPECT_EQ(profile->limits.bytesPerSecond, 0);
+    ASSERT_EQ(profile->events.size(), 3u);
+    double previousEnd = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      const runtime::ThunkEvent &e = profile->events[i];
+      EXPECT_EQ(e.thunk, i);
+      EXPECT_EQ(e.category, "kernel");
+      EXPECT_EQ(e.name, i == 1 ? "kiln_kernel_1" : "kiln_kernel_0");
+      EXPECT_GE(e.startUs, previousEnd) << "thunks run in order";
+      EXPECT_GE(e.durationUs, 0);
+      previousEnd = e.startUs + e.durationUs;
+    }
+    EXPECT_EQ(profile->events[0].bytes, 8000u) << "two 4000-byte slots";
+    EXPECT_LE(previousEnd, profile->durationUs + 1e-9);
+  }
+  // Profiled runs launch directly, an event before each thunk and after
+  // the last plus one at the run's start; the graph is not replayed.
+  runtime::CudaProgramStats stats = statsOf(*program);
+  EXPECT_EQ(stats.graphLaunches, 1);
+  EXPECT_EQ(stats.directRuns, 4);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuEventRecord"), 3 * 5);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuEventCreate"), 5);
+  for (int i = 6; i < FAKE_CUDA(fake_cuda_launch_count)(); ++i)
+    EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_captured)(i), 0) << i;
+
+  // Off again: the captured graph replays, and no profile is left.
+  program->setProfiling(false);
+  ASSERT_TRUE(runKernels(*program, x, 0).ok());
+  EXPECT_FALSE(program->takeProfile());
+  EXPECT_EQ(statsOf(*program).graphLaunches, 2);
+  EXPECT_EQ(statsOf(*program).graphCaptures, 1);
+}
+
+TEST_F(CudaRuntime, AProfileLostToAFaultDoesNotFailTheRun) {
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  program->setProfiling(true);
+  HostTensor x = iota({1000}, 0);
+  ASSERT_TRUE(runKernels(*program, x, 0).ok());
+  FAKE_CUDA(fake_cuda_fail_next)("cuEventSynchronize", CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_FALSE(program->takeProfile());
+  // A failed event record fails the run that needed it, naming the call.
+  FAKE_CUDA(fake_cuda_fail_next)("cuEventRecord", CUDA_ERROR_UNKNOWN);
+  auto failed = runKernels(*program, x, 0);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("cuEventRecord (profiling)"),
+            std::string::npos)
+      << failed.status();
+}
+
 //===--- Devices, formats and the driver ABI ------------------------------===//
 
 TEST_F(CudaRuntime, CpuExecutableIsRefusedByTheCudaLoader) {
@@ -673,6 +745,11 @@ TEST_F(CudaRuntime, EntryPointsAreRequestedAtTheVersionsKilnCalls) {
       {"cuGraphLaunch", 10000},
       {"cuGraphExecDestroy", 10000},
       {"cuGraphDestroy", 10000},
+      {"cuEventCreate", 2000},
+      {"cuEventDestroy", 4000},
+      {"cuEventRecord", 2000},
+      {"cuEventSynchronize", 2000},
+      {"cuEventElapsedTime", 2000},
       {"cuGetErrorName", 6000},
       {"cuGetErrorString", 6000},
   };

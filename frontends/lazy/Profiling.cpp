@@ -1,0 +1,77 @@
+// The frontend's side of profiling (Options::profilePath, KILN_PROFILE):
+// every program run goes through runCounted, which turns profiling on in
+// the program and hands its thunks' times to one process-wide
+// runtime::Profiler; at exit the trace is written and the summary printed.
+#include "frontends/lazy/Node.h"
+#include "frontends/lazy/Step.h"
+
+#include "runtime/Profile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+namespace kiln {
+namespace {
+
+/// The profiler, and what it does at exit when any run was profiled.
+struct Session {
+  runtime::Profiler profiler;
+  bool used = false;
+  ~Session() {
+    if (!used || options().profilePath.empty())
+      return;
+    try {
+      profile::write();
+      std::fprintf(stderr, "%swrote the trace to %s\n",
+                   profile::summary().c_str(), options().profilePath.c_str());
+    } catch (const Error &e) {
+      std::fprintf(stderr, "kiln profile: %s\n", e.what());
+    }
+  }
+};
+
+Session &session() {
+  static Session s;
+  return s;
+}
+
+double steadyMicroseconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(t.time_since_epoch())
+      .count();
+}
+
+} // namespace
+
+namespace lazy {
+
+void profileRun(runtime::Program &program,
+                std::chrono::steady_clock::time_point start) {
+  if (std::optional<runtime::RunProfile> run = program.takeProfile()) {
+    session().used = true;
+    session().profiler.add(std::move(*run), steadyMicroseconds(start));
+  }
+}
+
+} // namespace lazy
+
+namespace profile {
+
+std::string trace() { return session().profiler.chromeTrace(); }
+
+std::string summary() {
+  return session().profiler.summary();
+}
+
+void write() {
+  const std::string &path = options().profilePath;
+  std::ofstream out(path, std::ios::trunc);
+  out << trace();
+  out.close();
+  if (!out)
+    throw Error("profile: cannot write the trace to '" + path + "'");
+}
+
+} // namespace profile
+
+} // namespace kiln

@@ -1,0 +1,220 @@
+// Profiles of program runs: collection, the Chrome trace and the summary;
+// see Profile.h. JSON is written by hand (the runtime links no JSON
+// library): names are escaped, numbers printed in fixed notation.
+#include "runtime/Profile.h"
+#include "runtime/Executable.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include <algorithm>
+#include <map>
+
+namespace kiln::runtime {
+namespace {
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20)
+        absl::StrAppendFormat(&out, "\\u%04x", c);
+      else
+        out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string rate(double amount, double seconds, const char *unit,
+                 double limit) {
+  if (seconds <= 0 || amount <= 0)
+    return "";
+  double perSecond = amount / seconds;
+  std::string text = absl::StrFormat("%.1f %s", perSecond / 1e9, unit);
+  if (limit > 0)
+    absl::StrAppendFormat(&text, " (%.0f%% of %.0f)", 100 * perSecond / limit,
+                          limit / 1e9);
+  return text;
+}
+
+} // namespace
+
+void Profiler::add(RunProfile run, double wallStartUs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!epochUs_)
+    epochUs_ = wallStartUs;
+  run.startUs = wallStartUs - *epochUs_;
+  ++runs_;
+  auto program = std::find_if(
+      programs_.begin(), programs_.end(),
+      [&](const ProgramTotals &p) { return p.program == run.program; });
+  if (program == programs_.end()) {
+    programs_.push_back({run.program, run.device, run.limits});
+    program = std::prev(programs_.end());
+  }
+  if (program->runs++ > 0) {
+    program->runsUs += run.durationUs;
+    for (const ThunkEvent &e : run.events) {
+      auto it = std::find_if(program->thunks.begin(), program->thunks.end(),
+                             [&](const Totals &t) { return t.name == e.name; });
+      if (it == program->thunks.end()) {
+        program->thunks.push_back({e.name, e.category});
+        it = std::prev(program->thunks.end());
+      }
+      it->us += e.durationUs;
+      it->bytes += static_cast<double>(e.bytes);
+      it->flops += e.flops;
+      ++it->calls;
+      program->thunksUs += e.durationUs;
+    }
+  }
+  if (kept_.size() < maxTraceRuns)
+    kept_.push_back(std::move(run));
+}
+
+size_t Profiler::runs() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return runs_;
+}
+
+std::string Profiler::chromeTrace() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string out = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  std::map<std::string, int> pids;
+  std::map<std::pair<int, int>, bool> tracks;
+  bool firstEvent = true;
+  auto append = [&](const std::string &event) {
+    absl::StrAppend(&out, firstEvent ? "" : ",\n", event);
+    firstEvent = false;
+  };
+  for (const RunProfile &run : kept_) {
+    auto [it, fresh] = pids.try_emplace(run.device, pids.size() + 1);
+    int pid = it->second;
+    if (fresh)
+      append(absl::StrFormat("{\"name\": \"process_name\", \"ph\": \"M\", "
+                             "\"pid\": %d, \"args\": {\"name\": %s}}",
+                             pid, jsonString("kiln " + run.device)));
+    if (!tracks[{pid, run.stream}]) {
+      tracks[{pid, run.stream}] = true;
+      append(absl::StrFormat(
+          "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": "
+          "%d, \"args\": {\"name\": %s}}",
+          pid, run.stream,
+          jsonString(absl::StrCat("stream ", run.stream))));
+    }
+    for (const ThunkEvent &e : run.events)
+      append(absl::StrFormat(
+          "{\"name\": %s, \"cat\": %s, \"ph\": \"X\", \"pid\": %d, \"tid\": "
+          "%d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"thunk\": %u, "
+          "\"bytes\": %u, \"flops\": %.0f}}",
+          jsonString(e.name), jsonString(e.category), pid, run.stream,
+          run.startUs + e.startUs, e.durationUs, e.thunk, e.bytes, e.flops));
+  }
+  return out + "\n]}\n";
+}
+
+std::string Profiler::summary() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<const ProgramTotals *> order;
+  for (const ProgramTotals &p : programs_)
+    if (p.runs > 1)
+      order.push_back(&p);
+  if (order.empty())
+    return "kiln profile: no program ran more than once; nothing to "
+           "summarise (each program's first run is left out)\n";
+  std::sort(order.begin(), order.end(),
+            [](const ProgramTotals *a, const ProgramTotals *b) {
+              return a->runsUs > b->runsUs;
+            });
+  constexpr size_t kPrograms = 3, kRows = 25;
+  std::string out;
+  for (size_t p = 0; p < order.size() && p < kPrograms; ++p) {
+    const ProgramTotals &program = *order[p];
+    const DeviceLimits &limits = program.limits;
+    double runs = static_cast<double>(program.runs - 1);
+    absl::StrAppendFormat(
+        &out,
+        "kiln profile: %s program %d of %d: %.0f runs (its first left out), "
+        "%.3f ms a run; its thunks account for %.1f%% of it\n",
+        program.device, p + 1, order.size(), runs,
+        program.runsUs / runs / 1e3,
+        program.runsUs > 0 ? 100 * program.thunksUs / program.runsUs : 0.0);
+    std::vector<Totals> rows = program.thunks;
+    std::sort(rows.begin(), rows.end(),
+              [](const Totals &a, const Totals &b) { return a.us > b.us; });
+    absl::StrAppendFormat(&out, "%7s %10s %6s  %-24s %s\n", "share",
+                          "ms/run", "calls", "achieved", "thunk");
+    double rest = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Totals &t = rows[r];
+      if (r >= kRows) {
+        rest += t.us;
+        continue;
+      }
+      double seconds = t.us / 1e6;
+      std::string achieved =
+          t.flops > 0
+              ? rate(t.flops, seconds, "GFLOP/s", limits.flopsPerSecond)
+              : rate(t.bytes, seconds, "GB/s", limits.bytesPerSecond);
+      absl::StrAppendFormat(&out, "%6.1f%% %10.3f %6.0f  %-24s %s\n",
+                            100 * t.us / program.runsUs, t.us / runs / 1e3,
+                            t.calls / runs, achieved, t.name);
+    }
+    if (rest > 0)
+      absl::StrAppendFormat(&out, "%6.1f%% %10.3f %6s  %-24s (%d more thunks)\n",
+                            100 * rest / program.runsUs, rest / runs / 1e3, "",
+                            "", rows.size() - kRows);
+  }
+  return out;
+}
+
+ThunkEvent describeThunk(const Executable &executable, size_t index) {
+  const Thunk &t = executable.thunks[index];
+  const auto &slots = executable.plan.slots;
+  ThunkEvent e;
+  e.thunk = static_cast<uint32_t>(index);
+  switch (t.kind) {
+  case Thunk::Kind::kernel:
+    e.category = "kernel";
+    e.name = t.kernel.label.empty() ? t.kernel.symbol : t.kernel.label;
+    for (uint32_t slot : t.kernel.slots)
+      e.bytes += slots[slot].bytes;
+    break;
+  case Thunk::Kind::gemm: {
+    const GemmThunk &g = t.gemm;
+    e.category = "gemm";
+    e.name = absl::StrCat("gemm ", g.m, "x", g.n, "x", g.k,
+                          g.batch > 1 ? absl::StrCat(" (batch ", g.batch, ")")
+                                      : std::string());
+    e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes;
+    e.flops = 2.0 * g.batch * g.m * g.n * g.k;
+    break;
+  }
+  case Thunk::Kind::copy:
+    e.category = "copy";
+    e.name = "copy";
+    e.bytes = 2 * t.copy.bytes;
+    break;
+  }
+  return e;
+}
+
+DeviceLimits deviceLimits(const std::string &deviceName) {
+  // Dense peaks from NVIDIA's data sheets (SXM parts): f32 on CUDA cores,
+  // HBM bandwidth.
+  if (deviceName.find("H100") != std::string::npos)
+    return {3.35e12, 67e12};
+  if (deviceName.find("H200") != std::string::npos)
+    return {4.8e12, 67e12};
+  if (deviceName.find("A100") != std::string::npos)
+    return {2.0e12, 19.5e12};
+  return {};
+}
+
+} // namespace kiln::runtime
