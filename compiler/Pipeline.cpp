@@ -1,6 +1,8 @@
 // The kiln pass pipeline, read top to bottom: simplify, CSE, fused
-// attention written out in chunks (for backends without their own kernel),
-// the save/recompute partition of a training step, elementwise fusion, reduction fusion, sibling fusion, scheduling and, with a memory
+// attention and the fused linear cross-entropy written out in chunks (for
+// backends without their own kernels), the save/recompute partition of a
+// training step, elementwise fusion, reduction fusion, sibling fusion,
+// scheduling and, with a memory
 // budget, rematerialization (recompute cheap values after the peak rather
 // than keep them live across it). Memory planning itself runs later, in the
 // backend, on the thunk list (compiler/MemoryPlanner). With a dump directory
@@ -92,6 +94,7 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After CSE: the gradient's recomputed probabilities must not be merged
   // with the forward's (that would keep them alive in between).
   add(createLowerAttentionPass({options.attentionChunkBytes}));
+  add(createLowerCrossEntropyPass({options.lossChunkBytes}));
   // Before fusion, so recomputed elementwise work fuses into its backward
   // consumer and is never stored.
   if (options.partition)
@@ -147,6 +150,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "attention-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of attention scores may take"),
       llvm::cl::init(64 << 20)};
+  Option<int64_t> lossChunkBytes{
+      *this, "loss-chunk-bytes",
+      llvm::cl::desc("the most bytes one chunk of lm_head logits may take"),
+      llvm::cl::init(64 << 20)};
 };
 
 } // namespace
@@ -162,6 +169,7 @@ void registerKilnPipeline() {
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
         options.attentionChunkBytes = cl.attentionChunkBytes;
+        options.lossChunkBytes = cl.lossChunkBytes;
         options.partition = cl.partition;
         buildKilnPipeline(pm, options);
       });

@@ -38,11 +38,15 @@ struct PipelineOptions {
   /// The most bytes one chunk of attention scores may take when
   /// kiln-lower-attention writes fused attention out (its max-chunk-bytes).
   int64_t attentionChunkBytes = 64 << 20;
+  /// The most bytes one chunk of logits may take when
+  /// kiln-lower-cross-entropy writes the fused linear cross-entropy out.
+  int64_t lossChunkBytes = 64 << 20;
 };
 
-/// Pass manager on builtin.module ← simplify, CSE, attention lowering, the
-/// save/recompute partition, the three fusion passes, scheduling and (under a budget) rematerialization,
-/// each followed by a dump when options.dumpDir is set.
+/// Pass manager on builtin.module ← simplify, CSE, attention and
+/// cross-entropy lowering, the save/recompute partition, the three fusion
+/// passes, scheduling and (under a budget) rematerialization, each followed
+/// by a dump when options.dumpDir is set.
 void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
 
 /// Module → the module after the pipeline, verified after every pass.
@@ -51,7 +55,8 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
 /// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget,
-/// attention-chunk-bytes, partition) mirror PipelineOptions.
+/// attention-chunk-bytes, loss-chunk-bytes, partition) mirror
+/// PipelineOptions.
 void registerKilnPipeline();
 
 } // namespace kiln

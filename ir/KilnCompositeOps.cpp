@@ -1,7 +1,8 @@
-// Verifiers of the fused composite ops (kiln.fused_attention and its
-// gradient). Their semantics are in docs/IR.md; the reference evaluator
-// implements them directly (ir/reference/AttentionOps.cpp) and
-// kiln-lower-attention decomposes them into primitives.
+// Verifiers of the fused composite ops (kiln.fused_attention,
+// kiln.fused_linear_cross_entropy and their gradients). Their semantics are
+// in docs/IR.md; the reference evaluator implements them directly
+// (ir/reference/AttentionOps.cpp, LossOps.cpp) and kiln-lower-attention and
+// kiln-lower-cross-entropy decompose them into primitives.
 #include "ir/KilnDialect.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -78,7 +79,56 @@ int64_t randomValuesOf(Value query, Value key) {
   return qs[2] * 4 * ((perRow + 3) / 4);
 }
 
+/// hidden [N, C], weight [V, C] of one float type, labels [N].
+LogicalResult verifyLinearCrossEntropyOperands(Operation *op, Value hidden,
+                                               Value weight, Value labels) {
+  RankedTensorType h = typeOf(hidden), w = typeOf(weight), l = typeOf(labels);
+  if (h.getRank() != 2 || w.getRank() != 2 || l.getRank() != 1)
+    return op->emitOpError() << "expected hidden [N, C], weight [V, C] and "
+                                "labels [N], got "
+                             << h << ", " << w << ", " << l;
+  if (h.getElementType() != w.getElementType())
+    return op->emitOpError()
+           << "expected hidden and weight of one element type, got " << h
+           << " and " << w;
+  if (h.getDimSize(1) != w.getDimSize(1))
+    return op->emitOpError() << "expected hidden and weight to agree in C, got "
+                             << h << " and " << w;
+  if (h.getDimSize(0) != l.getDimSize(0))
+    return op->emitOpError() << "expected one label per hidden row, got " << h
+                             << " and " << l;
+  if (w.getDimSize(0) == 0)
+    return op->emitOpError() << "expected at least one class, got " << w;
+  return success();
+}
+
 } // namespace
+
+LogicalResult FusedLinearCrossEntropyOp::verify() {
+  if (failed(verifyLinearCrossEntropyOperands(*this, getHidden(), getWeight(),
+                                              getLabels())))
+    return failure();
+  RankedTensorType h = typeOf(getHidden());
+  return expectType(*this, "loss",
+                    getLoss().getType(),
+                    RankedTensorType::get({h.getDimSize(0)},
+                                          h.getElementType()));
+}
+
+LogicalResult FusedLinearCrossEntropyGradOp::verify() {
+  if (failed(verifyLinearCrossEntropyOperands(*this, getHidden(), getWeight(),
+                                              getLabels())))
+    return failure();
+  RankedTensorType h = typeOf(getHidden());
+  if (failed(expectType(*this, "loss_grad", getLossGrad().getType(),
+                        RankedTensorType::get({h.getDimSize(0)},
+                                              h.getElementType()))) ||
+      failed(expectType(*this, "hidden_grad", getHiddenGrad().getType(),
+                        getHidden().getType())))
+    return failure();
+  return expectType(*this, "weight_grad", getWeightGrad().getType(),
+                    getWeight().getType());
+}
 
 LogicalResult FusedAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),

@@ -403,6 +403,52 @@ def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {
   let extraClassDeclaration = attentionAttrs;
 }
 
+def Kiln_FusedLinearCrossEntropyOp : Kiln_Op<"fused_linear_cross_entropy",
+    [Pure]> {
+  let summary = "per-row cross-entropy of hidden · weightᵀ against labels";
+  let description = [{
+    hidden [N, C], weight [V, C] (one float element type), labels [N]
+    (i32 or i64) → loss [N] of hidden's element type: for row i,
+    logsumexp_j(hidden_i · weight_j) − hidden_i · weight_labels[i], and 0
+    where labels[i] == ignore_index. A label outside [0, V) picks no class
+    (its row's loss is the logsumexp), as the one-hot composite does. The
+    logits [N, V] are never a value: a backend computes them a chunk of
+    rows at a time (the lm_head of a language model and its loss).
+  }];
+  let arguments = (ins Kiln_FloatTensor:$hidden, Kiln_FloatTensor:$weight,
+                       Kiln_IndexTensor:$labels, I64Attr:$ignore_index);
+  let results = (outs Kiln_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels attr-dict `:` type($hidden) `,`
+    type($weight) `,` type($labels) `->` type($loss)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_FusedLinearCrossEntropyGradOp
+    : Kiln_Op<"fused_linear_cross_entropy_grad", [Pure]> {
+  let summary = "the gradients of kiln.fused_linear_cross_entropy";
+  let description = [{
+    The operands and attribute of the kiln.fused_linear_cross_entropy it
+    differentiates, plus `loss_grad` [N] (the gradient of its result) →
+    the gradients of hidden and weight: with p = softmax(hidden · weightᵀ)
+    row by row, dlogits_ij = loss_grad_i · (p_ij − [j == labels[i]]) (0 on
+    ignored rows), hidden_grad = dlogits · weight, weight_grad = dlogitsᵀ ·
+    hidden. The probabilities are recomputed, never stored.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$hidden, Kiln_FloatTensor:$weight,
+                       Kiln_IndexTensor:$labels, Kiln_FloatTensor:$loss_grad,
+                       I64Attr:$ignore_index);
+  let results = (outs Kiln_FloatTensor:$hidden_grad,
+                      Kiln_FloatTensor:$weight_grad);
+  let assemblyFormat = [{
+    $hidden `,` $weight `,` $labels `,` $loss_grad attr-dict `:`
+    type($hidden) `,` type($weight) `,` type($labels) `,` type($loss_grad)
+    `->` type($hidden_grad) `,` type($weight_grad)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_OptimizationBarrierOp : Kiln_Op<"optimization_barrier", [Pure,
     InferTypeOpAdaptor]> {
   let summary = "the identity on its operands, which passes may not see through";

@@ -61,6 +61,7 @@ constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
 bool isRecomputable(Operation *op) {
   if (isa<DotGeneralOp, ReduceOp, GatherOp, ScatterAddOp,
           OptimizationBarrierOp, FusedAttentionOp, FusedAttentionGradOp,
+          FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp,
           FusionOp>(op))
     return false;
   return isPure(op) && op->getNumRegions() == 0;

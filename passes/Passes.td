@@ -42,6 +42,38 @@ def SimplifyPass : Pass<"kiln-simplify", "mlir::func::FuncOp"> {
   ];
 }
 
+def LowerCrossEntropyPass : Pass<"kiln-lower-cross-entropy",
+                                 "mlir::func::FuncOp"> {
+  let summary = "Write the fused linear cross-entropy out, chunk by chunk";
+  let description = [{
+    Replaces kiln.fused_linear_cross_entropy and its gradient with primitive
+    ops for backends without a kernel of their own: per chunk of rows, the
+    logits (one GEMM), their logsumexp and the label's logit; the gradient
+    recomputes the chunk's logits and softmax, takes its hidden gradient
+    and adds its weight gradient to the chunks' sum. A chunk's logits stay
+    within `max-chunk-bytes`, so the [N, V] logits are never stored (a
+    language model's lm_head and loss).
+
+    Before:
+    ```mlir
+    %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100}
+        : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64> -> tensor<6xf32>
+    ```
+    After, per chunk: a `kiln.optimization_barrier` tying the inputs to the
+    previous chunk, `dot_general` (logits), `reduce max`, `exp`,
+    `reduce sum`, `log`, an `iota`/`compare` one-hot, `select`, and a
+    `concatenate` of the chunks' losses.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "64 << 20",
+           "the most bytes one chunk's logits may take">
+  ];
+  let statistics = [
+    Statistic<"numLowered", "lowered", "cross-entropy ops written out">
+  ];
+}
+
 def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
   let summary = "Write fused attention out as primitive ops, chunk by chunk";
   let description = [{

@@ -115,6 +115,17 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
           grads[i] = attentionGrad(src[0], src[1], src[2], g, state, attrs, i);
       return grads;
     });
+    // kiln.fused_linear_cross_entropy: hidden's and weight's gradients (the
+    // labels have none); the two lower to one op.
+    set(Op::LinearCrossEntropy, [](auto &o, auto &g, auto &need) -> Grads {
+      const auto &src = o->srcs;
+      Grads grads(src.size());
+      for (int64_t i = 0; i < 2; ++i)
+        if (need[i])
+          grads[i] = linearCrossEntropyGrad(src[0], src[1], src[2], g,
+                                            o->ints[0], i);
+      return grads;
+    });
     set(Op::Neg,
         [](auto &, auto &g, auto &) -> Grads { return {unary(Op::Neg, g)}; });
     set(Op::Abs, [](auto &o, auto &g, auto &) -> Grads {

@@ -1,8 +1,9 @@
 // Ops recorded as one fused node rather than built from primitives, because
 // a backend runs them without materializing their largest intermediates
-// (docs/IR.md, "Fused composites"): scaled_dot_product_attention. Their
-// gradients are fused nodes too (Autograd.cpp); kiln-lower-attention writes
-// both out chunk by chunk where a backend has no kernel of its own.
+// (docs/IR.md, "Fused composites"): scaled_dot_product_attention and
+// linear_cross_entropy. Their gradients are fused nodes too (Autograd.cpp);
+// kiln-lower-attention and kiln-lower-cross-entropy write both out chunk by
+// chunk where a backend has no kernel of its own.
 #include "frontends/lazy/Node.h"
 
 #include <cmath>
@@ -56,6 +57,29 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
   return opResult(attention(nodeOf(query), nodeOf(key), nodeOf(value), state,
                             attrs),
                   {&query, &key, &value});
+}
+
+Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
+                            const Tensor &targets, int64_t ignore_index) {
+  if (!input.defined() || !weight.defined() || !targets.defined())
+    throw Error("linear_cross_entropy: undefined tensor");
+  if (input.dim() != 2 || weight.dim() != 2 || targets.dim() != 1 ||
+      input.size(1) != weight.size(1) || input.size(0) != targets.size(0) ||
+      weight.size(0) == 0 || !isFloat(input.dtype()) ||
+      weight.dtype() != input.dtype() ||
+      (targets.dtype() != DType::i32 && targets.dtype() != DType::i64))
+    throw Error("linear_cross_entropy: expected float input [N, C], weight "
+                "[V, C] of its dtype and integer targets [N], got " +
+                input.str() + ", " + weight.str() + " and " + targets.str());
+  Tensor rows = opResult(linearCrossEntropy(nodeOf(input), nodeOf(weight),
+                                            nodeOf(targets), ignore_index),
+                         {&input, &weight, &targets});
+  // The mean over the rows whose target is not ignored (NaN when every
+  // target is, as PyTorch's mean reduction).
+  Tensor ignore =
+      Tensor::full({}, static_cast<double>(ignore_index), targets.dtype());
+  Tensor valid = targets.ne(ignore).to(input.dtype());
+  return rows.sum() / valid.sum();
 }
 
 } // namespace kiln

@@ -60,6 +60,7 @@ private:
   mlir::Value scalarConstant(double value, DType dtype);
   mlir::Value lowerNode(const Node &node);
   mlir::Value lowerAttention(const Node &node);
+  mlir::Value lowerLinearCrossEntropy(const Node &node);
   mlir::Value operand(const Node &node, size_t i) {
     return values.lookup(node.srcs[i].get());
   }
@@ -155,6 +156,20 @@ mlir::Value GraphLowering::lowerAttention(const Node &node) {
       builder, loc, q.getType(), k.getType(), v.getType(), q, k, v,
       operand(node, 3), state, scale, causal, dropout);
   return op->getResult(node.ints[2]);
+}
+
+mlir::Value GraphLowering::lowerLinearCrossEntropy(const Node &node) {
+  mlir::Value hidden = operand(node, 0), weight = operand(node, 1),
+              labels = operand(node, 2);
+  mlir::IntegerAttr ignore = builder.getI64IntegerAttr(node.ints[0]);
+  if (node.op == Op::LinearCrossEntropy)
+    return FusedLinearCrossEntropyOp::create(builder, loc, typeOf(node), hidden,
+                                             weight, labels, ignore);
+  // One op per gradient node; CSE merges the two (they are equal).
+  auto op = FusedLinearCrossEntropyGradOp::create(
+      builder, loc, hidden.getType(), weight.getType(), hidden, weight, labels,
+      operand(node, 3), ignore);
+  return op->getResult(node.ints[1]);
 }
 
 mlir::Value GraphLowering::lowerNode(const Node &node) {
@@ -281,6 +296,9 @@ mlir::Value GraphLowering::lowerNode(const Node &node) {
   case Op::Attention:
   case Op::AttentionGrad:
     return lowerAttention(node);
+  case Op::LinearCrossEntropy:
+  case Op::LinearCrossEntropyGrad:
+    return lowerLinearCrossEntropy(node);
   case Op::GradientSeed: {
     auto barrier = OptimizationBarrierOp::create(
         builder, loc, mlir::ValueRange{x(), y()}, /*gradient_seed=*/true);

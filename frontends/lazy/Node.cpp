@@ -25,7 +25,9 @@ const char *opName(Op op) {
       "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate",
       "pad", "reduce_sum", "reduce_max", "dot_general", "gather",
       "scatter_add", "rng_uniform", "rng_advance", "detach",
-      "fused_attention", "fused_attention_grad", "gradient_seed"};
+      "fused_attention", "fused_attention_grad",
+      "fused_linear_cross_entropy", "fused_linear_cross_entropy_grad",
+      "gradient_seed"};
   // clang-format on
   return kNames[static_cast<int>(op)];
 }
@@ -312,6 +314,20 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
   return intern(Op::AttentionGrad, like->dtype, like->shape,
                 attentionSources({q, k, v, g}, state),
                 {attrs.causal, doubleBits(attrs.scale), which}, attrs.dropout);
+}
+
+NodePtr linearCrossEntropy(const NodePtr &hidden, const NodePtr &weight,
+                           const NodePtr &labels, int64_t ignoreIndex) {
+  return intern(Op::LinearCrossEntropy, hidden->dtype, {hidden->shape[0]},
+                {hidden, weight, labels}, {ignoreIndex});
+}
+
+NodePtr linearCrossEntropyGrad(const NodePtr &hidden, const NodePtr &weight,
+                               const NodePtr &labels, const NodePtr &g,
+                               int64_t ignoreIndex, int64_t which) {
+  const NodePtr &like = which == 0 ? hidden : weight;
+  return intern(Op::LinearCrossEntropyGrad, like->dtype, like->shape,
+                {hidden, weight, labels, g}, {ignoreIndex, which});
 }
 
 NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root) {

@@ -71,6 +71,13 @@ enum class Op : uint8_t {
   // grad[, rng state]}, ints = {causal, scale bits, which: 0 q, 1 k, 2 v}.
   // The three lower to one op (CSE merges them).
   AttentionGrad,
+  // kiln.fused_linear_cross_entropy: srcs = {hidden [N, C], weight [V, C],
+  // labels [N]}, ints = {ignore_index}; per-row losses [N].
+  LinearCrossEntropy,
+  // One gradient of kiln.fused_linear_cross_entropy_grad: srcs = {hidden,
+  // weight, labels, loss grad}, ints = {ignore_index, which: 0 hidden, 1
+  // weight}. The two lower to one op (CSE merges them).
+  LinearCrossEntropyGrad,
   // The gradient a backward pass starts from: srcs = {seed, the value
   // differentiated}; the value of srcs[0]. Lowers to a
   // kiln.optimization_barrier marked gradient_seed, which tells the
@@ -157,6 +164,15 @@ NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
 NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
                       const NodePtr &g, const NodePtr &state,
                       const AttentionAttrs &attrs, int64_t which);
+/// Per-row cross-entropy of hidden [N, C] · weight [V, C]ᵀ against labels
+/// [N] (0 where a label is ignoreIndex): [N].
+NodePtr linearCrossEntropy(const NodePtr &hidden, const NodePtr &weight,
+                           const NodePtr &labels, int64_t ignoreIndex);
+/// Gradient `which` (0 hidden, 1 weight) of linearCrossEntropy for the loss
+/// gradient `g` [N].
+NodePtr linearCrossEntropyGrad(const NodePtr &hidden, const NodePtr &weight,
+                               const NodePtr &labels, const NodePtr &g,
+                               int64_t ignoreIndex, int64_t which);
 /// `seed` as the gradient of `root` that a backward pass starts from.
 NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root);
 /// The attributes an Attention or AttentionGrad node keeps.

@@ -277,6 +277,13 @@ Tensor embedding(const Tensor &weight, const Tensor &indices);
 /// every target is ignored, as in PyTorch).
 Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
                      int64_t ignore_index = -100);
+/// cross_entropy(input · weightᵀ, targets, ignore_index) for input [N, C],
+/// weight [V, C] (a language model's lm_head and its loss), recorded as one
+/// op (kiln.fused_linear_cross_entropy) that backends run a chunk of rows
+/// at a time: the [N, V] logits are never stored, and the gradient
+/// recomputes them. Same value and gradients as the two-step form.
+Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
+                            const Tensor &targets, int64_t ignore_index = -100);
 /// Zeroes each element with probability p and scales the rest by 1/(1-p);
 /// the identity when !training or p == 0. Random bits come from `generator`
 /// (default_generator() when null), whose device state advances: dropout is

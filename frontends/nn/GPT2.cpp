@@ -173,7 +173,18 @@ Tensor GPT2LMHeadModel::loss_from_logits(const Tensor &logits,
 
 Tensor GPT2LMHeadModel::loss(const Tensor &input_ids,
                              const Tensor &labels) const {
-  return loss_from_logits(forward(input_ids), labels);
+  if (input_ids.dim() != 2 || labels.dim() != 2 ||
+      labels.size(0) != input_ids.size(0) || labels.size(1) != input_ids.size(1))
+    throw Error("GPT2 loss: expected input_ids and labels [B, T], got " +
+                input_ids.str() + " and " + labels.str());
+  // loss_from_logits(forward(input_ids), labels) without the [B, T, V]
+  // logits: the head and the loss are one fused op over the shifted rows.
+  Tensor hidden = transformer->forward(input_ids); // [B, T, C]
+  const int64_t t = hidden.size(1);
+  Tensor rows = hidden.slice(1, 0, t - 1).reshape({-1, config_.n_embd});
+  Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
+  return linear_cross_entropy(rows, transformer->wte->weight, shiftedLabels,
+                              -100);
 }
 
 GPT2Config load_gpt2_config(const std::string &path) {

@@ -91,7 +91,8 @@ public:
   }
   /// The mean next-token cross-entropy as Hugging Face computes it: logits
   /// at positions 0..T-2 against labels at 1..T-1 (labels of -100 are
-  /// ignored) → a 0-d tensor.
+  /// ignored) → a 0-d tensor. The head and the loss are one fused op
+  /// (linear_cross_entropy), so the [B, T, vocab] logits are never stored.
   Tensor loss(const Tensor &input_ids, const Tensor &labels) const;
   /// The same from logits already computed by forward().
   static Tensor loss_from_logits(const Tensor &logits, const Tensor &labels);

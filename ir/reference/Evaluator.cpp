@@ -233,6 +233,20 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
       .Case([&](FusedAttentionGradOp a) {
         return evaluateAttentionGrad(a, in);
       })
+      .Case([&](FusedLinearCrossEntropyOp l) {
+        return single(evalFusedLinearCrossEntropy(*in[0], *in[1], *in[2],
+                                                  l.getIgnoreIndex()));
+      })
+      .Case([&](FusedLinearCrossEntropyGradOp l) -> Result {
+        auto grads = evalFusedLinearCrossEntropyGrad(
+            *in[0], *in[1], *in[2], *in[3], l.getIgnoreIndex());
+        if (!grads.ok())
+          return grads.status();
+        Tensors results;
+        for (HostTensor &g : *grads)
+          results.push_back(std::move(g));
+        return results;
+      })
       .Case([&](ConstantOp c) { return single(toHostTensor(c.getValue())); })
       .Case([&](FusionOp f) { return evaluateFusion(f, in, observer); })
       .Default([&](mlir::Operation *) -> Result {

@@ -143,6 +143,19 @@ evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
                        const HostTensor &v, const HostTensor &resultGrad,
                        const AttentionConfig &config);
 
+//===--- LossOps.cpp -----------------------------------------------------===//
+
+/// (hidden [N, C], weight [V, C], labels [N]) → per-row cross-entropy of
+/// hidden · weightᵀ [N] (0 where the label is ignoreIndex).
+absl::StatusOr<HostTensor>
+evalFusedLinearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
+                            const HostTensor &labels, int64_t ignoreIndex);
+/// (hidden, weight, labels, loss gradient [N]) → gradients of hidden and
+/// weight.
+absl::StatusOr<std::array<HostTensor, 2>> evalFusedLinearCrossEntropyGrad(
+    const HostTensor &hidden, const HostTensor &weight,
+    const HostTensor &labels, const HostTensor &lossGrad, int64_t ignoreIndex);
+
 } // namespace kiln::reference
 
 #endif // KILN_IR_REFERENCE_KERNELS_H

@@ -1093,6 +1093,71 @@ func.func @donate_on_a_function(%a: tensor<4xf32>) -> tensor<4xf32> attributes {
 }
 
 // -----
+// fused_linear_cross_entropy, fused_linear_cross_entropy_grad
+
+func.func @cross_entropy_ranks(%h: tensor<2x6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<6xi64>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected hidden [N, C], weight [V, C] and labels [N], got 'tensor<2x6x4xf32>', 'tensor<10x4xf32>', 'tensor<6xi64>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<2x6x4xf32>, tensor<10x4xf32>, tensor<6xi64> -> tensor<6xf32>
+  return %l : tensor<6xf32>
+}
+
+// -----
+
+func.func @cross_entropy_element_types(%h: tensor<6x4xf32>, %w: tensor<10x4xf64>, %y: tensor<6xi64>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected hidden and weight of one element type, got 'tensor<6x4xf32>' and 'tensor<10x4xf64>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf64>, tensor<6xi64> -> tensor<6xf32>
+  return %l : tensor<6xf32>
+}
+
+// -----
+
+func.func @cross_entropy_width(%h: tensor<6x4xf32>, %w: tensor<10x5xf32>, %y: tensor<6xi64>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected hidden and weight to agree in C, got 'tensor<6x4xf32>' and 'tensor<10x5xf32>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x5xf32>, tensor<6xi64> -> tensor<6xf32>
+  return %l : tensor<6xf32>
+}
+
+// -----
+
+func.func @cross_entropy_labels(%h: tensor<6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<5xi64>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected one label per hidden row, got 'tensor<6x4xf32>' and 'tensor<5xi64>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<5xi64> -> tensor<6xf32>
+  return %l : tensor<6xf32>
+}
+
+// -----
+
+func.func @cross_entropy_no_classes(%h: tensor<6x4xf32>, %w: tensor<0x4xf32>, %y: tensor<6xi64>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected at least one class, got 'tensor<0x4xf32>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<0x4xf32>, tensor<6xi64> -> tensor<6xf32>
+  return %l : tensor<6xf32>
+}
+
+// -----
+
+func.func @cross_entropy_result(%h: tensor<6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<6xi64>) -> tensor<6x10xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy' op expected loss of type 'tensor<6xf32>', got 'tensor<6x10xf32>'}}
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64> -> tensor<6x10xf32>
+  return %l : tensor<6x10xf32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_weight(%h: tensor<6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<6xi64>, %g: tensor<6xf32>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy_grad' op expected weight_grad of type 'tensor<10x4xf32>', got 'tensor<6x4xf32>'}}
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64>, tensor<6xf32> -> tensor<6x4xf32>, tensor<6x4xf32>
+  return %dh : tensor<6x4xf32>
+}
+
+// -----
+
+func.func @cross_entropy_grad_loss_grad(%h: tensor<6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<6xi64>, %g: tensor<6x1xf32>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{'kiln.fused_linear_cross_entropy_grad' op expected loss_grad of type 'tensor<6xf32>', got 'tensor<6x1xf32>'}}
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64>, tensor<6x1xf32> -> tensor<6x4xf32>, tensor<10x4xf32>
+  return %dh : tensor<6x4xf32>
+}
+
+// -----
 // fused_attention, fused_attention_grad
 
 func.func @attention_rank(%q: tensor<2x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> tensor<2x8x4xf32> {

@@ -525,6 +525,17 @@ func.func @fused_attention_grad_plain(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x
   return %dq, %dk, %dv : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
 }
 
+// CHECK-LABEL: func.func @fused_linear_cross_entropy(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<6x4xf32>, %[[W:[^:]+]]: tensor<10x4xf32>, %[[Y:[^:]+]]: tensor<6xi64>, %[[G:[^:]+]]: tensor<6xf32>
+// CHECK: %[[L:.+]] = kiln.fused_linear_cross_entropy %[[H]], %[[W]], %[[Y]] {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64> -> tensor<6xf32>
+// CHECK: %[[DH:.+]], %[[DW:.+]] = kiln.fused_linear_cross_entropy_grad %[[H]], %[[W]], %[[Y]], %[[G]] {ignore_index = 0 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64>, tensor<6xf32> -> tensor<6x4xf32>, tensor<10x4xf32>
+// CHECK: return %[[L]], %[[DH]], %[[DW]]
+func.func @fused_linear_cross_entropy(%h: tensor<6x4xf32>, %w: tensor<10x4xf32>, %y: tensor<6xi64>, %g: tensor<6xf32>) -> (tensor<6xf32>, tensor<6x4xf32>, tensor<10x4xf32>) {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64> -> tensor<6xf32>
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = 0 : i64} : tensor<6x4xf32>, tensor<10x4xf32>, tensor<6xi64>, tensor<6xf32> -> tensor<6x4xf32>, tensor<10x4xf32>
+  return %l, %dh, %dw : tensor<6xf32>, tensor<6x4xf32>, tensor<10x4xf32>
+}
+
 // CHECK-LABEL: func.func @optimization_barrier(
 // CHECK-SAME: %[[A:[^:]+]]: tensor<4xf32>, %[[B:[^:]+]]: tensor<2x3xi1>
 // CHECK: %[[T:.+]]:2 = kiln.optimization_barrier %[[A]], %[[B]] : tensor<4xf32>, tensor<2x3xi1>

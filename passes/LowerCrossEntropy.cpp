@@ -1,0 +1,194 @@
+// kiln-lower-cross-entropy: writes kiln.fused_linear_cross_entropy and its
+// gradient out as primitive ops, in chunks of rows, so that a backend
+// without a kernel of its own never holds more than one chunk's logits
+// ([rows, V]) at a time, and nothing the size of the logits lives from the
+// forward to the backward pass: the gradient recomputes them. For GPT-2's
+// lm_head (V = 50257) the whole logits of one 512-token sample take 103 MB
+// in f32; a chunk takes at most max-chunk-bytes.
+//
+// For each chunk of rows [r0, r1):
+//   1. h_c = hidden[r0:r1], logits = h_c weightᵀ, lse = max + log(sum(exp(
+//      logits − max))) per row (in f32 for 16-bit types);
+//   2. forward: loss_c = lse − sum(onehot(labels_c) · logits), 0 where the
+//      label is ignore_index; the result is the chunks concatenated;
+//   3. gradient: dlogits = (softmax − onehot) · loss_grad_c (0 on ignored
+//      rows), dh_c = dlogits weight, dweight += dlogitsᵀ h_c.
+// Each chunk reads its inputs through a kiln.optimization_barrier with the
+// previous chunk's result, so chunks run one after the other and the
+// gradient's recomputation is never merged with the forward's.
+#include "passes/Passes.h"
+
+#include "passes/TensorBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_LOWERCROSSENTROPYPASS
+#include "passes/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// The lowering of one loss op (forward or gradient).
+class CrossEntropyLowering {
+public:
+  template <typename LossOp>
+  CrossEntropyLowering(TensorBuilder &tb, LossOp op, int64_t maxChunkBytes)
+      : tb_(tb), ignoreIndex_(op.getIgnoreIndex()),
+        element_(TensorBuilder::elementOf(op.getHidden())),
+        labels_(op.getLabels()) {
+    ArrayRef<int64_t> hs = TensorBuilder::shapeOf(op.getHidden());
+    n_ = hs[0], c_ = hs[1], v_ = TensorBuilder::shapeOf(op.getWeight())[0];
+    // Logits and softmax in f32 for 16-bit types (f64 stays f64).
+    compute_ = element_.getIntOrFloatBitWidth() < 32
+                   ? Type(tb.builder().getF32Type())
+                   : element_;
+    hidden_ = tb.convert(op.getHidden(), compute_);
+    weight_ = tb.convert(op.getWeight(), compute_);
+    int64_t rowBytes = v_ * (compute_.getIntOrFloatBitWidth() / 8);
+    int64_t rows = std::clamp<int64_t>(maxChunkBytes / std::max<int64_t>(1, rowBytes),
+                                       1, std::max<int64_t>(1, n_));
+    for (int64_t r0 = 0; r0 < n_; r0 += rows)
+      chunks_.push_back({r0, std::min(n_, r0 + rows)});
+  }
+
+  /// The per-row losses [N].
+  Value forward() {
+    if (chunks_.empty())
+      return tb_.splat(0, element_, {0});
+    SmallVector<Value> losses;
+    for (const Chunk &c : chunks_) {
+      Inputs in = tie(Value(), losses.empty() ? Value() : losses.back());
+      Logits l = logits(in, c);
+      Value picked = tb_.reduce(
+          ReduceKind::sum,
+          tb_.select(l.onehot, l.logits, tb_.splatLike(0, l.logits)), {1});
+      Value loss = tb_.sub(l.logSumExp, picked);
+      losses.push_back(tb_.select(l.valid, loss, tb_.splatLike(0, loss)));
+    }
+    return tb_.convert(tb_.concatenate(losses, 0), element_);
+  }
+
+  /// The gradients of hidden and weight for `lossGrad` [N].
+  std::array<Value, 2> backward(Value lossGrad) {
+    if (chunks_.empty())
+      return {tb_.splat(0, element_, {0, c_}),
+              tb_.splat(0, element_, {v_, c_})};
+    Value grad = tb_.convert(lossGrad, compute_);
+    SmallVector<Value> dh;
+    Value dw;
+    for (const Chunk &c : chunks_) {
+      // The incoming gradient (and the previous chunk's weight gradient)
+      // joins the tie, so the recomputation runs here, in the backward
+      // pass, one chunk after the other.
+      Inputs in = tie(grad, dw);
+      Logits l = logits(in, c);
+      Value g = tb_.sliceDim(in.extra, 0, c.begin, c.end);
+      g = tb_.select(l.valid, g, tb_.splatLike(0, g));
+      Value probs = tb_.div(l.exps, rowBroadcast(l.sums, l.exps));
+      Value target = tb_.select(l.onehot, tb_.splatLike(1, probs),
+                                tb_.splatLike(0, probs));
+      Value dlogits = tb_.mul(tb_.sub(probs, target), rowBroadcast(g, probs));
+      dh.push_back(tb_.dot(dlogits, in.weight, {}, {}, {1}, {0}));
+      Value dwc = tb_.dot(dlogits, l.hidden, {}, {}, {0}, {0});
+      dw = dw ? tb_.add(dw, dwc) : dwc;
+    }
+    return {tb_.convert(tb_.concatenate(dh, 0), element_),
+            tb_.convert(dw, element_)};
+  }
+
+private:
+  struct Chunk {
+    int64_t begin, end;
+  };
+  /// hidden, weight and labels as one chunk reads them, and `extra`.
+  struct Inputs {
+    Value hidden, weight, labels, extra;
+  };
+  /// One chunk's rows, logits [rows, V], exp(logits − max), their row sums,
+  /// the logsumexp [rows], the one-hot of the labels and the valid rows.
+  struct Logits {
+    Value hidden, logits, exps, sums, logSumExp, onehot, valid;
+  };
+
+  /// hidden, weight, labels and `extra` through one barrier with `after`
+  /// (the previous chunk's result): see the file comment.
+  Inputs tie(Value extra, Value after) {
+    SmallVector<Value> operands = {hidden_, weight_, labels_};
+    if (extra)
+      operands.push_back(extra);
+    if (after)
+      operands.push_back(after);
+    auto barrier = OptimizationBarrierOp::create(
+        tb_.builder(), tb_.loc(), ValueRange(operands), /*gradient_seed=*/false);
+    Inputs in{barrier.getResult(0), barrier.getResult(1), barrier.getResult(2),
+              extra ? barrier.getResult(3) : Value()};
+    return in;
+  }
+
+  /// [rows] → [rows, V] like `like`.
+  Value rowBroadcast(Value x, Value like) {
+    return tb_.broadcast(x, TensorBuilder::shapeOf(like), {0});
+  }
+
+  Logits logits(const Inputs &in, const Chunk &c) {
+    Logits l;
+    l.hidden = tb_.sliceDim(in.hidden, 0, c.begin, c.end);
+    l.logits = tb_.dot(l.hidden, in.weight, {}, {}, {1}, {1});
+    Value max = tb_.reduce(ReduceKind::max, l.logits, {1});
+    l.exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
+    l.sums = tb_.reduce(ReduceKind::sum, l.exps, {1});
+    l.logSumExp = tb_.add(tb_.log(l.sums), max);
+    Value labels = tb_.sliceDim(in.labels, 0, c.begin, c.end);
+    Type index = TensorBuilder::elementOf(labels);
+    ArrayRef<int64_t> shape = TensorBuilder::shapeOf(l.logits);
+    l.onehot = tb_.compare(ComparisonDirection::EQ, tb_.iota(index, shape, 1),
+                           tb_.broadcast(labels, shape, {0}));
+    l.valid = tb_.compare(
+        ComparisonDirection::NE, labels,
+        tb_.splat(static_cast<double>(ignoreIndex_), index, {c.end - c.begin}));
+    return l;
+  }
+
+  TensorBuilder &tb_;
+  int64_t ignoreIndex_;
+  Type element_, compute_;
+  int64_t n_, c_, v_;
+  Value hidden_, weight_, labels_;
+  std::vector<Chunk> chunks_;
+};
+
+struct LowerCrossEntropyPass
+    : public impl::LowerCrossEntropyPassBase<LowerCrossEntropyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder builder(op);
+      TensorBuilder tb(builder, op->getLoc());
+      if (auto fwd = dyn_cast<FusedLinearCrossEntropyOp>(op)) {
+        CrossEntropyLowering lowering(tb, fwd, maxChunkBytes);
+        fwd.getLoss().replaceAllUsesWith(lowering.forward());
+      } else {
+        auto grad = cast<FusedLinearCrossEntropyGradOp>(op);
+        CrossEntropyLowering lowering(tb, grad, maxChunkBytes);
+        std::array<Value, 2> grads = lowering.backward(grad.getLossGrad());
+        grad.getHiddenGrad().replaceAllUsesWith(grads[0]);
+        grad.getWeightGrad().replaceAllUsesWith(grads[1]);
+      }
+      op->erase();
+      ++numLowered;
+    }
+  }
+};
+
+} // namespace
+} // namespace kiln

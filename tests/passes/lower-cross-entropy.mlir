@@ -1,0 +1,80 @@
+// kiln-lower-cross-entropy writes the fused linear cross-entropy out chunk
+// by chunk: rows split so that one chunk's logits fit max-chunk-bytes (80
+// here; a row of 10 f32 logits takes 40 bytes, so 4 rows make two chunks
+// of 2). Each chunk reads hidden, weight and labels (and the gradient, the
+// incoming loss gradient) through a kiln.optimization_barrier that also
+// takes the previous chunk's result, so chunks run one after the other;
+// the gradient sums the chunks' weight gradients and concatenates their
+// hidden gradients. With the default budget (prefix WHOLE) each op is one
+// chunk, the negative twin: nothing is sliced or concatenated.
+// RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy="max-chunk-bytes=80" | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy | FileCheck %s --check-prefix=WHOLE
+
+// CHECK-LABEL: func.func @loss_two_chunks(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>, %[[Y:[^:]+]]: tensor<4xi64>
+// CHECK-NOT: kiln.fused_linear_cross_entropy
+// CHECK: %[[T0:.+]]:3 = kiln.optimization_barrier %[[H]], %[[W]], %[[Y]] :
+// CHECK: %[[H0:.+]] = kiln.slice %[[T0]]#0, start = [0, 0], limit = [2, 3]
+// CHECK: %[[X0:.+]] = kiln.dot_general %[[H0]], %[[T0]]#1, batch = [] x [], contract = [1] x [1] {{.*}} -> tensor<2x10xf32>
+// CHECK: kiln.reduce max %[[X0]], dims = [1]
+// CHECK: kiln.exp
+// CHECK: kiln.log
+// CHECK: %[[Y0:.+]] = kiln.slice %[[T0]]#2, start = [0], limit = [2]
+// CHECK: kiln.iota dim = 1 : tensor<2x10xi64>
+// CHECK: kiln.compare EQ
+// CHECK: kiln.compare NE, %[[Y0]]
+// CHECK: %[[L0:.+]] = kiln.select {{.*}} : tensor<2xi1>, tensor<2xf32>
+// CHECK: %[[T1:.+]]:4 = kiln.optimization_barrier %[[H]], %[[W]], %[[Y]], %[[L0]] :
+// CHECK: kiln.slice %[[T1]]#0, start = [2, 0], limit = [4, 3]
+// CHECK: %[[L1:.+]] = kiln.select {{.*}} : tensor<2xi1>, tensor<2xf32>
+// CHECK: %[[L:.+]] = kiln.concatenate %[[L0]], %[[L1]], dim = 0
+// CHECK: return %[[L]]
+// WHOLE-LABEL: func.func @loss_two_chunks(
+// WHOLE-NOT: kiln.slice
+// WHOLE-NOT: kiln.concatenate
+// WHOLE: kiln.dot_general {{.*}} -> tensor<4x10xf32>
+// WHOLE-NOT: kiln.fused_linear_cross_entropy
+func.func @loss_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>) -> tensor<4xf32> {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64> -> tensor<4xf32>
+  return %l : tensor<4xf32>
+}
+
+// -----
+
+// The gradient: chunk 1 waits for chunk 0's weight gradient (the barrier
+// takes it), recomputes its logits, and adds its weight gradient to it.
+// CHECK-LABEL: func.func @grad_two_chunks(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>, %[[Y:[^:]+]]: tensor<4xi64>, %[[G:[^:]+]]: tensor<4xf32>
+// CHECK: %[[T0:.+]]:4 = kiln.optimization_barrier %[[H]], %[[W]], %[[Y]], %[[G]] :
+// CHECK: %[[H0:.+]] = kiln.slice %[[T0]]#0, start = [0, 0], limit = [2, 3]
+// CHECK: kiln.dot_general %[[H0]], %[[T0]]#1, {{.*}} -> tensor<2x10xf32>
+// CHECK: kiln.slice %[[T0]]#3, start = [0], limit = [2]
+// CHECK: %[[D0:.+]] = kiln.mul {{.*}} : tensor<2x10xf32>
+// CHECK: %[[DH0:.+]] = kiln.dot_general %[[D0]], %[[T0]]#1, batch = [] x [], contract = [1] x [0] {{.*}} -> tensor<2x3xf32>
+// CHECK: %[[DW0:.+]] = kiln.dot_general %[[D0]], %[[H0]], batch = [] x [], contract = [0] x [0] {{.*}} -> tensor<10x3xf32>
+// CHECK: %[[T1:.+]]:5 = kiln.optimization_barrier %[[H]], %[[W]], %[[Y]], %[[G]], %[[DW0]] :
+// CHECK: %[[DH1:.+]] = kiln.dot_general {{.*}} -> tensor<2x3xf32>
+// CHECK: %[[DW1:.+]] = kiln.dot_general {{.*}} -> tensor<10x3xf32>
+// CHECK: %[[DW:.+]] = kiln.add %[[DW0]], %[[DW1]] : tensor<10x3xf32>
+// CHECK: %[[DH:.+]] = kiln.concatenate %[[DH0]], %[[DH1]], dim = 0
+// CHECK: return %[[DH]], %[[DW]]
+// WHOLE-LABEL: func.func @grad_two_chunks(
+// WHOLE-NOT: kiln.concatenate
+// WHOLE-NOT: kiln.add {{.*}} : tensor<10x3xf32>
+// WHOLE: return
+func.func @grad_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>, %g: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<10x3xf32>) {
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
+  return %dh, %dw : tensor<4x3xf32>, tensor<10x3xf32>
+}
+
+// -----
+
+// bf16 operands: logits and softmax in f32, the result converted back.
+// CHECK-LABEL: func.func @bf16_computes_in_f32(
+// CHECK: kiln.convert {{.*}} : tensor<4x3xbf16> -> tensor<4x3xf32>
+// CHECK: kiln.dot_general {{.*}} -> tensor<2x10xf32>
+// CHECK: kiln.convert {{.*}} : tensor<4xf32> -> tensor<4xbf16>
+func.func @bf16_computes_in_f32(%h: tensor<4x3xbf16>, %w: tensor<10x3xbf16>, %y: tensor<4xi32>) -> tensor<4xbf16> {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xbf16>, tensor<10x3xbf16>, tensor<4xi32> -> tensor<4xbf16>
+  return %l : tensor<4xbf16>
+}
