@@ -16,11 +16,22 @@
 // Each chunk reads its inputs through a kiln.optimization_barrier with the
 // previous chunk's result, so chunks run one after the other and the
 // gradient's recomputation is never merged with the forward's.
+//
+// A training step's gradient usually comes from a mean: its loss_grad is
+// one scalar broadcast to every row. Then dlogits = s · (softmax − onehot)
+// and both gradients are s times what they are for a loss_grad of 1, so the
+// forward computes those unit gradients while it has each chunk's logits
+// (two more GEMMs per chunk), and the gradient op becomes two scalings: the
+// lm_head takes three GEMMs over [N, V] in all, as without fusion, instead
+// of four (the logits recomputed), at the cost of keeping [N, C] + [V, C]
+// from the forward to the backward pass (Liger's fused linear
+// cross-entropy does the same).
 #include "passes/Passes.h"
 
 #include "passes/TensorBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_LOWERCROSSENTROPYPASS
@@ -63,13 +74,42 @@ public:
     for (const Chunk &c : chunks_) {
       Inputs in = tie(Value(), losses.empty() ? Value() : losses.back());
       Logits l = logits(in, c);
-      Value picked = tb_.reduce(
-          ReduceKind::sum,
-          tb_.select(l.onehot, l.logits, tb_.splatLike(0, l.logits)), {1});
-      Value loss = tb_.sub(l.logSumExp, picked);
-      losses.push_back(tb_.select(l.valid, loss, tb_.splatLike(0, loss)));
+      losses.push_back(rowLosses(l));
     }
     return tb_.convert(tb_.concatenate(losses, 0), element_);
+  }
+
+  /// The per-row losses [N] and the gradients of hidden and weight for a
+  /// loss gradient of 1 on every row (see the file comment).
+  std::array<Value, 3> forwardWithUnitGradients() {
+    if (chunks_.empty())
+      return {tb_.splat(0, element_, {0}), tb_.splat(0, compute_, {0, c_}),
+              tb_.splat(0, compute_, {v_, c_})};
+    SmallVector<Value> losses, dh;
+    Value dw;
+    for (const Chunk &c : chunks_) {
+      Inputs in = tie(Value(), dw);
+      Logits l = logits(in, c);
+      losses.push_back(rowLosses(l));
+      Value dlogits = softmaxMinusTarget(l);
+      dlogits = tb_.select(rowBroadcast(l.valid, dlogits), dlogits,
+                           tb_.splatLike(0, dlogits));
+      accumulateGradients(l, in, dlogits, dh, dw);
+    }
+    return {tb_.convert(tb_.concatenate(losses, 0), element_),
+            tb_.concatenate(dh, 0), dw};
+  }
+
+  /// forwardWithUnitGradients()'s unit gradients times `scale` (0-d).
+  std::array<Value, 2> scaleUnitGradients(Value dhUnit, Value dwUnit,
+                                          Value scale) {
+    Value s = tb_.convert(scale, compute_);
+    auto times = [&](Value x) {
+      return tb_.convert(
+          tb_.mul(x, tb_.broadcast(s, TensorBuilder::shapeOf(x), {})),
+          element_);
+    };
+    return {times(dhUnit), times(dwUnit)};
   }
 
   /// The gradients of hidden and weight for `lossGrad` [N].
@@ -88,13 +128,9 @@ public:
       Logits l = logits(in, c);
       Value g = tb_.sliceDim(in.extra, 0, c.begin, c.end);
       g = tb_.select(l.valid, g, tb_.splatLike(0, g));
-      Value probs = tb_.div(l.exps, rowBroadcast(l.sums, l.exps));
-      Value target = tb_.select(l.onehot, tb_.splatLike(1, probs),
-                                tb_.splatLike(0, probs));
-      Value dlogits = tb_.mul(tb_.sub(probs, target), rowBroadcast(g, probs));
-      dh.push_back(tb_.dot(dlogits, in.weight, {}, {}, {1}, {0}));
-      Value dwc = tb_.dot(dlogits, l.hidden, {}, {}, {0}, {0});
-      dw = dw ? tb_.add(dw, dwc) : dwc;
+      Value dlogits = softmaxMinusTarget(l);
+      dlogits = tb_.mul(dlogits, rowBroadcast(g, dlogits));
+      accumulateGradients(l, in, dlogits, dh, dw);
     }
     return {tb_.convert(tb_.concatenate(dh, 0), element_),
             tb_.convert(dw, element_)};
@@ -129,6 +165,32 @@ private:
     return in;
   }
 
+  /// logsumexp − the label's logit, 0 on ignored rows: [rows].
+  Value rowLosses(const Logits &l) {
+    Value picked = tb_.reduce(
+        ReduceKind::sum,
+        tb_.select(l.onehot, l.logits, tb_.splatLike(0, l.logits)), {1});
+    Value loss = tb_.sub(l.logSumExp, picked);
+    return tb_.select(l.valid, loss, tb_.splatLike(0, loss));
+  }
+
+  /// softmax(logits) − onehot(labels): [rows, V].
+  Value softmaxMinusTarget(const Logits &l) {
+    Value probs = tb_.div(l.exps, rowBroadcast(l.sums, l.exps));
+    Value target = tb_.select(l.onehot, tb_.splatLike(1, probs),
+                              tb_.splatLike(0, probs));
+    return tb_.sub(probs, target);
+  }
+
+  /// The chunk's hidden gradient (appended to `dh`) and its weight
+  /// gradient (added to `dw`, which the first chunk starts).
+  void accumulateGradients(const Logits &l, const Inputs &in, Value dlogits,
+                           SmallVector<Value> &dh, Value &dw) {
+    dh.push_back(tb_.dot(dlogits, in.weight, {}, {}, {1}, {0}));
+    Value dwc = tb_.dot(dlogits, l.hidden, {}, {}, {0}, {0});
+    dw = dw ? tb_.add(dw, dwc) : dwc;
+  }
+
   /// [rows] → [rows, V] like `like`.
   Value rowBroadcast(Value x, Value like) {
     return tb_.broadcast(x, TensorBuilder::shapeOf(like), {0});
@@ -161,6 +223,40 @@ private:
   std::vector<Chunk> chunks_;
 };
 
+/// A loss gradient that is one 0-d value broadcast to every row.
+bool isUniform(Value lossGrad) {
+  auto broadcast = lossGrad.getDefiningOp<BroadcastInDimOp>();
+  return broadcast &&
+         cast<RankedTensorType>(broadcast.getOperand().getType()).getRank() == 0;
+}
+
+/// Each gradient op with a uniform loss gradient, paired with the forward
+/// op earlier in its block that has its operands (at most one pair each).
+SmallVector<std::pair<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>>
+uniformGradientPairs(ArrayRef<Operation *> ops) {
+  SmallVector<std::pair<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>>
+      pairs;
+  DenseSet<Operation *> paired;
+  for (Operation *op : ops) {
+    auto grad = dyn_cast<FusedLinearCrossEntropyGradOp>(op);
+    if (!grad || !isUniform(grad.getLossGrad()))
+      continue;
+    for (Operation *other : ops) {
+      auto fwd = dyn_cast<FusedLinearCrossEntropyOp>(other);
+      if (fwd && !paired.contains(fwd) && fwd->getBlock() == grad->getBlock() &&
+          fwd->isBeforeInBlock(grad) && fwd.getHidden() == grad.getHidden() &&
+          fwd.getWeight() == grad.getWeight() &&
+          fwd.getLabels() == grad.getLabels() &&
+          fwd.getIgnoreIndex() == grad.getIgnoreIndex()) {
+        paired.insert(fwd);
+        pairs.push_back({fwd, grad});
+        break;
+      }
+    }
+  }
+  return pairs;
+}
+
 struct LowerCrossEntropyPass
     : public impl::LowerCrossEntropyPassBase<LowerCrossEntropyPass> {
   using Base::Base;
@@ -171,7 +267,27 @@ struct LowerCrossEntropyPass
       if (isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op))
         ops.push_back(op);
     });
+    for (auto [fwd, grad] : uniformGradientPairs(ops)) {
+      OpBuilder builder(fwd);
+      TensorBuilder tb(builder, fwd->getLoc());
+      CrossEntropyLowering lowering(tb, fwd, maxChunkBytes);
+      auto [loss, dhUnit, dwUnit] = lowering.forwardWithUnitGradients();
+      fwd.getLoss().replaceAllUsesWith(loss);
+      builder.setInsertionPoint(grad);
+      auto scale = grad.getLossGrad().getDefiningOp<BroadcastInDimOp>();
+      std::array<Value, 2> grads =
+          lowering.scaleUnitGradients(dhUnit, dwUnit, scale.getOperand());
+      grad.getHiddenGrad().replaceAllUsesWith(grads[0]);
+      grad.getWeightGrad().replaceAllUsesWith(grads[1]);
+      fwd->erase();
+      grad->erase();
+      numLowered += 2;
+      ++numGradientsInForward;
+    }
     for (Operation *op : ops) {
+      if (!op->getBlock())
+        continue; // lowered above, with its pair
+
       OpBuilder builder(op);
       TensorBuilder tb(builder, op->getLoc());
       if (auto fwd = dyn_cast<FusedLinearCrossEntropyOp>(op)) {

@@ -6,7 +6,10 @@
 // takes the previous chunk's result, so chunks run one after the other;
 // the gradient sums the chunks' weight gradients and concatenates their
 // hidden gradients. With the default budget (prefix WHOLE) each op is one
-// chunk, the negative twin: nothing is sliced or concatenated.
+// chunk, the negative twin: nothing is sliced or concatenated. A gradient
+// whose loss_grad is not one broadcast scalar (@grad_two_chunks) recomputes
+// the logits; one that is (@gradients_in_forward) is computed in the
+// forward pass.
 // RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy="max-chunk-bytes=80" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy | FileCheck %s --check-prefix=WHOLE
 
@@ -77,4 +80,36 @@ func.func @grad_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor
 func.func @bf16_computes_in_f32(%h: tensor<4x3xbf16>, %w: tensor<10x3xbf16>, %y: tensor<4xi32>) -> tensor<4xbf16> {
   %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xbf16>, tensor<10x3xbf16>, tensor<4xi32> -> tensor<4xbf16>
   return %l : tensor<4xbf16>
+}
+
+// -----
+
+// A training step: the gradient's loss_grad is one scalar broadcast to
+// every row (a mean's gradient), and the forward op with the same operands
+// comes first. The forward then computes each chunk's unit gradients (three
+// GEMMs per chunk: logits, hidden gradient, weight gradient) and the
+// gradient op becomes two scalings: no logits are recomputed after %s.
+// CHECK-LABEL: func.func @gradients_in_forward(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>, %[[Y:[^:]+]]: tensor<4xi64>, %[[S:[^:]+]]: tensor<f32>
+// CHECK: %[[T0:.+]]:3 = kiln.optimization_barrier %[[H]], %[[W]], %[[Y]] :
+// CHECK: kiln.dot_general {{.*}} contract = [1] x [1] {{.*}} -> tensor<2x10xf32>
+// CHECK: %[[DH0:.+]] = kiln.dot_general {{.*}} contract = [1] x [0] {{.*}} -> tensor<2x3xf32>
+// CHECK: %[[DW0:.+]] = kiln.dot_general {{.*}} contract = [0] x [0] {{.*}} -> tensor<10x3xf32>
+// CHECK: kiln.optimization_barrier %[[H]], %[[W]], %[[Y]], %[[DW0]] :
+// CHECK: %[[DW1:.+]] = kiln.dot_general {{.*}} -> tensor<10x3xf32>
+// CHECK: %[[DW:.+]] = kiln.add %[[DW0]], %[[DW1]]
+// CHECK: %[[DH:.+]] = kiln.concatenate %[[DH0]], %{{.+}}, dim = 0
+// CHECK: %[[G:.+]] = kiln.broadcast_in_dim %[[S]], dims = [] : tensor<f32> -> tensor<4xf32>
+// CHECK-NOT: kiln.dot_general
+// CHECK: %[[SH:.+]] = kiln.broadcast_in_dim %[[S]], dims = [] : tensor<f32> -> tensor<4x3xf32>
+// CHECK: kiln.mul %[[DH]], %[[SH]]
+// CHECK: %[[SW:.+]] = kiln.broadcast_in_dim %[[S]], dims = [] : tensor<f32> -> tensor<10x3xf32>
+// CHECK: kiln.mul %[[DW]], %[[SW]]
+// CHECK-NOT: kiln.dot_general
+// CHECK: return
+func.func @gradients_in_forward(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4x3xf32>, tensor<10x3xf32>) {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64> -> tensor<4xf32>
+  %g = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<4xf32>
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
+  return %l, %dh, %dw : tensor<4xf32>, tensor<4x3xf32>, tensor<10x3xf32>
 }

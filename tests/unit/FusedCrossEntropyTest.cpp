@@ -2,8 +2,10 @@
 // evaluator's direct kernels against the loss written out with primitives
 // (the one-hot composite the frontend's cross_entropy builds), ignored and
 // out-of-range labels, kiln-lower-cross-entropy's chunked decomposition
-// against the reference for every chunking, the CPU backend against the
-// reference, and the gradient against central finite differences in f64.
+// against the reference for every chunking (with the gradient recomputing
+// the logits, and computed in the forward pass when its loss_grad is one
+// broadcast scalar), the CPU backend against the reference, and the
+// gradient against central finite differences in f64.
 #include "CpuTestSupport.h"
 
 #include "compiler/Pipeline.h"
@@ -55,6 +57,27 @@ struct LossCase {
   return %dh, %dw : {0}, {1}
 })",
         hType(), wType(), lType(), rType(), ignoreIndex);
+  }
+
+  /// @main(hidden, weight, labels, scale) → the losses and the gradients
+  /// for loss_grad = scale on every row: what a mean's backward pass gives
+  /// (the lowering then computes the gradients in the forward pass).
+  std::string trainingModule() const {
+    return llvm::formatv(
+        R"(func.func @main(%h: {0}, %w: {1}, %y: {2}, %s: tensor<{5}>) -> ({3}, {0}, {1}) {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {{ignore_index = {4} : i64} : {0}, {1}, {2} -> {3}
+  %g = kiln.broadcast_in_dim %s, dims = [] : tensor<{5}> -> {3}
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {{ignore_index = {4} : i64} : {0}, {1}, {2}, {3} -> {0}, {1}
+  return %l, %dh, %dw : {3}, {0}, {1}
+})",
+        hType(), wType(), lType(), rType(), ignoreIndex, element);
+  }
+  std::vector<HostTensor> trainingInputs(uint32_t seed) const {
+    std::vector<HostTensor> in = inputs(false, seed);
+    HostTensor scale(dtype(), {});
+    scale.setDouble(0, 0.37);
+    in.push_back(scale);
+    return in;
   }
 
   DType dtype() const {
@@ -179,6 +202,25 @@ TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
   }
 }
 
+TEST(FusedCrossEntropy, GradientsInTheForwardPassMatchReference) {
+  LossCase c;
+  c.element = "f64";
+  int64_t rowBytes = c.classes * 8;
+  for (int64_t rows : {1, 3, 100}) {
+    std::vector<HostTensor> in = c.trainingInputs(rows);
+    auto direct = parseModule(c.trainingModule());
+    auto chunked = lowered(c.trainingModule(), rows * rowBytes);
+    // No gradient op recomputes logits: every GEMM is in the forward part,
+    // three per chunk.
+    int gemms = 0;
+    chunked.module->walk([&](DotGeneralOp) { ++gemms; });
+    int64_t chunks = (c.rows + rows - 1) / rows;
+    EXPECT_EQ(gemms, 3 * std::min<int64_t>(chunks, c.rows)) << rows;
+    expectAllMatch(evaluate(*chunked.module, in), evaluate(*direct.module, in),
+                   100, llvm::formatv("{0} rows per chunk", rows));
+  }
+}
+
 TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
   for (int64_t chunkBytes : {int64_t{200}, int64_t{64} << 20}) {
     LossCase c;
@@ -194,6 +236,8 @@ TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
                                       c.inputs(false, 7), 64);
     testing::expectMatchesReferenceOn(cpu, c.gradModule(), c.inputs(true, 8),
                                       256);
+    testing::expectMatchesReferenceOn(cpu, c.trainingModule(),
+                                      c.trainingInputs(9), 256);
   }
 }
 
