@@ -146,10 +146,10 @@ AttentionConfig attentionConfig(AttentionOp op, Operands in, size_t stateAt) {
   return config;
 }
 
-absl::StatusOr<Tensors> evaluateAttentionGrad(FusedAttentionGradOp op,
-                                              Operands in) {
-  auto grads = evalFusedAttentionGrad(*in[0], *in[1], *in[2], *in[3],
-                                      attentionConfig(op, in, 4));
+/// A fused gradient kernel's fixed set of results → Tensors.
+template <size_t N>
+absl::StatusOr<Tensors>
+asTensors(absl::StatusOr<std::array<HostTensor, N>> grads) {
   if (!grads.ok())
     return grads.status();
   Tensors results;
@@ -231,21 +231,16 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
                                          attentionConfig(a, in, 3)));
       })
       .Case([&](FusedAttentionGradOp a) {
-        return evaluateAttentionGrad(a, in);
+        return asTensors(evalFusedAttentionGrad(*in[0], *in[1], *in[2], *in[3],
+                                                attentionConfig(a, in, 4)));
       })
       .Case([&](FusedLinearCrossEntropyOp l) {
         return single(evalFusedLinearCrossEntropy(*in[0], *in[1], *in[2],
                                                   l.getIgnoreIndex()));
       })
-      .Case([&](FusedLinearCrossEntropyGradOp l) -> Result {
-        auto grads = evalFusedLinearCrossEntropyGrad(
-            *in[0], *in[1], *in[2], *in[3], l.getIgnoreIndex());
-        if (!grads.ok())
-          return grads.status();
-        Tensors results;
-        for (HostTensor &g : *grads)
-          results.push_back(std::move(g));
-        return results;
+      .Case([&](FusedLinearCrossEntropyGradOp l) {
+        return asTensors(evalFusedLinearCrossEntropyGrad(
+            *in[0], *in[1], *in[2], *in[3], l.getIgnoreIndex()));
       })
       .Case([&](ConstantOp c) { return single(toHostTensor(c.getValue())); })
       .Case([&](FusionOp f) { return evaluateFusion(f, in, observer); })

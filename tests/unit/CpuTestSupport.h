@@ -16,6 +16,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +128,76 @@ inline ParsedModule parseModule(const std::string &source) {
   parsed.module =
       mlir::parseSourceString<mlir::ModuleOp>(source, parsed.context.get());
   return parsed;
+}
+
+/// The reference evaluator's results of `module`'s @main on `inputs` (a
+/// failure is a test failure and gives no results).
+inline std::vector<HostTensor> evaluateMain(mlir::ModuleOp module,
+                                            const std::vector<HostTensor> &inputs) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
+  absl::StatusOr<std::vector<HostTensor>> out =
+      reference::evaluate(main, inputs);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *out : std::vector<HostTensor>{};
+}
+
+/// Every result of `actual` within compareTensors' tolerance (times
+/// `scale`) of `expected`'s.
+inline void expectAllMatch(const std::vector<HostTensor> &actual,
+                           const std::vector<HostTensor> &expected,
+                           double scale, const std::string &what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_EQ(compareTensors(actual[i], expected[i], scale), "")
+        << what << ", result " << i;
+}
+
+/// `source` after `pass` (nested on functions), which must leave no op of
+/// the kinds `isLeft` names.
+inline ParsedModule
+loweredBy(const std::string &source, std::unique_ptr<mlir::Pass> pass,
+          const std::function<bool(mlir::Operation *)> &isLeft) {
+  ParsedModule parsed = parseModule(source);
+  EXPECT_TRUE(parsed.module);
+  mlir::PassManager pm(parsed.context.get());
+  pm.enableVerifier(true);
+  pm.addNestedPass<mlir::func::FuncOp>(std::move(pass));
+  EXPECT_TRUE(mlir::succeeded(pm.run(*parsed.module)));
+  bool anyLeft = false;
+  parsed.module->walk([&](mlir::Operation *op) { anyLeft |= isLeft(op); });
+  EXPECT_FALSE(anyLeft);
+  return parsed;
+}
+
+/// Checks `grads` (one per leading input of `inputs`) as the gradients of
+/// L = Σ @main(inputs)[0] · weights against central differences in f64
+/// (step 1e-6); returns how many gradient elements are nonzero, so a caller
+/// can insist that they are not trivially zero.
+inline int expectGradientsMatchFiniteDifferences(
+    mlir::ModuleOp forward, const std::vector<HostTensor> &inputs,
+    const HostTensor &weights, const std::vector<HostTensor> &grads) {
+  auto loss = [&](const std::vector<HostTensor> &x) {
+    std::vector<HostTensor> out = evaluateMain(forward, x);
+    double l = 0;
+    for (int64_t i = 0; !out.empty() && i < out[0].numElements(); ++i)
+      l += out[0].getDouble(i) * weights.getDouble(i);
+    return l;
+  };
+  int nonzero = 0;
+  for (size_t operand = 0; operand < grads.size(); ++operand)
+    for (int64_t i = 0; i < inputs[operand].numElements(); ++i) {
+      const double eps = 1e-6;
+      std::vector<HostTensor> plus = inputs, minus = inputs;
+      double x = inputs[operand].getDouble(i);
+      plus[operand].setDouble(i, x + eps);
+      minus[operand].setDouble(i, x - eps);
+      double numeric = (loss(plus) - loss(minus)) / (2 * eps);
+      double analytic = grads[operand].getDouble(i);
+      EXPECT_NEAR(analytic, numeric, 1e-6 * (1 + std::fabs(numeric)))
+          << "operand " << operand << " element " << i;
+      nonzero += analytic != 0;
+    }
+  return nonzero;
 }
 
 /// A parsed module's @main → a loaded program on the backend under test.

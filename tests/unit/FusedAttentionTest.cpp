@@ -19,6 +19,7 @@ namespace kiln {
 namespace {
 
 using testing::compareTensors;
+using testing::expectAllMatch;
 using testing::parseModule;
 using testing::randomTensor;
 
@@ -92,24 +93,6 @@ struct AttentionCase {
   }
 };
 
-std::vector<HostTensor> evaluate(mlir::ModuleOp module,
-                                 const std::vector<HostTensor> &inputs) {
-  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
-  absl::StatusOr<std::vector<HostTensor>> out =
-      reference::evaluate(main, inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : std::vector<HostTensor>{};
-}
-
-void expectAllMatch(const std::vector<HostTensor> &actual,
-                    const std::vector<HostTensor> &expected, double scale,
-                    const std::string &what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_EQ(compareTensors(actual[i], expected[i], scale), "")
-        << what << ", result " << i;
-}
-
 TEST(FusedAttention, ReferenceMatchesAttentionWrittenWithPrimitives) {
   // The GPT-2 pattern: scores, scale, causal select, softmax, product.
   const char *primitives = R"(
@@ -141,24 +124,16 @@ func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3
   auto plain = parseModule(primitives);
   ASSERT_TRUE(fused.module && plain.module);
   std::vector<HostTensor> in = c.inputs(false, 1);
-  expectAllMatch(evaluate(*fused.module, in), evaluate(*plain.module, in), 1,
+  expectAllMatch(testing::evaluateMain(*fused.module, in), testing::evaluateMain(*plain.module, in), 1,
                  "fused vs primitives");
 }
 
 /// `source` after kiln-lower-attention with `chunkBytes` per chunk.
 testing::ParsedModule lowered(const std::string &source, int64_t chunkBytes) {
-  testing::ParsedModule parsed = parseModule(source);
-  EXPECT_TRUE(parsed.module);
-  mlir::PassManager pm(parsed.context.get());
-  pm.enableVerifier(true);
-  pm.addNestedPass<mlir::func::FuncOp>(createLowerAttentionPass({chunkBytes}));
-  EXPECT_TRUE(mlir::succeeded(pm.run(*parsed.module)));
-  bool anyLeft = false;
-  parsed.module->walk([&](mlir::Operation *op) {
-    anyLeft |= mlir::isa<FusedAttentionOp, FusedAttentionGradOp>(op);
-  });
-  EXPECT_FALSE(anyLeft);
-  return parsed;
+  return testing::loweredBy(source, createLowerAttentionPass({chunkBytes}),
+                            [](mlir::Operation *op) {
+                              return mlir::isa<FusedAttentionOp, FusedAttentionGradOp>(op);
+                            });
 }
 
 TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
@@ -177,13 +152,13 @@ TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
         std::vector<HostTensor> in = c.inputs(false, rows);
         auto direct = parseModule(c.forwardModule());
         auto chunked = lowered(c.forwardModule(), rows * rowBytes);
-        expectAllMatch(evaluate(*chunked.module, in),
-                       evaluate(*direct.module, in), 100, "forward, " + what);
+        expectAllMatch(testing::evaluateMain(*chunked.module, in),
+                       testing::evaluateMain(*direct.module, in), 100, "forward, " + what);
         std::vector<HostTensor> gin = c.inputs(true, rows);
         auto gradDirect = parseModule(c.gradModule());
         auto gradChunked = lowered(c.gradModule(), rows * rowBytes);
-        expectAllMatch(evaluate(*gradChunked.module, gin),
-                       evaluate(*gradDirect.module, gin), 100,
+        expectAllMatch(testing::evaluateMain(*gradChunked.module, gin),
+                       testing::evaluateMain(*gradDirect.module, gin), 100,
                        "gradient, " + what);
       }
     }
@@ -220,29 +195,10 @@ TEST(FusedAttention, GradientMatchesFiniteDifferences) {
   std::vector<HostTensor> in = c.inputs(true, 5);
   const HostTensor &weights = in[3]; // L = Σ o · weights
   std::vector<HostTensor> fwdIn = {in[0], in[1], in[2], in[4]};
-  std::vector<HostTensor> grads = evaluate(*grad.module, in);
+  std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
   ASSERT_EQ(grads.size(), 3u);
-  auto loss = [&](const std::vector<HostTensor> &x) {
-    HostTensor o = evaluate(*fwd.module, x)[0];
-    double l = 0;
-    for (int64_t i = 0; i < o.numElements(); ++i)
-      l += o.getDouble(i) * weights.getDouble(i);
-    return l;
-  };
-  int kept = 0;
-  for (size_t operand = 0; operand < 3; ++operand)
-    for (int64_t i = 0; i < fwdIn[operand].numElements(); ++i) {
-      const double eps = 1e-6;
-      std::vector<HostTensor> plus = fwdIn, minus = fwdIn;
-      double x = fwdIn[operand].getDouble(i);
-      plus[operand].setDouble(i, x + eps);
-      minus[operand].setDouble(i, x - eps);
-      double numeric = (loss(plus) - loss(minus)) / (2 * eps);
-      double analytic = grads[operand].getDouble(i);
-      EXPECT_NEAR(analytic, numeric, 1e-6 * (1 + std::fabs(numeric)))
-          << "operand " << operand << " element " << i;
-      kept += analytic != 0;
-    }
+  int kept = testing::expectGradientsMatchFiniteDifferences(*fwd.module, fwdIn,
+                                                          weights, grads);
   EXPECT_GT(kept, 20); // the gradients are not trivially zero
 }
 

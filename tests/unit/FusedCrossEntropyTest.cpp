@@ -20,6 +20,7 @@ namespace kiln {
 namespace {
 
 using testing::compareTensors;
+using testing::expectAllMatch;
 using testing::parseModule;
 using testing::randomTensor;
 
@@ -104,24 +105,6 @@ struct LossCase {
   }
 };
 
-std::vector<HostTensor> evaluate(mlir::ModuleOp module,
-                                 const std::vector<HostTensor> &inputs) {
-  auto main = module.lookupSymbol<mlir::func::FuncOp>("main");
-  absl::StatusOr<std::vector<HostTensor>> out =
-      reference::evaluate(main, inputs);
-  EXPECT_TRUE(out.ok()) << out.status().ToString();
-  return out.ok() ? *out : std::vector<HostTensor>{};
-}
-
-void expectAllMatch(const std::vector<HostTensor> &actual,
-                    const std::vector<HostTensor> &expected, double scale,
-                    const std::string &what) {
-  ASSERT_EQ(actual.size(), expected.size()) << what;
-  for (size_t i = 0; i < actual.size(); ++i)
-    EXPECT_EQ(compareTensors(actual[i], expected[i], scale), "")
-        << what << ", result " << i;
-}
-
 TEST(FusedCrossEntropy, ReferenceMatchesTheOneHotComposite) {
   // What the frontend's cross_entropy(h · wᵀ) builds, per row: logsumexp
   // minus the one-hot pick, 0 where the label is ignored.
@@ -156,8 +139,8 @@ func.func @main(%h: tensor<7x5xf64>, %w: tensor<11x5xf64>, %y: tensor<7xi64>) ->
   auto plain = parseModule(primitives);
   ASSERT_TRUE(fused.module && plain.module);
   std::vector<HostTensor> in = c.inputs(false, 1);
-  std::vector<HostTensor> direct = evaluate(*fused.module, in);
-  expectAllMatch(direct, evaluate(*plain.module, in), 1,
+  std::vector<HostTensor> direct = testing::evaluateMain(*fused.module, in);
+  expectAllMatch(direct, testing::evaluateMain(*plain.module, in), 1,
                  "fused vs primitives");
   ASSERT_EQ(direct.size(), 1u);
   EXPECT_EQ(direct[0].getDouble(1), 0.0) << "the ignored row";
@@ -166,20 +149,10 @@ func.func @main(%h: tensor<7x5xf64>, %w: tensor<11x5xf64>, %y: tensor<7xi64>) ->
 
 /// `source` after kiln-lower-cross-entropy with `chunkBytes` per chunk.
 testing::ParsedModule lowered(const std::string &source, int64_t chunkBytes) {
-  testing::ParsedModule parsed = parseModule(source);
-  EXPECT_TRUE(parsed.module);
-  mlir::PassManager pm(parsed.context.get());
-  pm.enableVerifier(true);
-  pm.addNestedPass<mlir::func::FuncOp>(
-      createLowerCrossEntropyPass({chunkBytes}));
-  EXPECT_TRUE(mlir::succeeded(pm.run(*parsed.module)));
-  bool anyLeft = false;
-  parsed.module->walk([&](mlir::Operation *op) {
-    anyLeft |=
-        mlir::isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op);
-  });
-  EXPECT_FALSE(anyLeft);
-  return parsed;
+  return testing::loweredBy(source, createLowerCrossEntropyPass({chunkBytes}),
+                            [](mlir::Operation *op) {
+                              return mlir::isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op);
+                            });
 }
 
 TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
@@ -191,13 +164,13 @@ TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
     std::vector<HostTensor> in = c.inputs(false, rows);
     auto direct = parseModule(c.forwardModule());
     auto chunked = lowered(c.forwardModule(), rows * rowBytes);
-    expectAllMatch(evaluate(*chunked.module, in), evaluate(*direct.module, in),
+    expectAllMatch(testing::evaluateMain(*chunked.module, in), testing::evaluateMain(*direct.module, in),
                    100, "forward, " + what);
     std::vector<HostTensor> gin = c.inputs(true, rows);
     auto gradDirect = parseModule(c.gradModule());
     auto gradChunked = lowered(c.gradModule(), rows * rowBytes);
-    expectAllMatch(evaluate(*gradChunked.module, gin),
-                   evaluate(*gradDirect.module, gin), 100,
+    expectAllMatch(testing::evaluateMain(*gradChunked.module, gin),
+                   testing::evaluateMain(*gradDirect.module, gin), 100,
                    "gradient, " + what);
   }
 }
@@ -216,7 +189,7 @@ TEST(FusedCrossEntropy, GradientsInTheForwardPassMatchReference) {
     chunked.module->walk([&](DotGeneralOp) { ++gemms; });
     int64_t chunks = (c.rows + rows - 1) / rows;
     EXPECT_EQ(gemms, 3 * std::min<int64_t>(chunks, c.rows)) << rows;
-    expectAllMatch(evaluate(*chunked.module, in), evaluate(*direct.module, in),
+    expectAllMatch(testing::evaluateMain(*chunked.module, in), testing::evaluateMain(*direct.module, in),
                    100, llvm::formatv("{0} rows per chunk", rows));
   }
 }
@@ -250,29 +223,10 @@ TEST(FusedCrossEntropy, GradientMatchesFiniteDifferences) {
   std::vector<HostTensor> in = c.inputs(true, 5);
   const HostTensor &weights = in[3]; // L = Σ loss · weights
   std::vector<HostTensor> fwdIn = {in[0], in[1], in[2]};
-  std::vector<HostTensor> grads = evaluate(*grad.module, in);
+  std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
   ASSERT_EQ(grads.size(), 2u);
-  auto loss = [&](const std::vector<HostTensor> &x) {
-    HostTensor o = evaluate(*fwd.module, x)[0];
-    double l = 0;
-    for (int64_t i = 0; i < o.numElements(); ++i)
-      l += o.getDouble(i) * weights.getDouble(i);
-    return l;
-  };
-  int kept = 0;
-  for (size_t operand = 0; operand < 2; ++operand)
-    for (int64_t i = 0; i < fwdIn[operand].numElements(); ++i) {
-      const double eps = 1e-6;
-      std::vector<HostTensor> plus = fwdIn, minus = fwdIn;
-      double x = fwdIn[operand].getDouble(i);
-      plus[operand].setDouble(i, x + eps);
-      minus[operand].setDouble(i, x - eps);
-      double numeric = (loss(plus) - loss(minus)) / (2 * eps);
-      double analytic = grads[operand].getDouble(i);
-      EXPECT_NEAR(analytic, numeric, 1e-6 * (1 + std::fabs(numeric)))
-          << "operand " << operand << " element " << i;
-      kept += analytic != 0;
-    }
+  int kept = testing::expectGradientsMatchFiniteDifferences(*fwd.module, fwdIn,
+                                                          weights, grads);
   // Row 1 is ignored (its hidden gradient is 0); the rest is not.
   EXPECT_GT(kept, 20);
 }
