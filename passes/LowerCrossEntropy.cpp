@@ -267,6 +267,8 @@ struct LowerCrossEntropyPass
       if (isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op))
         ops.push_back(op);
     });
+    // Ops erased with their pair below; never dereferenced once erased.
+    DenseSet<Operation *> lowered;
     for (auto [fwd, grad] : uniformGradientPairs(ops)) {
       OpBuilder builder(fwd);
       TensorBuilder tb(builder, fwd->getLoc());
@@ -279,15 +281,16 @@ struct LowerCrossEntropyPass
           lowering.scaleUnitGradients(dhUnit, dwUnit, scale.getOperand());
       grad.getHiddenGrad().replaceAllUsesWith(grads[0]);
       grad.getWeightGrad().replaceAllUsesWith(grads[1]);
+      lowered.insert(fwd);
+      lowered.insert(grad);
       fwd->erase();
       grad->erase();
       numLowered += 2;
       ++numGradientsInForward;
     }
     for (Operation *op : ops) {
-      if (!op->getBlock())
-        continue; // lowered above, with its pair
-
+      if (lowered.contains(op))
+        continue;
       OpBuilder builder(op);
       TensorBuilder tb(builder, op->getLoc());
       if (auto fwd = dyn_cast<FusedLinearCrossEntropyOp>(op)) {
