@@ -91,7 +91,10 @@ public:
     BufferPool::Stats stats = buffers_->stats();
     return {stats.allocations, stats.allocatedBytes};
   }
-  void setProfiling(bool on) override { profiling_ = on; }
+  void setProfiling(bool on) override {
+    std::lock_guard<std::mutex> lock(runMutex_);
+    profiling_ = on;
+  }
   std::optional<RunProfile> takeProfile() override {
     std::lock_guard<std::mutex> lock(runMutex_);
     std::optional<RunProfile> out = std::move(profile_);
@@ -146,6 +149,8 @@ private:
   bool profiling_ = false;
   std::optional<RunProfile> profile_;
   std::chrono::steady_clock::time_point runStart_;
+  /// describeThunks(exe_), made by the first profiled run.
+  std::vector<ThunkEvent> thunkEvents_;
 };
 
 absl::Status CpuProgram::loadLibrary() {
@@ -344,7 +349,7 @@ absl::Status CpuProgram::runThunks() {
       break;
     }
     if (profiling_) {
-      ThunkEvent e = describeThunk(exe_, i);
+      ThunkEvent e = thunkEvents_[i];
       e.startUs = sinceStart(thunkStart);
       e.durationUs = sinceStart(Clock::now()) - e.startUs;
       profile_->events.push_back(std::move(e));
@@ -438,6 +443,8 @@ CpuProgram::execute(std::vector<ProgramInput> inputs) {
   // A profile spans the whole run: inputs, thunks, outputs.
   runStart_ = std::chrono::steady_clock::now();
   if (profiling_) {
+    if (thunkEvents_.empty())
+      thunkEvents_ = describeThunks(exe_);
     profile_.emplace();
     profile_->program = reinterpret_cast<uintptr_t>(this);
     profile_->device = "cpu";

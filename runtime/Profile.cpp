@@ -61,16 +61,15 @@ void Profiler::add(RunProfile run, double wallStartUs) {
   if (program->runs++ > 0) {
     program->runsUs += run.durationUs;
     for (const ThunkEvent &e : run.events) {
-      auto it = std::find_if(program->thunks.begin(), program->thunks.end(),
-                             [&](const Totals &t) { return t.name == e.name; });
-      if (it == program->thunks.end()) {
+      auto [row, fresh] =
+          program->rowOf.try_emplace(e.name, program->thunks.size());
+      if (fresh)
         program->thunks.push_back({e.name, e.category});
-        it = std::prev(program->thunks.end());
-      }
-      it->us += e.durationUs;
-      it->bytes += static_cast<double>(e.bytes);
-      it->flops += e.flops;
-      ++it->calls;
+      Totals &t = program->thunks[row->second];
+      t.us += e.durationUs;
+      t.bytes += static_cast<double>(e.bytes);
+      t.flops += e.flops;
+      ++t.calls;
       program->thunksUs += e.durationUs;
     }
   }
@@ -174,6 +173,8 @@ std::string Profiler::summary() const {
   return out;
 }
 
+namespace {
+
 ThunkEvent describeThunk(const Executable &executable, size_t index) {
   const Thunk &t = executable.thunks[index];
   const auto &slots = executable.plan.slots;
@@ -203,6 +204,16 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     break;
   }
   return e;
+}
+
+} // namespace
+
+std::vector<ThunkEvent> describeThunks(const Executable &executable) {
+  std::vector<ThunkEvent> events;
+  events.reserve(executable.thunks.size());
+  for (size_t i = 0; i < executable.thunks.size(); ++i)
+    events.push_back(describeThunk(executable, i));
+  return events;
 }
 
 DeviceLimits deviceLimits(const std::string &deviceName) {

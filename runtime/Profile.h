@@ -8,6 +8,8 @@
 #ifndef KILN_RUNTIME_PROFILE_H
 #define KILN_RUNTIME_PROFILE_H
 
+#include "absl/container/flat_hash_map.h"
+
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -97,6 +99,8 @@ private:
     size_t runs = 0;
     double runsUs = 0, thunksUs = 0;
     std::vector<Totals> thunks;
+    /// Thunk name → its row in `thunks`.
+    absl::flat_hash_map<std::string, size_t> rowOf;
   };
   std::vector<ProgramTotals> programs_;
   size_t runs_ = 0;
@@ -105,9 +109,10 @@ private:
 
 struct Executable;
 
-/// Thunk `index` of `executable` as an event without times: its name,
-/// category, bytes moved and floating-point work.
-ThunkEvent describeThunk(const Executable &executable, size_t index);
+/// Every thunk of `executable` as an event without times: its name,
+/// category, bytes moved and floating-point work (a program makes these
+/// once and copies them into each profiled run).
+std::vector<ThunkEvent> describeThunks(const Executable &executable);
 
 /// The best-known limits of a device by name ("H100", ...); zeros when
 /// unknown (the CPU: its limits depend on the machine).

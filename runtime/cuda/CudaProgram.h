@@ -94,6 +94,7 @@ private:
   bool captureGraph();
   /// Profiled runs: each thunk launched directly between two events (a
   /// replayed graph cannot be timed thunk by thunk).
+  absl::Status createEvents();
   absl::Status recordEvent(size_t index);
   absl::Status enqueueTimedThunks();
   absl::Status collectOutputs(std::vector<ProgramInput> &inputs,
@@ -133,6 +134,8 @@ private:
   /// last one the end of the thunks; created on the first profiled run.
   bool profiling_ = false, profiledRunPending_ = false;
   std::vector<CUevent> events_;
+  /// describeThunks(exe_), made with the events.
+  std::vector<ThunkEvent> thunkEvents_;
   /// Host storage of returned inputs, recycled across runs.
   std::shared_ptr<BufferPool> buffers_;
   /// The outputs runs handed out; its lock serialises runs and reads.

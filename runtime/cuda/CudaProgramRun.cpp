@@ -179,18 +179,30 @@ void CudaProgram::setProfiling(bool on) {
   profiling_ = on;
 }
 
-absl::Status CudaProgram::recordEvent(size_t index) {
+absl::Status CudaProgram::createEvents() {
   const CudaDriver &d = *driver_;
-  if (events_.empty()) {
-    events_.assign(exe_.thunks.size() + 2, nullptr);
-    for (CUevent &event : events_)
-      if (absl::Status s = d.check(d.eventCreate(&event, CU_EVENT_DEFAULT),
-                                   "cuEventCreate (profiling)");
-          !s.ok())
-        return s;
-  }
-  return d.check(d.eventRecord(events_[index], stream_),
-                 "cuEventRecord (profiling)");
+  // All or none: a failure leaves no half-made set behind.
+  std::vector<CUevent> events(exe_.thunks.size() + 2, nullptr);
+  for (CUevent &event : events)
+    if (absl::Status s = d.check(d.eventCreate(&event, CU_EVENT_DEFAULT),
+                                 "cuEventCreate (profiling)");
+        !s.ok()) {
+      for (CUevent made : events)
+        if (made)
+          d.eventDestroy(made);
+      return s;
+    }
+  events_ = std::move(events);
+  thunkEvents_ = describeThunks(exe_);
+  return absl::OkStatus();
+}
+
+absl::Status CudaProgram::recordEvent(size_t index) {
+  if (events_.empty())
+    if (absl::Status s = createEvents(); !s.ok())
+      return s;
+  return driver_->check(driver_->eventRecord(events_[index], stream_),
+                        "cuEventRecord (profiling)");
 }
 
 absl::Status CudaProgram::enqueueTimedThunks() {
@@ -233,7 +245,7 @@ std::optional<RunProfile> CudaProgram::takeProfile() {
     std::optional<double> after = sinceStart(2 + i);
     if (!before || !after)
       return std::nullopt;
-    ThunkEvent e = describeThunk(exe_, i);
+    ThunkEvent e = thunkEvents_[i];
     e.startUs = *before;
     e.durationUs = std::max(0.0, *after - *before);
     run.events.push_back(std::move(e));

@@ -631,7 +631,18 @@ TEST_F(CudaRuntime, AProfileLostToAFaultDoesNotFailTheRun) {
   ASSERT_NE(program, nullptr);
   program->setProfiling(true);
   HostTensor x = iota({1000}, 0);
+  // Events are made all or none: the third cuEventCreate fails, the run
+  // fails naming it, and the two made are destroyed (the fixture checks
+  // that no object is left); the next run makes the whole set.
+  FAKE_CUDA(fake_cuda_fail_call)("cuEventCreate", 2, CUDA_ERROR_OUT_OF_MEMORY);
+  auto noEvents = runKernels(*program, x, 0);
+  ASSERT_FALSE(noEvents.ok());
+  EXPECT_NE(noEvents.status().message().find("cuEventCreate (profiling)"),
+            std::string::npos)
+      << noEvents.status();
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuEventDestroy"), 2);
   ASSERT_TRUE(runKernels(*program, x, 0).ok());
+  EXPECT_TRUE(program->takeProfile());
   FAKE_CUDA(fake_cuda_fail_next)("cuEventSynchronize", CUDA_ERROR_LAUNCH_FAILED);
   EXPECT_FALSE(program->takeProfile());
   // A failed event record fails the run that needed it, naming the call.
