@@ -204,13 +204,15 @@ TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
       return compiler::cpu::createProgram(module, "main", options,
                                           compiler::cpu::KernelTarget());
     };
-    // Sums over 37 classes and 16 widths (and 24 rows for the weight's).
+    // Sums over 37 classes and 16 widths (and 24 rows for the weight's):
+    // within 1e-5 relative here (AMD EPYC); 4e-5 leaves room for another
+    // CPU's summation order, and is still far below a wrong term's error.
     testing::expectMatchesReferenceOn(cpu, c.forwardModule(),
-                                      c.inputs(false, 7), 64);
+                                      c.inputs(false, 7), 4);
     testing::expectMatchesReferenceOn(cpu, c.gradModule(), c.inputs(true, 8),
-                                      256);
+                                      4);
     testing::expectMatchesReferenceOn(cpu, c.trainingModule(),
-                                      c.trainingInputs(9), 256);
+                                      c.trainingInputs(9), 4);
   }
 }
 
