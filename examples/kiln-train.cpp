@@ -134,8 +134,12 @@ void writeText(const fs::path &path, const std::string &text) {
 }
 
 // config.json with Hugging Face's GPT-2 keys, so the directory loads there.
-std::string configJson(const nn::GPT2Config &c) {
+/// `eos`: the tokenizer's end-of-text id, which GPT2Config uses for
+/// bos_token_id and eos_token_id too; none (the byte-level tokenizer has
+/// none) writes null, as transformers wants an id inside the vocabulary.
+std::string configJson(const nn::GPT2Config &c, std::optional<int32_t> eos) {
   auto num = [](double v) { return pythonFloat(v); };
+  std::string special = eos ? std::to_string(*eos) : "null";
   return "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": "
          "[\"GPT2LMHeadModel\"],\n  \"activation_function\": \"gelu_new\",\n"
          "  \"vocab_size\": " +
@@ -150,6 +154,8 @@ std::string configJson(const nn::GPT2Config &c) {
          ",\n  \"attn_pdrop\": " + num(c.attn_pdrop) +
          ",\n  \"layer_norm_epsilon\": " + num(c.layer_norm_epsilon) +
          ",\n  \"initializer_range\": " + num(c.initializer_range) +
+         ",\n  \"bos_token_id\": " + special +
+         ",\n  \"eos_token_id\": " + special +
          ",\n  \"tie_word_embeddings\": true\n}\n";
 }
 
@@ -328,7 +334,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                         {{"dropout", &model_.generator()}}, state);
   else
     nn::save_checkpoint((dir / file).string(), model_, nullptr, {}, state);
-  writeText(dir / "config.json", configJson(model_.config()));
+  writeText(dir / "config.json",
+            configJson(model_.config(), data_.tokenizer->eosId()));
   std::string logs;
   for (const LogDict &log : history_)
     logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);

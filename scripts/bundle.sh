@@ -26,8 +26,12 @@ tools=(kiln-train kiln-run kiln-bench kilnc)
 tests=(CudaRuntimeTest CudaRandomGraphTest CudaBackendTest NumericsTest)
 fakes=(kiln-fake-cuda kiln-fake-cublaslt)
 targets=("${tools[@]}")
+# The list is read whole first: `ninja ... | grep -q` under pipefail fails
+# whenever grep stops reading before ninja has written everything (SIGPIPE),
+# which silently left targets out of the bundle.
+known=$(ninja -C "$build" -t targets all)
 for t in "${tests[@]}" "${fakes[@]}"; do
-  if ninja -C "$build" -t targets all | grep -q "^$t:"; then targets+=("$t"); fi
+  if grep -q "^$t:" <<< "$known"; then targets+=("$t"); fi
 done
 ninja -C "$build" -j"${JOBS:-$(nproc)}" "${targets[@]}"
 

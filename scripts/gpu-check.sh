@@ -12,26 +12,33 @@
 #      (sst2-cpu);
 #   3. the GPU unit tests (CudaRuntimeTest, CudaBackendTest, NumericsTest,
 #      CudaRandomGraphTest with KILN_RANDOM_GRAPHS=1000), --gtest_output=json;
-#   4. sst2-cuda: 300 steps of kiln-train on SST-2 on the GPU;
+#   4. sst2-cuda: 300 steps of kiln-train on SST-2 on the GPU, then its
+#      eval loss and model folder; hf-load: transformers' GPT2LMHeadModel
+#      loads that folder and computes the same eval loss
+#      (scripts/gpu/hf_load.py);
 #   5. compute-sanitizer memcheck and racecheck on 3 steps of the tiny
 #      kiln-train model;
 #   6. the judgements: parity-124m (scripts/gpu/parity.py bench: the first
 #      4 losses of kiln cuda within 1e-4 of kiln cpu and of PyTorch) and
-#      sst2-curves (parity.py curves; its tolerances are explained there).
+#      sst2-curves (parity.py curves; its tolerances are explained there);
+#   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M
+#      run's first 4 steps: the summary in logs.txt, trace-124m.json.
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
 # KILN_CUDA_ARCH (default sm_90), KILN_SST2_TRAIN (SST-2's train.tsv;
 # default shared/data/sst2/train.tsv in the tree, since ../shared does not
-# reach the GPU machine: copy ../shared/data/sst2 there), and
-# KILN_GPU_CHECK_SECONDS (the whole check's budget, default 520).
+# reach the GPU machine: copy ../shared/data/sst2 there),
+# KILN_GPU_CHECK_SECONDS (the whole check's budget, default 520) and
+# KILN_GPU_BENCH_SECONDS (part 1's, default 270).
 #
-# Writes five files into the results folder (the device tool brings back
-# at most 8): summary.txt (one PASS/FAIL line per part, then OVERALL),
+# Writes six files into the results folder (the device tool brings back
+# at most 8): summary.txt (one PASS/FAIL/INFO line per part, then OVERALL),
 # env.txt (date, GPU, driver, toolkit), logs.txt (every part's log, cut to
 # its head and tail when long), results.json (every JSON: gtest's,
 # kiln-bench's, the cpu run's, the parity figures) and bench.md (kiln-bench's
-# table and the parity tables). Exit status 0 when every part passed.
+# table and the parity tables) and trace-124m.json (part 7's trace). Exit
+# status 0 when every part passed (INFO lines are not judged).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,7 +103,7 @@ record() {
   local name=$1 verdict=$2 note=$3 rc=- secs=0 limit=0
   [[ -f $work/$name.rc ]] && read -r rc secs limit < "$work/$name.rc"
   printf '%-4s  %-20s %4ss  %s\n' "$verdict" "$name" "$secs" "$note" >> "$summary"
-  [[ $verdict == PASS ]] || failures=$((failures + 1))
+  [[ $verdict == PASS || $verdict == INFO ]] || failures=$((failures + 1))
   {
     printf '\n===== %s: %s (exit %s after %s s, limit %s s) =====\n' \
       "$name" "$verdict" "$rc" "$secs" "$limit"
@@ -203,7 +210,7 @@ model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
   --warmup_steps 2 --lr 0.001 --weight_decay 0.01 --dropout 0.1
   --max_grad_norm 1 --seed 0)
 bench_steps=12
-run_part bench-124m 270 kiln-bench --backend cuda "${model[@]}" --batch 16 \
+run_part bench-124m "${KILN_GPU_BENCH_SECONDS:-270}" kiln-bench --backend cuda "${model[@]}" --batch 16 \
   --steps "$bench_steps" --modes compiled --peers torch --parity_steps 4 \
   --bisect_max_batch 0 --max_rss_gib 48 --peers_dir "$root/bench/peers" \
   --out "$work/bench"
@@ -314,9 +321,16 @@ collect
 
 #===--- 4. SST-2 on the GPU ---------------------------------------------===#
 
+# With the validation split and an output folder: the eval loss, and the
+# model folder transformers' GPT2LMHeadModel must load (hf-load).
+sst2_dev=$(dirname "$sst2")/dev.tsv
 run_part sst2-cuda 120 kiln-train --backend cuda --cuda_arch "$arch" \
-  "${sst2_flags[@]}"
+  "${sst2_flags[@]}" --validation_file "$sst2_dev" --output_dir "$work/sst2-model"
 record_by_exit sst2-cuda "$(loss_note "$work/sst2-cuda.log") $sst2_note"
+
+run_part hf-load 60 python3 "$root/scripts/gpu/hf_load.py" "$work/sst2-model" \
+  "$sst2_dev" "$work/sst2-cuda.log" --block_size 128 --json "$work/hf_load.json"
+record_by_exit hf-load "GPT2LMHeadModel loads kiln cuda's model; eval loss within 1e-4"
 
 #===--- 5. compute-sanitizer on a small GPT-2 step -----------------------===#
 
@@ -370,6 +384,18 @@ record_by_exit sst2-curves "first 20 within 1e-4, 10-step means within 1e-2 $sst
   echo '```'
 } >> "$results/bench.md"
 collect
+
+#===--- 7. Where the 124M step's time goes (information) -----------------===#
+
+# KILN_PROFILE on the cuda run's first 4 steps: the per-thunk summary into
+# logs.txt, the Chrome trace into the results. Not a judgement: INFO.
+if [[ -f $work/first4.npy ]]; then
+  KILN_PROFILE=$results/trace-124m.json run_part profile-124m 90 kiln-bench \
+    --worker kiln --mode compiled --backend cuda "${model[@]}" \
+    --steps "$bench_steps" --weights "$work/bench/weights.safetensors" \
+    --batches "$work/first4.npy" --result "$work/profile_124m.json"
+  record profile-124m INFO "$(exit_note profile-124m): KILN_PROFILE of 4 steps (trace-124m.json)"
+fi
 
 total=$(($(date +%s) - start))
 if ((failures == 0)); then
