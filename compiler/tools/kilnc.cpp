@@ -252,6 +252,48 @@ std::string planText(const runtime::Executable &exe) {
   return text + compiler::formatMemoryPlan(compiler::describeMemoryPlan(exe));
 }
 
+/// One line per thunk, in run order: what a GPU launch or CPU split gets
+/// (range size, work per index) and the bytes it touches; for finding the
+/// kernels whose work is spread over too few indices.
+std::string thunksText(const runtime::Executable &exe) {
+  std::string text = "thunks (index kind range work/index bytes what):\n";
+  for (size_t i = 0; i < exe.thunks.size(); ++i) {
+    const runtime::Thunk &thunk = exe.thunks[i];
+    char line[160];
+    switch (thunk.kind) {
+    case runtime::Thunk::Kind::kernel: {
+      const runtime::KernelThunk &k = thunk.kernel;
+      uint64_t bytes = 0;
+      for (uint32_t slot : k.slots)
+        bytes += exe.plan.slots[slot].bytes;
+      std::snprintf(line, sizeof line, "  %4zu kernel %10lld %8lld %12llu%s ",
+                    i, static_cast<long long>(k.rangeSize),
+                    static_cast<long long>(k.workPerIndex),
+                    static_cast<unsigned long long>(bytes),
+                    k.splittable ? "" : " (not splittable)");
+      text += line + (k.label.empty() ? k.symbol : k.label) + "\n";
+      break;
+    }
+    case runtime::Thunk::Kind::gemm: {
+      const runtime::GemmThunk &g = thunk.gemm;
+      std::snprintf(line, sizeof line,
+                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s\n", i,
+                    static_cast<long long>(g.batch), static_cast<long long>(g.m),
+                    static_cast<long long>(g.n), static_cast<long long>(g.k),
+                    g.transA ? " transA" : "", g.transB ? " transB" : "");
+      text += line;
+      break;
+    }
+    case runtime::Thunk::Kind::copy:
+      std::snprintf(line, sizeof line, "  %4zu copy   %llu bytes\n", i,
+                    static_cast<unsigned long long>(thunk.copy.bytes));
+      text += line;
+      break;
+    }
+  }
+  return text;
+}
+
 std::string defaultOutput(const std::string &input) {
   std::string base = input.substr(input.find_last_of('/') + 1);
   if (base.size() > 5 && base.substr(base.size() - 5) == ".mlir")
@@ -319,8 +361,8 @@ int runCompile(int argc, char **argv) {
                                   "--max-size", "--function",
                                   "--emit-ptx"};
   valued.insert(kTargetFlags.begin(), kTargetFlags.end());
-  std::set<std::string> switches = {"--print-plan", "--cache-read-only",
-                                    "--quiet"};
+  std::set<std::string> switches = {"--print-plan", "--print-thunks",
+                                    "--cache-read-only", "--quiet"};
   switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
   std::optional<Args> args = parseArgs(argc, argv, 2, valued, switches);
   if (!args)
@@ -369,6 +411,8 @@ int runCompile(int argc, char **argv) {
     return fail(input + ": " + std::string(exe.status().message()));
   if (args->has("--print-plan"))
     std::printf("%s", planText(*exe).c_str());
+  if (args->has("--print-thunks"))
+    std::printf("%s", thunksText(*exe).c_str());
   if (args->has("--dump-dir"))
     if (int rc = writeDumps(args->get("--dump-dir"),
                             compiler::computeCacheKey(**module, keyOptions),
@@ -396,7 +440,8 @@ int runCompile(int argc, char **argv) {
 
 const char *const kUsage =
     "usage: kilnc compile FILE.mlir [-o FILE] [--function NAME]\n"
-    "                    [--memory-budget BYTES] [--print-plan] [--dump-dir D]\n"
+    "                    [--memory-budget BYTES] [--print-plan] [--print-thunks]\n"
+    "                    [--dump-dir D]\n"
     "                    [--cache DIR [--cache-read-only] [--max-size BYTES]]\n"
     "                    [TARGET] [--emit-ptx FILE]\n"
     "       kilnc precompile DUMP_DIR --cache DIR [--jobs N]\n"
