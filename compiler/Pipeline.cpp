@@ -1,7 +1,7 @@
 // The kiln pass pipeline, read top to bottom: simplify, CSE, fused
 // attention and the fused linear cross-entropy written out in chunks (for
 // backends without their own kernels), the save/recompute partition of a
-// training step, elementwise fusion, reduction fusion, sibling fusion,
+// training step, (for the GPU) reductions split into trees, elementwise fusion, reduction fusion, sibling fusion,
 // scheduling and, with a memory
 // budget, rematerialization (recompute cheap values after the peak rather
 // than keep them live across it). Memory planning itself runs later, in the
@@ -99,6 +99,11 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // consumer and is never stored.
   if (options.partition)
     add(createPartitionPass({options.recomputeCostBytes}));
+  if (options.splitReductionsBelow > 0) {
+    SplitReductionsPassOptions split;
+    split.parallelism = options.splitReductionsBelow;
+    add(createSplitReductionsPass(split));
+  }
   if (options.fuse) {
     add(createFuseElementwisePass({options.maxFusionOperands}));
     add(createFuseReductionsPass({options.maxFusionOperands}));
@@ -150,6 +155,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "attention-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of attention scores may take"),
       llvm::cl::init(64 << 20)};
+  Option<int64_t> splitReductionsBelow{
+      *this, "split-reductions-below",
+      llvm::cl::desc("nonzero: split reductions with fewer outputs than "
+                     "this into a tree (kiln-split-reductions)"),
+      llvm::cl::init(0)};
   Option<int64_t> lossChunkBytes{
       *this, "loss-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of lm_head logits may take"),
@@ -170,6 +180,7 @@ void registerKilnPipeline() {
         options.memoryBudgetBytes = cl.memoryBudget;
         options.attentionChunkBytes = cl.attentionChunkBytes;
         options.lossChunkBytes = cl.lossChunkBytes;
+        options.splitReductionsBelow = cl.splitReductionsBelow;
         options.partition = cl.partition;
         buildKilnPipeline(pm, options);
       });

@@ -41,6 +41,11 @@ struct PipelineOptions {
   /// The most bytes one chunk of logits may take when
   /// kiln-lower-cross-entropy writes the fused linear cross-entropy out.
   int64_t lossChunkBytes = 64 << 20;
+  /// Nonzero: kiln-split-reductions runs before fusion and splits every
+  /// reduction with fewer outputs than this (and over more than 1024
+  /// elements each) into a tree. A backend whose kernels map outputs to
+  /// threads sets it (the GPU's; compileExecutable).
+  int64_t splitReductionsBelow = 0;
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention and

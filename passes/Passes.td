@@ -153,6 +153,57 @@ def PartitionPass : Pass<"kiln-partition", "mlir::func::FuncOp"> {
   ];
 }
 
+def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "Split reductions with few outputs into two stages (a tree)";
+  let description = [{
+    A reduction kernel walks its outputs in parallel and each output's
+    reduced elements serially, so a reduction with few outputs and many
+    reduced elements runs on a handful of threads: a global gradient norm
+    (one output over 38.6M elements for GPT-2's wte) is one GPU thread's
+    loop. XLA's GPU compiler rewrites such reductions into a tree (its
+    TreeReductionRewriter); this pass does the same for kiln.reduce.
+
+    A reduce over more than `max-serial` elements per output and with
+    fewer than `parallelism` outputs becomes two: the first reduces all
+    but `parts` slices of one reduced dimension (a dimension kept whole
+    when the reduce has others, or split by a reshape into [parts,
+    extent / parts]), the second reduces the parts. `parts` is the divisor
+    of a reduced dimension closest (in ratio) to what fills `parallelism`
+    threads, while leaving each first-stage output at least 32 elements.
+    Both stages are split again while they qualify. Sums of f32, f16 and
+    bf16 are done in f64 (converted before the first stage, back after
+    the second), so the result is the same f64-accumulated sum a single
+    kernel computes; max and min are exact; products and integer sums are
+    left alone. Run before fusion: each stage then fuses with its
+    producers and consumers as any reduce does.
+
+    Before:
+    ```mlir
+    %s = kiln.reduce sum %x, dims = [0, 1] : tensor<4096x768xf32> -> tensor<f32>
+    ```
+    After:
+    ```mlir
+    %w = kiln.convert %x : tensor<4096x768xf32> -> tensor<4096x768xf64>
+    %p = kiln.reduce sum %w, dims = [1] : tensor<4096x768xf64> -> tensor<4096xf64>
+    %q = kiln.reshape %p : tensor<4096xf64> -> tensor<128x32xf64>
+    %r = kiln.reduce sum %q, dims = [1] : tensor<128x32xf64> -> tensor<128xf64>
+    %t = kiln.reduce sum %r, dims = [0] : tensor<128xf64> -> tensor<f64>
+    %s = kiln.convert %t : tensor<f64> -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"parallelism", "parallelism", "int64_t", "32768",
+           "reductions with at least this many outputs are left alone">,
+    Option<"maxSerial", "max-serial", "int64_t", "1024",
+           "reductions over at most this many elements per output are "
+           "left alone">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "reductions split in two">
+  ];
+}
+
 def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse elementwise producers into their consumers";
   let description = [{

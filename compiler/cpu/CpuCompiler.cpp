@@ -77,6 +77,12 @@ absl::StatusOr<std::string> constantBytes(ConstantOp op) {
 
 /// Splat constants above this size are filled by a kernel, not stored.
 constexpr uint64_t kMaxStoredSplatBytes = 4096;
+/// A GPU reduction with fewer outputs than this is split into a tree
+/// (kiln-split-reductions): about an eighth of the threads an H100 keeps
+/// resident (132 multiprocessors x 2048), enough to cover memory latency.
+constexpr int64_t kGpuReductionParallelism = 32768;
+/// A warp: the threads that share a row of a row-reduction fusion on a GPU.
+constexpr unsigned kGpuRowLanes = 32;
 
 class FunctionLowering {
 public:
@@ -128,6 +134,8 @@ private:
   runtime::Executable exe_;
   DenseMap<Value, uint32_t> slotOf_;
   std::map<std::string, std::string> kernelByText_;
+  /// Kernels written for several lanes per row (KernelInfo::lanes).
+  std::map<std::string, unsigned> lanesBySymbol_;
   std::set<uint32_t> constantSlots_;
   /// Large splat constants not yet filled: slot → the constant.
   DenseMap<uint32_t, ConstantOp> pendingFills_;
@@ -239,7 +247,17 @@ uint32_t FunctionLowering::arenaSlot(uint64_t bytes, Operation *origin) {
 absl::Status FunctionLowering::addKernel(Operation *op,
                                          std::vector<uint32_t> slots) {
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(op->getLoc());
-  FailureOr<KernelInfo> info = emitOpKernel(op, *scratch, "kiln_kernel");
+  FailureOr<KernelInfo> info = failure();
+  bool atomic = false;
+  if (isa<ScatterAddOp>(op) && target_.atomicScatterAdd) {
+    info = detail::emitAtomicScatterAdd(op, *scratch, "kiln_kernel");
+    atomic = succeeded(info);
+  }
+  if (!atomic)
+    info = isa<FusionOp>(op) && target_.rowLanes > 1
+               ? detail::emitFusionKernel(op, *scratch, "kiln_kernel",
+                                          target_.rowLanes)
+               : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
         "cpu backend: no kernel for ", op->getName().getStringRef().str()));
@@ -260,13 +278,23 @@ absl::Status FunctionLowering::addKernel(Operation *op,
       o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
     }
   }
+  if (info->lanes > 1)
+    lanesBySymbol_[it->second] = info->lanes;
+  if (atomic) { // it adds into a copy of its operand: the copy first
+    runtime::Thunk copy;
+    copy.kind = runtime::Thunk::Kind::copy;
+    copy.copy.src = slots[0];
+    copy.copy.dst = slots[3];
+    copy.copy.bytes = bytesOf(op->getResult(0));
+    exe_.thunks.push_back(copy);
+  }
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::kernel;
   thunk.kernel.symbol = it->second;
   thunk.kernel.label = kernelLabel(op);
   thunk.kernel.slots = std::move(slots);
   thunk.kernel.numResults = op->getNumResults();
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+  for (unsigned i = 0; i < op->getNumOperands() && !atomic; ++i)
     if (mayWriteOverOperand(op, i))
       thunk.kernel.inPlaceOperands.push_back(i);
   thunk.kernel.rangeSize = info->rangeSize;
@@ -555,6 +583,8 @@ absl::Status FunctionLowering::generateCode() {
     for (const runtime::Thunk &thunk : exe_.thunks)
       if (thunk.kind == runtime::Thunk::Kind::kernel)
         options.bufferCounts[thunk.kernel.symbol] = thunk.kernel.slots.size();
+    for (const auto &[symbol, lanes] : lanesBySymbol_)
+      options.lanes[symbol] = lanes;
     absl::StatusOr<cuda::CudaKernelImage> image =
         cuda::compileCudaKernelModule(*kernels_, options);
     if (!image.ok())
@@ -618,7 +648,18 @@ absl::StatusOr<runtime::Executable>
 compileExecutable(ModuleOp module, const std::string &function,
                   CpuCompileStats *stats, const PipelineOptions &pipeline,
                   const KernelTarget &target) {
-  if (failed(runKilnPipeline(module, pipeline)))
+  PipelineOptions passes = pipeline;
+  // GPU kernels map a reduction's outputs to threads: one with few outputs
+  // must become a tree to use the device (the CPU splits its ranges over a
+  // few cores, where this would only add kernels).
+  KernelTarget kernels = target;
+  if (target.device == runtime::Device::cuda) {
+    if (passes.splitReductionsBelow == 0)
+      passes.splitReductionsBelow = kGpuReductionParallelism;
+    kernels.atomicScatterAdd = true;
+    kernels.rowLanes = kGpuRowLanes;
+  }
+  if (failed(runKilnPipeline(module, passes)))
     return absl::InternalError("the kiln pass pipeline failed on the module");
   absl::StatusOr<func::FuncOp> entry = findEntryFunction(module, function);
   if (!entry.ok())
@@ -626,7 +667,7 @@ compileExecutable(ModuleOp module, const std::string &function,
   loadKernelDialects(*module.getContext());
   CpuCompileStats local;
   FunctionLowering lowering(*entry, stats ? *stats : local,
-                            pipeline.memoryBudgetBytes, target);
+                            passes.memoryBudgetBytes, kernels);
   return lowering.run();
 }
 

@@ -32,6 +32,16 @@ struct KernelTarget {
   /// cuda: the architecture (sm_80, sm_90) and TF32 GEMMs (--tf32).
   std::string cudaArch = "sm_90";
   bool tf32 = false;
+  /// scatter_add as a copy of the operand and one atomic add per update
+  /// (emitAtomicScatterAdd) instead of partitions of the result that each
+  /// scan every update: what a GPU needs, where a partition is one thread.
+  /// On for cuda (kernelTargetFor, compileExecutable); tests set it for the
+  /// cpu to check the kernel there.
+  bool atomicScatterAdd = false;
+  /// Threads per row of a row-reduction fusion (emitFusionKernel's lanes):
+  /// the GPU's warp, 32, so that a row's reads are coalesced and a layer
+  /// norm over 8192 rows has 262144 threads rather than 8192. 1 on the cpu.
+  unsigned rowLanes = 1;
 };
 
 /// The target a compile request implies.

@@ -50,15 +50,29 @@ struct Index {
 
 class FusionEmitter {
 public:
-  FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan)
+  FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan,
+                unsigned lanes)
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
-        numInputs_(body_.getNumArguments()) {}
+        numInputs_(body_.getNumArguments()), lanes_(lanes) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
 
 private:
   void emitRows(Value begin, Value end);
+  /// Loops over a row's reduced points, calling body(ivs, carried): all of
+  /// them (one lane: the nest the CPU vectorises), or this lane's share,
+  /// flat points lane, lane + lanes, ... (neighbouring lanes read
+  /// neighbouring elements).
+  SmallVector<Value> overRow(
+      ArrayRef<int64_t> reducedShape, ValueRange inits,
+      const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+          &body);
+  /// A lane's partial `acc` of a `kind` reduction → the row's total, in
+  /// every lane (a butterfly over the warp's shuffles).
+  Value acrossLanes(ReduceKind kind, Value acc);
+  /// Runs `fn` in lane 0 only (every lane when there is one).
+  void inFirstLane(const std::function<void()> &fn);
   void emitColumns(Value begin, Value end);
   /// Results of ResultKind::once, stored by the range starting at 0.
   void emitOnceResults(Value begin);
@@ -144,6 +158,9 @@ private:
   SmallVector<std::pair<Index *, bool>> filled_;
   DenseMap<Value, Value> rowScalars_; // reduce result → this row's value
   DenseMap<Operation *, std::pair<Value, Value>> rngState_;
+  /// Threads per row (1, or a warp's 32) and this thread's lane among them.
+  unsigned lanes_;
+  Value lane_;
 };
 
 Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
@@ -353,6 +370,8 @@ void FusionEmitter::prepareRng() {
 }
 
 void FusionEmitter::emit(Value begin, Value end) {
+  if (lanes_ > 1)
+    lane_ = kb_.call("kiln_lane_id", {kb_.b.getI64Type()}, {})[0];
   prepareRng();
   if (plan_.columns)
     emitColumns(begin, end);
@@ -367,6 +386,11 @@ void FusionEmitter::emitOnceResults(Value begin) {
     return;
   Value first = arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::eq, begin,
                                       kb_.index(0));
+  if (lanes_ > 1)
+    first = arith::AndIOp::create(
+        kb_.b, first,
+        arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::eq, lane_,
+                              kb_.index(0)));
   auto ifOp = scf::IfOp::create(kb_.b, TypeRange{}, first, false);
   OpBuilder::InsertionGuard guard(kb_.b);
   kb_.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
@@ -410,6 +434,51 @@ void FusionEmitter::storeResults(ResultKind kind, Index *idx) {
     kb_.store(numInputs_ + k, elementOf(yielded[k]), flat, value);
 }
 
+SmallVector<Value> FusionEmitter::overRow(
+    ArrayRef<int64_t> reducedShape, ValueRange inits,
+    const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+        &body) {
+  if (lanes_ == 1)
+    return kb_.nestedLoops(reducedShape, inits, body);
+  int64_t length = 1;
+  for (int64_t size : reducedShape)
+    length *= size;
+  ValueRange out = kb_.stridedLoop(
+      lane_, kb_.index(length), kb_.index(lanes_), inits,
+      [&](Value j, ValueRange carried) {
+        SmallVector<Value> ivs = nonUnit(reducedShape).size() <= 1
+                                     ? keptIndices(j, reducedShape)
+                                     : kb_.delinearize(j, reducedShape);
+        return body(ivs, carried);
+      });
+  return SmallVector<Value>(out.begin(), out.end());
+}
+
+Value FusionEmitter::acrossLanes(ReduceKind kind, Value acc) {
+  Type type = acc.getType();
+  StringRef shuffle = type.isF64() ? "kiln_shfl_xor_f64" : "kiln_shfl_xor_f32";
+  for (unsigned offset = lanes_ / 2; offset >= 1; offset /= 2) {
+    Value other = kb_.call(shuffle, {type},
+                           {acc, kb_.intConstant(kb_.b.getI32Type(), offset)})[0];
+    acc = accumulate(kb_, kind, acc, other);
+  }
+  return acc;
+}
+
+void FusionEmitter::inFirstLane(const std::function<void()> &fn) {
+  if (lanes_ == 1)
+    return fn();
+  Value first = arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::eq, lane_,
+                                      kb_.index(0));
+  auto ifOp = scf::IfOp::create(kb_.b, TypeRange{}, first, false);
+  OpBuilder::InsertionGuard guard(kb_.b);
+  kb_.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scoped([&] {
+    fn();
+    return 0;
+  });
+}
+
 void FusionEmitter::emitRows(Value begin, Value end) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
@@ -443,7 +512,7 @@ void FusionEmitter::emitRows(Value begin, Value end) {
         // and the accumulating loop reads it back from L1.
         bool stashHere = stash && level == plan_.levels;
         if (stashHere)
-          kb_.nestedLoops(reducedShape, {},
+          overRow(reducedShape, {},
                           [&](ArrayRef<Value> ivs, ValueRange) {
                             return scoped([&] {
                               Index *x = point(kept(), ivs);
@@ -454,8 +523,7 @@ void FusionEmitter::emitRows(Value begin, Value end) {
                               return SmallVector<Value>{};
                             });
                           });
-        SmallVector<Value> totals = kb_.nestedLoops(
-            reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
+        SmallVector<Value> totals = overRow(reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
               return scoped([&] {
                 Index *x = point(kept(), ivs);
                 if (stashHere)
@@ -473,13 +541,14 @@ void FusionEmitter::emitRows(Value begin, Value end) {
               });
             });
         for (auto [reduce, total] : llvm::zip(group, totals))
-          rowScalars_[reduce.getResult()] =
-              finishReduction(kb_, total, elementOf(reduce.getOperand()));
+          rowScalars_[reduce.getResult()] = finishReduction(
+              kb_, lanes_ > 1 ? acrossLanes(reduce.getKind(), total) : total,
+              elementOf(reduce.getOperand()));
       }
       // 2. Results shaped like S; every value of the point is generated
       // before any store, so an output may overwrite an input read here.
       if (anyFull)
-        kb_.nestedLoops(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
+        overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
           return scoped([&] {
             Index *x = point(kept(), ivs);
             if (stash)
@@ -489,8 +558,11 @@ void FusionEmitter::emitRows(Value begin, Value end) {
             return SmallVector<Value>{};
           });
         });
-      // 3. Results shaped like a row, after every read of the row.
-      storeResults(ResultKind::row, rowIdx);
+      // 3. Results shaped like a row, after every read of the row: by lane
+      // 0 once every lane is past its reads (one may overwrite an input).
+      if (lanes_ > 1)
+        kb_.call("kiln_syncwarp", {}, {});
+      inFirstLane([&] { storeResults(ResultKind::row, rowIdx); });
       return SmallVector<Value>{};
     });
   });
@@ -597,13 +669,30 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
   });
 }
 
+bool canUseLanes(const FusionPlan &plan) {
+  if (plan.columns || plan.levels == 0 || plan.rowLength < kMinLanedRow)
+    return false;
+  // The shuffles move f32 and f64 accumulators (sums of floats are f64,
+  // max/min of f32 are f32); integer reductions keep a thread per row.
+  for (auto [reduce, level] : plan.reduces) {
+    OpBuilder b(reduce);
+    Type acc = accumulatorType(b, reduce.getKind(),
+                               elementOf(reduce.getOperand()));
+    if (!acc.isF32() && !acc.isF64())
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
-                                       StringRef name) {
+                                       StringRef name, unsigned lanes) {
   FailureOr<FusionPlan> plan = planFusion(op);
   if (failed(plan))
     return failure();
+  if (lanes > 1 && !canUseLanes(*plan))
+    lanes = 1;
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
   // Column mode keeps partial sums in memory across the row loop, so its
@@ -611,7 +700,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   buildKernel(
       module, name, numBuffers,
       [&](KernelBuilder &kb, Value b, Value e) {
-        FusionEmitter(kb, fusion, *plan).emit(b, e);
+        FusionEmitter(kb, fusion, *plan, lanes).emit(b, e);
       },
       /*parallel=*/!plan->columns);
   // Work per row: every pass reads the row once and each op runs per point.
@@ -619,7 +708,9 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
       plan->columns ? 1 + int64_t(plan->fullReadsReduce) : plan->levels + 1;
   int64_t work = std::max<int64_t>(1, plan->rowLength) *
                  std::max<int64_t>(1, plan->bodyOps) * passes;
-  return KernelInfo{plan->rowCount, true, work};
+  KernelInfo info{plan->rowCount * lanes, true, work / lanes};
+  info.lanes = lanes;
+  return info;
 }
 
 } // namespace kiln::compiler::cpu::detail

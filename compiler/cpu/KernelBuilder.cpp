@@ -3,6 +3,7 @@
 // conversion and the runtime's int64 ranges pass straight through.
 #include "compiler/cpu/KernelBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace kiln::compiler::cpu {
@@ -150,8 +151,27 @@ Value KernelBuilder::linearize(ArrayRef<Value> idx, ArrayRef<int64_t> strides,
 ValueRange KernelBuilder::forLoop(
     Value lb, Value ub, ValueRange inits,
     const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
+  return stridedLoop(lb, ub, index(1), inits, body);
+}
+
+ValueRange KernelBuilder::call(StringRef name, TypeRange results,
+                               ValueRange args) {
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    callee = func::FuncOp::create(
+        b, name, b.getFunctionType(TypeRange(args), results));
+    callee.setPrivate();
+  }
+  return func::CallOp::create(b, callee, args).getResults();
+}
+
+ValueRange KernelBuilder::stridedLoop(
+    Value lb, Value ub, Value step, ValueRange inits,
+    const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
   auto loop = scf::ForOp::create(
-      b, lb, ub, index(1), inits,
+      b, lb, ub, step, inits,
       [&](OpBuilder &nested, Location loc, Value iv, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),

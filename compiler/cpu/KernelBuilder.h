@@ -70,6 +70,18 @@ public:
           const std::function<llvm::SmallVector<mlir::Value>(
               mlir::Value iv, mlir::ValueRange carried)> &body);
 
+  /// scf.for over lb, lb + step, ... < ub.
+  mlir::ValueRange
+  stridedLoop(mlir::Value lb, mlir::Value ub, mlir::Value step,
+              mlir::ValueRange inits,
+              const std::function<llvm::SmallVector<mlir::Value>(
+                  mlir::Value iv, mlir::ValueRange carried)> &body);
+
+  /// A call of the external function `name` (declared private in the
+  /// kernel module on first use), e.g. the GPU's warp primitives.
+  mlir::ValueRange call(llvm::StringRef name, mlir::TypeRange results,
+                        mlir::ValueRange args);
+
   /// Splits [begin, end) into consecutive chunks of at most `width`
   /// indices and calls `body(start, count)` for each.
   void forChunks(

@@ -25,6 +25,10 @@ struct KernelInfo {
   /// Rough work per index (e.g. a reduction's length), so the runtime splits
   /// only ranges whose work repays the hand-off to another thread.
   int64_t workPerIndex = 1;
+  /// GPU kernels written for a warp per row: threads per row (32), each
+  /// running its lane's share; rangeSize then counts threads (rows x
+  /// lanes). 1 for every CPU kernel.
+  unsigned lanes = 1;
 };
 
 /// True when emitOpKernel handles `op`: every kiln op but constant and
@@ -66,9 +70,19 @@ bool canEmitFusion(mlir::Operation *fusion);
 /// See mayWriteResultOverOperand; `fusion` must satisfy canEmitFusion.
 bool fusionReadsInputInPlace(mlir::Operation *fusion, unsigned result,
                              unsigned input);
+/// With `lanes` > 1 (the GPU's 32), a row-reduction fusion whose rows are
+/// at least kMinLanedRow long and whose accumulators are f32 or f64 is
+/// written for `lanes` threads per row: each lane takes every lanes-th
+/// point of the row, the partial results meet by warp shuffles
+/// (kiln_shfl_xor_*, kiln_lane_id, kiln_syncwarp: defined by the CUDA code
+/// generator), and lane 0 stores the row's results. Any other fusion gets
+/// one thread per row (KernelInfo::lanes says which).
 mlir::FailureOr<KernelInfo> emitFusionKernel(mlir::Operation *fusion,
                                              mlir::ModuleOp module,
-                                             llvm::StringRef name);
+                                             llvm::StringRef name,
+                                             unsigned lanes = 1);
+/// Rows shorter than this keep a thread each: a warp would idle its lanes.
+inline constexpr int64_t kMinLanedRow = 64;
 
 // ReductionKernels.cpp
 /// The accumulator of a reduce of `kind` over elements of storage type
@@ -114,6 +128,16 @@ emitGather(mlir::Operation *op, mlir::ModuleOp module, llvm::StringRef name);
 mlir::FailureOr<KernelInfo> emitScatterAdd(mlir::Operation *op,
                                            mlir::ModuleOp module,
                                            llvm::StringRef name);
+/// A float or integer kiln.scatter_add as one index per update: each adds
+/// its update to the result with an atomic read-modify-write, so a result
+/// element hit twice gets both (in either order: float sums may differ in
+/// their last bits from run to run, as XLA's GPU scatter's do). The result
+/// must hold the operand before the kernel runs (the caller copies it).
+/// Fails for 16-bit floats and i1.
+mlir::FailureOr<KernelInfo> emitAtomicScatterAdd(mlir::Operation *op,
+                                                 mlir::ModuleOp module,
+                                                 llvm::StringRef name);
+
 /// Element `i` (i64, row-major) of rng_uniform's result of element type
 /// `elem` under state (key, counter), in elem's compute type (docs/IR.md §3).
 mlir::Value philoxUniform(KernelBuilder &kb, mlir::Value key,

@@ -400,6 +400,42 @@ FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
   return KernelInfo{numElementsOf(result), true};
 }
 
+FailureOr<KernelInfo> emitAtomicScatterAdd(Operation *op, ModuleOp module,
+                                           StringRef name) {
+  auto scatter = cast<ScatterAddOp>(op);
+  Value operand = scatter.getOperand(), indices = scatter.getIndices();
+  Value updates = scatter.getUpdates();
+  int64_t axis = scatter.getAxis();
+  int64_t n = shapeOf(operand)[axis];
+  Type elem = elementOf(operand);
+  if (!elem.isF32() && !elem.isF64() && !elem.isInteger(32) &&
+      !elem.isInteger(64))
+    return failure();
+  LLVM::AtomicBinOp add =
+      isa<FloatType>(elem) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+  buildKernel(
+      module, name, 4,
+      [&](KernelBuilder &kb, Value b, Value e) {
+        kb.forLoop(b, e, {}, [&](Value u, ValueRange) {
+          AxisSplit s =
+              splitAxis(kb, u, shapeOf(operand), shapeOf(indices), axis);
+          Value pos = loadIndex(kb, indices, s.indicesFlat);
+          Value valid = arith::CmpIOp::create(
+              kb.b, arith::CmpIPredicate::ult, pos, kb.index(n));
+          auto ifOp = scf::IfOp::create(kb.b, TypeRange{}, valid, false);
+          OpBuilder::InsertionGuard guard(kb.b);
+          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          Value off = kb.linearize({pos}, {s.axisStride}, s.outerOffset);
+          LLVM::AtomicRMWOp::create(kb.b, add, kb.address(3, elem, off),
+                                    kb.load(2, elem, u),
+                                    LLVM::AtomicOrdering::monotonic);
+          return SmallVector<Value>{};
+        });
+      },
+      /*parallel=*/false); // updates may hit one element twice
+  return KernelInfo{numElementsOf(updates), true};
+}
+
 namespace {
 
 /// Philox-4x32-10 on (x0, x1, 0, 0) under key (k0, k1): the four lanes.

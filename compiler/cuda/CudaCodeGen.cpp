@@ -32,6 +32,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 
@@ -90,7 +91,8 @@ nvptxMachine(const std::string &arch) {
 /// inlining and SROA every access is an `ld.global`/`st.global`, and a CUDA
 /// graph captures the pointers with the launch.
 void addEntryPoints(llvm::Module &module,
-                    const llvm::StringMap<unsigned> &bufferCounts) {
+                    const llvm::StringMap<unsigned> &bufferCounts,
+                    const llvm::StringMap<unsigned> &lanesPerIndex) {
   llvm::LLVMContext &ctx = module.getContext();
   std::vector<llvm::Function *> bodies;
   for (llvm::Function &f : module)
@@ -134,11 +136,71 @@ void addEntryPoints(llvm::Module &module,
         sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
     b.CreateCondBr(b.CreateICmpULT(index, rangeSize), run, done);
     b.SetInsertPoint(run);
+    // A kernel with several lanes per index: consecutive threads share it
+    // (the range counts threads, a whole number of warps).
+    if (unsigned lanes = lanesPerIndex.lookup(name); lanes > 1)
+      index = b.CreateUDiv(index, b.getInt64(lanes));
     b.CreateCall(body, {table, index, b.CreateAdd(index, b.getInt64(1))});
     b.CreateBr(done);
     b.SetInsertPoint(done);
     b.CreateRetVoid();
   }
+}
+
+/// The warp primitives a body written for lanes calls (FusionEmitter.cpp):
+/// `kiln_lane_id() -> i64` (the thread's lane in its warp; blocks are whole
+/// warps), `kiln_shfl_xor_f32(f32, i32)` / `kiln_shfl_xor_f64(f64, i32)`
+/// (the value of the lane whose id differs in the given bits: a butterfly
+/// step, every lane of the warp taking part) and `kiln_syncwarp()`. Each
+/// declaration the module uses gets an internal, always-inlined body.
+void defineWarpPrimitives(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto define = [&](llvm::StringRef name,
+                    const std::function<llvm::Value *(llvm::IRBuilder<> &,
+                                                      llvm::Function *)> &fn) {
+    llvm::Function *f = module.getFunction(name);
+    if (!f || !f->isDeclaration())
+      return;
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+    llvm::Value *out = fn(b, f);
+    out ? b.CreateRet(out) : b.CreateRetVoid();
+  };
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
+  auto shuffle = [](llvm::IRBuilder<> &b, llvm::Intrinsic::ID id,
+                    llvm::Value *v, llvm::Value *mask) {
+    // All 32 lanes, the butterfly partner, clamp 31 (the whole warp).
+    return b.CreateIntrinsic(
+        id, llvm::ArrayRef<llvm::Type *>{},
+        llvm::ArrayRef<llvm::Value *>{b.getInt32(-1), v, mask, b.getInt32(31)});
+  };
+  define("kiln_lane_id", [&](llvm::IRBuilder<> &b, llvm::Function *) {
+    llvm::Value *lane = b.CreateIntrinsic(
+        llvm::Intrinsic::nvvm_read_ptx_sreg_laneid,
+        llvm::ArrayRef<llvm::Type *>{}, llvm::ArrayRef<llvm::Value *>{});
+    return b.CreateZExt(lane, i64);
+  });
+  define("kiln_shfl_xor_f32", [&](llvm::IRBuilder<> &b, llvm::Function *f) {
+    return shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_f32, f->getArg(0),
+                   f->getArg(1));
+  });
+  define("kiln_shfl_xor_f64", [&](llvm::IRBuilder<> &b, llvm::Function *f) {
+    llvm::Value *bits = b.CreateBitCast(f->getArg(0), i64);
+    llvm::Value *low = b.CreateTrunc(bits, i32);
+    llvm::Value *high = b.CreateTrunc(b.CreateLShr(bits, 32), i32);
+    low = shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, low, f->getArg(1));
+    high = shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, high, f->getArg(1));
+    llvm::Value *joined = b.CreateOr(b.CreateZExt(low, i64),
+                                     b.CreateShl(b.CreateZExt(high, i64), 32));
+    return b.CreateBitCast(joined, b.getDoubleTy());
+  });
+  define("kiln_syncwarp", [&](llvm::IRBuilder<> &b, llvm::Function *) {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync,
+                      llvm::ArrayRef<llvm::Type *>{},
+                      llvm::ArrayRef<llvm::Value *>{b.getInt32(-1)});
+    return nullptr;
+  });
 }
 
 std::string libdevicePath() {
@@ -313,7 +375,8 @@ compileCudaKernelModule(mlir::ModuleOp module,
                             uint32_t{0});
   for (llvm::Function &f : *llvmModule)
     f.addFnAttr(llvm::Attribute::NoUnwind);
-  addEntryPoints(*llvmModule, options.bufferCounts);
+  addEntryPoints(*llvmModule, options.bufferCounts, options.lanes);
+  defineWarpPrimitives(*llvmModule);
   if (absl::Status s = linkLibdevice(*llvmModule); !s.ok())
     return s;
   internalize(*llvmModule);

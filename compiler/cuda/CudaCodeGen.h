@@ -40,6 +40,10 @@ struct CudaCodegenOptions {
   /// Per kernel symbol, the number of buffers it takes (its thunk's
   /// slots): each becomes a parameter of the GPU entry point.
   llvm::StringMap<unsigned> bufferCounts;
+  /// Per kernel symbol whose body is written for several lanes per index
+  /// (a warp per row: 32), that count: threads lanes*i ... lanes*i+lanes-1
+  /// all run index i, each as its lane (kiln_lane_id). Absent: 1.
+  llvm::StringMap<unsigned> lanes;
   /// Run ptxas (when found) to make a cubin.
   bool assemble = true;
 };

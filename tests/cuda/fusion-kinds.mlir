@@ -64,12 +64,22 @@ func.func @gelu(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 
 // Softmax is one reduction fusion (max pass, sum pass, output pass) → one
 // kernel; max propagates NaN and the f32 sums accumulate in f64 (docs/IR.md); the row's
-// exponentials are stashed in the output row between passes.
+// exponentials are stashed in the output row between passes. A warp per
+// row: thread i runs row i / 32 as lane %laneid and steps through the row
+// 32 elements (128 bytes) at a time, so the warp's loads are coalesced;
+// the lanes' partial max and sum meet by butterfly shuffles over the whole
+// warp (5 steps; an f64 moves as two 32-bit halves); the warp syncs before
+// lane 0 would store row results (none here).
 // SOFTMAX: .visible .entry kiln_kernel_0(
+// SOFTMAX: %laneid
 // SOFTMAX: max.NaN.f32
+// SOFTMAX: add.s64 {{.*}}, 128;
+// SOFTMAX-COUNT-5: shfl.sync.bfly.b32 {{.*}}, 31, -1;
 // SOFTMAX: cvt.f64.f32
 // SOFTMAX: add.rn.f64
+// SOFTMAX-COUNT-10: shfl.sync.bfly.b32
 // SOFTMAX: div.rn.f32
+// SOFTMAX: bar.warp.sync -1;
 // SOFTMAX-NOT: .entry
 func.func @softmax(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
   %m = kiln.reduce max %x, dims = [1] : tensor<32x512xf32> -> tensor<32xf32>
@@ -143,17 +153,20 @@ func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x25
 
 // Embedding lookup and its gradient: a gather kernel, a fill kernel for the
 // zero accumulator (a large splat is filled, not stored), and a scatter_add
-// kernel that owns a partition of the result, so no two threads add into
-// the same element (no atomics, a deterministic order).
+// kernel with a thread per update that adds it into the result (a copy of
+// the operand) with one atomic add: threads that owned a partition of the
+// result each scanned every update, 38.6M threads x 6.3M updates for
+// GPT-2's wte. Bounds-checked index, no plain read-modify-write left.
 // EMBED: .visible .entry kiln_kernel_0(
 // EMBED: ld.global.b32
 // EMBED: st.global.b32
 // EMBED: .visible .entry kiln_kernel_1(
 // EMBED: st.global.b32 [%rd{{[0-9]+}}], 0;
 // EMBED: .visible .entry kiln_kernel_2(
-// EMBED-NOT: atom
-// EMBED: add.rn.f32
-// EMBED-NOT: atom
+// EMBED: setp.gt.u32 {{.*}}, 99;
+// EMBED: atom.global.add.f32
+// EMBED-NOT: add.rn.f32
+// EMBED-NOT: .entry
 func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>, %grad: tensor<4x8x16xf32>) -> (tensor<4x8x16xf32>, tensor<100x16xf32>) {
   %e = kiln.gather %table[%ids], axis = 0 : tensor<100x16xf32>, tensor<4x8xi32> -> tensor<4x8x16xf32>
   %zero = kiln.constant dense<0.0> : tensor<100x16xf32>

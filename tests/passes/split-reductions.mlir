@@ -1,0 +1,62 @@
+// kiln-split-reductions turns a reduction with few outputs and long rows
+// into a tree: a full sum keeps a whole dimension in the first stage and
+// reshapes the second; a column sum splits its rows by a reshape; a max of
+// few long rows splits each row (50257 = 29 x 1733); f32 sums go through
+// f64. Many outputs, short rows, a prime row length and integer sums are
+// left alone (the negative twins).
+// RUN: kiln-opt %s --split-input-file --kiln-split-reductions | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=1" | FileCheck %s --check-prefix=OFF
+
+// CHECK-LABEL: func.func @full(
+// CHECK: %[[W:.+]] = kiln.convert %{{.+}} : tensor<4096x768xf32> -> tensor<4096x768xf64>
+// CHECK: %[[A:.+]] = kiln.reduce sum %[[W]], dims = [1] : tensor<4096x768xf64> -> tensor<4096xf64>
+// CHECK: %[[B:.+]] = kiln.reshape %[[A]] : tensor<4096xf64> -> tensor<128x32xf64>
+// CHECK: %[[C:.+]] = kiln.reduce sum %[[B]], dims = [1] : tensor<128x32xf64> -> tensor<128xf64>
+// CHECK: %[[D:.+]] = kiln.reduce sum %[[C]], dims = [0] : tensor<128xf64> -> tensor<f64>
+// CHECK: %[[E:.+]] = kiln.convert %[[D]] : tensor<f64> -> tensor<f32>
+// CHECK: return %[[E]]
+// OFF-LABEL: func.func @full(
+// OFF-NEXT: kiln.reduce sum %{{.+}}, dims = [0, 1]
+func.func @full(%x: tensor<4096x768xf32>) -> tensor<f32> {
+  %s = kiln.reduce sum %x, dims = [0, 1] : tensor<4096x768xf32> -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @columns(
+// CHECK: kiln.reshape %{{.+}} : tensor<8192x768xf64> -> tensor<32x256x768xf64>
+// CHECK: kiln.reduce sum %{{.+}}, dims = [1] : tensor<32x256x768xf64> -> tensor<32x768xf64>
+// CHECK: kiln.reduce sum %{{.+}}, dims = [0] : tensor<32x768xf64> -> tensor<768xf64>
+func.func @columns(%x: tensor<8192x768xf32>) -> tensor<768xf32> {
+  %s = kiln.reduce sum %x, dims = [0] : tensor<8192x768xf32> -> tensor<768xf32>
+  return %s : tensor<768xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rows_max(
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.reshape %{{.+}} : tensor<333x50257xf32> -> tensor<333x29x1733xf32>
+// CHECK: kiln.reduce max %{{.+}}, dims = [2] : tensor<333x29x1733xf32> -> tensor<333x29xf32>
+// CHECK: kiln.reduce max %{{.+}}, dims = [1] : tensor<333x29xf32> -> tensor<333xf32>
+func.func @rows_max(%x: tensor<333x50257xf32>) -> tensor<333xf32> {
+  %s = kiln.reduce max %x, dims = [1] : tensor<333x50257xf32> -> tensor<333xf32>
+  return %s : tensor<333xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: kiln.reshape
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.reduce sum %{{.+}}, dims = [1] : tensor<8192x768xf32> -> tensor<8192xf32>
+// CHECK: kiln.reduce sum %{{.+}}, dims = [1] : tensor<7x2053xf32> -> tensor<7xf32>
+// CHECK: kiln.reduce sum %{{.+}}, dims = [1] : tensor<64x4096xi64> -> tensor<64xi64>
+// CHECK-NEXT: return
+func.func @left_alone(%x: tensor<8192x768xf32>, %y: tensor<7x2053xf32>, %z: tensor<64x4096xi64>) -> (tensor<8192xf32>, tensor<7xf32>, tensor<64xi64>) {
+  %a = kiln.reduce sum %x, dims = [1] : tensor<8192x768xf32> -> tensor<8192xf32>
+  %b = kiln.reduce sum %y, dims = [1] : tensor<7x2053xf32> -> tensor<7xf32>
+  %c = kiln.reduce sum %z, dims = [1] : tensor<64x4096xi64> -> tensor<64xi64>
+  return %a, %b, %c : tensor<8192xf32>, tensor<7xf32>, tensor<64xi64>
+}
