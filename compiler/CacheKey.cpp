@@ -70,9 +70,12 @@ std::string keyOptionsText(const KeyOptions &options) {
                    ";memory-budget=", options.memoryBudget);
   if (!options.partition)
     absl::StrAppend(&text, ";partition=0");
-  if (options.backend == Backend::cuda)
+  if (options.backend == Backend::cuda) {
     absl::StrAppend(&text, ";cuda-arch=", options.cudaArch,
                     ";tf32=", options.tf32 ? 1 : 0);
+    if (unsigned lanes = cpu::gpuRowLanes(); lanes != 32)
+      absl::StrAppend(&text, ";row-lanes=", lanes);
+  }
   return text;
 }
 

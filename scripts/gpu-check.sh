@@ -22,7 +22,9 @@
 #      4 losses of kiln cuda within 1e-4 of kiln cpu and of PyTorch) and
 #      sst2-curves (parity.py curves; its tolerances are explained there);
 #   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M
-#      run's first 4 steps: the summary in logs.txt, trace-124m.json.
+#      run's first 4 steps: the summary in logs.txt, trace-124m.json; then
+#      ab-row-lanes: kiln's 124M step with KILN_CUDA_ROW_LANES=1 (a thread
+#      per row) beside the bench's (a warp per row).
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -395,6 +397,24 @@ if [[ -f $work/first4.npy ]]; then
     --steps "$bench_steps" --weights "$work/bench/weights.safetensors" \
     --batches "$work/first4.npy" --result "$work/profile_124m.json"
   record profile-124m INFO "$(exit_note profile-124m): KILN_PROFILE of 4 steps (trace-124m.json)"
+fi
+
+# The warp-per-row fusions against one thread per row (KILN_CUDA_ROW_LANES=1)
+# on the cuda run's 12 batches: kiln's step time each way, in one run.
+if [[ -f $work/bench/batches.npy && -f $work/profile_124m.json ]]; then
+  KILN_CUDA_ROW_LANES=1 run_part ab-row-lanes 60 kiln-bench --worker kiln \
+    --mode compiled --backend cuda "${model[@]}" --steps "$bench_steps" \
+    --weights "$work/bench/weights.safetensors" \
+    --batches "$work/bench/batches.npy" --result "$work/row_lanes_1.json"
+  ab=$(python3 -c 'import json, statistics, sys
+def median(path, key):
+    steps = json.load(open(path))[key]
+    steps = steps["kiln_compiled"]["step_ms"] if key == "systems" else steps
+    return statistics.median(steps[len(steps) // 2:])
+print("step %.1f ms with a warp per row, %.1f ms with a thread per row" % (
+    median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms")))' \
+    "$work/bench/results.json" "$work/row_lanes_1.json" 2>&1 | tail -n 1)
+  record ab-row-lanes INFO "$(exit_note ab-row-lanes): $ab"
 fi
 
 total=$(($(date +%s) - start))

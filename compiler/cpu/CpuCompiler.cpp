@@ -33,9 +33,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
+#include <string_view>
 
 namespace kiln::compiler::cpu {
 
@@ -657,7 +660,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     if (passes.splitReductionsBelow == 0)
       passes.splitReductionsBelow = kGpuReductionParallelism;
     kernels.atomicScatterAdd = true;
-    kernels.rowLanes = kGpuRowLanes;
+    kernels.rowLanes = gpuRowLanes();
   }
   if (failed(runKilnPipeline(module, passes)))
     return absl::InternalError("the kiln pass pipeline failed on the module");
@@ -669,6 +672,22 @@ compileExecutable(ModuleOp module, const std::string &function,
   FunctionLowering lowering(*entry, stats ? *stats : local,
                             passes.memoryBudgetBytes, kernels);
   return lowering.run();
+}
+
+unsigned gpuRowLanes() {
+  static const unsigned lanes = [] {
+    const char *env = std::getenv("KILN_CUDA_ROW_LANES");
+    if (!env || !*env || std::string_view(env) == "32")
+      return kGpuRowLanes;
+    if (std::string_view(env) == "1")
+      return 1u;
+    std::fprintf(stderr,
+                 "kiln: warning: KILN_CUDA_ROW_LANES must be 1 or 32, not "
+                 "'%s'; using 32\n",
+                 env);
+    return kGpuRowLanes;
+  }();
+  return lanes;
 }
 
 PipelineOptions pipelineOptionsFor(const CompileOptions &options) {

@@ -44,6 +44,12 @@ struct KernelTarget {
   unsigned rowLanes = 1;
 };
 
+/// Threads per row the cuda target gives row-reduction fusions: a warp
+/// (32), or $KILN_CUDA_ROW_LANES=1 for one thread per row, to measure the
+/// difference (read once; any other value is refused with a warning and
+/// 32 kept). Part of the cache key when not 32.
+unsigned gpuRowLanes();
+
 /// The target a compile request implies.
 KernelTarget kernelTargetFor(const CompileOptions &options);
 

@@ -9,6 +9,10 @@
 // RUN: FileCheck %s --check-prefix=GELU < %t.gelu.ptx
 // RUN: kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax.ptx
 // RUN: FileCheck %s --check-prefix=SOFTMAX < %t.softmax.ptx
+// RUN: env KILN_CUDA_ROW_LANES=1 kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax1.ptx
+// RUN: FileCheck %s --check-prefix=ONELANE < %t.softmax1.ptx
+// RUN: env KILN_CUDA_ROW_LANES=7 kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax7.ptx 2>&1 | FileCheck %s --check-prefix=BADLANES
+// RUN: FileCheck %s --check-prefix=SOFTMAX < %t.softmax7.ptx
 // RUN: kilnc compile %s --backend cuda --function column_sum --emit-ptx %t.colsum.ptx
 // RUN: FileCheck %s --check-prefix=COLSUM < %t.colsum.ptx
 // RUN: kilnc compile %s --backend cuda --function adam_like --emit-ptx %t.multi.ptx
@@ -81,6 +85,13 @@ func.func @gelu(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 // SOFTMAX: div.rn.f32
 // SOFTMAX: bar.warp.sync -1;
 // SOFTMAX-NOT: .entry
+// KILN_CUDA_ROW_LANES=1 (to measure the difference): a thread per row, no
+// shuffles; any value but 1 or 32 is refused with a warning.
+// ONELANE: .visible .entry kiln_kernel_0(
+// ONELANE-NOT: shfl
+// ONELANE-NOT: %laneid
+// ONELANE: max.NaN.f32
+// BADLANES: warning: KILN_CUDA_ROW_LANES must be 1 or 32, not '7'; using 32
 func.func @softmax(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
   %m = kiln.reduce max %x, dims = [1] : tensor<32x512xf32> -> tensor<32xf32>
   %mk = kiln.reshape %m : tensor<32xf32> -> tensor<32x1xf32>
