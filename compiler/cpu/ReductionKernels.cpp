@@ -328,6 +328,23 @@ AxisSplit splitAxis(KernelBuilder &kb, Value flat, ArrayRef<int64_t> operand,
   return {kb.linearize(inner, iStr), kb.linearize(outer, outerStr), oStr[axis]};
 }
 
+/// Where update `u` of a scatter_add lands in its result: the flat offset,
+/// and whether its index is inside the operand (out-of-range updates are
+/// dropped, as the reference does).
+struct ScatterTarget {
+  Value offset, valid;
+};
+
+ScatterTarget scatterTarget(KernelBuilder &kb, ScatterAddOp scatter, Value u) {
+  Value operand = scatter.getOperand(), indices = scatter.getIndices();
+  int64_t axis = scatter.getAxis();
+  AxisSplit s = splitAxis(kb, u, shapeOf(operand), shapeOf(indices), axis);
+  Value pos = loadIndex(kb, indices, s.indicesFlat);
+  Value valid = arith::CmpIOp::create(kb.b, arith::CmpIPredicate::ult, pos,
+                                      kb.index(shapeOf(operand)[axis]));
+  return {kb.linearize({pos}, {s.axisStride}, s.outerOffset), valid};
+}
+
 } // namespace
 
 FailureOr<KernelInfo> emitGather(Operation *op, ModuleOp module,
@@ -355,11 +372,8 @@ FailureOr<KernelInfo> emitGather(Operation *op, ModuleOp module,
 FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
                                      StringRef name) {
   auto scatter = cast<ScatterAddOp>(op);
-  Value operand = scatter.getOperand(), indices = scatter.getIndices();
   Value updates = scatter.getUpdates(), result = scatter.getResult();
-  int64_t axis = scatter.getAxis();
-  int64_t n = shapeOf(operand)[axis];
-  Type elem = elementOf(operand);
+  Type elem = elementOf(scatter.getOperand());
   // The range partitions the result: each call copies its part of the
   // operand, then scans every update and adds those landing in its part, so
   // ranges can run on different threads without atomics.
@@ -373,26 +387,21 @@ FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
         kb.forLoop(
             kb.index(0), kb.index(numElementsOf(updates)), {},
             [&](Value u, ValueRange) {
-              AxisSplit s =
-                  splitAxis(kb, u, shapeOf(operand), shapeOf(indices), axis);
-              Value pos = loadIndex(kb, indices, s.indicesFlat);
-              Value valid = arith::CmpIOp::create(
-                  kb.b, arith::CmpIPredicate::ult, pos, kb.index(n));
-              Value off = kb.linearize({pos}, {s.axisStride}, s.outerOffset);
+              ScatterTarget t = scatterTarget(kb, scatter, u);
               Value mine = arith::AndIOp::create(
                   kb.b,
-                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::sge, off,
-                                        b),
-                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::slt, off,
-                                        e));
+                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::sge,
+                                        t.offset, b),
+                  arith::CmpIOp::create(kb.b, arith::CmpIPredicate::slt,
+                                        t.offset, e));
               auto ifOp = scf::IfOp::create(
-                  kb.b, TypeRange{}, arith::AndIOp::create(kb.b, valid, mine),
+                  kb.b, TypeRange{}, arith::AndIOp::create(kb.b, t.valid, mine),
                   false);
               OpBuilder::InsertionGuard guard(kb.b);
               kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-              Value sum = combine(kb, ReduceKind::sum, kb.load(3, elem, off),
+              Value sum = combine(kb, ReduceKind::sum, kb.load(3, elem, t.offset),
                                   kb.load(2, elem, u));
-              kb.store(3, elem, off, sum);
+              kb.store(3, elem, t.offset, sum);
               return SmallVector<Value>{};
             });
       },
@@ -403,11 +412,8 @@ FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
 FailureOr<KernelInfo> emitAtomicScatterAdd(Operation *op, ModuleOp module,
                                            StringRef name) {
   auto scatter = cast<ScatterAddOp>(op);
-  Value operand = scatter.getOperand(), indices = scatter.getIndices();
   Value updates = scatter.getUpdates();
-  int64_t axis = scatter.getAxis();
-  int64_t n = shapeOf(operand)[axis];
-  Type elem = elementOf(operand);
+  Type elem = elementOf(scatter.getOperand());
   if (!elem.isF32() && !elem.isF64() && !elem.isInteger(32) &&
       !elem.isInteger(64))
     return failure();
@@ -417,16 +423,11 @@ FailureOr<KernelInfo> emitAtomicScatterAdd(Operation *op, ModuleOp module,
       module, name, 4,
       [&](KernelBuilder &kb, Value b, Value e) {
         kb.forLoop(b, e, {}, [&](Value u, ValueRange) {
-          AxisSplit s =
-              splitAxis(kb, u, shapeOf(operand), shapeOf(indices), axis);
-          Value pos = loadIndex(kb, indices, s.indicesFlat);
-          Value valid = arith::CmpIOp::create(
-              kb.b, arith::CmpIPredicate::ult, pos, kb.index(n));
-          auto ifOp = scf::IfOp::create(kb.b, TypeRange{}, valid, false);
+          ScatterTarget t = scatterTarget(kb, scatter, u);
+          auto ifOp = scf::IfOp::create(kb.b, TypeRange{}, t.valid, false);
           OpBuilder::InsertionGuard guard(kb.b);
           kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          Value off = kb.linearize({pos}, {s.axisStride}, s.outerOffset);
-          LLVM::AtomicRMWOp::create(kb.b, add, kb.address(3, elem, off),
+          LLVM::AtomicRMWOp::create(kb.b, add, kb.address(3, elem, t.offset),
                                     kb.load(2, elem, u),
                                     LLVM::AtomicOrdering::monotonic);
           return SmallVector<Value>{};

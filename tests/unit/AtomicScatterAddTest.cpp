@@ -27,12 +27,9 @@ HostTensor ints(DType dtype, std::vector<int64_t> shape,
 }
 
 testing::ProgramFactory atomicCpu() {
-  return [](mlir::ModuleOp module) {
-    compiler::cpu::KernelTarget target;
-    target.atomicScatterAdd = true;
-    return compiler::cpu::createProgram(module, "main", PipelineOptions(),
-                                        target);
-  };
+  compiler::cpu::KernelTarget target;
+  target.atomicScatterAdd = true;
+  return testing::cpuPrograms({}, target);
 }
 
 TEST(AtomicScatterAdd, MatchesTheReferenceOnBothAxesAndEveryType) {
@@ -72,12 +69,15 @@ TEST(AtomicScatterAdd, ManyUpdatesOnFewRowsLoseNone) {
   HostTensor tokens(DType::i64, {4096});
   for (int64_t t = 0; t < 4096; ++t)
     tokens.setInt(t, static_cast<int64_t>(rng() % 7));
-  // Sums of ~585 terms in any order: scale the tolerance by their count.
+  // Sums of ~585 terms of |u| <= 1 added in f32 in the threads' order:
+  // within the base tolerance here (AMD EPYC, 3 runs); 20x leaves room for
+  // another interleaving, while one lost update (mean |u| 0.5 against a
+  // tolerance of ~3e-3 on sums near 14) still fails.
   testing::expectMatchesReferenceOn(
       atomicCpu(), source,
       {randomTensor(DType::f32, {7, 64}, rng, 1, false), tokens,
        randomTensor(DType::f32, {4096, 64}, rng, 1, false)},
-      600);
+      20);
 }
 
 } // namespace

@@ -152,6 +152,19 @@ inline void expectAllMatch(const std::vector<HostTensor> &actual,
         << what << ", result " << i;
 }
 
+/// The reference evaluator gives `rewritten` (a pass's output from
+/// `source`) the results it gives `source`, within `scale` times the base
+/// tolerance.
+inline void expectRewriteKeepsResults(const std::string &source,
+                                      mlir::ModuleOp rewritten,
+                                      const std::vector<HostTensor> &inputs,
+                                      double scale, const std::string &what) {
+  ParsedModule direct = parseModule(source);
+  ASSERT_TRUE(direct.module) << what;
+  expectAllMatch(evaluateMain(rewritten, inputs),
+                 evaluateMain(*direct.module, inputs), scale, what);
+}
+
 /// `source` after `pass` (nested on functions), which must leave no op of
 /// the kinds `isLeft` names.
 inline ParsedModule
@@ -232,15 +245,22 @@ inline void expectMatchesReferenceOn(const ProgramFactory &factory,
   }
 }
 
+/// The CPU backend's programs of @main under `pipeline` and `target` (a
+/// CPU target may ask for a GPU kernel form, e.g. atomicScatterAdd, to run
+/// it on the CPU's threads).
+inline ProgramFactory
+cpuPrograms(PipelineOptions pipeline = {},
+            compiler::cpu::KernelTarget target = {}) {
+  return [pipeline, target](mlir::ModuleOp module) {
+    return compiler::cpu::createProgram(module, "main", pipeline, target);
+  };
+}
+
 /// expectMatchesReferenceOn for the CPU backend (oneDNN GEMMs, 2 threads).
 inline void expectMatchesReference(const std::string &source,
                                    const std::vector<HostTensor> &inputs,
                                    double scale = 1) {
-  expectMatchesReferenceOn(
-      [](mlir::ModuleOp module) {
-        return compiler::cpu::createCpuProgram(module, "main");
-      },
-      source, inputs, scale);
+  expectMatchesReferenceOn(cpuPrograms(), source, inputs, scale);
 }
 
 } // namespace kiln::testing

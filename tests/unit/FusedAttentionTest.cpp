@@ -149,17 +149,13 @@ TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
         std::string what = llvm::formatv("causal {0}, dropout {1}, {2} rows "
                                          "per chunk",
                                          causal, dropout, rows);
-        std::vector<HostTensor> in = c.inputs(false, rows);
-        auto direct = parseModule(c.forwardModule());
-        auto chunked = lowered(c.forwardModule(), rows * rowBytes);
-        expectAllMatch(testing::evaluateMain(*chunked.module, in),
-                       testing::evaluateMain(*direct.module, in), 100, "forward, " + what);
-        std::vector<HostTensor> gin = c.inputs(true, rows);
-        auto gradDirect = parseModule(c.gradModule());
-        auto gradChunked = lowered(c.gradModule(), rows * rowBytes);
-        expectAllMatch(testing::evaluateMain(*gradChunked.module, gin),
-                       testing::evaluateMain(*gradDirect.module, gin), 100,
-                       "gradient, " + what);
+        testing::expectRewriteKeepsResults(
+            c.forwardModule(),
+            *lowered(c.forwardModule(), rows * rowBytes).module,
+            c.inputs(false, rows), 100, "forward, " + what);
+        testing::expectRewriteKeepsResults(
+            c.gradModule(), *lowered(c.gradModule(), rows * rowBytes).module,
+            c.inputs(true, rows), 100, "gradient, " + what);
       }
     }
 }
@@ -173,10 +169,7 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
         c.queries = c.keys = 16, c.headDim = 8;
         PipelineOptions options;
         options.attentionChunkBytes = chunkBytes;
-        auto cpu = [&](mlir::ModuleOp module) {
-          return compiler::cpu::createProgram(module, "main", options,
-                                              compiler::cpu::KernelTarget());
-        };
+        testing::ProgramFactory cpu = testing::cpuPrograms(options);
         // Sums over 16 keys and 8 head dims.
         testing::expectMatchesReferenceOn(cpu, c.forwardModule(),
                                           c.inputs(false, 7), 16);

@@ -161,17 +161,12 @@ TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
   int64_t rowBytes = c.classes * 8;
   for (int64_t rows : {1, 2, 3, 7, 100}) {
     std::string what = llvm::formatv("{0} rows per chunk", rows);
-    std::vector<HostTensor> in = c.inputs(false, rows);
-    auto direct = parseModule(c.forwardModule());
-    auto chunked = lowered(c.forwardModule(), rows * rowBytes);
-    expectAllMatch(testing::evaluateMain(*chunked.module, in), testing::evaluateMain(*direct.module, in),
-                   100, "forward, " + what);
-    std::vector<HostTensor> gin = c.inputs(true, rows);
-    auto gradDirect = parseModule(c.gradModule());
-    auto gradChunked = lowered(c.gradModule(), rows * rowBytes);
-    expectAllMatch(testing::evaluateMain(*gradChunked.module, gin),
-                   testing::evaluateMain(*gradDirect.module, gin), 100,
-                   "gradient, " + what);
+    testing::expectRewriteKeepsResults(
+        c.forwardModule(), *lowered(c.forwardModule(), rows * rowBytes).module,
+        c.inputs(false, rows), 100, "forward, " + what);
+    testing::expectRewriteKeepsResults(
+        c.gradModule(), *lowered(c.gradModule(), rows * rowBytes).module,
+        c.inputs(true, rows), 100, "gradient, " + what);
   }
 }
 
@@ -200,10 +195,7 @@ TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
     c.rows = 24, c.width = 16, c.classes = 37;
     PipelineOptions options;
     options.lossChunkBytes = chunkBytes;
-    auto cpu = [&](mlir::ModuleOp module) {
-      return compiler::cpu::createProgram(module, "main", options,
-                                          compiler::cpu::KernelTarget());
-    };
+    testing::ProgramFactory cpu = testing::cpuPrograms(options);
     // Sums over 37 classes and 16 widths (and 24 rows for the weight's):
     // within 1e-5 relative here (AMD EPYC); 4e-5 leaves room for another
     // CPU's summation order, and is still far below a wrong term's error.

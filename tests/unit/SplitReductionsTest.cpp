@@ -75,8 +75,7 @@ runOnCpu(const std::string &source, const std::vector<HostTensor> &inputs,
     return absl::InvalidArgumentError("does not parse");
   PipelineOptions options;
   options.splitReductionsBelow = splitBelow;
-  auto program = compiler::cpu::createProgram(*parsed.module, "main", options,
-                                              compiler::cpu::KernelTarget());
+  auto program = testing::cpuPrograms(options)(*parsed.module);
   if (!program.ok())
     return program.status();
   return (*program)->run(runtime::borrowAll(inputs));
