@@ -82,14 +82,18 @@ CudaProgram::~CudaProgram() {
     return;
   const CudaDriver &d = *driver_;
   // Teardown runs on whatever thread drops the program: make the context
-  // current, and let all of its work finish before memory goes away.
+  // current, and let this program's work finish before memory goes away.
+  // Its stream only: the context is shared (the primary context), and a
+  // context-wide synchronize while another thread captures a CUDA graph
+  // invalidates that capture (and crashed the H100's driver in
+  // CudaRandomGraphTest's 8 threads).
   d.ctxSetCurrent(context_);
   if (stream_)
     d.streamSynchronize(stream_);
-  // Outputs still on the device move to host memory before it goes.
+  // Outputs still on the device move to host memory before it goes (on
+  // the stream, which close() waits for).
   if (values_)
     values_->close();
-  d.ctxSynchronize();
   if (graph_)
     d.graphExecDestroy(graph_);
   for (CUevent event : events_)

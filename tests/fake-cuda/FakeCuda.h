@@ -70,6 +70,11 @@ int fake_cuda_launch_captured(int launch);
 /// Graphs instantiated, graph launches, and kernel nodes those replayed.
 int fake_cuda_graphs_instantiated(void);
 int fake_cuda_graph_launches(void);
+/* A capture in progress on a stream of the fake's own, as another thread's
+   program would have; the end returns 1 when something invalidated it
+   meanwhile (a context-wide synchronize), 0 if not, -1 if none began. */
+void fake_cuda_begin_foreign_capture(void);
+int fake_cuda_end_foreign_capture(void);
 int fake_cuda_replayed_kernels(void);
 
 /// Successful cuMemAlloc calls and their bytes since the reset.

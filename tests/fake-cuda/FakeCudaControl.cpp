@@ -162,6 +162,31 @@ FAKE_EXPORT int fake_cuda_graphs_instantiated(void) {
   return locked<int>([](State &s) { return s.graphsInstantiated; });
 }
 
+FAKE_EXPORT void fake_cuda_begin_foreign_capture(void) {
+  locked<int>([](State &s) {
+    if (!s.foreignCapture) {
+      s.foreignCapture = new FakeStream();
+      s.streams.insert(s.foreignCapture);
+    }
+    s.foreignCapture->capturing = true;
+    s.foreignCapture->invalidated = false;
+    return 0;
+  });
+}
+
+FAKE_EXPORT int fake_cuda_end_foreign_capture(void) {
+  return locked<int>([](State &s) {
+    FakeStream *stream = s.foreignCapture;
+    if (!stream)
+      return -1;
+    int invalidated = stream->invalidated ? 1 : 0;
+    s.streams.erase(stream);
+    delete stream;
+    s.foreignCapture = nullptr;
+    return invalidated;
+  });
+}
+
 FAKE_EXPORT int fake_cuda_graph_launches(void) {
   return locked<int>([](State &s) { return s.graphLaunches; });
 }

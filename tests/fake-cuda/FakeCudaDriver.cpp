@@ -158,10 +158,23 @@ CUresult fakeCtxSetCurrent(CUcontext context) {
   return CUDA_SUCCESS;
 }
 
+/// A context-wide synchronize while any stream captures (on any thread)
+/// is refused and loses those captures, as on the real driver (which also
+/// crashed on it, docs/GPU.md run 4).
+CUresult refuseDuringCapture(State &s) {
+  CUresult result = CUDA_SUCCESS;
+  for (FakeStream *stream : s.streams)
+    if (stream->capturing) {
+      stream->invalidated = true;
+      result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+  return result;
+}
+
 /// The CUDA 2.0 ABI: synchronises the current context.
 CUresult fakeCtxSynchronizeV2000() {
   FAKE_ENTER("cuCtxSynchronize", Needs::context);
-  return CUDA_SUCCESS; // all work has run already
+  return refuseDuringCapture(s); // else all work has run already
 }
 
 /// The CUDA 13 ABI takes the context; called through the old signature it
@@ -170,7 +183,7 @@ CUresult fakeCtxSynchronizeV13000(CUcontext context) {
   FAKE_ENTER("cuCtxSynchronize", Needs::context);
   if (context != nullptr && knownContext(s, context) == nullptr)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  return CUDA_SUCCESS;
+  return refuseDuringCapture(s);
 }
 
 //===--- Memory -----------------------------------------------------------===//

@@ -91,6 +91,8 @@ struct State {
   std::map<uintptr_t, size_t> allocations;
   unsigned long long liveBytes = 0;
   std::set<FakeStream *> streams;
+  /// A capture begun by fake_cuda_begin_foreign_capture (in `streams`).
+  FakeStream *foreignCapture = nullptr;
   std::set<FakeModule *> modules;
   std::set<FakeGraph *> graphs;
   std::set<FakeGraphExec *> execs;

@@ -559,6 +559,21 @@ TEST_F(CudaRuntime, FailedCaptureFallsBackToDirectLaunchesForGood) {
   EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamBeginCapture"), 1);
 }
 
+TEST_F(CudaRuntime, DroppingAProgramLeavesAnotherThreadsCaptureAlone) {
+  // Another thread's program is capturing its step when this one is
+  // dropped: the teardown waits for its own stream only. A context-wide
+  // synchronize would invalidate that capture (and crashed the H100's
+  // driver: docs/GPU.md, run 4).
+  auto program = load(kernelExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x = iota({1000}, 0);
+  ASSERT_TRUE(runKernels(*program, x, 1).ok());
+  FAKE_CUDA(fake_cuda_begin_foreign_capture)();
+  program.reset();
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_end_foreign_capture)(), 0);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuCtxSynchronize"), 0);
+}
+
 TEST_F(CudaRuntime, GraphsCanBeTurnedOff) {
   runtime::CudaRuntimeOptions options = fakeCudaOptions();
   options.captureGraphs = false;
