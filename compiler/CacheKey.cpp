@@ -76,6 +76,11 @@ std::string keyOptionsText(const KeyOptions &options) {
     if (unsigned lanes = cpu::gpuRowLanes(); lanes != 32)
       absl::StrAppend(&text, ";row-lanes=", lanes);
   }
+  const cpu::ChunkOverrides &chunks = cpu::chunkOverrides();
+  if (chunks.attentionMiB > 0)
+    absl::StrAppend(&text, ";attention-chunk-mb=", chunks.attentionMiB);
+  if (chunks.lossMiB > 0)
+    absl::StrAppend(&text, ";loss-chunk-mb=", chunks.lossMiB);
   return text;
 }
 

@@ -15,6 +15,30 @@
 namespace kiln::compiler {
 
 
+CompileOptions compileOptionsFor(const KeyOptions &options,
+                                 const std::string &passDumpDir) {
+  CompileOptions request;
+  request.backend = options.backend;
+  request.function = options.function;
+  request.memoryBudgetBytes = options.memoryBudget;
+  request.partition = options.partition;
+  request.passDumpDir = passDumpDir;
+  request.cudaArch = options.cudaArch;
+  request.tf32 = options.tf32;
+  return request;
+}
+
+KeyOptions keyOptionsFor(const CompileOptions &options) {
+  KeyOptions key;
+  key.backend = options.backend;
+  key.function = options.function;
+  key.memoryBudget = options.memoryBudgetBytes;
+  key.partition = options.partition;
+  key.cudaArch = options.cudaArch;
+  key.tf32 = options.tf32;
+  return key;
+}
+
 absl::StatusOr<runtime::Executable>
 compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
                         runtime::PersistentCache *cache,
@@ -41,17 +65,10 @@ compileExecutableCached(mlir::ModuleOp module, const KeyOptions &options,
   if (absl::Status s = verifyModule(module); !s.ok())
     return s;
   auto start = std::chrono::steady_clock::now();
-  PipelineOptions pipeline;
-  pipeline.memoryBudgetBytes = options.memoryBudget;
-  pipeline.partition = options.partition;
-  pipeline.dumpDir = passDumpDir;
-  cpu::KernelTarget target;
-  if (options.backend == Backend::cuda)
-    target.device = runtime::Device::cuda;
-  target.cudaArch = options.cudaArch;
-  target.tf32 = options.tf32;
+  CompileOptions request = compileOptionsFor(options, passDumpDir);
   absl::StatusOr<runtime::Executable> executable = cpu::compileExecutable(
-      module, options.function, nullptr, pipeline, target);
+      module, options.function, nullptr, cpu::pipelineOptionsFor(request),
+      cpu::kernelTargetFor(request));
   out.compileSeconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -68,13 +85,7 @@ compileCached(mlir::ModuleOp module, const CompileOptions &options,
               runtime::PersistentCache *cache, CacheOutcome *outcome) {
   if (options.backend == Backend::reference)
     return compile(module, options);
-  KeyOptions keyOptions;
-  keyOptions.backend = options.backend;
-  keyOptions.function = options.function;
-  keyOptions.memoryBudget = options.memoryBudgetBytes;
-  keyOptions.partition = options.partition;
-  keyOptions.cudaArch = options.cudaArch;
-  keyOptions.tf32 = options.tf32;
+  KeyOptions keyOptions = keyOptionsFor(options);
   CacheOutcome local;
   CacheOutcome &out = outcome ? *outcome : local;
   absl::StatusOr<runtime::Executable> executable = compileExecutableCached(

@@ -42,6 +42,14 @@ struct CacheOutcome {
   int64_t thunks = 0;
 };
 
+/// The compile request a cache key's options stand for (and the reverse):
+/// every compile derives its pipeline and kernel target from the request
+/// (cpu::pipelineOptionsFor, cpu::kernelTargetFor), so a cached, an
+/// uncached and a kilnc compile of one graph run the same passes.
+CompileOptions compileOptionsFor(const KeyOptions &options,
+                                 const std::string &passDumpDir = "");
+KeyOptions keyOptionsFor(const CompileOptions &options);
+
 /// module → executable through the cache: the stored one on a hit, else a
 /// fresh CPU compile that is stored (unless the cache is read-only, full or
 /// unusable). Verifies the module before compiling.

@@ -102,6 +102,9 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   if (options.splitReductionsBelow > 0) {
     SplitReductionsPassOptions split;
     split.parallelism = options.splitReductionsBelow;
+    split.maxSerial = options.splitReductionsMaxSerial;
+    split.rowLanes = options.splitReductionsRowLanes;
+    split.minLanedRow = options.splitReductionsMinLanedRow;
     add(createSplitReductionsPass(split));
   }
   if (options.fuse) {

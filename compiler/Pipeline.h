@@ -42,10 +42,15 @@ struct PipelineOptions {
   /// kiln-lower-cross-entropy writes the fused linear cross-entropy out.
   int64_t lossChunkBytes = 64 << 20;
   /// Nonzero: kiln-split-reductions runs before fusion and splits every
-  /// reduction with fewer outputs than this (and over more than 1024
-  /// elements each) into a tree. A backend whose kernels map outputs to
-  /// threads sets it (the GPU's; compileExecutable).
+  /// reduction on fewer threads than this (and over more than
+  /// splitReductionsMaxSerial elements per thread) into a tree. A backend
+  /// whose kernels map outputs to threads sets it (the GPU's;
+  /// compileExecutable), with the threads its row kernels give an output
+  /// (the pass's row-lanes and min-laned-row).
   int64_t splitReductionsBelow = 0;
+  int64_t splitReductionsMaxSerial = 1024;
+  int64_t splitReductionsRowLanes = 1;
+  int64_t splitReductionsMinLanedRow = 64;
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention and

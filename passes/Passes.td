@@ -163,8 +163,12 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
     loop. XLA's GPU compiler rewrites such reductions into a tree (its
     TreeReductionRewriter); this pass does the same for kiln.reduce.
 
-    A reduce over more than `max-serial` elements per output and with
-    fewer than `parallelism` outputs becomes two: the first reduces all
+    A reduce becomes two when each of its threads would take more than
+    `max-serial` elements and it has fewer than `parallelism` threads. A
+    reduce has a thread per output, or `row-lanes` (a GPU's warp) when
+    its reduced dims are innermost and each output reduces at least
+    `min-laned-row` elements (the row kernels' lanes). The first stage
+    reduces all
     but `parts` slices of one reduced dimension (a dimension kept whole
     when the reduce has others, or split by a reshape into [parts,
     extent / parts]), the second reduces the parts. `parts` is the divisor
@@ -194,10 +198,14 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
   let options = [
     Option<"parallelism", "parallelism", "int64_t", "32768",
-           "reductions with at least this many outputs are left alone">,
+           "reductions on at least this many threads are left alone">,
     Option<"maxSerial", "max-serial", "int64_t", "1024",
-           "reductions over at most this many elements per output are "
-           "left alone">
+           "reductions over at most this many elements per thread are "
+           "left alone">,
+    Option<"rowLanes", "row-lanes", "int64_t", "1",
+           "threads per output of a reduction over innermost dims">,
+    Option<"minLanedRow", "min-laned-row", "int64_t", "64",
+           "fewest elements per output for row-lanes threads">
   ];
   let statistics = [
     Statistic<"numSplit", "split", "reductions split in two">

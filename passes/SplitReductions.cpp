@@ -6,11 +6,13 @@
 // gradient clipping takes is a single thread's loop over every gradient.
 //
 // For a reduce of operand shape S over dimensions D, with O outputs and K
-// elements per output:
-//   1. it qualifies when K > max-serial and O < parallelism (and it is a
-//      sum of floats, a max or a min);
-//   2. the target number of parts per output is P* = min(parallelism / O,
-//      K / 32): enough threads, at least 32 elements each;
+// elements per output, on t threads per output (`row-lanes` when the
+// reduced dims are innermost and K >= `min-laned-row`: a GPU row kernel's
+// warp; else 1):
+//   1. it qualifies when K / t > max-serial and O * t < parallelism (and it
+//      is a sum of floats, a max or a min);
+//   2. the target number of parts per output is P* = min(parallelism /
+//      (O * t), K / 32): enough threads, at least 32 elements each;
 //   3. candidates are (d, p) for each reduced dimension d and each divisor
 //      p of S[d]; p = S[d] (keep d whole, no reshape) only when D has
 //      another dimension; the candidate with p closest to P* in ratio
@@ -72,21 +74,40 @@ bool qualifies(ReduceOp op) {
   return false;
 }
 
+/// The pass's options, as chooseSplit reads them.
+struct SplitLimits {
+  int64_t parallelism, maxSerial, rowLanes, minLanedRow;
+};
+
+/// Whether every reduced dim (unit dims aside) is inside every kept one:
+/// the elements of an output are contiguous.
+bool reducesInnermost(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+  for (int64_t kept = 0; kept < static_cast<int64_t>(shape.size()); ++kept)
+    if (shape[kept] != 1 && !llvm::is_contained(dims, kept) &&
+        llvm::any_of(dims, [&](int64_t d) { return shape[d] != 1 && d < kept; }))
+      return false;
+  return true;
+}
+
 std::optional<Split> chooseSplit(ArrayRef<int64_t> shape,
-                                 ArrayRef<int64_t> dims, int64_t parallelism,
-                                 int64_t maxSerial) {
+                                 ArrayRef<int64_t> dims,
+                                 const SplitLimits &limits) {
   int64_t total = 1, perOutput = 1;
   for (int64_t extent : shape)
     total *= extent;
   for (int64_t d : dims)
     perOutput *= shape[d];
-  if (perOutput == 0 || perOutput <= maxSerial)
+  if (perOutput == 0)
     return std::nullopt;
-  int64_t outputs = total / perOutput;
-  if (outputs >= parallelism)
+  int64_t lanes = limits.rowLanes > 1 && perOutput >= limits.minLanedRow &&
+                          reducesInnermost(shape, dims)
+                      ? limits.rowLanes
+                      : 1;
+  int64_t threads = total / perOutput * lanes;
+  if (perOutput / lanes <= limits.maxSerial || threads >= limits.parallelism)
     return std::nullopt;
   double target = std::max<double>(
-      2.0, std::min<double>(double(parallelism) / double(outputs),
+      2.0, std::min<double>(double(limits.parallelism) / double(threads),
                             double(perOutput) / double(kMinPartElements)));
   std::optional<Split> best;
   double bestScore = 0;
@@ -166,7 +187,7 @@ struct SplitReductionsPass
         continue;
       std::optional<Split> split = chooseSplit(
           TensorBuilder::shapeOf(op.getOperand()), op.getDimensions(),
-          parallelism, maxSerial);
+          {parallelism, maxSerial, rowLanes, minLanedRow});
       if (!split)
         continue;
       for (ReduceOp stage : splitReduce(op, *split))

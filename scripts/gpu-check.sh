@@ -23,8 +23,10 @@
 #      sst2-curves (parity.py curves; its tolerances are explained there);
 #   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M
 #      run's first 4 steps: the summary in logs.txt, trace-124m.json; then
-#      ab-row-lanes: kiln's 124M step with KILN_CUDA_ROW_LANES=1 (a thread
-#      per row) beside the bench's (a warp per row).
+#      the ab-* parts: kiln's 124M step with one default changed beside the
+#      bench's (ab-row-lanes: KILN_CUDA_ROW_LANES=1, a thread per row;
+#      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
+#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, the CPU's loss chunks).
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -399,23 +401,34 @@ if [[ -f $work/first4.npy ]]; then
   record profile-124m INFO "$(exit_note profile-124m): KILN_PROFILE of 4 steps (trace-124m.json)"
 fi
 
-# The warp-per-row fusions against one thread per row (KILN_CUDA_ROW_LANES=1)
-# on the cuda run's 12 batches: kiln's step time each way, in one run.
-if [[ -f $work/bench/batches.npy && -f $work/profile_124m.json ]]; then
-  KILN_CUDA_ROW_LANES=1 run_part ab-row-lanes 60 kiln-bench --worker kiln \
+# ab_part NAME SETTING WHAT: kiln's 124M step on the cuda run's 12 batches
+# with the environment SETTING (VAR=VALUE), beside the bench's own step
+# (the defaults), in one run: what a default buys. Not a judgement: INFO.
+ab_part() {
+  local name=$1 what=$3
+  local -x "$2"
+  [[ -f $work/bench/batches.npy && -f $work/profile_124m.json ]] || return 0
+  run_part "$name" 60 kiln-bench --worker kiln \
     --mode compiled --backend cuda "${model[@]}" --steps "$bench_steps" \
     --weights "$work/bench/weights.safetensors" \
-    --batches "$work/bench/batches.npy" --result "$work/row_lanes_1.json"
+    --batches "$work/bench/batches.npy" --result "$work/$name.json"
+  local ab
   ab=$(python3 -c 'import json, statistics, sys
 def median(path, key):
     steps = json.load(open(path))[key]
     steps = steps["kiln_compiled"]["step_ms"] if key == "systems" else steps
     return statistics.median(steps[len(steps) // 2:])
-print("step %.1f ms with a warp per row, %.1f ms with a thread per row" % (
-    median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms")))' \
-    "$work/bench/results.json" "$work/row_lanes_1.json" 2>&1 | tail -n 1)
-  record ab-row-lanes INFO "$(exit_note ab-row-lanes): $ab"
-fi
+print("step %.1f ms by default, %.1f ms with %s" % (
+    median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms"), sys.argv[3]))' \
+    "$work/bench/results.json" "$work/$name.json" "$what" 2>&1 | tail -n 1)
+  record "$name" INFO "$(exit_note "$name"): $ab"
+}
+
+ab_part ab-row-lanes KILN_CUDA_ROW_LANES=1 "a thread per row (not a warp)"
+ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
+  "attention in one chunk of 512 query rows (not 3)"
+ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=64 \
+  "the loss in chunks of 328 rows (not 1216)"
 
 total=$(($(date +%s) - start))
 if ((failures == 0)); then

@@ -26,6 +26,7 @@
 #endif
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -80,10 +81,20 @@ absl::StatusOr<std::string> constantBytes(ConstantOp op) {
 
 /// Splat constants above this size are filled by a kernel, not stored.
 constexpr uint64_t kMaxStoredSplatBytes = 4096;
-/// A GPU reduction with fewer outputs than this is split into a tree
-/// (kiln-split-reductions): about an eighth of the threads an H100 keeps
-/// resident (132 multiprocessors x 2048), enough to cover memory latency.
-constexpr int64_t kGpuReductionParallelism = 32768;
+/// A GPU reduction on fewer threads than this is split into a tree
+/// (kiln-split-reductions): the threads an H100 keeps resident (132
+/// multiprocessors x 2048). A column sum's thread has one load in flight
+/// per input: on 24576 threads (this was 32768 outputs) GPT-2's bias
+/// gradients ran at 12% of the memory's bandwidth.
+constexpr int64_t kGpuReductionThreads = 262144;
+/// The most elements a GPU reduction's thread adds up serially before the
+/// reduction is split (a column of a grad-norm's transposed 768 x 3072
+/// weight was 768, at 4% of the bandwidth).
+constexpr int64_t kGpuReductionMaxSerial = 256;
+/// A chunk of lm_head logits on a GPU: 1216 rows of GPT-2's 50257 (of
+/// B*T = 8192: 7 chunks, 19 GEMM tiles of 64 rows each). 64 MiB chunks
+/// (333 rows) ran those GEMMs at 57-73% of the H100's f32 peak.
+constexpr int64_t kGpuLossChunkBytes = int64_t{256} << 20;
 /// A warp: the threads that share a row of a row-reduction fusion on a GPU.
 constexpr unsigned kGpuRowLanes = 32;
 
@@ -257,9 +268,11 @@ absl::Status FunctionLowering::addKernel(Operation *op,
     atomic = succeeded(info);
   }
   if (!atomic)
-    info = isa<FusionOp>(op) && target_.rowLanes > 1
-               ? detail::emitFusionKernel(op, *scratch, "kiln_kernel",
-                                          target_.rowLanes)
+    info = isa<FusionOp>(op)
+               ? detail::emitFusionKernel(
+                     op, *scratch, "kiln_kernel",
+                     {.lanes = target_.rowLanes,
+                      .storeWhileReducing = target_.storeWhileReducing})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -657,10 +670,15 @@ compileExecutable(ModuleOp module, const std::string &function,
   // few cores, where this would only add kernels).
   KernelTarget kernels = target;
   if (target.device == runtime::Device::cuda) {
-    if (passes.splitReductionsBelow == 0)
-      passes.splitReductionsBelow = kGpuReductionParallelism;
     kernels.atomicScatterAdd = true;
     kernels.rowLanes = gpuRowLanes();
+    kernels.storeWhileReducing = true;
+    if (passes.splitReductionsBelow == 0) {
+      passes.splitReductionsBelow = kGpuReductionThreads;
+      passes.splitReductionsMaxSerial = kGpuReductionMaxSerial;
+      passes.splitReductionsRowLanes = kernels.rowLanes;
+      passes.splitReductionsMinLanedRow = detail::kMinLanedRow;
+    }
   }
   if (failed(runKilnPipeline(module, passes)))
     return absl::InternalError("the kiln pass pipeline failed on the module");
@@ -690,11 +708,45 @@ unsigned gpuRowLanes() {
   return lanes;
 }
 
+namespace {
+/// $name in MiB (1 to 65536), or 0 when unset or refused.
+int64_t mebibytesFromEnvironment(const char *name) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return 0;
+  int64_t value = 0;
+  if (absl::SimpleAtoi(env, &value) && value >= 1 && value <= 65536)
+    return value;
+  std::fprintf(stderr,
+               "kiln: warning: %s must be a whole number of MiB from 1 to "
+               "65536, not '%s'; using the default\n",
+               name, env);
+  return 0;
+}
+} // namespace
+
+const ChunkOverrides &chunkOverrides() {
+  static const ChunkOverrides overrides = [] {
+    ChunkOverrides o;
+    o.attentionMiB = mebibytesFromEnvironment("KILN_ATTENTION_CHUNK_MB");
+    o.lossMiB = mebibytesFromEnvironment("KILN_LOSS_CHUNK_MB");
+    return o;
+  }();
+  return overrides;
+}
+
 PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
   pipeline.partition = options.partition;
   pipeline.dumpDir = options.passDumpDir;
+  if (options.backend == Backend::cuda)
+    pipeline.lossChunkBytes = kGpuLossChunkBytes;
+  const ChunkOverrides &overrides = chunkOverrides();
+  if (overrides.attentionMiB > 0)
+    pipeline.attentionChunkBytes = overrides.attentionMiB << 20;
+  if (overrides.lossMiB > 0)
+    pipeline.lossChunkBytes = overrides.lossMiB << 20;
   return pipeline;
 }
 

@@ -42,6 +42,10 @@ struct KernelTarget {
   /// the GPU's warp, 32, so that a row's reads are coalesced and a layer
   /// norm over 8192 rows has 262144 threads rather than 8192. 1 on the cpu.
   unsigned rowLanes = 1;
+  /// A row-reduction fusion's full results stored by its accumulating pass
+  /// (FusionKernelOptions::storeWhileReducing). On for cuda; tests set it
+  /// for the cpu to check the kernel there.
+  bool storeWhileReducing = false;
 };
 
 /// Threads per row the cuda target gives row-reduction fusions: a warp
@@ -49,6 +53,18 @@ struct KernelTarget {
 /// difference (read once; any other value is refused with a warning and
 /// 32 kept). Part of the cache key when not 32.
 unsigned gpuRowLanes();
+
+/// $KILN_ATTENTION_CHUNK_MB and $KILN_LOSS_CHUNK_MB: the most MiB one
+/// chunk of attention scores / of lm_head logits may take
+/// (kiln-lower-attention, kiln-lower-cross-entropy), over the backend's
+/// default, to measure what larger chunks buy (fewer, larger kernels and
+/// GEMMs) and cost (memory). 0 where unset; read once; a value that is not
+/// a whole number from 1 to 65536 is refused with a warning. Part of the
+/// cache key when set.
+struct ChunkOverrides {
+  int64_t attentionMiB = 0, lossMiB = 0;
+};
+const ChunkOverrides &chunkOverrides();
 
 /// The target a compile request implies.
 KernelTarget kernelTargetFor(const CompileOptions &options);
@@ -81,7 +97,8 @@ compileExecutable(mlir::ModuleOp module, const std::string &function,
                   const PipelineOptions &pipeline = PipelineOptions(),
                   const KernelTarget &target = KernelTarget());
 
-/// The pipeline options a compile request implies (budget, pass dumps).
+/// The pipeline options a compile request implies (budget, pass dumps, the
+/// backend's chunk sizes and their chunkOverrides()).
 PipelineOptions pipelineOptionsFor(const CompileOptions &options);
 
 /// module + function name → a loaded CPU program (oneDNN GEMMs, 2 threads).

@@ -51,9 +51,10 @@ struct Index {
 class FusionEmitter {
 public:
   FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan,
-                unsigned lanes)
+                FusionKernelOptions options)
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
-        numInputs_(body_.getNumArguments()), lanes_(lanes) {}
+        numInputs_(body_.getNumArguments()), lanes_(options.lanes),
+        storeWhileReducing_(options.storeWhileReducing) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -160,6 +161,8 @@ private:
   DenseMap<Operation *, std::pair<Value, Value>> rngState_;
   /// Threads per row (1, or a warp's 32) and this thread's lane among them.
   unsigned lanes_;
+  /// FusionKernelOptions::storeWhileReducing.
+  bool storeWhileReducing_;
   Value lane_;
 };
 
@@ -482,14 +485,18 @@ void FusionEmitter::inFirstLane(const std::function<void()> &fn) {
 void FusionEmitter::emitRows(Value begin, Value end) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
-  Value stash = plan_.stashValue;
+  bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
+  // One pass that reads the inputs, accumulates and stores the full
+  // results (which then need no stash: each is stored where computed).
+  bool fullWhileReducing = storeWhileReducing_ && anyFull &&
+                           plan_.levels == 1 && !plan_.fullReadsReduce;
+  Value stash = fullWhileReducing ? Value() : plan_.stashValue;
   unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
   kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
     return scoped([&] {
       rowScalars_.clear();
       // The row's kept indices, split from r only if a loop nest needs them
       // (at the row's scope, so every loop nest may use them).
-      bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
       SmallVector<Value> keptIdx;
       if (plan_.levels > 0 || anyFull)
         keptIdx = keptIndices(r, rowShape);
@@ -532,6 +539,8 @@ void FusionEmitter::emitRows(Value begin, Value end) {
                 SmallVector<Value> operands;
                 for (ReduceOp reduce : group)
                   operands.push_back(generate(reduce.getOperand(), x));
+                if (fullWhileReducing)
+                  storeResults(ResultKind::full, x);
                 SmallVector<Value> next;
                 for (auto [reduce, acc, operand] :
                      llvm::zip(group, carried, operands))
@@ -547,7 +556,7 @@ void FusionEmitter::emitRows(Value begin, Value end) {
       }
       // 2. Results shaped like S; every value of the point is generated
       // before any store, so an output may overwrite an input read here.
-      if (anyFull)
+      if (anyFull && !fullWhileReducing)
         overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
           return scoped([&] {
             Index *x = point(kept(), ivs);
@@ -669,8 +678,25 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
   });
 }
 
+/// Whether a row's points are contiguous: every reduced dim of the
+/// iteration space (unit dims aside) is inside every kept one.
+bool rowsAreContiguous(const FusionPlan &plan) {
+  std::optional<int64_t> innermostKept;
+  for (int64_t d : plan.kept)
+    if (plan.space[d] != 1)
+      innermostKept = std::max(innermostKept.value_or(d), d);
+  return !innermostKept ||
+         llvm::all_of(plan.reduced, [&](int64_t d) {
+           return plan.space[d] == 1 || d > *innermostKept;
+         });
+}
+
 bool canUseLanes(const FusionPlan &plan) {
   if (plan.columns || plan.levels == 0 || plan.rowLength < kMinLanedRow)
+    return false;
+  // Lanes over a strided row would each read their own cache line; one
+  // thread per row reads neighbouring elements across the warp instead.
+  if (!rowsAreContiguous(plan))
     return false;
   // The shuffles move f32 and f64 accumulators (sums of floats are f64,
   // max/min of f32 are f32); integer reductions keep a thread per row.
@@ -687,12 +713,14 @@ bool canUseLanes(const FusionPlan &plan) {
 } // namespace
 
 FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
-                                       StringRef name, unsigned lanes) {
+                                       StringRef name,
+                                       FusionKernelOptions options) {
   FailureOr<FusionPlan> plan = planFusion(op);
   if (failed(plan))
     return failure();
-  if (lanes > 1 && !canUseLanes(*plan))
-    lanes = 1;
+  if (options.lanes > 1 && !canUseLanes(*plan))
+    options.lanes = 1;
+  unsigned lanes = options.lanes;
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
   // Column mode keeps partial sums in memory across the row loop, so its
@@ -700,7 +728,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   buildKernel(
       module, name, numBuffers,
       [&](KernelBuilder &kb, Value b, Value e) {
-        FusionEmitter(kb, fusion, *plan, lanes).emit(b, e);
+        FusionEmitter(kb, fusion, *plan, options).emit(b, e);
       },
       /*parallel=*/!plan->columns);
   // Work per row: every pass reads the row once and each op runs per point.

@@ -70,17 +70,28 @@ bool canEmitFusion(mlir::Operation *fusion);
 /// See mayWriteResultOverOperand; `fusion` must satisfy canEmitFusion.
 bool fusionReadsInputInPlace(mlir::Operation *fusion, unsigned result,
                              unsigned input);
-/// With `lanes` > 1 (the GPU's 32), a row-reduction fusion whose rows are
-/// at least kMinLanedRow long and whose accumulators are f32 or f64 is
-/// written for `lanes` threads per row: each lane takes every lanes-th
-/// point of the row, the partial results meet by warp shuffles
-/// (kiln_shfl_xor_*, kiln_lane_id, kiln_syncwarp: defined by the CUDA code
-/// generator), and lane 0 stores the row's results. Any other fusion gets
-/// one thread per row (KernelInfo::lanes says which).
-mlir::FailureOr<KernelInfo> emitFusionKernel(mlir::Operation *fusion,
-                                             mlir::ModuleOp module,
-                                             llvm::StringRef name,
-                                             unsigned lanes = 1);
+/// How a fusion kernel is laid out for its target (the defaults: the CPU).
+struct FusionKernelOptions {
+  /// With `lanes` > 1 (the GPU's 32), a row-reduction fusion whose rows are
+  /// contiguous (its reduced dims innermost), at least kMinLanedRow long
+  /// and whose accumulators are f32 or f64 is written for `lanes` threads
+  /// per row: each lane takes every lanes-th point of the row, the partial
+  /// results meet by warp shuffles (kiln_shfl_xor_*, kiln_lane_id,
+  /// kiln_syncwarp: defined by the CUDA code generator), and lane 0 stores
+  /// the row's results. Any other fusion gets one thread per row
+  /// (KernelInfo::lanes says which): where the innermost dim is kept,
+  /// neighbouring threads then read neighbouring elements.
+  unsigned lanes = 1;
+  /// Row mode: results shaped like the iteration space that read no reduce
+  /// result are stored by the pass that accumulates, so the inputs are read
+  /// once. For a GPU, where a strided row does not stay in cache until a
+  /// second pass; the CPU's second pass re-reads a contiguous row from its
+  /// cache and vectorises better without the accumulator.
+  bool storeWhileReducing = false;
+};
+mlir::FailureOr<KernelInfo>
+emitFusionKernel(mlir::Operation *fusion, mlir::ModuleOp module,
+                 llvm::StringRef name, FusionKernelOptions options = {});
 /// Rows shorter than this keep a thread each: a warp would idle its lanes.
 inline constexpr int64_t kMinLanedRow = 64;
 

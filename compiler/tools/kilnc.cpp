@@ -339,15 +339,12 @@ int emitPtx(mlir::ModuleOp module, const compiler::KeyOptions &keyOptions,
             const std::string &input, const std::string &path) {
   if (keyOptions.backend != compiler::Backend::cuda)
     return fail("--emit-ptx needs --backend cuda", kExitUsage);
-  PipelineOptions pipeline;
-  pipeline.memoryBudgetBytes = keyOptions.memoryBudget;
-  compiler::cpu::KernelTarget target;
-  target.device = runtime::Device::cuda;
-  target.cudaArch = keyOptions.cudaArch;
-  target.tf32 = keyOptions.tf32;
+  compiler::CompileOptions request = compiler::compileOptionsFor(keyOptions);
   compiler::cpu::CpuCompileStats stats;
   absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
-      module, keyOptions.function, &stats, pipeline, target);
+      module, keyOptions.function, &stats,
+      compiler::cpu::pipelineOptionsFor(request),
+      compiler::cpu::kernelTargetFor(request));
   if (!exe.ok())
     return fail(input + ": " + std::string(exe.status().message()));
   if (absl::Status s = writeFileAtomically(path, stats.ptx); !s.ok())

@@ -15,6 +15,8 @@
 // RUN: FileCheck %s --check-prefix=SOFTMAX < %t.softmax7.ptx
 // RUN: kilnc compile %s --backend cuda --function column_sum --emit-ptx %t.colsum.ptx
 // RUN: FileCheck %s --check-prefix=COLSUM < %t.colsum.ptx
+// RUN: kilnc compile %s --backend cuda --function bias_grad --emit-ptx %t.biasgrad.ptx
+// RUN: FileCheck %s --check-prefix=BIASGRAD < %t.biasgrad.ptx
 // RUN: kilnc compile %s --backend cuda --function adam_like --emit-ptx %t.multi.ptx
 // RUN: FileCheck %s --check-prefix=MULTI < %t.multi.ptx
 // RUN: kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout.ptx
@@ -118,6 +120,28 @@ func.func @softmax(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
 func.func @column_sum(%x: tensor<256x64xf32>) -> tensor<64xf32> {
   %s = kiln.reduce sum %x, dims = [0] : tensor<256x64xf32> -> tensor<64xf32>
   return %s : tensor<64xf32>
+}
+
+// GPT-2's MLP bias gradient with the product it sums: too few columns for
+// the GPU, so kiln-split-reductions sums [16, 512] in 64 parts first (a
+// middle reduction of a reshape, its rows strided). Each part gets a
+// thread, not a warp (lanes would each read their own cache line), and
+// one pass reads x and y, stores the product and accumulates it.
+// BIASGRAD: .visible .entry kiln_kernel_0(
+// BIASGRAD-NOT: %laneid
+// BIASGRAD: ld.global.b32
+// BIASGRAD: mul.rn.f32
+// BIASGRAD-NOT: shfl.sync
+// BIASGRAD: st.global.b32
+// BIASGRAD-NOT: shfl.sync
+// BIASGRAD: add.rn.f64
+// BIASGRAD-NOT: shfl.sync
+// BIASGRAD: st.global.b64
+// BIASGRAD: .visible .entry kiln_kernel_1(
+func.func @bias_grad(%x: tensor<16x512x768xf32>, %y: tensor<16x512x768xf32>) -> (tensor<16x512x768xf32>, tensor<768xf32>) {
+  %m = kiln.mul %x, %y : tensor<16x512x768xf32>
+  %s = kiln.reduce sum %m, dims = [0, 1] : tensor<16x512x768xf32> -> tensor<768xf32>
+  return %m, %s : tensor<16x512x768xf32>, tensor<768xf32>
 }
 
 // An optimizer-style update: two results from one multi-output fusion, one

@@ -3,9 +3,12 @@
 // reshapes the second; a column sum splits its rows by a reshape; a max of
 // few long rows splits each row (50257 = 29 x 1733); f32 sums go through
 // f64. Many outputs, short rows, a prime row length and integer sums are
-// left alone (the negative twins).
+// left alone (the negative twins). Counting as a GPU does (a thread
+// per column, a warp per contiguous row), the column sum gets more parts
+// and the rows of 768 stay whole.
 // RUN: kiln-opt %s --split-input-file --kiln-split-reductions | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=1" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=262144 max-serial=256 row-lanes=32" | FileCheck %s --check-prefix=GPU
 
 // CHECK-LABEL: func.func @full(
 // CHECK: %[[W:.+]] = kiln.convert %{{.+}} : tensor<4096x768xf32> -> tensor<4096x768xf64>
@@ -24,6 +27,10 @@ func.func @full(%x: tensor<4096x768xf32>) -> tensor<f32> {
 
 // -----
 
+// GPU-LABEL: func.func @columns(
+// GPU: kiln.reshape %{{.+}} : tensor<8192x768xf64> -> tensor<256x32x768xf64>
+// GPU: kiln.reduce sum %{{.+}}, dims = [1] : tensor<256x32x768xf64> -> tensor<256x768xf64>
+// GPU: kiln.reduce sum %{{.+}}, dims = [0] : tensor<256x768xf64> -> tensor<768xf64>
 // CHECK-LABEL: func.func @columns(
 // CHECK: kiln.reshape %{{.+}} : tensor<8192x768xf64> -> tensor<32x256x768xf64>
 // CHECK: kiln.reduce sum %{{.+}}, dims = [1] : tensor<32x256x768xf64> -> tensor<32x768xf64>
@@ -47,6 +54,9 @@ func.func @rows_max(%x: tensor<333x50257xf32>) -> tensor<333xf32> {
 
 // -----
 
+// GPU-LABEL: func.func @left_alone(
+// GPU-NOT: kiln.reshape
+// GPU: kiln.reduce sum %{{.+}}, dims = [1] : tensor<8192x768xf32> -> tensor<8192xf32>
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: kiln.reshape
 // CHECK-NOT: kiln.convert

@@ -12,8 +12,11 @@ namespace kiln::testing {
 namespace {
 
 BackendRuns runOnCpu(mlir::ModuleOp module,
-                     const std::vector<HostTensor> &inputs) {
-  auto exe = compiler::cpu::compileExecutable(module, "main");
+                     const std::vector<HostTensor> &inputs,
+                     const PipelineOptions &pipeline = {},
+                     const compiler::cpu::KernelTarget &target = {}) {
+  auto exe = compiler::cpu::compileExecutable(module, "main", nullptr,
+                                              pipeline, target);
   if (!exe.ok())
     return BackendRuns::failure("compile: " + exe.status().ToString());
   // The same executable twice: as planned, and with every dead arena byte
@@ -42,7 +45,39 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
   check.testName = "CpuRandomGraphTest";
   check.graphs = 1000;
   check.threads = 2; // each graph has its own MLIRContext
-  check.run = runOnCpu;
+  check.run = [](mlir::ModuleOp module, const std::vector<HostTensor> &inputs) {
+    return runOnCpu(module, inputs);
+  };
+  expectRandomGraphsMatchReference(check);
+}
+
+/// The kernel forms and the pipeline compileExecutable gives a GPU, here
+/// on the CPU's threads (the lanes aside: their shuffles exist only in
+/// PTX): scatter_add by atomics, full results stored while reducing, and
+/// reductions split into trees, with limits scaled down to the generator's
+/// small tensors so that its reductions are split (the pass counts 4
+/// threads per row of at least 8).
+BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
+                             const std::vector<HostTensor> &inputs) {
+  PipelineOptions pipeline;
+  pipeline.splitReductionsBelow = 64;
+  pipeline.splitReductionsMaxSerial = 2;
+  pipeline.splitReductionsRowLanes = 4;
+  pipeline.splitReductionsMinLanedRow = 8;
+  compiler::cpu::KernelTarget target;
+  target.atomicScatterAdd = true;
+  target.storeWhileReducing = true;
+  return runOnCpu(module, inputs, pipeline, target);
+}
+
+TEST(CpuRandomGraphs, GpuKernelFormsAgreeWithReference) {
+  RandomGraphCheck check;
+  check.backend = "cpu";
+  check.testName = "CpuRandomGraphTest (GPU forms)";
+  check.graphs = 1000;
+  check.threads = 2;
+  check.run = runGpuFormsOnCpu;
+  check.floatAtomicsReorder = true; // the atomic scatter_add
   expectRandomGraphsMatchReference(check);
 }
 

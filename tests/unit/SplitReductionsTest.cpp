@@ -67,18 +67,74 @@ std::vector<ReduceCase> cases() {
   return out;
 }
 
+/// Fusions whose full-shaped results come from the pass that accumulates
+/// (KernelTarget::storeWhileReducing) or after it (softmax's, which read
+/// the row's sum), in strided and contiguous rows.
+std::vector<ReduceCase> fusionCases() {
+  std::mt19937 rng(23);
+  std::vector<ReduceCase> out;
+  // GELU-backward-like: a product stored and summed over B*T (a bias
+  // gradient: split by a reshape into a middle reduction, rows strided).
+  out.push_back({"product and its column sum",
+                 R"(func.func @main(%x: tensor<16x64x48xf32>, %y: tensor<16x64x48xf32>) -> (tensor<16x64x48xf32>, tensor<48xf32>) {
+  %m = kiln.mul %x, %y : tensor<16x64x48xf32>
+  %s = kiln.reduce sum %m, dims = [0, 1] : tensor<16x64x48xf32> -> tensor<48xf32>
+  return %m, %s : tensor<16x64x48xf32>, tensor<48xf32>
+})",
+                 {randomTensor(DType::f32, {16, 64, 48}, rng),
+                  randomTensor(DType::f32, {16, 64, 48}, rng)}, 1});
+  // A sum and an output over contiguous rows, written in place of x.
+  out.push_back({"row sum and a product",
+                 R"(func.func @main(%x: tensor<32x640xf32>, %y: tensor<32x640xf32>) -> (tensor<32x640xf32>, tensor<32xf32>) {
+  %m = kiln.mul %x, %y : tensor<32x640xf32>
+  %s = kiln.reduce sum %x, dims = [1] : tensor<32x640xf32> -> tensor<32xf32>
+  return %m, %s : tensor<32x640xf32>, tensor<32xf32>
+})",
+                 {randomTensor(DType::f32, {32, 640}, rng),
+                  randomTensor(DType::f32, {32, 640}, rng)}, 1});
+  // Softmax: the output reads the row's max and sum (two passes before it).
+  out.push_back({"softmax",
+                 R"(func.func @main(%x: tensor<24x1500xf32>) -> tensor<24x1500xf32> {
+  %m = kiln.reduce max %x, dims = [1] : tensor<24x1500xf32> -> tensor<24xf32>
+  %b = kiln.broadcast_in_dim %m, dims = [0] : tensor<24xf32> -> tensor<24x1500xf32>
+  %d = kiln.sub %x, %b : tensor<24x1500xf32>
+  %e = kiln.exp %d : tensor<24x1500xf32>
+  %s = kiln.reduce sum %e, dims = [1] : tensor<24x1500xf32> -> tensor<24xf32>
+  %c = kiln.broadcast_in_dim %s, dims = [0] : tensor<24xf32> -> tensor<24x1500xf32>
+  %y = kiln.div %e, %c : tensor<24x1500xf32>
+  return %y : tensor<24x1500xf32>
+})",
+                 {randomTensor(DType::f32, {24, 1500}, rng)}, 2});
+  return out;
+}
+
 absl::StatusOr<std::vector<HostTensor>>
 runOnCpu(const std::string &source, const std::vector<HostTensor> &inputs,
-         int64_t splitBelow) {
+         const PipelineOptions &options,
+         const compiler::cpu::KernelTarget &target = {}) {
   testing::ParsedModule parsed = parseModule(source);
   if (!parsed.module)
     return absl::InvalidArgumentError("does not parse");
-  PipelineOptions options;
-  options.splitReductionsBelow = splitBelow;
-  auto program = testing::cpuPrograms(options)(*parsed.module);
+  auto program = testing::cpuPrograms(options, target)(*parsed.module);
   if (!program.ok())
     return program.status();
   return (*program)->run(runtime::borrowAll(inputs));
+}
+
+PipelineOptions splitBelow(int64_t threads) {
+  PipelineOptions options;
+  options.splitReductionsBelow = threads;
+  return options;
+}
+
+/// What compileExecutable sets for cuda, scaled to these small graphs: a
+/// warp per contiguous row, at most 64 elements a thread.
+PipelineOptions gpuLikeSplit() {
+  PipelineOptions options = splitBelow(1 << 14);
+  options.splitReductionsMaxSerial = 64;
+  options.splitReductionsRowLanes = 32;
+  options.splitReductionsMinLanedRow = 64;
+  return options;
 }
 
 TEST(SplitReductions, TheTreeComputesWhatTheReduceComputes) {
@@ -87,14 +143,59 @@ TEST(SplitReductions, TheTreeComputesWhatTheReduceComputes) {
     ASSERT_TRUE(parsed.module) << c.name;
     std::vector<HostTensor> expected =
         testing::evaluateMain(*parsed.module, c.inputs);
-    auto split = runOnCpu(c.source, c.inputs, 32768);
-    auto whole = runOnCpu(c.source, c.inputs, 0);
+    auto split = runOnCpu(c.source, c.inputs, splitBelow(32768));
+    auto whole = runOnCpu(c.source, c.inputs, splitBelow(0));
     ASSERT_TRUE(split.ok() && whole.ok()) << c.name;
     // Reductions of thousands of elements: the usual tolerance (4 ulp-ish
     // relative) is what the unsplit kernel meets too.
     testing::expectAllMatch(*split, expected, 1, c.name + ", split");
     testing::expectAllMatch(*whole, expected, 1, c.name + ", whole");
   }
+}
+
+TEST(SplitReductions, GpuFormsComputeWhatTheReduceComputes) {
+  compiler::cpu::KernelTarget target;
+  target.storeWhileReducing = true;
+  std::vector<ReduceCase> all = cases();
+  for (ReduceCase &c : fusionCases())
+    all.push_back(std::move(c));
+  for (const ReduceCase &c : all) {
+    testing::ParsedModule parsed = parseModule(c.source);
+    ASSERT_TRUE(parsed.module) << c.name;
+    std::vector<HostTensor> expected =
+        testing::evaluateMain(*parsed.module, c.inputs);
+    auto gpuLike = runOnCpu(c.source, c.inputs, gpuLikeSplit(), target);
+    ASSERT_TRUE(gpuLike.ok()) << c.name << ": " << gpuLike.status();
+    testing::expectAllMatch(*gpuLike, expected, 1, c.name + ", gpu forms");
+  }
+}
+
+TEST(SplitReductions, CountsAWarpPerContiguousRowAsItsThreads) {
+  // 8 rows of 4096: 8 threads each taking 4096 elements, or 8 warps
+  // (256 threads) taking 128 each. With a warp per row and at most 256
+  // elements a thread, the rows are long enough; column sums of the same
+  // shape (a thread per output, 8 x 4096 elements) are not.
+  testing::ParsedModule parsed = parseModule(
+      R"(func.func @main(%x: tensor<8x4096xf32>, %y: tensor<4096x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = kiln.reduce sum %x, dims = [1] : tensor<8x4096xf32> -> tensor<8xf32>
+  %b = kiln.reduce sum %y, dims = [0] : tensor<4096x8xf32> -> tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+})");
+  ASSERT_TRUE(parsed.module);
+  PipelineOptions options = splitBelow(1 << 14);
+  options.splitReductionsMaxSerial = 256;
+  options.splitReductionsRowLanes = 32;
+  options.fuse = false;
+  ASSERT_TRUE(mlir::succeeded(runKilnPipeline(*parsed.module, options)));
+  int rowReduces = 0, columnReduces = 0;
+  parsed.module->walk([&](ReduceOp reduce) {
+    auto shape = mlir::cast<mlir::RankedTensorType>(
+                     reduce.getOperand().getType())
+                     .getShape();
+    (shape.back() == 4096 ? rowReduces : columnReduces) += 1;
+  });
+  EXPECT_EQ(rowReduces, 1);
+  EXPECT_GE(columnReduces, 2);
 }
 
 TEST(SplitReductions, SplitsOnlyWhatHasFewOutputsAndLongRows) {
