@@ -26,7 +26,7 @@
 #      the ab-* parts: kiln's 124M step with one default changed beside the
 #      bench's (ab-row-lanes: KILN_CUDA_ROW_LANES=1, a thread per row;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
-#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, the CPU's loss chunks).
+#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=256, 7 loss chunks, not 25).
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -427,8 +427,8 @@ print("step %.1f ms by default, %.1f ms with %s" % (
 ab_part ab-row-lanes KILN_CUDA_ROW_LANES=1 "a thread per row (not a warp)"
 ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
   "attention in one chunk of 512 query rows (not 3)"
-ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=64 \
-  "the loss in chunks of 328 rows (not 1216)"
+ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=256 \
+  "the loss in 7 chunks of 1216 rows (not 25 of 328)"
 
 total=$(($(date +%s) - start))
 if ((failures == 0)); then

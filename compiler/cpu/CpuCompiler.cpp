@@ -91,10 +91,6 @@ constexpr int64_t kGpuReductionThreads = 262144;
 /// reduction is split (a column of a grad-norm's transposed 768 x 3072
 /// weight was 768, at 4% of the bandwidth).
 constexpr int64_t kGpuReductionMaxSerial = 256;
-/// A chunk of lm_head logits on a GPU: 1216 rows of GPT-2's 50257 (of
-/// B*T = 8192: 7 chunks, 19 GEMM tiles of 64 rows each). 64 MiB chunks
-/// (333 rows) ran those GEMMs at 57-73% of the H100's f32 peak.
-constexpr int64_t kGpuLossChunkBytes = int64_t{256} << 20;
 /// A warp: the threads that share a row of a row-reduction fusion on a GPU.
 constexpr unsigned kGpuRowLanes = 32;
 
@@ -740,8 +736,8 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
   pipeline.partition = options.partition;
   pipeline.dumpDir = options.passDumpDir;
-  if (options.backend == Backend::cuda)
-    pipeline.lossChunkBytes = kGpuLossChunkBytes;
+  // The backends share the chunk sizes until the GPU has measured others
+  // (gpu-check's ab-attention-chunk and ab-loss-chunk parts).
   const ChunkOverrides &overrides = chunkOverrides();
   if (overrides.attentionMiB > 0)
     pipeline.attentionChunkBytes = overrides.attentionMiB << 20;

@@ -56,8 +56,8 @@ unsigned gpuRowLanes();
 
 /// $KILN_ATTENTION_CHUNK_MB and $KILN_LOSS_CHUNK_MB: the most MiB one
 /// chunk of attention scores / of lm_head logits may take
-/// (kiln-lower-attention, kiln-lower-cross-entropy), over the backend's
-/// default, to measure what larger chunks buy (fewer, larger kernels and
+/// (kiln-lower-attention, kiln-lower-cross-entropy), over the default
+/// (64 MiB each), to measure what larger chunks buy (fewer, larger kernels and
 /// GEMMs) and cost (memory). 0 where unset; read once; a value that is not
 /// a whole number from 1 to 65536 is refused with a warning. Part of the
 /// cache key when set.
@@ -97,8 +97,8 @@ compileExecutable(mlir::ModuleOp module, const std::string &function,
                   const PipelineOptions &pipeline = PipelineOptions(),
                   const KernelTarget &target = KernelTarget());
 
-/// The pipeline options a compile request implies (budget, pass dumps, the
-/// backend's chunk sizes and their chunkOverrides()).
+/// The pipeline options a compile request implies (budget, pass dumps,
+/// chunkOverrides()).
 PipelineOptions pipelineOptionsFor(const CompileOptions &options);
 
 /// module + function name → a loaded CPU program (oneDNN GEMMs, 2 threads).
