@@ -51,6 +51,7 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       {"budget_gib", &c.budget_gib}, {"max_rss_gib", &c.max_rss_gib}};
   std::map<std::string, std::string *> strings = {
       {"out", &c.out}, {"backend", &c.backend}, {"peers_dir", &c.peers_dir},
+      {"precision", &c.precision},
       {"worker", &c.worker}, {"mode", &c.mode}, {"weights", &c.weights},
       {"batches", &c.batches}, {"result", &c.result},
       {"dataset", &c.dataset}, {"train_file", &c.train_file},
@@ -131,6 +132,9 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         "vocabulary (256): use --vocab 256 or more"));
   if (c.parity_window < 1)
     return absl::InvalidArgumentError("--parity_window must be >= 1");
+  if (c.precision != "f32" && c.precision != "bf16")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown precision '", c.precision, "' (f32, bf16)"));
   if (c.backend != "cpu" && c.backend != "reference" && c.backend != "cuda")
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", c.backend, "' (cpu, cuda, reference)"));
@@ -149,7 +153,7 @@ std::vector<std::string> modelFlags(const BenchConfig &c) {
           "--warmup_steps", std::to_string(c.warmup_steps), "--lr", f(c.lr),
           "--weight_decay", f(c.weight_decay), "--dropout", f(c.dropout),
           "--max_grad_norm", f(c.max_grad_norm), "--seed",
-          std::to_string(c.seed)};
+          std::to_string(c.seed), "--precision", c.precision};
 }
 
 //===--- Batches ----------------------------------------------------------===//

@@ -36,6 +36,7 @@ int runKilnWorker(const BenchConfig &c) {
     // Eager runs each primitive op as its own kernel: kiln's own baseline
     // without the graph compiler, as PyTorch eager is torch.compile's.
     options.mode = c.mode == "eager" ? Mode::eager : Mode::graph;
+    options.bf16 = c.precision == "bf16";
     set_options(options);
     set_backend(c.backend);
     std::vector<int64_t> shape;

@@ -559,7 +559,8 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                       {"lr", c.lr},           {"weight_decay", c.weight_decay},
                       {"dropout", c.dropout}, {"max_grad_norm", c.max_grad_norm},
                       {"seed", static_cast<int64_t>(c.seed)},
-                      {"backend", c.backend}, {"budget_gib", c.budget_gib},
+                      {"backend", c.backend}, {"precision", c.precision},
+                      {"budget_gib", c.budget_gib},
                       {"max_rss_gib", c.max_rss_gib},
                       {"dataset", c.dataset}};
   if (data)

@@ -70,17 +70,21 @@ std::string keyOptionsText(const KeyOptions &options) {
                    ";memory-budget=", options.memoryBudget);
   if (!options.partition)
     absl::StrAppend(&text, ";partition=0");
+  if (options.bf16)
+    absl::StrAppend(&text, ";bf16=1");
   if (options.backend == Backend::cuda) {
     absl::StrAppend(&text, ";cuda-arch=", options.cudaArch,
                     ";tf32=", options.tf32 ? 1 : 0);
     if (unsigned lanes = cpu::gpuRowLanes(); lanes != 32)
       absl::StrAppend(&text, ";row-lanes=", lanes);
   }
-  const cpu::ChunkOverrides &chunks = cpu::chunkOverrides();
-  if (chunks.attentionMiB > 0)
-    absl::StrAppend(&text, ";attention-chunk-mb=", chunks.attentionMiB);
-  if (chunks.lossMiB > 0)
-    absl::StrAppend(&text, ";loss-chunk-mb=", chunks.lossMiB);
+  const cpu::LayoutOverrides &layout = cpu::layoutOverrides();
+  if (layout.attentionMiB > 0)
+    absl::StrAppend(&text, ";attention-chunk-mb=", layout.attentionMiB);
+  if (layout.lossMiB > 0)
+    absl::StrAppend(&text, ";loss-chunk-mb=", layout.lossMiB);
+  if (layout.vocabMultiple > 0)
+    absl::StrAppend(&text, ";vocab-multiple=", layout.vocabMultiple);
   return text;
 }
 

@@ -94,7 +94,13 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After CSE: the gradient's recomputed probabilities must not be merged
   // with the forward's (that would keep them alive in between).
   add(createLowerAttentionPass({options.attentionChunkBytes}));
-  add(createLowerCrossEntropyPass({options.lossChunkBytes}));
+  add(createLowerCrossEntropyPass(
+      {options.lossChunkBytes, options.lossVocabMultiple}));
+  // After the lowerings, so their products (attention scores, lm_head
+  // chunks) are moved too; before the partitioner, which then weighs the
+  // rounded copies at their 2 bytes an element.
+  if (options.bf16)
+    add(createAutocastPass());
   // Before fusion, so recomputed elementwise work fuses into its backward
   // consumer and is never stored.
   if (options.partition)
@@ -167,6 +173,14 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "loss-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of lm_head logits may take"),
       llvm::cl::init(64 << 20)};
+  Option<int64_t> lossVocabMultiple{
+      *this, "loss-vocab-multiple",
+      llvm::cl::desc("pad the lm_head's vocabulary to a multiple of this"),
+      llvm::cl::init(1)};
+  Option<bool> bf16{*this, "bf16",
+                    llvm::cl::desc("matrix products on bf16 inputs with f32 "
+                                   "results (kiln-autocast)"),
+                    llvm::cl::init(false)};
 };
 
 } // namespace
@@ -185,6 +199,8 @@ void registerKilnPipeline() {
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;
         options.partition = cl.partition;
+        options.bf16 = cl.bf16;
+        options.lossVocabMultiple = cl.lossVocabMultiple;
         buildKilnPipeline(pm, options);
       });
 }

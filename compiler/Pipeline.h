@@ -41,6 +41,12 @@ struct PipelineOptions {
   /// The most bytes one chunk of logits may take when
   /// kiln-lower-cross-entropy writes the fused linear cross-entropy out.
   int64_t lossChunkBytes = 64 << 20;
+  /// kiln-lower-cross-entropy's vocab-multiple: the lm_head's vocabulary
+  /// padded to a multiple of this (1: not padded).
+  int64_t lossVocabMultiple = 1;
+  /// Mixed precision: kiln-autocast moves every f32 matrix product to bf16
+  /// inputs with f32 results (--bf16).
+  bool bf16 = false;
   /// Nonzero: kiln-split-reductions runs before fusion and splits every
   /// reduction on fewer threads than this (and over more than
   /// splitReductionsMaxSerial elements per thread) into a tree. A backend
@@ -54,7 +60,7 @@ struct PipelineOptions {
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention and
-/// cross-entropy lowering, the save/recompute partition, the three fusion
+/// cross-entropy lowering, autocast (bf16), the save/recompute partition, the three fusion
 /// passes, scheduling and (under a budget) rematerialization, each followed
 /// by a dump when options.dumpDir is set.
 void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
@@ -65,7 +71,7 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
 /// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget,
-/// attention-chunk-bytes, loss-chunk-bytes, partition) mirror
+/// attention-chunk-bytes, loss-chunk-bytes, partition, bf16) mirror
 /// PipelineOptions.
 void registerKilnPipeline();
 

@@ -66,6 +66,8 @@ struct TrainArgs {
   /// in TF32 on cuda; exact f32 by default, as PyTorch's).
   std::string cudaArch;
   bool tf32 = false;
+  /// --bf16: matrix products on bf16 inputs (lazy::Options::bf16).
+  bool bf16 = false;
   /// --memory_budget in bytes: a compiled step whose planned peak exceeds
   /// it fails before it runs, naming the largest buffers.
   std::optional<uint64_t> memoryBudget;

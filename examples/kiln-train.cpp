@@ -448,6 +448,7 @@ void configureKiln(const TrainArgs &a) {
   if (!a.cudaArch.empty())
     o.cudaArch = a.cudaArch;
   o.tf32 = o.tf32 || a.tf32;
+  o.bf16 = o.bf16 || a.bf16;
   check_backend_available(o.backend);
   if (!a.dumpGraphs.empty())
     o.dumpDir = a.dumpGraphs;

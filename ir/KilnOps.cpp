@@ -357,6 +357,20 @@ LogicalResult DotGeneralOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+bool DotGeneralOp::isCompatibleReturnTypes(TypeRange inferred,
+                                           TypeRange actual) {
+  if (inferred == actual)
+    return true;
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto want = dyn_cast<RankedTensorType>(inferred.front());
+  auto have = dyn_cast<RankedTensorType>(actual.front());
+  // 16-bit float operands may produce an f32 result (mixed precision).
+  return want && have && want.getShape() == have.getShape() &&
+         (want.getElementType().isBF16() || want.getElementType().isF16()) &&
+         have.getElementType().isF32();
+}
+
 /// operand[:axis] ++ indices ++ operand[axis+1:]: the gathered (and scattered)
 /// shape.
 static FailureOr<RankedTensorType>

@@ -256,11 +256,14 @@ def Kiln_ReduceOp : Kiln_Op<"reduce", [Pure,
 }
 
 def Kiln_DotGeneralOp : Kiln_Op<"dot_general", [Pure,
-    InferTypeOpAdaptor]> {
+    InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "general tensor contraction";
   let description = [{
     Result dimensions: the batch dimensions (in lhs_batching order), then the
     lhs dimensions that are neither batch nor contracting, then the rhs ones.
+    The result has the operands' element type, or f32 where the operands are
+    bf16 or f16 (XLA's preferred_element_type): the products accumulate in
+    f32 and are not rounded to 16 bits, as mixed precision wants.
   }];
   let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
                        DenseI64ArrayAttr:$lhs_batching_dimensions,

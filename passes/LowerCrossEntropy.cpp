@@ -26,12 +26,22 @@
 // of four (the logits recomputed), at the cost of keeping [N, C] + [V, C]
 // from the forward to the backward pass (Liger's fused linear
 // cross-entropy does the same).
+//
+// With vocab-multiple m > 1 and V not a multiple of m, the weight is padded
+// with zero rows to the next multiple Vp (GPT-2's 50257 → 50304 for m =
+// 64): GEMM libraries run a dimension of whole tiles several times faster.
+// The padded logits are masked to −inf before the softmax, so their
+// probabilities and gradients are exactly 0, the losses and the hidden
+// gradient are unchanged, and the weight gradient's padded rows (zeros)
+// are sliced off.
 #include "passes/Passes.h"
 
 #include "passes/TensorBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <limits>
 
 namespace kiln {
 #define GEN_PASS_DEF_LOWERCROSSENTROPYPASS
@@ -47,7 +57,8 @@ namespace {
 class CrossEntropyLowering {
 public:
   template <typename LossOp>
-  CrossEntropyLowering(TensorBuilder &tb, LossOp op, int64_t maxChunkBytes)
+  CrossEntropyLowering(TensorBuilder &tb, LossOp op, int64_t maxChunkBytes,
+                       int64_t vocabMultiple)
       : tb_(tb), ignoreIndex_(op.getIgnoreIndex()),
         element_(TensorBuilder::elementOf(op.getHidden())),
         labels_(op.getLabels()) {
@@ -59,7 +70,10 @@ public:
                    : element_;
     hidden_ = tb.convert(op.getHidden(), compute_);
     weight_ = tb.convert(op.getWeight(), compute_);
-    int64_t rowBytes = v_ * (compute_.getIntOrFloatBitWidth() / 8);
+    int64_t m = std::max<int64_t>(1, vocabMultiple);
+    paddedV_ = (v_ + m - 1) / m * m;
+    weight_ = tb.padHigh(weight_, {paddedV_ - v_, 0});
+    int64_t rowBytes = paddedV_ * (compute_.getIntOrFloatBitWidth() / 8);
     int64_t rows = chunkRows(
         n_, std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes)));
     for (int64_t r0 = 0; r0 < n_; r0 += rows)
@@ -111,7 +125,7 @@ public:
       accumulateGradients(l, in, dlogits, dh, dw);
     }
     return {tb_.convert(tb_.concatenate(losses, 0), element_),
-            tb_.concatenate(dh, 0), dw};
+            tb_.concatenate(dh, 0), unpadded(dw)};
   }
 
   /// forwardWithUnitGradients()'s unit gradients times `scale` (0-d).
@@ -147,7 +161,7 @@ public:
       accumulateGradients(l, in, dlogits, dh, dw);
     }
     return {tb_.convert(tb_.concatenate(dh, 0), element_),
-            tb_.convert(dw, element_)};
+            tb_.convert(unpadded(dw), element_)};
   }
 
 private:
@@ -158,10 +172,11 @@ private:
   struct Inputs {
     Value hidden, weight, labels, extra;
   };
-  /// One chunk's rows, logits [rows, V], exp(logits − max), their row sums,
+  /// One chunk's rows, logits [rows, V] (padded columns −inf) and as the
+  /// GEMM made them (padded columns 0), exp(logits − max), their row sums,
   /// the logsumexp [rows], the one-hot of the labels and the valid rows.
   struct Logits {
-    Value hidden, logits, exps, sums, logSumExp, onehot, valid;
+    Value hidden, logits, products, exps, sums, logSumExp, onehot, valid;
   };
 
   /// hidden, weight, labels and `extra` through one barrier with `after`
@@ -179,11 +194,13 @@ private:
     return in;
   }
 
-  /// logsumexp − the label's logit, 0 on ignored rows: [rows].
+  /// logsumexp − the label's logit, 0 on ignored rows: [rows]. The logit
+  /// is picked from the GEMM's products, where a label out of range but
+  /// within the padding picks 0, as one beyond it picks nothing.
   Value rowLosses(const Logits &l) {
     Value picked = tb_.reduce(
         ReduceKind::sum,
-        tb_.select(l.onehot, l.logits, tb_.splatLike(0, l.logits)), {1});
+        tb_.select(l.onehot, l.products, tb_.splatLike(0, l.products)), {1});
     Value loss = tb_.sub(l.logSumExp, picked);
     return tb_.select(l.valid, loss, tb_.splatLike(0, loss));
   }
@@ -205,6 +222,11 @@ private:
     dw = dw ? tb_.add(dw, dwc) : dwc;
   }
 
+  /// A weight gradient [Vp, C] without its padded rows: [V, C].
+  Value unpadded(Value dw) {
+    return paddedV_ == v_ ? dw : tb_.sliceDim(dw, 0, 0, v_);
+  }
+
   /// [rows] → [rows, V] like `like`.
   Value rowBroadcast(Value x, Value like) {
     return tb_.broadcast(x, TensorBuilder::shapeOf(like), {0});
@@ -213,14 +235,23 @@ private:
   Logits logits(const Inputs &in, const Chunk &c) {
     Logits l;
     l.hidden = tb_.sliceDim(in.hidden, 0, c.begin, c.end);
-    l.logits = tb_.dot(l.hidden, in.weight, {}, {}, {1}, {1});
+    l.logits = l.products = tb_.dot(l.hidden, in.weight, {}, {}, {1}, {1});
+    ArrayRef<int64_t> shape = TensorBuilder::shapeOf(l.logits);
+    if (paddedV_ != v_) {
+      // Padded columns are −inf: exp gives 0, and the max ignores them.
+      Type i64 = tb_.builder().getI64Type();
+      Value real = tb_.compare(ComparisonDirection::LT, tb_.iota(i64, shape, 1),
+                               tb_.splat(static_cast<double>(v_), i64, shape));
+      l.logits = tb_.select(
+          real, l.logits,
+          tb_.splatLike(-std::numeric_limits<double>::infinity(), l.logits));
+    }
     Value max = tb_.reduce(ReduceKind::max, l.logits, {1});
     l.exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
     l.sums = tb_.reduce(ReduceKind::sum, l.exps, {1});
     l.logSumExp = tb_.add(tb_.log(l.sums), max);
     Value labels = tb_.sliceDim(in.labels, 0, c.begin, c.end);
     Type index = TensorBuilder::elementOf(labels);
-    ArrayRef<int64_t> shape = TensorBuilder::shapeOf(l.logits);
     l.onehot = tb_.compare(ComparisonDirection::EQ, tb_.iota(index, shape, 1),
                            tb_.broadcast(labels, shape, {0}));
     l.valid = tb_.compare(
@@ -233,6 +264,8 @@ private:
   int64_t ignoreIndex_;
   Type element_, compute_;
   int64_t n_, c_, v_;
+  /// V rounded up to the vocab-multiple: the weight's rows as padded.
+  int64_t paddedV_;
   Value hidden_, weight_, labels_;
   std::vector<Chunk> chunks_;
 };
@@ -286,7 +319,7 @@ struct LowerCrossEntropyPass
     for (auto [fwd, grad] : uniformGradientPairs(ops)) {
       OpBuilder builder(fwd);
       TensorBuilder tb(builder, fwd->getLoc());
-      CrossEntropyLowering lowering(tb, fwd, maxChunkBytes);
+      CrossEntropyLowering lowering(tb, fwd, maxChunkBytes, vocabMultiple);
       auto [loss, dhUnit, dwUnit] = lowering.forwardWithUnitGradients();
       fwd.getLoss().replaceAllUsesWith(loss);
       builder.setInsertionPoint(grad);
@@ -308,11 +341,11 @@ struct LowerCrossEntropyPass
       OpBuilder builder(op);
       TensorBuilder tb(builder, op->getLoc());
       if (auto fwd = dyn_cast<FusedLinearCrossEntropyOp>(op)) {
-        CrossEntropyLowering lowering(tb, fwd, maxChunkBytes);
+        CrossEntropyLowering lowering(tb, fwd, maxChunkBytes, vocabMultiple);
         fwd.getLoss().replaceAllUsesWith(lowering.forward());
       } else {
         auto grad = cast<FusedLinearCrossEntropyGradOp>(op);
-        CrossEntropyLowering lowering(tb, grad, maxChunkBytes);
+        CrossEntropyLowering lowering(tb, grad, maxChunkBytes, vocabMultiple);
         std::array<Value, 2> grads = lowering.backward(grad.getLossGrad());
         grad.getHiddenGrad().replaceAllUsesWith(grads[0]);
         grad.getWeightGrad().replaceAllUsesWith(grads[1]);

@@ -72,7 +72,10 @@ def LowerCrossEntropyPass : Pass<"kiln-lower-cross-entropy",
   let dependentDialects = ["kiln::KilnDialect"];
   let options = [
     Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "64 << 20",
-           "the most bytes one chunk's logits may take">
+           "the most bytes one chunk's logits may take">,
+    Option<"vocabMultiple", "vocab-multiple", "int64_t", "1",
+           "pad the weight's rows (the vocabulary) to a multiple of this; "
+           "padded logits are masked out">
   ];
   let statistics = [
     Statistic<"numLowered", "lowered", "cross-entropy ops written out">,
@@ -112,6 +115,40 @@ def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numLowered", "lowered", "attention ops written out">
+  ];
+}
+
+def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
+  let summary = "Run f32 matrix products on bf16 inputs with f32 results";
+  let description = [{
+    Mixed precision as a compiler pass (PyTorch's autocast, XLA's bf16
+    normalization): every `dot_general` of f32 operands into an f32 result
+    takes its operands rounded to bf16 and still produces f32, so the GEMM
+    runs on the tensor cores (the GPU) or bf16 instructions (CPUs that have
+    them) and accumulates in f32. Everything else stays f32: layer norms,
+    softmax, the loss, the optimizer and the master weights. A value read by
+    several products is rounded once (one `convert` after its definition),
+    so a forward activation the backward reads again is kept as bf16 only
+    if the partitioner saves the rounded copy. Products of other types are
+    left alone.
+
+    Before:
+    ```mlir
+    %y = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0]
+        : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+    ```
+    After:
+    ```mlir
+    %xb = kiln.convert %x : tensor<8x4xf32> -> tensor<8x4xbf16>
+    %wb = kiln.convert %w : tensor<4x6xf32> -> tensor<4x6xbf16>
+    %y = kiln.dot_general %xb, %wb, batch = [] x [], contract = [1] x [0]
+        : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numProducts", "products", "products moved to bf16 inputs">,
+    Statistic<"numRounded", "rounded", "values rounded to bf16">
   ];
 }
 

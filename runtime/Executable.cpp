@@ -18,6 +18,10 @@ std::string_view deviceName(Device device) {
   return device == Device::cuda ? "cuda" : "cpu";
 }
 
+std::string_view gemmInputName(GemmInput input) {
+  return input == GemmInput::bf16 ? "bf16" : "f32";
+}
+
 namespace {
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '\0'};
@@ -138,6 +142,7 @@ void writeThunk(Writer &w, const Thunk &t) {
       w.i64(v);
     w.u8(t.gemm.transA);
     w.u8(t.gemm.transB);
+    w.u8(static_cast<uint8_t>(t.gemm.input));
     break;
   case Thunk::Kind::copy:
     w.u32(t.copy.src);
@@ -171,11 +176,17 @@ bool readThunk(Reader &r, Thunk &t) {
            r.boolean(t.kernel.splittable) && r.i64(t.kernel.workPerIndex) &&
            t.kernel.workPerIndex >= 0;
   }
-  case Thunk::Kind::gemm:
-    return r.u32(t.gemm.a) && r.u32(t.gemm.b) && r.u32(t.gemm.c) &&
-           r.i64(t.gemm.batch) && r.i64(t.gemm.m) && r.i64(t.gemm.n) &&
-           r.i64(t.gemm.k) && r.boolean(t.gemm.transA) &&
-           r.boolean(t.gemm.transB);
+  case Thunk::Kind::gemm: {
+    uint8_t input;
+    if (!r.u32(t.gemm.a) || !r.u32(t.gemm.b) || !r.u32(t.gemm.c) ||
+        !r.i64(t.gemm.batch) || !r.i64(t.gemm.m) || !r.i64(t.gemm.n) ||
+        !r.i64(t.gemm.k) || !r.boolean(t.gemm.transA) ||
+        !r.boolean(t.gemm.transB) || !r.u8(input) ||
+        input > static_cast<uint8_t>(GemmInput::bf16))
+      return false;
+    t.gemm.input = static_cast<GemmInput>(input);
+    return true;
+  }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
   }
@@ -385,10 +396,12 @@ absl::Status validateExecutable(const Executable &e) {
            t.gemm.n < (1 << 30) && t.gemm.k < (1 << 30);
       if (ok) {
         const GemmThunk &g = t.gemm;
-        auto need = [&](uint32_t s, int64_t x, int64_t y) {
-          return plan.slots[s].bytes >= uint64_t(g.batch) * x * y * 4;
+        auto need = [&](uint32_t s, int64_t x, int64_t y, uint64_t bytes) {
+          return plan.slots[s].bytes >= uint64_t(g.batch) * x * y * bytes;
         };
-        ok = need(g.a, g.m, g.k) && need(g.b, g.k, g.n) && need(g.c, g.m, g.n);
+        uint64_t in = gemmInputBytes(g.input);
+        ok = need(g.a, g.m, g.k, in) && need(g.b, g.k, g.n, in) &&
+             need(g.c, g.m, g.n, 4);
       }
       break;
     case Thunk::Kind::copy:

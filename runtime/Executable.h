@@ -75,12 +75,22 @@ struct KernelThunk {
   int64_t workPerIndex = 1;
 };
 
-/// C[b] = op(A[b]) * op(B[b]) in f32, row-major, for b < batch: A[b] starts
-/// at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n.
+/// The element type of a GEMM's A and B. C is f32 either way: bf16 inputs
+/// (mixed precision) multiply exactly and accumulate in f32.
+enum class GemmInput : uint8_t { f32, bf16 };
+std::string_view gemmInputName(GemmInput input);
+/// Bytes of one A or B element.
+inline uint64_t gemmInputBytes(GemmInput input) {
+  return input == GemmInput::bf16 ? 2 : 4;
+}
+
+/// C[b] = op(A[b]) * op(B[b]) into f32, row-major, for b < batch: A[b]
+/// starts at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n.
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
+  GemmInput input = GemmInput::f32;
 };
 
 /// dst = src, byte for byte.
@@ -121,7 +131,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 4;
+inline constexpr uint32_t kExecutableFormatVersion = 5;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

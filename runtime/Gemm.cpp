@@ -1,15 +1,17 @@
-// oneDNN and OpenBLAS behind sgemm(). Both take row-major operands directly
-// (dnnl_sgemm is row-major; cblas gets CblasRowMajor), so transposes are
-// flags and no copy is made.
+// oneDNN and OpenBLAS behind gemm(). Both take row-major operands directly
+// (dnnl_sgemm is row-major, a matmul primitive takes strides; cblas gets
+// CblasRowMajor), so transposes are flags or strides and no copy is made.
 #include "runtime/Gemm.h"
 
 #include "absl/strings/str_cat.h"
 
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -23,9 +25,102 @@ absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name) {
                    "'; expected onednn or openblas"));
 }
 
-absl::Status sgemm(GemmLibrary library, bool transA, bool transB, int64_t m,
-                   int64_t n, int64_t k, const float *a, int64_t lda,
-                   const float *b, int64_t ldb, float *c, int64_t ldc) {
+namespace {
+
+absl::Status onednnSgemm(bool transA, bool transB, int64_t m, int64_t n,
+                         int64_t k, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+  dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m,
+                                    n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  if (status != dnnl_success)
+    return absl::InternalError(absl::StrCat("dnnl_sgemm failed with status ",
+                                            status, " for ", m, "x", n, "x",
+                                            k));
+  return absl::OkStatus();
+}
+
+/// oneDNN has no bf16 entry in its BLAS-like API, so bf16 goes through a
+/// matmul primitive whose memory descriptors carry the transposes as
+/// strides. Making the primitive per call is cheap after the first of a
+/// shape: oneDNN keeps created primitives in its own cache.
+absl::Status onednnBf16Gemm(bool transA, bool transB, int64_t m, int64_t n,
+                            int64_t k, const void *a, int64_t lda,
+                            const void *b, int64_t ldb, float *c,
+                            int64_t ldc) {
+  using dnnl::memory;
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  auto rowMajor = [](int64_t rows, int64_t cols, int64_t ld, bool transposed,
+                     memory::data_type type) {
+    // A transposed operand is stored cols×rows with row stride ld.
+    return memory::desc({rows, cols}, type,
+                        transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+  };
+  memory::desc aDesc = rowMajor(m, k, lda, transA, memory::data_type::bf16);
+  memory::desc bDesc = rowMajor(k, n, ldb, transB, memory::data_type::bf16);
+  memory::desc cDesc = rowMajor(m, n, ldc, false, memory::data_type::f32);
+  try {
+    dnnl::matmul::primitive_desc primitive(
+        dnnl::matmul::desc(aDesc, bDesc, cDesc), engine);
+    dnnl::stream stream(engine);
+    dnnl::matmul(primitive).execute(
+        stream, {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<void *>(a))},
+                 {DNNL_ARG_WEIGHTS,
+                  memory(bDesc, engine, const_cast<void *>(b))},
+                 {DNNL_ARG_DST, memory(cDesc, engine, c)}});
+    stream.wait();
+  } catch (const dnnl::error &error) {
+    return absl::InternalError(absl::StrCat("oneDNN bf16 matmul failed (",
+                                            error.what(), ") for ", m, "x", n,
+                                            "x", k));
+  }
+  return absl::OkStatus();
+}
+
+/// A bf16 operand widened to f32 (exact: bf16 is the top half of an f32),
+/// rows×cols with row stride ld, packed.
+std::vector<float> widenBf16(const void *data, int64_t rows, int64_t cols,
+                             int64_t ld) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  const auto *bits = static_cast<const uint16_t *>(data);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      uint32_t word = uint32_t(bits[i * ld + j]) << 16;
+      std::memcpy(&out[i * cols + j], &word, sizeof(float));
+    }
+  return out;
+}
+
+absl::Status openblasGemm(GemmInput input, bool transA, bool transB,
+                          int64_t m, int64_t n, int64_t k, const void *a,
+                          int64_t lda, const void *b, int64_t ldb, float *c,
+                          int64_t ldc) {
+  constexpr int64_t kMax = std::numeric_limits<blasint>::max();
+  if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
+      ldc > kMax)
+    return absl::InvalidArgumentError("GEMM too large for OpenBLAS's ints");
+  // Debian's OpenBLAS is built without its bf16 GEMM (cblas_sbgemm is
+  // declared but absent), so bf16 operands are widened to f32 first: the
+  // same exact products and f32 sums, at f32 speed.
+  std::vector<float> wideA, wideB;
+  if (input == GemmInput::bf16) {
+    wideA = widenBf16(a, transA ? k : m, transA ? m : k, lda);
+    wideB = widenBf16(b, transB ? n : k, transB ? k : n, ldb);
+    a = wideA.data(), lda = transA ? m : k;
+    b = wideB.data(), ldb = transB ? k : n;
+  }
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+              static_cast<const float *>(a), lda,
+              static_cast<const float *>(b), ldb, 0.0f, c, ldc);
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status gemm(GemmLibrary library, GemmInput input, bool transA,
+                  bool transB, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, const void *b, int64_t ldb, float *c,
+                  int64_t ldc) {
   if (m == 0 || n == 0)
     return absl::OkStatus();
   if (k == 0) {
@@ -34,25 +129,14 @@ absl::Status sgemm(GemmLibrary library, bool transA, bool transB, int64_t m,
     return absl::OkStatus();
   }
   switch (library) {
-  case GemmLibrary::onednn: {
-    dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m,
-                                      n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-    if (status != dnnl_success)
-      return absl::InternalError(absl::StrCat("dnnl_sgemm failed with status ",
-                                              status, " for ", m, "x", n, "x",
-                                              k));
-    return absl::OkStatus();
-  }
-  case GemmLibrary::openblas: {
-    constexpr int64_t kMax = std::numeric_limits<blasint>::max();
-    if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
-        ldc > kMax)
-      return absl::InvalidArgumentError("GEMM too large for OpenBLAS's ints");
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-                ldb, 0.0f, c, ldc);
-    return absl::OkStatus();
-  }
+  case GemmLibrary::onednn:
+    if (input == GemmInput::bf16)
+      return onednnBf16Gemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc);
+    return onednnSgemm(transA, transB, m, n, k, static_cast<const float *>(a),
+                       lda, static_cast<const float *>(b), ldb, c, ldc);
+  case GemmLibrary::openblas:
+    return openblasGemm(input, transA, transB, m, n, k, a, lda, b, ldb, c,
+                        ldc);
   }
   return absl::InvalidArgumentError("unknown GEMM library");
 }

@@ -1,8 +1,10 @@
-// The one GEMM interface the runtime calls: row-major f32 C = op(A) * op(B),
-// backed by oneDNN (default; measured faster on GPT-2 shapes here) or
-// OpenBLAS, chosen when a program is loaded.
+// The one GEMM interface the runtime calls: row-major f32 C = op(A) * op(B)
+// for f32 or bf16 A and B, backed by oneDNN (default; measured faster on
+// GPT-2 shapes here) or OpenBLAS, chosen when a program is loaded.
 #ifndef KILN_RUNTIME_GEMM_H
 #define KILN_RUNTIME_GEMM_H
+
+#include "runtime/Executable.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -17,11 +19,14 @@ enum class GemmLibrary { onednn, openblas };
 /// "onednn" / "openblas" → GemmLibrary.
 absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name);
 
-/// Row-major C[m×n] = op(A) op(B), op(A) m×k, op(B) k×n; lda/ldb/ldc are row
-/// strides. Handles k == 0 (C = 0) and empty m or n.
-absl::Status sgemm(GemmLibrary library, bool transA, bool transB, int64_t m,
-                   int64_t n, int64_t k, const float *a, int64_t lda,
-                   const float *b, int64_t ldb, float *c, int64_t ldc);
+/// Row-major f32 C[m×n] = op(A) op(B), op(A) m×k and op(B) k×n with
+/// elements of type `input` (bf16 products are exact and accumulate in f32);
+/// lda/ldb/ldc are row strides in elements. Handles k == 0 (C = 0) and
+/// empty m or n.
+absl::Status gemm(GemmLibrary library, GemmInput input, bool transA,
+                  bool transB, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, const void *b, int64_t ldb, float *c,
+                  int64_t ldc);
 
 } // namespace kiln::runtime
 

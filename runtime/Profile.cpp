@@ -192,7 +192,10 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     e.category = "gemm";
     e.name = absl::StrCat("gemm ", g.m, "x", g.n, "x", g.k,
                           g.batch > 1 ? absl::StrCat(" (batch ", g.batch, ")")
-                                      : std::string());
+                                      : std::string(),
+                          g.input == GemmInput::f32
+                              ? std::string()
+                              : absl::StrCat(" ", std::string(gemmInputName(g.input))));
     e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes;
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
     break;

@@ -26,7 +26,14 @@
 #      the ab-* parts: kiln's 124M step with one default changed beside the
 #      bench's (ab-row-lanes: KILN_CUDA_ROW_LANES=1, a thread per row;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
-#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=256, 7 loss chunks, not 25).
+#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=256, 7 loss chunks, not 25;
+#      ab-vocab-pad: KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
+#   8. (INFO, when time is left) bench-124m-bf16: the same kiln-bench in
+#      mixed precision (--precision bf16: kiln's kiln-autocast, PyTorch's
+#      autocast, JAX's bf16 products) against PyTorch eager, torch.compile
+#      and JAX/XLA, its table appended to bench.md (about 3 minutes: give
+#      the whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16
+#      (the vocabulary padded, in bf16, beside that bench's kiln step).
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -148,6 +155,7 @@ collect() {
     [[ -e $f ]] && items+=("$(basename "$f" .json)=$f")
   done
   [[ -f $work/bench/results.json ]] && items+=("kiln_bench=$work/bench/results.json")
+  [[ -f $work/bench-bf16/results.json ]] && items+=("kiln_bench_bf16=$work/bench-bf16/results.json")
   python3 "$root/scripts/gpu/collect.py" "$results/results.json" "${items[@]}" \
     >> "$work/collect.log" 2>&1
 }
@@ -401,17 +409,19 @@ if [[ -f $work/first4.npy ]]; then
   record profile-124m INFO "$(exit_note profile-124m): KILN_PROFILE of 4 steps (trace-124m.json)"
 fi
 
-# ab_part NAME SETTING WHAT: kiln's 124M step on the cuda run's 12 batches
-# with the environment SETTING (VAR=VALUE), beside the bench's own step
-# (the defaults), in one run: what a default buys. Not a judgement: INFO.
+# ab_part NAME SETTING WHAT [PRECISION]: kiln's 124M step on the cuda run's
+# 12 batches with the environment SETTING (VAR=VALUE), beside that bench's
+# own step (the defaults), in one run: what a default buys. PRECISION bf16
+# compares with the mixed-precision bench (part 8). Not a judgement: INFO.
 ab_part() {
-  local name=$1 what=$3
+  local name=$1 what=$3 precision=${4:-f32} base=bench
   local -x "$2"
-  [[ -f $work/bench/batches.npy && -f $work/profile_124m.json ]] || return 0
+  [[ $precision == bf16 ]] && base=bench-bf16
+  [[ -f $work/$base/batches.npy && -f $work/profile_124m.json ]] || return 0
   run_part "$name" 60 kiln-bench --worker kiln \
-    --mode compiled --backend cuda "${model[@]}" --steps "$bench_steps" \
-    --weights "$work/bench/weights.safetensors" \
-    --batches "$work/bench/batches.npy" --result "$work/$name.json"
+    --mode compiled --backend cuda "${model[@]}" --precision "$precision" \
+    --steps "$bench_steps" --weights "$work/$base/weights.safetensors" \
+    --batches "$work/$base/batches.npy" --result "$work/$name.json"
   local ab
   ab=$(python3 -c 'import json, statistics, sys
 def median(path, key):
@@ -420,7 +430,7 @@ def median(path, key):
     return statistics.median(steps[len(steps) // 2:])
 print("step %.1f ms by default, %.1f ms with %s" % (
     median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms"), sys.argv[3]))' \
-    "$work/bench/results.json" "$work/$name.json" "$what" 2>&1 | tail -n 1)
+    "$work/$base/results.json" "$work/$name.json" "$what" 2>&1 | tail -n 1)
   record "$name" INFO "$(exit_note "$name"): $ab"
 }
 
@@ -429,6 +439,32 @@ ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
   "attention in one chunk of 512 query rows (not 3)"
 ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=256 \
   "the loss in 7 chunks of 1216 rows (not 25 of 328)"
+ab_part ab-vocab-pad KILN_VOCAB_MULTIPLE=64 \
+  "the lm_head's vocabulary padded to 50304 (not 50257)"
+
+#===--- 8. Mixed precision against the peers (INFO) -----------------------===#
+
+run_part bench-124m-bf16 240 kiln-bench --backend cuda --precision bf16 \
+  "${model[@]}" --batch 16 --steps "$bench_steps" --modes compiled \
+  --peers torch,torch_compile,jax --parity_steps 4 --bisect_max_batch 0 \
+  --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/bench-bf16"
+for run in "$work"/bench-bf16/runs/*.log; do
+  [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/bench-124m-bf16.log"
+done
+bf16_note=$(python3 -c 'import json, statistics, sys
+systems = json.load(open(sys.argv[1]))["systems"]
+def step(r):
+    s = r.get("step_ms") or []
+    return "%.1f ms" % statistics.median(s[len(s) // 2:]) if s else str(r.get("status"))
+print(", ".join("%s %s" % (name, step(r)) for name, r in systems.items()))' \
+  "$work/bench-bf16/results.json" 2> /dev/null)
+record bench-124m-bf16 INFO "$(exit_note bench-124m-bf16): ${bf16_note:-no results.json}"
+if [[ -f $work/bench-bf16/table.md ]]; then
+  { echo; echo "## Mixed precision (bf16)"; echo; cat "$work/bench-bf16/table.md"; } >> "$results/bench.md"
+fi
+ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=64 \
+  "the lm_head's vocabulary padded to 50304, in bf16" bf16
+collect
 
 total=$(($(date +%s) - start))
 if ((failures == 0)); then

@@ -32,6 +32,15 @@ def dropout(x, p, key):
     return jnp.where(jax.random.bernoulli(key, 1 - p, x.shape), x / (1 - p), 0)
 
 
+def matmul(x, y, a):
+    """x @ y; with --precision bf16 on bf16 inputs into f32 (kiln's autocast,
+    XLA's preferred_element_type)."""
+    if a.precision == "bf16":
+        return jnp.matmul(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16),
+                          preferred_element_type=jnp.float32)
+    return x @ y
+
+
 def loss_fn(params, ids, key, a):
     P = lambda name: params[name]
     b, t = ids.shape
@@ -42,17 +51,17 @@ def loss_fn(params, ids, key, a):
     for i in range(a.n_layer):
         h = lambda n: P(f"transformer.h.{i}.{n}")
         y = layer_norm(x, h("ln_1.weight"), h("ln_1.bias"))
-        qkv = y @ h("attn.c_attn.weight") + h("attn.c_attn.bias")
+        qkv = matmul(y, h("attn.c_attn.weight"), a) + h("attn.c_attn.bias")
         q, k, v = (z.reshape(b, t, nh, c // nh).transpose(0, 2, 1, 3) for z in jnp.split(qkv, 3, axis=-1))
-        att = jnp.where(mask, q @ k.transpose(0, 1, 3, 2) / np.sqrt(c // nh), -jnp.inf)
+        att = jnp.where(mask, matmul(q, k.transpose(0, 1, 3, 2), a) / np.sqrt(c // nh), -jnp.inf)
         att = dropout(jax.nn.softmax(att, axis=-1), a.dropout, next(keys))
-        y = (att @ v).transpose(0, 2, 1, 3).reshape(b, t, c)
-        x = x + dropout(y @ h("attn.c_proj.weight") + h("attn.c_proj.bias"), a.dropout, next(keys))
+        y = matmul(att, v, a).transpose(0, 2, 1, 3).reshape(b, t, c)
+        x = x + dropout(matmul(y, h("attn.c_proj.weight"), a) + h("attn.c_proj.bias"), a.dropout, next(keys))
         y = layer_norm(x, h("ln_2.weight"), h("ln_2.bias"))
-        y = jax.nn.gelu(y @ h("mlp.c_fc.weight") + h("mlp.c_fc.bias"), approximate=True)
-        x = x + dropout(y @ h("mlp.c_proj.weight") + h("mlp.c_proj.bias"), a.dropout, next(keys))
+        y = jax.nn.gelu(matmul(y, h("mlp.c_fc.weight"), a) + h("mlp.c_fc.bias"), approximate=True)
+        x = x + dropout(matmul(y, h("mlp.c_proj.weight"), a) + h("mlp.c_proj.bias"), a.dropout, next(keys))
     x = layer_norm(x, P("transformer.ln_f.weight"), P("transformer.ln_f.bias"))
-    logits = x @ P("transformer.wte.weight").T  # tied lm_head
+    logits = matmul(x, P("transformer.wte.weight").T, a)  # tied lm_head
     logp = jax.nn.log_softmax(logits[:, :-1], axis=-1)
     return -jnp.take_along_axis(logp, ids[:, 1:, None], axis=-1).mean()
 

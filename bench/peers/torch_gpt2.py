@@ -104,7 +104,10 @@ def main():
     losses, step_ms = [], []
     for ids in batches:
         start = time.perf_counter()
-        loss = step_fn(torch.from_numpy(ids).to(device))
+        # bf16: PyTorch's automatic mixed precision (no loss scaling needed).
+        with torch.autocast(device.type, dtype=torch.bfloat16,
+                            enabled=args.precision == "bf16"):
+            loss = step_fn(torch.from_numpy(ids).to(device))
         loss.backward()
         if args.max_grad_norm > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)

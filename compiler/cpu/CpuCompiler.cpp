@@ -376,6 +376,8 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
     return n;
   };
   runtime::GemmThunk g;
+  g.input = detail::elementOf(lhs).isBF16() ? runtime::GemmInput::bf16
+                                           : runtime::GemmInput::f32;
   g.batch = dims(ls, lb);
   g.m = dims(ls, lf);
   g.k = dims(ls, lc);
@@ -462,9 +464,11 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
       slotOf_[result] = slotOf_.lookup(operand);
     return absl::OkStatus();
   }
+  // f32 and bf16 inputs into f32 go to the GEMM library; other element
+  // types (f64, integers, 16-bit results) to a generated kernel.
   if (auto dot = dyn_cast<DotGeneralOp>(op)) {
-    auto f32 = [](Value v) { return detail::elementOf(v).isF32(); };
-    if (f32(dot.getLhs()) && f32(dot.getRhs()) && f32(dot.getResult()))
+    Type in = detail::elementOf(dot.getLhs());
+    if ((in.isF32() || in.isBF16()) && detail::elementOf(dot.getResult()).isF32())
       return lowerDot(dot);
   }
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {
@@ -706,26 +710,33 @@ unsigned gpuRowLanes() {
 
 namespace {
 /// $name in MiB (1 to 65536), or 0 when unset or refused.
-int64_t mebibytesFromEnvironment(const char *name) {
+/// $name as a whole number from 1 to `most` (of `unit`), else 0 (a
+/// malformed value with a warning).
+int64_t wholeNumberFromEnvironment(const char *name, int64_t most,
+                                   const char *unit) {
   const char *env = std::getenv(name);
   if (!env || !*env)
     return 0;
   int64_t value = 0;
-  if (absl::SimpleAtoi(env, &value) && value >= 1 && value <= 65536)
+  if (absl::SimpleAtoi(env, &value) && value >= 1 && value <= most)
     return value;
   std::fprintf(stderr,
-               "kiln: warning: %s must be a whole number of MiB from 1 to "
-               "65536, not '%s'; using the default\n",
-               name, env);
+               "kiln: warning: %s must be a whole number%s from 1 to "
+               "%lld, not '%s'; using the default\n",
+               name, unit, static_cast<long long>(most), env);
   return 0;
 }
 } // namespace
 
-const ChunkOverrides &chunkOverrides() {
-  static const ChunkOverrides overrides = [] {
-    ChunkOverrides o;
-    o.attentionMiB = mebibytesFromEnvironment("KILN_ATTENTION_CHUNK_MB");
-    o.lossMiB = mebibytesFromEnvironment("KILN_LOSS_CHUNK_MB");
+const LayoutOverrides &layoutOverrides() {
+  static const LayoutOverrides overrides = [] {
+    LayoutOverrides o;
+    o.attentionMiB =
+        wholeNumberFromEnvironment("KILN_ATTENTION_CHUNK_MB", 65536, " of MiB");
+    o.lossMiB =
+        wholeNumberFromEnvironment("KILN_LOSS_CHUNK_MB", 65536, " of MiB");
+    o.vocabMultiple =
+        wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
     return o;
   }();
   return overrides;
@@ -735,14 +746,17 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
   pipeline.partition = options.partition;
+  pipeline.bf16 = options.bf16;
   pipeline.dumpDir = options.passDumpDir;
   // The backends share the chunk sizes until the GPU has measured others
   // (gpu-check's ab-attention-chunk and ab-loss-chunk parts).
-  const ChunkOverrides &overrides = chunkOverrides();
+  const LayoutOverrides &overrides = layoutOverrides();
   if (overrides.attentionMiB > 0)
     pipeline.attentionChunkBytes = overrides.attentionMiB << 20;
   if (overrides.lossMiB > 0)
     pipeline.lossChunkBytes = overrides.lossMiB << 20;
+  if (overrides.vocabMultiple > 0)
+    pipeline.lossVocabMultiple = overrides.vocabMultiple;
   return pipeline;
 }
 

@@ -54,17 +54,22 @@ struct KernelTarget {
 /// 32 kept). Part of the cache key when not 32.
 unsigned gpuRowLanes();
 
-/// $KILN_ATTENTION_CHUNK_MB and $KILN_LOSS_CHUNK_MB: the most MiB one
-/// chunk of attention scores / of lm_head logits may take
-/// (kiln-lower-attention, kiln-lower-cross-entropy), over the default
-/// (64 MiB each), to measure what larger chunks buy (fewer, larger kernels and
-/// GEMMs) and cost (memory). 0 where unset; read once; a value that is not
-/// a whole number from 1 to 65536 is refused with a warning. Part of the
-/// cache key when set.
-struct ChunkOverrides {
-  int64_t attentionMiB = 0, lossMiB = 0;
+/// Layout defaults the GPU machine measures against their alternatives
+/// (gpu-check's ab-* parts), read once from the environment; 0 where unset;
+/// a malformed value is refused with a warning; part of the cache key when
+/// set:
+/// - $KILN_ATTENTION_CHUNK_MB and $KILN_LOSS_CHUNK_MB (1 to 65536): the most
+///   MiB one chunk of attention scores / of lm_head logits may take
+///   (kiln-lower-attention, kiln-lower-cross-entropy) over the default
+///   64 MiB: what larger chunks buy (fewer, larger kernels and GEMMs) and
+///   cost (memory);
+/// - $KILN_VOCAB_MULTIPLE (1 to 4096): the lm_head's vocabulary padded to a
+///   multiple of it (kiln-lower-cross-entropy's vocab-multiple; default 1,
+///   no padding): whole GEMM tiles against the padding's masking.
+struct LayoutOverrides {
+  int64_t attentionMiB = 0, lossMiB = 0, vocabMultiple = 0;
 };
-const ChunkOverrides &chunkOverrides();
+const LayoutOverrides &layoutOverrides();
 
 /// The target a compile request implies.
 KernelTarget kernelTargetFor(const CompileOptions &options);
@@ -98,7 +103,7 @@ compileExecutable(mlir::ModuleOp module, const std::string &function,
                   const KernelTarget &target = KernelTarget());
 
 /// The pipeline options a compile request implies (budget, pass dumps,
-/// chunkOverrides()).
+/// layoutOverrides()).
 PipelineOptions pipelineOptionsFor(const CompileOptions &options);
 
 /// module + function name → a loaded CPU program (oneDNN GEMMs, 2 threads).

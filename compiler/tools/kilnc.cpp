@@ -108,6 +108,7 @@ bool parseTargetFlags(const Args &args, compiler::KeyOptions &options) {
   options.backend = *backend;
   options.cudaArch = args.get("--cuda_arch", args.get("--cuda-arch", "sm_90"));
   options.tf32 = args.has("--tf32");
+  options.bf16 = args.has("--bf16");
   bool cudaFlags = args.has("--cuda_arch") || args.has("--cuda-arch") ||
                    options.tf32;
   if (cudaFlags && options.backend != compiler::Backend::cuda) {
@@ -277,10 +278,12 @@ std::string thunksText(const runtime::Executable &exe) {
     case runtime::Thunk::Kind::gemm: {
       const runtime::GemmThunk &g = thunk.gemm;
       std::snprintf(line, sizeof line,
-                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s\n", i,
-                    static_cast<long long>(g.batch), static_cast<long long>(g.m),
-                    static_cast<long long>(g.n), static_cast<long long>(g.k),
-                    g.transA ? " transA" : "", g.transB ? " transB" : "");
+                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s %s\n",
+                    i, static_cast<long long>(g.batch),
+                    static_cast<long long>(g.m), static_cast<long long>(g.n),
+                    static_cast<long long>(g.k), g.transA ? " transA" : "",
+                    g.transB ? " transB" : "",
+                    std::string(runtime::gemmInputName(g.input)).c_str());
       text += line;
       break;
     }
@@ -448,6 +451,8 @@ const char *const kUsage =
     "sm_80|sm_90\n"
     "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "
     "needed.\n"
+    "        --bf16: mixed precision (matrix products on bf16 inputs, f32 "
+    "results).\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
 

@@ -393,6 +393,7 @@ absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
     keyOptions.backend = request.backend;
   keyOptions.cudaArch = request.cudaArch;
   keyOptions.tf32 = request.tf32;
+  keyOptions.bf16 = request.bf16;
   std::string line =
       "{\"file\": " + jsonString(name) + ", \"tag\": " +
       jsonString(request.tag) + ", \"key\": " +
@@ -432,6 +433,7 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   options.partition = request.partition;
   options.cudaArch = request.cudaArch;
   options.tf32 = request.tf32;
+  options.bf16 = request.bf16;
   if (!request.passDumpDir.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/graph-%016llx",

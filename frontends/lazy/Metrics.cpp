@@ -46,6 +46,8 @@ Options options_from_env() {
     result.cudaArch = arch;
   if (const char *tf32 = std::getenv("KILN_TF32"))
     result.tf32 = std::string_view(tf32) == "1";
+  if (const char *bf16 = std::getenv("KILN_BF16"))
+    result.bf16 = std::string_view(bf16) == "1";
   if (const char *dump = std::getenv("KILN_DUMP_DIR"))
     result.passDumpDir = dump;
   if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))

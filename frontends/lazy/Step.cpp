@@ -110,6 +110,7 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   request.partition = options().partition;
   request.cudaArch = options().cudaArch;
   request.tf32 = options().tf32;
+  request.bf16 = options().bf16;
   request.graphHash = hash;
   request.tag = graphTag();
   request.locations = options().checkNumerics;
@@ -180,6 +181,8 @@ void step() {
   std::string backend(backendName(options().backend));
   if (options().backend == Backend::cuda)
     backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");
+  if (options().bf16)
+    backend += " bf16";
   std::string key = "backend " + backend + "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);
 

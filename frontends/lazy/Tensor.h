@@ -375,6 +375,10 @@ struct Options {
   /// sm_90) and TF32 GEMMs (KILN_TF32=1; exact f32 by default).
   std::string cudaArch = "sm_90";
   bool tf32 = false;
+  /// Mixed precision (KILN_BF16=1, kiln-train's --bf16): the compiler runs
+  /// every f32 matrix product on bf16 inputs with f32 results; weights,
+  /// optimizer state and everything else stay f32 (cpu and cuda backends).
+  bool bf16 = false;
   /// When not empty, every distinct graph the run traces is written there
   /// once as canonical text, `graph-<hash>.mlir`, with a line in
   /// `manifest.jsonl` (its cache key and graph tag): the input of
@@ -419,6 +423,7 @@ struct Options {
 };
 
 /// KILN_BACKEND ("reference" | "cpu" | "cuda"), KILN_CUDA_ARCH, KILN_TF32=1,
+/// KILN_BF16=1,
 /// KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
 /// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager"),
 /// KILN_POISON_DEAD_BUFFERS=1, KILN_CHECK_NUMERICS=1, KILN_PARTITION=0 and

@@ -208,10 +208,12 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
                                  r.getDimensions()));
       })
       .Case([&](DotGeneralOp d) {
-        return single(evalDotGeneral(
-            *in[0], *in[1], d.getLhsBatchingDimensions(),
-            d.getRhsBatchingDimensions(), d.getLhsContractingDimensions(),
-            d.getRhsContractingDimensions()));
+        return withType([&](DType dtype, const std::vector<int64_t> &) {
+          return evalDotGeneral(
+              *in[0], *in[1], d.getLhsBatchingDimensions(),
+              d.getRhsBatchingDimensions(), d.getLhsContractingDimensions(),
+              d.getRhsContractingDimensions(), dtype);
+        });
       })
       .Case([&](GatherOp g) {
         return single(evalGather(*in[0], *in[1], g.getAxis()));

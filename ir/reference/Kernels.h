@@ -98,13 +98,15 @@ absl::StatusOr<HostTensor> evalIota(DType dtype, llvm::ArrayRef<int64_t> shape,
 /// x → x reduced over `dims`, which the result drops.
 absl::StatusOr<HostTensor> evalReduce(ReductionKind kind, const HostTensor &x,
                                       llvm::ArrayRef<int64_t> dims);
-/// (lhs, rhs) → their contraction: batch dims, lhs free dims, rhs free dims.
+/// (lhs, rhs) → their contraction: batch dims, lhs free dims, rhs free dims,
+/// summed in double and rounded once to `resultType` (the operands' type, or
+/// f32 for 16-bit float operands).
 absl::StatusOr<HostTensor>
 evalDotGeneral(const HostTensor &lhs, const HostTensor &rhs,
                llvm::ArrayRef<int64_t> lhsBatch,
                llvm::ArrayRef<int64_t> rhsBatch,
                llvm::ArrayRef<int64_t> lhsContract,
-               llvm::ArrayRef<int64_t> rhsContract);
+               llvm::ArrayRef<int64_t> rhsContract, DType resultType);
 /// (x, indices) → x's slices along axis at the clamped indices.
 absl::StatusOr<HostTensor> evalGather(const HostTensor &x,
                                       const HostTensor &indices, int64_t axis);

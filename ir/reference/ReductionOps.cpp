@@ -162,12 +162,17 @@ evalDotGeneral(const HostTensor &lhs, const HostTensor &rhs,
                llvm::ArrayRef<int64_t> lhsBatch,
                llvm::ArrayRef<int64_t> rhsBatch,
                llvm::ArrayRef<int64_t> lhsContract,
-               llvm::ArrayRef<int64_t> rhsContract) {
-  // 1. Validate the dimension lists and that paired dimensions agree.
-  if (lhs.dtype() != rhs.dtype() || lhs.dtype() == DType::i1)
+               llvm::ArrayRef<int64_t> rhsContract, DType resultType) {
+  // 1. Validate the element and dimension lists and that paired dimensions
+  //    agree.
+  bool widened = (lhs.dtype() == DType::bf16 || lhs.dtype() == DType::f16) &&
+                 resultType == DType::f32;
+  if (lhs.dtype() != rhs.dtype() || lhs.dtype() == DType::i1 ||
+      (resultType != lhs.dtype() && !widened))
     return absl::InvalidArgumentError(
         absl::StrCat("kiln.dot_general: bad element types ", lhs.typeString(),
-                     " and ", rhs.typeString()));
+                     " and ", rhs.typeString(), " for a ",
+                     std::string(dtypeName(resultType)), " result"));
   if (lhsBatch.size() != rhsBatch.size() ||
       lhsContract.size() != rhsContract.size())
     return absl::InvalidArgumentError(
@@ -201,7 +206,7 @@ evalDotGeneral(const HostTensor &lhs, const HostTensor &rhs,
     contractShape.push_back(lhs.shape()[d]);
     contractCount *= lhs.shape()[d];
   }
-  absl::StatusOr<HostTensor> result = HostTensor::create(lhs.dtype(), shape);
+  absl::StatusOr<HostTensor> result = HostTensor::create(resultType, shape);
   if (!result.ok())
     return result.status();
 

@@ -22,11 +22,10 @@ namespace {
 /// The alignment cuBLASLt may assume of a matrix: the largest power of two
 /// (up to 256, the preference's default) dividing its address and, when
 /// batched, the byte stride between batch entries.
-uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch,
-                     uint64_t strideElements) {
+uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch, uint64_t strideBytes) {
   uint64_t bits = pointer;
   if (batch > 1)
-    bits |= strideElements * sizeof(float);
+    bits |= strideBytes;
   uint32_t alignment = 256;
   while (alignment > 1 && bits % alignment != 0)
     alignment /= 2;
@@ -79,7 +78,11 @@ std::string CudaGemm::describe() const {
   return absl::StrCat("GEMM thunk ", thunkIndex_, " (m=", thunk_.m,
                       ", n=", thunk_.n, ", k=", thunk_.k,
                       ", batch=", thunk_.batch, thunk_.transA ? ", transA" : "",
-                      thunk_.transB ? ", transB" : "", ")");
+                      thunk_.transB ? ", transB" : "",
+                      thunk_.input == GemmInput::f32
+                          ? ""
+                          : absl::StrCat(", ", std::string(gemmInputName(thunk_.input))),
+                      ")");
 }
 
 absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
@@ -100,8 +103,12 @@ absl::Status CudaGemm::plan(bool allowTf32) {
   }
   mode_ = Mode::matmul;
   const CublasLt &lt = *library_;
-  cublasComputeType_t compute =
-      allowTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // bf16 inputs multiply exactly and accumulate in f32; TF32 applies to f32
+  // inputs only.
+  bool bf16 = g.input == GemmInput::bf16;
+  cublasComputeType_t compute = allowTf32 && !bf16
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
   if (cublasStatus_t s = lt.matmulDescCreate(&desc_, compute, CUDA_R_32F);
       s != CUBLAS_STATUS_SUCCESS) {
     desc_ = nullptr;
@@ -121,10 +128,11 @@ absl::Status CudaGemm::plan(bool allowTf32) {
 
   // Each layout describes the buffer as stored, before its op: kiln's
   // row-major r×c buffer is the column-major c×r matrix with ld c.
-  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, uint64_t rows,
-                        uint64_t cols, uint64_t batchStride) -> absl::Status {
+  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, cudaDataType type,
+                        uint64_t rows, uint64_t cols,
+                        uint64_t batchStride) -> absl::Status {
     if (cublasStatus_t s = lt.matrixLayoutCreate(
-            &layout, CUDA_R_32F, rows, cols, static_cast<int64_t>(rows));
+            &layout, type, rows, cols, static_cast<int64_t>(rows));
         s != CUBLAS_STATUS_SUCCESS) {
       layout = nullptr;
       return failure("cublasLtMatrixLayoutCreate", s);
@@ -151,18 +159,19 @@ absl::Status CudaGemm::plan(bool allowTf32) {
     return absl::OkStatus();
   };
   const uint64_t m = g.m, n = g.n, k = g.k;
+  cudaDataType input = bf16 ? CUDA_R_16BF : CUDA_R_32F;
   // cuBLAS's A = kiln's B: stored k×n (n×k with transB) row-major.
-  if (absl::Status s =
-          makeLayout(layoutA_, g.transB ? k : n, g.transB ? n : k, k * n);
+  if (absl::Status s = makeLayout(layoutA_, input, g.transB ? k : n,
+                                  g.transB ? n : k, k * n);
       !s.ok())
     return s;
   // cuBLAS's B = kiln's A: stored m×k (k×m with transA) row-major.
-  if (absl::Status s =
-          makeLayout(layoutB_, g.transA ? m : k, g.transA ? k : m, m * k);
+  if (absl::Status s = makeLayout(layoutB_, input, g.transA ? m : k,
+                                  g.transA ? k : m, m * k);
       !s.ok())
     return s;
-  // C and D = kiln's C: m×n row-major.
-  if (absl::Status s = makeLayout(layoutC_, n, m, m * n); !s.ok())
+  // C and D = kiln's C: m×n row-major f32.
+  if (absl::Status s = makeLayout(layoutC_, CUDA_R_32F, n, m, m * n); !s.ok())
     return s;
   return chooseAlgorithm();
 }
@@ -178,9 +187,11 @@ absl::Status CudaGemm::chooseAlgorithm() {
   // rely on exactly their alignment (the default preference assumes 256
   // bytes, which arena slots at 64-byte offsets do not all have).
   uint64_t maxWorkspace = kMaxGemmWorkspaceBytes;
-  uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n);
-  uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k);
-  uint32_t alignC = alignmentOf(operands_.c, g.batch, uint64_t(g.m) * g.n);
+  uint64_t in = gemmInputBytes(g.input);
+  uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n * in);
+  uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k * in);
+  uint32_t alignC =
+      alignmentOf(operands_.c, g.batch, uint64_t(g.m) * g.n * sizeof(float));
   struct Setting {
     cublasLtMatmulPreferenceAttributes_t attribute;
     const void *value;

@@ -1,4 +1,4 @@
-// kiln's f32 GEMM thunks on cuBLASLt: one plan per thunk, made once at
+// kiln's GEMM thunks (f32 or bf16 inputs, f32 results) on cuBLASLt: one plan per thunk, made once at
 // load (descriptors, layouts, the algorithm from the heuristic), because
 // every device pointer of a program is fixed; a run only enqueues
 // cublasLtMatmul with the plan.
@@ -40,8 +40,8 @@ private:
 /// The largest GEMM workspace any plan may ask for.
 inline constexpr uint64_t kMaxGemmWorkspaceBytes = uint64_t{32} << 20;
 
-/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (row-major f32, see
-/// GemmThunk) on fixed device pointers.
+/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (row-major, f32 C,
+/// see GemmThunk) on fixed device pointers.
 class CudaGemm {
 public:
   struct Operands {
@@ -50,7 +50,7 @@ public:
 
   /// thunk + its device pointers → a plan with the algorithm chosen, or an
   /// error naming the thunk index, m/n/k/batch and the cuBLASLt status.
-  /// Exact f32 (CUBLAS_COMPUTE_32F) unless `allowTf32`.
+  /// Exact f32 (CUBLAS_COMPUTE_32F) unless `allowTf32` (f32 inputs only).
   static absl::StatusOr<std::unique_ptr<CudaGemm>>
   create(const CublasLtHandle &handle, const GemmThunk &thunk,
          size_t thunkIndex, bool allowTf32, Operands operands);

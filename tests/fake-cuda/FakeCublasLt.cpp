@@ -5,7 +5,8 @@
 // the op), column-major unless CUBLASLT_MATRIX_LAYOUT_ORDER says
 // CUBLASLT_ORDER_ROW, leading dimension per order, strided batches
 // (BATCH_COUNT, STRIDED_BATCH_OFFSET in elements), host-pointer alpha and
-// beta. Anything outside that subset (other types, orders, ops, pointer
+// beta, f32 or bf16 A and B (both the same) into f32 C and D. Anything
+// outside that subset (other types, orders, ops, pointer
 // modes, attributes, unequal batch counts, empty sizes) is refused with
 // CUBLAS_STATUS_NOT_SUPPORTED, and inconsistent shapes, pointers outside
 // device allocations, misalignment against the preference the algorithm
@@ -122,8 +123,12 @@ struct Problem {
 };
 
 bool layoutSupported(const FakeLayout &l) {
-  return l.type == CUDA_R_32F &&
+  return (l.type == CUDA_R_32F || l.type == CUDA_R_16BF) &&
          (l.order == CUBLASLT_ORDER_COL || l.order == CUBLASLT_ORDER_ROW);
+}
+
+uint64_t elementBytes(const FakeLayout &l) {
+  return l.type == CUDA_R_16BF ? 2 : 4;
 }
 
 bool leadingDimensionFits(const FakeLayout &l) {
@@ -145,6 +150,10 @@ cublasStatus_t checkProblem(const FakeDesc &desc, const FakeLayout &a,
     if (!layoutSupported(*l) || l->batch != a.batch || l->batch < 1 ||
         l->rows == 0 || l->cols == 0)
       return CUBLAS_STATUS_NOT_SUPPORTED;
+  // bf16 only as both inputs, with f32 results and exact f32 compute.
+  if (a.type != b.type || c.type != CUDA_R_32F || d.type != CUDA_R_32F ||
+      (a.type == CUDA_R_16BF && desc.compute != CUBLAS_COMPUTE_32F))
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   for (const FakeLayout *l : {&a, &b, &c, &d})
     if (!leadingDimensionFits(*l) || l->stride < 0)
       return CUBLAS_STATUS_INVALID_VALUE;
@@ -174,15 +183,23 @@ uint64_t extentElements(const FakeLayout &l) {
 bool aligned(const void *pointer, const FakeLayout &l, uint64_t alignment) {
   uint64_t bits = reinterpret_cast<uintptr_t>(pointer);
   if (l.batch > 1)
-    bits |= uint64_t(l.stride) * sizeof(float);
+    bits |= uint64_t(l.stride) * elementBytes(l);
   return alignment == 0 || bits % alignment == 0;
 }
 
-float element(const float *base, const FakeLayout &l, int64_t batch,
+float element(const void *base, const FakeLayout &l, int64_t batch,
               uint64_t row, uint64_t col) {
-  uint64_t at =
-      l.order == CUBLASLT_ORDER_COL ? row + col * l.ld : row * l.ld + col;
-  return base[batch * l.stride + at];
+  uint64_t at = batch * l.stride + (l.order == CUBLASLT_ORDER_COL
+                                        ? row + col * l.ld
+                                        : row * l.ld + col);
+  if (l.type == CUDA_R_16BF) {
+    // bf16 is the top half of an f32.
+    uint32_t bits = uint32_t(static_cast<const uint16_t *>(base)[at]) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    return value;
+  }
+  return static_cast<const float *>(base)[at];
 }
 
 float *elementPointer(float *base, const FakeLayout &l, int64_t batch,
@@ -204,7 +221,8 @@ float roundToTf32(float value) {
 
 struct Job {
   Problem problem;
-  const float *a, *b, *c;
+  const void *a, *b;
+  const float *c;
   float *d;
   float alpha, beta;
 };
@@ -477,14 +495,15 @@ cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
     return CUBLAS_STATUS_INVALID_VALUE;
   auto inDevice = [](const void *p, const FakeLayout &l) {
     return fake_cuda_check_device_range(reinterpret_cast<uintptr_t>(p),
-                                        extentElements(l) * sizeof(float)) == 1;
+                                        extentElements(l) * elementBytes(l)) ==
+           1;
   };
   if (!inDevice(A, *a) || !inDevice(B, *b) || !inDevice(D, *dd) ||
       (betaValue != 0.0f && !inDevice(C, *c)))
     return CUBLAS_STATUS_INVALID_VALUE;
   auto *job = new Job{problem,
-                      static_cast<const float *>(A),
-                      static_cast<const float *>(B),
+                      A,
+                      B,
                       static_cast<const float *>(C),
                       static_cast<float *>(D),
                       alphaValue,

@@ -608,6 +608,34 @@ func.func @dot_general_element_types_differ(%a: tensor<2x3xf32>, %b: tensor<3x4x
 
 // -----
 
+// Only 16-bit float operands may widen their result, and only to f32.
+func.func @dot_general_f32_result_narrowed(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xbf16> {
+  // expected-error @+2 {{'kiln.dot_general' op inferred type(s) 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x4xbf16>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.dot_general %a, %b, batch = [] x [], contract = [1] x [0] : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+func.func @dot_general_bf16_result_f64(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xf64> {
+  // expected-error @+2 {{'kiln.dot_general' op inferred type(s) 'tensor<2x4xbf16>' are incompatible with return type(s) of operation 'tensor<2x4xf64>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.dot_general %a, %b, batch = [] x [], contract = [1] x [0] : tensor<2x3xbf16>, tensor<3x4xbf16> -> tensor<2x4xf64>
+  return %0 : tensor<2x4xf64>
+}
+
+// -----
+
+func.func @dot_general_bf16_result_shape(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x5xf32> {
+  // expected-error @+2 {{'kiln.dot_general' op inferred type(s) 'tensor<2x4xbf16>' are incompatible with return type(s) of operation 'tensor<2x5xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.dot_general %a, %b, batch = [] x [], contract = [1] x [0] : tensor<2x3xbf16>, tensor<3x4xbf16> -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
 func.func @dot_general_dims_do_not_pair(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
   // expected-error @+2 {{'kiln.dot_general' op batch dims [] x [] and contracting dims [1] x [0, 1] must pair up}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -12,6 +12,11 @@
 // forward pass.
 // RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy="max-chunk-bytes=80" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy | FileCheck %s --check-prefix=WHOLE
+// With vocab-multiple=16 (prefix PAD) the 10 weight rows are padded to 16
+// once, the padded logits are −inf before the softmax (the label's logit
+// is picked from the unmasked product), and the weight gradient is sliced
+// back to 10 rows; WHOLE (multiple 1) is its negative twin: no pad.
+// RUN: kiln-opt %s --split-input-file --kiln-lower-cross-entropy="vocab-multiple=16" | FileCheck %s --check-prefix=PAD
 
 // CHECK-LABEL: func.func @loss_two_chunks(
 // CHECK-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>, %[[Y:[^:]+]]: tensor<4xi64>
@@ -33,10 +38,22 @@
 // CHECK: %[[L:.+]] = kiln.concatenate %[[L0]], %[[L1]], dim = 0
 // CHECK: return %[[L]]
 // WHOLE-LABEL: func.func @loss_two_chunks(
+// WHOLE-NOT: kiln.pad
 // WHOLE-NOT: kiln.slice
 // WHOLE-NOT: kiln.concatenate
 // WHOLE: kiln.dot_general {{.*}} -> tensor<4x10xf32>
 // WHOLE-NOT: kiln.fused_linear_cross_entropy
+// PAD-LABEL: func.func @loss_two_chunks(
+// PAD-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>
+// PAD: %[[WP:.+]] = kiln.pad %[[W]], %{{.+}}, low = [0, 0], high = [6, 0] : tensor<10x3xf32>, tensor<f32> -> tensor<16x3xf32>
+// PAD: %[[T:.+]]:3 = kiln.optimization_barrier %[[H]], %[[WP]],
+// PAD: %[[P:.+]] = kiln.dot_general %[[T]]#0, %[[T]]#1, {{.*}} -> tensor<4x16xf32>
+// PAD: %[[REAL:.+]] = kiln.compare LT, %{{.+}}, %{{.+}} : tensor<4x16xi64>
+// PAD: %[[NEGINF:.+]] = kiln.constant dense<0xFF800000> : tensor<f32>
+// PAD: %[[INF:.+]] = kiln.broadcast_in_dim %[[NEGINF]]
+// PAD: %[[L:.+]] = kiln.select %[[REAL]], %[[P]], %[[INF]] : tensor<4x16xi1>, tensor<4x16xf32>
+// PAD: kiln.reduce max %[[L]], dims = [1]
+// PAD: kiln.select %{{.+}}, %[[P]], %{{.+}} : tensor<4x16xi1>, tensor<4x16xf32>
 func.func @loss_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>) -> tensor<4xf32> {
   %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64> -> tensor<4xf32>
   return %l : tensor<4xf32>
@@ -62,9 +79,15 @@ func.func @loss_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor
 // CHECK: %[[DH:.+]] = kiln.concatenate %[[DH0]], %[[DH1]], dim = 0
 // CHECK: return %[[DH]], %[[DW]]
 // WHOLE-LABEL: func.func @grad_two_chunks(
+// WHOLE-NOT: kiln.pad
 // WHOLE-NOT: kiln.concatenate
 // WHOLE-NOT: kiln.add {{.*}} : tensor<10x3xf32>
 // WHOLE: return
+// PAD-LABEL: func.func @grad_two_chunks(
+// PAD: kiln.pad {{.*}} -> tensor<16x3xf32>
+// PAD: %[[DW:.+]] = kiln.dot_general {{.*}} contract = [0] x [0] : tensor<4x16xf32>, tensor<4x3xf32> -> tensor<16x3xf32>
+// PAD: %[[DW10:.+]] = kiln.slice %[[DW]], start = [0, 0], limit = [10, 3]
+// PAD: return %{{.+}}, %[[DW10]] : tensor<4x3xf32>, tensor<10x3xf32>
 func.func @grad_two_chunks(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>, %g: tensor<4xf32>) -> (tensor<4x3xf32>, tensor<10x3xf32>) {
   %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
   return %dh, %dw : tensor<4x3xf32>, tensor<10x3xf32>

@@ -232,6 +232,66 @@ TEST(CpuBackend, DotGeneralMatchesReference) {
   }
 }
 
+/// A program whose executable must hold a bf16 GEMM thunk (not a generated
+/// kernel), loaded with `library`.
+ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library) {
+  return [library](mlir::ModuleOp module)
+             -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
+    absl::StatusOr<runtime::Executable> exe =
+        compiler::cpu::compileExecutable(module, "main");
+    if (!exe.ok())
+      return exe.status();
+    bool bf16Gemm = false;
+    for (const runtime::Thunk &t : exe->thunks)
+      bf16Gemm |= t.kind == runtime::Thunk::Kind::gemm &&
+                  t.gemm.input == runtime::GemmInput::bf16;
+    if (!bf16Gemm)
+      return absl::InternalError("no bf16 GEMM thunk");
+    runtime::CpuRuntimeOptions options;
+    options.gemm = library;
+    return runtime::loadCpuProgram(std::move(*exe), options);
+  };
+}
+
+// Mixed precision: bf16 operands into an f32 result are a GEMM thunk on
+// both libraries (oneDNN's bf16 matmul; OpenBLAS on operands widened to
+// f32), with every transpose and batch layout the f32 GEMMs take, and
+// match the reference, which sums the exact products in double and rounds
+// once to f32.
+TEST(CpuBackend, Bf16IntoF32DotMatchesReferenceOnBothLibraries) {
+  struct Case {
+    std::vector<int64_t> lhs, rhs, out;
+    std::string dims;
+  };
+  const Case cases[] = {
+      {{7, 33}, {33, 9}, {7, 9}, "batch = [] x [], contract = [1] x [0]"},
+      {{33, 7}, {33, 9}, {7, 9}, "batch = [] x [], contract = [0] x [0]"},
+      {{7, 33}, {9, 33}, {7, 9}, "batch = [] x [], contract = [1] x [1]"},
+      {{33, 7}, {9, 33}, {7, 9}, "batch = [] x [], contract = [0] x [1]"},
+      {{2, 5, 6},
+       {2, 6, 3},
+       {2, 5, 3},
+       "batch = [0] x [0], contract = [2] x [1]"},
+      {{3, 0}, {0, 2}, {3, 2}, "batch = [] x [], contract = [1] x [0]"},
+  };
+  for (runtime::GemmLibrary library :
+       {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
+    for (const Case &c : cases) {
+      SCOPED_TRACE(absl::StrCat(
+          library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
+          c.dims));
+      std::mt19937 rng(11);
+      expectMatchesReferenceOn(
+          bf16GemmPrograms(library),
+          dotModule(tensorType(DType::bf16, c.lhs),
+                    tensorType(DType::bf16, c.rhs),
+                    tensorType(DType::f32, c.out), c.dims),
+          {randomTensor(DType::bf16, c.lhs, rng, 4, false),
+           randomTensor(DType::bf16, c.rhs, rng, 4, false)},
+          /*scale=*/40);
+    }
+}
+
 TEST(CpuBackend, GatherAndScatterAddMatchReference) {
   for (DType dtype : {DType::f32, DType::i64, DType::f16}) {
     SCOPED_TRACE(std::string(dtypeName(dtype)));

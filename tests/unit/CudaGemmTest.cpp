@@ -50,27 +50,34 @@ runtime::Thunk gemmThunk(const GemmShape &g, uint32_t a, uint32_t b,
   return t;
 }
 
-/// C = op(A) · op(B) straight from the inputs into the output.
-runtime::Executable gemmExecutable(const GemmShape &g, bool allowTf32 = false) {
+/// C = op(A) · op(B) straight from the inputs (f32 or bf16) into the f32
+/// output.
+runtime::Executable
+gemmExecutable(const GemmShape &g, bool allowTf32 = false,
+               runtime::GemmInput input = runtime::GemmInput::f32) {
   runtime::Executable e = cudaExecutable();
   e.allowTf32 = allowTf32;
-  e.signature.inputs = {{DType::f32, aShape(g), false},
-                        {DType::f32, bShape(g), false}};
+  DType in = input == runtime::GemmInput::bf16 ? DType::bf16 : DType::f32;
+  e.signature.inputs = {{in, aShape(g), false}, {in, bShape(g), false}};
   e.signature.outputs = {{DType::f32, {g.batch, g.m, g.n}}};
-  uint64_t aBytes = 4 * g.batch * g.m * g.k, bBytes = 4 * g.batch * g.k * g.n,
+  uint64_t inBytes = runtime::gemmInputBytes(input);
+  uint64_t aBytes = inBytes * g.batch * g.m * g.k,
+           bBytes = inBytes * g.batch * g.k * g.n,
            cBytes = 4 * g.batch * g.m * g.n;
   e.plan.slots = {slot(Kind::input, 0, 0, aBytes),
                   slot(Kind::input, 1, 0, bBytes),
                   slot(Kind::output, 0, 0, cBytes)};
   e.thunks = {gemmThunk(g, 0, 1, 2)};
+  e.thunks[0].gemm.input = input;
   e.plan.outputSlots = {2};
   e.plan.outputDonors = {-1};
   return e;
 }
 
-/// Values in [-1, 1) with all mantissa bits in use.
-HostTensor randomTensor(std::vector<int64_t> shape, uint32_t seed) {
-  HostTensor t(DType::f32, std::move(shape));
+/// Values in [-1, 1) with all mantissa bits (of f32, or bf16's 8) in use.
+HostTensor randomTensor(std::vector<int64_t> shape, uint32_t seed,
+                        DType dtype = DType::f32) {
+  HostTensor t(dtype, std::move(shape));
   uint32_t state = seed * 2654435761u + 12345u;
   for (int64_t i = 0; i < t.numElements(); ++i) {
     state = state * 1664525u + 1013904223u;
@@ -204,6 +211,28 @@ TEST_F(CudaGemmThunks, Tf32OnlyWhenTheExecutableAllowsIt) {
   double error = maxRelativeError((*out)[0], exact);
   EXPECT_GT(error, 1e-6);
   EXPECT_LT(error, 1e-2);
+}
+
+// Mixed precision: bf16 A and B into an f32 C, every transpose, batched:
+// bf16 layouts, exact f32 compute even where the executable allows TF32
+// (which applies to f32 inputs), and the exact products summed in f32.
+TEST_F(CudaGemmThunks, Bf16InputsAccumulateInF32) {
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      SCOPED_TRACE(std::to_string(transA) + std::to_string(transB));
+      GemmShape g{3, 5, 7, 40, transA, transB};
+      auto program = load(
+          gemmExecutable(g, /*allowTf32=*/true, runtime::GemmInput::bf16));
+      ASSERT_NE(program, nullptr);
+      EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_last_compute_type)(),
+                CUBLAS_COMPUTE_32F);
+      HostTensor a = randomTensor(aShape(g), 5, DType::bf16);
+      HostTensor b = randomTensor(bShape(g), 6, DType::bf16);
+      auto out = runGemm(*program, a, b);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[0].dtype(), DType::f32);
+      EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6);
+    }
 }
 
 TEST_F(CudaGemmThunks, EmptyInnerDimensionWritesZeros) {

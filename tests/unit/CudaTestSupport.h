@@ -29,11 +29,12 @@ inline compiler::cpu::KernelTarget cudaTestTarget() {
 /// Compiles a module's @main for cudaTestTarget() (recording the compile
 /// statistics in `stats` when given) and loads it on GPU 0.
 inline ProgramFactory
-cudaProgramFactory(compiler::cpu::CpuCompileStats *stats = nullptr) {
-  return [stats](mlir::ModuleOp module)
+cudaProgramFactory(compiler::cpu::CpuCompileStats *stats = nullptr,
+                   PipelineOptions pipeline = PipelineOptions()) {
+  return [stats, pipeline](mlir::ModuleOp module)
              -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
     absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
-        module, "main", stats, PipelineOptions(), cudaTestTarget());
+        module, "main", stats, pipeline, cudaTestTarget());
     if (!exe.ok())
       return exe.status();
     return runtime::loadCudaProgram(*std::move(exe));

@@ -4,7 +4,9 @@
 // feeding its own outputs into its next step, as training does: the loss
 // and the gradient norm must agree within 1e-4 relative at every step (the
 // two differ only in GEMM summation order: cuBLASLt against oneDNN; the
-// dropout masks are bit-exact on both), and the loss must move. Part of the
+// dropout masks are bit-exact on both), and the loss must move. With bf16
+// (kiln-autocast) the same holds: both backends round the same values to
+// bf16 with the same kernels and sum exact products in f32. Part of the
 // CudaBackendTest binary; skips without a GPU.
 #include "CudaTestSupport.h"
 #include "FileTestSupport.h"
@@ -161,7 +163,8 @@ struct Trainer {
   }
 };
 
-TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
+/// Three steps on each backend under `pipeline`, compared step by step.
+void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline) {
   std::string path = sourcePath("tests/passes/Inputs/gpt2_train_step.mlir");
   std::string source = readWholeFile(path);
   ASSERT_FALSE(source.empty())
@@ -178,9 +181,10 @@ TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
               layout.tokens >= 0 && layout.rngState >= 0);
   std::vector<HostTensor> inputs = firstInputs(main, layout);
 
-  auto cpuProgram = compiler::cpu::createCpuProgram(*forCpu.module, "main");
+  auto cpuProgram =
+      compiler::cpu::createCpuProgram(*forCpu.module, "main", pipeline);
   ASSERT_TRUE(cpuProgram.ok()) << cpuProgram.status();
-  auto cudaProgram = cudaProgramFactory()(*forCuda.module);
+  auto cudaProgram = cudaProgramFactory(nullptr, pipeline)(*forCuda.module);
   ASSERT_TRUE(cudaProgram.ok()) << cudaProgram.status();
   Trainer cpu{*std::move(cpuProgram), inputs};
   Trainer cuda{*std::move(cudaProgram), inputs};
@@ -211,6 +215,16 @@ TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
   EXPECT_GT(std::fabs(losses.back() - losses.front()),
             1e-2 * std::fabs(losses.front()))
       << "losses " << losses[0] << " → " << losses[2];
+}
+
+TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
+  expectBackendsAgreeForThreeSteps(PipelineOptions());
+}
+
+TEST_F(CudaTrainStep, TinyGpt2Bf16LossesMatchTheCpuForThreeSteps) {
+  PipelineOptions bf16;
+  bf16.bf16 = true;
+  expectBackendsAgreeForThreeSteps(bf16);
 }
 
 } // namespace

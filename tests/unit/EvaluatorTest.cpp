@@ -219,6 +219,26 @@ TEST(Evaluator, ReportsEveryOpToItsObserverInProgramOrder) {
 
 //===--- Random numbers ---------------------------------------------------===//
 
+TEST(Evaluator, Bf16DotIntoF32KeepsTheBitsABf16ResultWouldRound) {
+  // (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14: exact in f32, 1 + 2^-6 in bf16.
+  auto dot = [](const std::string &out) {
+    return "func.func @main(%a: tensor<1xbf16>, %b: tensor<1xbf16>) -> " +
+           out + " {\n  %0 = kiln.dot_general %a, %b, batch = [] x [], "
+                 "contract = [0] x [0] : tensor<1xbf16>, tensor<1xbf16> -> " +
+           out + "\n  return %0 : " + out + "\n}\n";
+  };
+  const double x = 1 + 0x1p-7;
+  std::vector<HostTensor> in = {floats(DType::bf16, {1}, {x}),
+                                floats(DType::bf16, {1}, {x})};
+  std::vector<HostTensor> wide = mustRun(dot("tensor<f32>"), in);
+  ASSERT_EQ(wide.size(), 1u);
+  EXPECT_EQ(wide[0].dtype(), DType::f32);
+  EXPECT_EQ(wide[0].getDouble(0), 1 + 0x1p-6 + 0x1p-14);
+  std::vector<HostTensor> narrow = mustRun(dot("tensor<bf16>"), in);
+  ASSERT_EQ(narrow.size(), 1u);
+  EXPECT_EQ(narrow[0].getDouble(0), 1 + 0x1p-6);
+}
+
 TEST(Philox, MatchesTheRandom123KnownAnswerForZeroKeyAndCounter) {
   std::array<uint32_t, 4> lanes = reference::philox4x32({0, 0, 0, 0}, {0, 0});
   EXPECT_THAT(lanes, ElementsAre(0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu,

@@ -147,9 +147,13 @@ func.func @main(%h: tensor<7x5xf64>, %w: tensor<11x5xf64>, %y: tensor<7xi64>) ->
   EXPECT_GT(direct[0].getDouble(3), 0.0) << "an out-of-range label: the lse";
 }
 
-/// `source` after kiln-lower-cross-entropy with `chunkBytes` per chunk.
-testing::ParsedModule lowered(const std::string &source, int64_t chunkBytes) {
-  return testing::loweredBy(source, createLowerCrossEntropyPass({chunkBytes}),
+/// `source` after kiln-lower-cross-entropy with `chunkBytes` per chunk and
+/// the vocabulary padded to a multiple of `vocabMultiple`.
+testing::ParsedModule lowered(const std::string &source, int64_t chunkBytes,
+                              int64_t vocabMultiple = 1) {
+  return testing::loweredBy(source,
+                            createLowerCrossEntropyPass(
+                                {chunkBytes, vocabMultiple}),
                             [](mlir::Operation *op) {
                               return mlir::isa<FusedLinearCrossEntropyOp, FusedLinearCrossEntropyGradOp>(op);
                             });
@@ -189,12 +193,45 @@ TEST(FusedCrossEntropy, GradientsInTheForwardPassMatchReference) {
   }
 }
 
+// A vocabulary padded to whole GEMM tiles (11 classes → 16 or 64 rows of
+// weight; 11 → 11 with multiple 1, the negative twin): the padded logits
+// are masked out, so losses and both gradients keep their values for every
+// chunking, and the weight gradient keeps its 11 rows.
+TEST(FusedCrossEntropy, PaddedVocabularyKeepsLossesAndGradients) {
+  LossCase c;
+  c.element = "f64";
+  for (int64_t multiple : {1, 16, 64}) {
+    int64_t padded = (c.classes + multiple - 1) / multiple * multiple;
+    int64_t rowBytes = padded * 8;
+    for (int64_t rows : {1, 3, 100}) {
+      std::string what =
+          llvm::formatv("multiple {0}, {1} rows per chunk", multiple, rows);
+      auto forward = lowered(c.forwardModule(), rows * rowBytes, multiple);
+      int pads = 0;
+      forward.module->walk([&](PadOp) { ++pads; });
+      EXPECT_EQ(pads, multiple == 1 ? 0 : 1) << what;
+      testing::expectRewriteKeepsResults(c.forwardModule(), *forward.module,
+                                         c.inputs(false, rows), 100,
+                                         "forward, " + what);
+      testing::expectRewriteKeepsResults(
+          c.gradModule(), *lowered(c.gradModule(), rows * rowBytes, multiple).module,
+          c.inputs(true, rows), 100, "gradient, " + what);
+      testing::expectRewriteKeepsResults(
+          c.trainingModule(),
+          *lowered(c.trainingModule(), rows * rowBytes, multiple).module,
+          c.trainingInputs(rows), 100, "training, " + what);
+    }
+  }
+}
+
 TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
   for (int64_t chunkBytes : {int64_t{200}, int64_t{64} << 20}) {
     LossCase c;
     c.rows = 24, c.width = 16, c.classes = 37;
     PipelineOptions options;
     options.lossChunkBytes = chunkBytes;
+    // Padded to 64 classes with the small chunks; not padded with one chunk.
+    options.lossVocabMultiple = chunkBytes == 200 ? 64 : 1;
     testing::ProgramFactory cpu = testing::cpuPrograms(options);
     // Sums over 37 classes and 16 widths (and 24 rows for the weight's):
     // within 1e-5 relative here (AMD EPYC); 4e-5 leaves room for another

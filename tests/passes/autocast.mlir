@@ -1,0 +1,77 @@
+// kiln-autocast moves f32 matrix products to bf16 inputs with f32 results:
+// each operand is rounded once (a value two products read gets one
+// convert), the result type and dimension numbers stay, and everything
+// else is left in f32. The negative twins: products of other element types
+// (f64, i32, already bf16) and non-product ops are untouched.
+// RUN: kiln-opt %s --split-input-file --kiln-autocast | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="bf16=true fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=OFF
+
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>
+// CHECK-DAG: %[[XB:.+]] = kiln.convert %[[X]] : tensor<8x4xf32> -> tensor<8x4xbf16>
+// CHECK-DAG: %[[WB:.+]] = kiln.convert %[[W]] : tensor<4x6xf32> -> tensor<4x6xbf16>
+// CHECK: %[[Y:.+]] = kiln.dot_general %[[XB]], %[[WB]], batch = [] x [], contract = [1] x [0] : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// CHECK: %[[R:.+]] = kiln.tanh %[[Y]] : tensor<8x6xf32>
+// CHECK: return %[[R]]
+// PIPE-LABEL: func.func @linear(
+// PIPE: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// OFF-LABEL: func.func @linear(
+// OFF-NOT: bf16
+// OFF: kiln.dot_general {{.*}} : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+func.func @linear(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> tensor<8x6xf32> {
+  %y = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0] : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+  %r = kiln.tanh %y : tensor<8x6xf32>
+  return %r : tensor<8x6xf32>
+}
+
+// -----
+
+// A forward product and the two backward ones of a linear layer: x and w
+// are each rounded once and shared; the incoming gradient is rounded once
+// for both backward products. The gradients stay f32.
+// CHECK-LABEL: func.func @linear_backward(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>, %[[DY:[^:]+]]: tensor<8x6xf32>
+// CHECK-COUNT-3: kiln.convert
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// CHECK: kiln.dot_general {{.*}} : tensor<8x6xbf16>, tensor<4x6xbf16> -> tensor<8x4xf32>
+// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<8x6xbf16> -> tensor<4x6xf32>
+func.func @linear_backward(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x4xf32>, tensor<4x6xf32>) {
+  %y = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0] : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+  %dx = kiln.dot_general %dy, %w, batch = [] x [], contract = [1] x [1] : tensor<8x6xf32>, tensor<4x6xf32> -> tensor<8x4xf32>
+  %dw = kiln.dot_general %x, %dy, batch = [] x [], contract = [0] x [0] : tensor<8x4xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+  return %y, %dx, %dw : tensor<8x6xf32>, tensor<8x4xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Batched attention products (strided batch dimensions) move too; the
+// same value as both operands is rounded once.
+// CHECK-LABEL: func.func @batched_square(
+// CHECK: %[[QB:.+]] = kiln.convert %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xbf16>
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.dot_general %[[QB]], %[[QB]], batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x3xf32>
+func.func @batched_square(%q: tensor<2x3x4xf32>) -> tensor<2x3x3xf32> {
+  %s = kiln.dot_general %q, %q, batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  return %s : tensor<2x3x3xf32>
+}
+
+// -----
+
+// Negative twin: f64, integer and bf16 products, and f32 elementwise work,
+// are left as they are.
+// CHECK-LABEL: func.func @other_types(
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.dot_general {{.*}} : tensor<2x2xf64>, tensor<2x2xf64> -> tensor<2x2xf64>
+// CHECK: kiln.dot_general {{.*}} : tensor<2x2xi32>, tensor<2x2xi32> -> tensor<2x2xi32>
+// CHECK: kiln.dot_general {{.*}} : tensor<2x2xbf16>, tensor<2x2xbf16> -> tensor<2x2xbf16>
+// CHECK: kiln.mul {{.*}} : tensor<2x2xf32>
+// CHECK-NOT: kiln.convert
+func.func @other_types(%a: tensor<2x2xf64>, %b: tensor<2x2xi32>, %c: tensor<2x2xbf16>, %d: tensor<2x2xf32>) -> (tensor<2x2xf64>, tensor<2x2xi32>, tensor<2x2xbf16>, tensor<2x2xf32>) {
+  %x = kiln.dot_general %a, %a, batch = [] x [], contract = [1] x [0] : tensor<2x2xf64>, tensor<2x2xf64> -> tensor<2x2xf64>
+  %y = kiln.dot_general %b, %b, batch = [] x [], contract = [1] x [0] : tensor<2x2xi32>, tensor<2x2xi32> -> tensor<2x2xi32>
+  %z = kiln.dot_general %c, %c, batch = [] x [], contract = [1] x [0] : tensor<2x2xbf16>, tensor<2x2xbf16> -> tensor<2x2xbf16>
+  %w = kiln.mul %d, %d : tensor<2x2xf32>
+  return %x, %y, %z, %w : tensor<2x2xf64>, tensor<2x2xi32>, tensor<2x2xbf16>, tensor<2x2xf32>
+}
