@@ -18,6 +18,14 @@ using namespace mlir;
 
 namespace kiln {
 
+bool reducesInnermost(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+  for (int64_t kept = 0; kept < static_cast<int64_t>(shape.size()); ++kept)
+    if (shape[kept] != 1 && !llvm::is_contained(dims, kept) &&
+        llvm::any_of(dims, [&](int64_t d) { return shape[d] != 1 && d < kept; }))
+      return false;
+  return true;
+}
+
 int64_t numElementsOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? tensor.getNumElements() : 1;

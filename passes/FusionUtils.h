@@ -1,6 +1,7 @@
 // Helpers shared by the fusion passes: sizes of tensor types, the cycle
-// check every fusion decision needs, and outlining a group of top-level ops
-// into one kiln.fusion (inlining fusions already in the group).
+// check every fusion decision needs, outlining a group of top-level ops
+// into one kiln.fusion (inlining fusions already in the group), and the
+// row shape GPU reduction kernels give a warp to.
 #ifndef KILN_PASSES_FUSIONUTILS_H
 #define KILN_PASSES_FUSIONUTILS_H
 
@@ -10,6 +11,13 @@
 #include "llvm/ADT/SetVector.h"
 
 namespace kiln {
+
+/// Whether every reduced dim of `shape` (unit dims aside) lies inside every
+/// kept one, so each output's elements are contiguous: the rows the GPU's
+/// reduction kernels give a warp (kiln-split-reductions counts their
+/// threads so; the fusion emitter gives them lanes).
+bool reducesInnermost(llvm::ArrayRef<int64_t> shape,
+                      llvm::ArrayRef<int64_t> dims);
 
 /// Tensor type → its element count (1 for a non-tensor type).
 int64_t numElementsOf(mlir::Type type);

@@ -21,6 +21,7 @@
 //      over every reduced dimension but the p slices; stage 2 reduces those.
 #include "passes/Passes.h"
 
+#include "passes/FusionUtils.h"
 #include "passes/TensorBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -78,16 +79,6 @@ bool qualifies(ReduceOp op) {
 struct SplitLimits {
   int64_t parallelism, maxSerial, rowLanes, minLanedRow;
 };
-
-/// Whether every reduced dim (unit dims aside) is inside every kept one:
-/// the elements of an output are contiguous.
-bool reducesInnermost(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
-  for (int64_t kept = 0; kept < static_cast<int64_t>(shape.size()); ++kept)
-    if (shape[kept] != 1 && !llvm::is_contained(dims, kept) &&
-        llvm::any_of(dims, [&](int64_t d) { return shape[d] != 1 && d < kept; }))
-      return false;
-  return true;
-}
 
 std::optional<Split> chooseSplit(ArrayRef<int64_t> shape,
                                  ArrayRef<int64_t> dims,

@@ -21,6 +21,7 @@
 #include "compiler/cpu/FusionPlan.h"
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/ScalarOps.h"
+#include "passes/FusionUtils.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -678,25 +679,12 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
   });
 }
 
-/// Whether a row's points are contiguous: every reduced dim of the
-/// iteration space (unit dims aside) is inside every kept one.
-bool rowsAreContiguous(const FusionPlan &plan) {
-  std::optional<int64_t> innermostKept;
-  for (int64_t d : plan.kept)
-    if (plan.space[d] != 1)
-      innermostKept = std::max(innermostKept.value_or(d), d);
-  return !innermostKept ||
-         llvm::all_of(plan.reduced, [&](int64_t d) {
-           return plan.space[d] == 1 || d > *innermostKept;
-         });
-}
-
 bool canUseLanes(const FusionPlan &plan) {
   if (plan.columns || plan.levels == 0 || plan.rowLength < kMinLanedRow)
     return false;
   // Lanes over a strided row would each read their own cache line; one
   // thread per row reads neighbouring elements across the warp instead.
-  if (!rowsAreContiguous(plan))
+  if (!reducesInnermost(plan.space, plan.reduced))
     return false;
   // The shuffles move f32 and f64 accumulators (sums of floats are f64,
   // max/min of f32 are f32); integer reductions keep a thread per row.
