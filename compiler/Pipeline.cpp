@@ -100,7 +100,7 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // chunks) are moved too; before the partitioner, which then weighs the
   // rounded copies at their 2 bytes an element.
   if (options.bf16)
-    add(createAutocastPass());
+    add(createAutocastPass({options.bf16F32Results}));
   // Before fusion, so recomputed elementwise work fuses into its backward
   // consumer and is never stored.
   if (options.partition)
@@ -178,9 +178,12 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("pad the lm_head's vocabulary to a multiple of this"),
       llvm::cl::init(1)};
   Option<bool> bf16{*this, "bf16",
-                    llvm::cl::desc("matrix products on bf16 inputs with f32 "
-                                   "results (kiln-autocast)"),
+                    llvm::cl::desc("matrix products in bf16 (kiln-autocast)"),
                     llvm::cl::init(false)};
+  Option<bool> bf16F32Results{
+      *this, "bf16-f32-results",
+      llvm::cl::desc("with bf16: keep the products' results in f32"),
+      llvm::cl::init(false)};
 };
 
 } // namespace
@@ -200,6 +203,7 @@ void registerKilnPipeline() {
         options.splitReductionsBelow = cl.splitReductionsBelow;
         options.partition = cl.partition;
         options.bf16 = cl.bf16;
+        options.bf16F32Results = cl.bf16F32Results;
         options.lossVocabMultiple = cl.lossVocabMultiple;
         buildKilnPipeline(pm, options);
       });

@@ -44,9 +44,11 @@ struct PipelineOptions {
   /// kiln-lower-cross-entropy's vocab-multiple: the lm_head's vocabulary
   /// padded to a multiple of this (1: not padded).
   int64_t lossVocabMultiple = 1;
-  /// Mixed precision: kiln-autocast moves every f32 matrix product to bf16
-  /// inputs with f32 results (--bf16).
+  /// Mixed precision (--bf16): kiln-autocast runs every f32 matrix product
+  /// on bf16 inputs with a bf16 result widened back to f32 (PyTorch's
+  /// autocast), or with an f32 result when bf16F32Results.
   bool bf16 = false;
+  bool bf16F32Results = false;
   /// Nonzero: kiln-split-reductions runs before fusion and splits every
   /// reduction on fewer threads than this (and over more than
   /// splitReductionsMaxSerial elements per thread) into a tree. A backend

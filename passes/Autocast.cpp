@@ -1,9 +1,14 @@
 // kiln-autocast: mixed precision for matrix products. Every f32 × f32 → f32
-// dot_general reads its operands rounded to bf16 and keeps its f32 result
-// (the dialect allows 16-bit operands to produce f32), so the GEMM library
-// multiplies bf16 and accumulates in f32, as PyTorch's autocast and XLA's
-// bf16 mode do. Each rounded value gets one convert, placed right after its
-// definition so every product that reads it can share it.
+// dot_general reads its operands rounded to bf16 and multiplies them
+// exactly with f32 sums, as PyTorch's autocast and XLA's bf16 mode do. Its
+// result is rounded to bf16 too (autocast's form: half the bytes to store,
+// and the form a saved activation takes) and widened back to f32 for its
+// readers, so every op outside the products still computes in f32; with
+// f32-results the product keeps an f32 result instead (the dialect lets
+// 16-bit operands produce f32). Each rounded value gets one convert, right
+// after its definition, so every product that reads it shares it; a value
+// that is itself a widened bf16 (the result of another product) is read
+// in bf16 directly.
 #include "passes/Passes.h"
 
 #include "ir/KilnDialect.h"
@@ -22,9 +27,9 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-bool isF32Tensor(Value v) {
+bool hasElement(Value v, bool (Type::*is)() const) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.getElementType().isF32();
+  return type && (type.getElementType().*is)();
 }
 
 struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
@@ -34,30 +39,46 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
     func::FuncOp function = getOperation();
     OpBuilder builder(function.getContext());
     Type bf16 = builder.getBF16Type();
+    auto convert = [&](Value v, Type element) {
+      auto type = cast<RankedTensorType>(v.getType());
+      return ConvertOp::create(builder, v.getLoc(), type.clone(element), v);
+    };
     llvm::DenseMap<Value, Value> rounded;
     auto roundOnce = [&](Value v) -> Value {
+      // A widened bf16 value is exact in bf16: read the original.
+      if (auto widened = v.getDefiningOp<ConvertOp>();
+          widened && hasElement(widened.getOperand(), &Type::isBF16))
+        return widened.getOperand();
       Value &copy = rounded[v];
       if (!copy) {
         builder.setInsertionPointAfterValue(v);
-        auto type = cast<RankedTensorType>(v.getType());
-        copy = ConvertOp::create(builder, v.getLoc(), type.clone(bf16), v);
+        copy = convert(v, bf16);
         ++numRounded;
       }
       return copy;
     };
     SmallVector<DotGeneralOp> products;
     function.walk([&](DotGeneralOp dot) {
-      if (isF32Tensor(dot.getLhs()) && isF32Tensor(dot.getRhs()) &&
-          isF32Tensor(dot.getResult()))
+      if (hasElement(dot.getLhs(), &Type::isF32) &&
+          hasElement(dot.getRhs(), &Type::isF32) &&
+          hasElement(dot.getResult(), &Type::isF32))
         products.push_back(dot);
     });
+    // In program order, so a product's widened result exists before a
+    // later product reads it.
     for (DotGeneralOp dot : products) {
       Value lhs = roundOnce(dot.getLhs()), rhs = roundOnce(dot.getRhs());
-      // The operands change in place: the result type (f32) and the
-      // dimension numbers stay, and the verifier accepts bf16 → f32.
+      // The operands change in place; the dimension numbers stay.
       dot.getLhsMutable().assign(lhs);
       dot.getRhsMutable().assign(rhs);
       ++numProducts;
+      if (f32Results)
+        continue;
+      Value result = dot.getResult();
+      result.setType(cast<RankedTensorType>(result.getType()).clone(bf16));
+      builder.setInsertionPointAfter(dot);
+      ConvertOp widened = convert(result, builder.getF32Type());
+      result.replaceAllUsesExcept(widened.getResult(), widened);
     }
   }
 };

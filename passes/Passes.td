@@ -119,18 +119,20 @@ def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
 }
 
 def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
-  let summary = "Run f32 matrix products on bf16 inputs with f32 results";
+  let summary = "Run f32 matrix products in bf16 (mixed precision)";
   let description = [{
     Mixed precision as a compiler pass (PyTorch's autocast, XLA's bf16
     normalization): every `dot_general` of f32 operands into an f32 result
-    takes its operands rounded to bf16 and still produces f32, so the GEMM
-    runs on the tensor cores (the GPU) or bf16 instructions (CPUs that have
-    them) and accumulates in f32. Everything else stays f32: layer norms,
-    softmax, the loss, the optimizer and the master weights. A value read by
-    several products is rounded once (one `convert` after its definition),
-    so a forward activation the backward reads again is kept as bf16 only
-    if the partitioner saves the rounded copy. Products of other types are
-    left alone.
+    takes its operands rounded to bf16, so the GEMM runs on the tensor cores
+    (the GPU) or bf16 instructions (CPUs that have them) with exact products
+    and f32 sums. Its result is rounded to bf16 as well (autocast's form:
+    half the bytes, and what a saved activation takes) and widened back to
+    f32 for its readers, so everything else stays f32: layer norms, softmax,
+    the loss, the optimizer and the master weights. With `f32-results` the
+    product produces f32 directly (the dialect's mixed form) and nothing is
+    widened. A value read by several products is rounded once (one
+    `convert` after its definition); a widened product result is read in
+    bf16 as it is. Products of other types are left alone.
 
     Before:
     ```mlir
@@ -141,11 +143,16 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     ```mlir
     %xb = kiln.convert %x : tensor<8x4xf32> -> tensor<8x4xbf16>
     %wb = kiln.convert %w : tensor<4x6xf32> -> tensor<4x6xbf16>
-    %y = kiln.dot_general %xb, %wb, batch = [] x [], contract = [1] x [0]
-        : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+    %yb = kiln.dot_general %xb, %wb, batch = [] x [], contract = [1] x [0]
+        : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xbf16>
+    %y = kiln.convert %yb : tensor<8x6xbf16> -> tensor<8x6xf32>
     ```
   }];
   let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"f32Results", "f32-results", "bool", "false",
+           "keep the products' results in f32 (bf16 operands into f32)">
+  ];
   let statistics = [
     Statistic<"numProducts", "products", "products moved to bf16 inputs">,
     Statistic<"numRounded", "rounded", "values rounded to bf16">

@@ -330,15 +330,16 @@ absl::Status CpuProgram::runThunks() {
       break;
     case Thunk::Kind::gemm: {
       const GemmThunk &g = t.gemm;
-      uint64_t in = gemmInputBytes(g.input);
+      uint64_t in = gemmTypeBytes(g.input), out = gemmTypeBytes(g.output);
       auto *a = static_cast<const char *>(slotPointer(g.a));
       auto *b = static_cast<const char *>(slotPointer(g.b));
-      auto *c = static_cast<float *>(slotPointer(g.c));
+      auto *c = static_cast<char *>(slotPointer(g.c));
       for (int64_t batch = 0; batch < g.batch; ++batch) {
-        absl::Status s = gemm(options_.gemm, g.input, g.transA, g.transB, g.m,
-                              g.n, g.k, a + batch * g.m * g.k * in,
-                              g.transA ? g.m : g.k, b + batch * g.k * g.n * in,
-                              g.transB ? g.k : g.n, c + batch * g.m * g.n, g.n);
+        absl::Status s = gemm(
+            options_.gemm, g.input, g.output, g.transA, g.transB, g.m, g.n,
+            g.k, a + batch * g.m * g.k * in, g.transA ? g.m : g.k,
+            b + batch * g.k * g.n * in, g.transB ? g.k : g.n,
+            c + batch * g.m * g.n * out, g.n);
         if (!s.ok())
           return s;
       }

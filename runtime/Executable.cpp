@@ -18,8 +18,8 @@ std::string_view deviceName(Device device) {
   return device == Device::cuda ? "cuda" : "cpu";
 }
 
-std::string_view gemmInputName(GemmInput input) {
-  return input == GemmInput::bf16 ? "bf16" : "f32";
+std::string_view gemmTypeName(GemmType type) {
+  return type == GemmType::bf16 ? "bf16" : "f32";
 }
 
 namespace {
@@ -143,6 +143,7 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u8(t.gemm.transA);
     w.u8(t.gemm.transB);
     w.u8(static_cast<uint8_t>(t.gemm.input));
+    w.u8(static_cast<uint8_t>(t.gemm.output));
     break;
   case Thunk::Kind::copy:
     w.u32(t.copy.src);
@@ -177,15 +178,18 @@ bool readThunk(Reader &r, Thunk &t) {
            t.kernel.workPerIndex >= 0;
   }
   case Thunk::Kind::gemm: {
-    uint8_t input;
+    uint8_t input, output;
     if (!r.u32(t.gemm.a) || !r.u32(t.gemm.b) || !r.u32(t.gemm.c) ||
         !r.i64(t.gemm.batch) || !r.i64(t.gemm.m) || !r.i64(t.gemm.n) ||
         !r.i64(t.gemm.k) || !r.boolean(t.gemm.transA) ||
-        !r.boolean(t.gemm.transB) || !r.u8(input) ||
-        input > static_cast<uint8_t>(GemmInput::bf16))
+        !r.boolean(t.gemm.transB) || !r.u8(input) || !r.u8(output) ||
+        input > static_cast<uint8_t>(GemmType::bf16) ||
+        output > static_cast<uint8_t>(GemmType::bf16))
       return false;
-    t.gemm.input = static_cast<GemmInput>(input);
-    return true;
+    t.gemm.input = static_cast<GemmType>(input);
+    t.gemm.output = static_cast<GemmType>(output);
+    // f32 inputs make f32 results only.
+    return t.gemm.input == GemmType::bf16 || t.gemm.output == GemmType::f32;
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
@@ -399,9 +403,9 @@ absl::Status validateExecutable(const Executable &e) {
         auto need = [&](uint32_t s, int64_t x, int64_t y, uint64_t bytes) {
           return plan.slots[s].bytes >= uint64_t(g.batch) * x * y * bytes;
         };
-        uint64_t in = gemmInputBytes(g.input);
+        uint64_t in = gemmTypeBytes(g.input);
         ok = need(g.a, g.m, g.k, in) && need(g.b, g.k, g.n, in) &&
-             need(g.c, g.m, g.n, 4);
+             need(g.c, g.m, g.n, gemmTypeBytes(g.output));
       }
       break;
     case Thunk::Kind::copy:

@@ -75,22 +75,23 @@ struct KernelThunk {
   int64_t workPerIndex = 1;
 };
 
-/// The element type of a GEMM's A and B. C is f32 either way: bf16 inputs
-/// (mixed precision) multiply exactly and accumulate in f32.
-enum class GemmInput : uint8_t { f32, bf16 };
-std::string_view gemmInputName(GemmInput input);
-/// Bytes of one A or B element.
-inline uint64_t gemmInputBytes(GemmInput input) {
-  return input == GemmInput::bf16 ? 2 : 4;
+/// The element type of a GEMM's operands. bf16 inputs (mixed precision)
+/// multiply exactly and accumulate in f32, whatever C's type.
+enum class GemmType : uint8_t { f32, bf16 };
+std::string_view gemmTypeName(GemmType type);
+/// Bytes of one element.
+inline uint64_t gemmTypeBytes(GemmType type) {
+  return type == GemmType::bf16 ? 2 : 4;
 }
 
-/// C[b] = op(A[b]) * op(B[b]) into f32, row-major, for b < batch: A[b]
-/// starts at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n.
+/// C[b] = op(A[b]) * op(B[b]), row-major, for b < batch: A[b] starts at
+/// b*m*k elements, B[b] at b*k*n, C[b] at b*m*n. A and B are of `input`, C
+/// of `output`: f32 → f32, bf16 → f32 or bf16 → bf16 (the sum rounded once).
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
-  GemmInput input = GemmInput::f32;
+  GemmType input = GemmType::f32, output = GemmType::f32;
 };
 
 /// dst = src, byte for byte.
@@ -131,7 +132,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 5;
+inline constexpr uint32_t kExecutableFormatVersion = 6;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "support/HostTensor.h"
+
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -43,9 +45,9 @@ absl::Status onednnSgemm(bool transA, bool transB, int64_t m, int64_t n,
 /// matmul primitive whose memory descriptors carry the transposes as
 /// strides. Making the primitive per call is cheap after the first of a
 /// shape: oneDNN keeps created primitives in its own cache.
-absl::Status onednnBf16Gemm(bool transA, bool transB, int64_t m, int64_t n,
-                            int64_t k, const void *a, int64_t lda,
-                            const void *b, int64_t ldb, float *c,
+absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
+                            int64_t m, int64_t n, int64_t k, const void *a,
+                            int64_t lda, const void *b, int64_t ldb, void *c,
                             int64_t ldc) {
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -57,7 +59,10 @@ absl::Status onednnBf16Gemm(bool transA, bool transB, int64_t m, int64_t n,
   };
   memory::desc aDesc = rowMajor(m, k, lda, transA, memory::data_type::bf16);
   memory::desc bDesc = rowMajor(k, n, ldb, transB, memory::data_type::bf16);
-  memory::desc cDesc = rowMajor(m, n, ldc, false, memory::data_type::f32);
+  memory::desc cDesc = rowMajor(
+      m, n, ldc, false,
+      output == GemmType::bf16 ? memory::data_type::bf16
+                               : memory::data_type::f32);
   try {
     dnnl::matmul::primitive_desc primitive(
         dnnl::matmul::desc(aDesc, bDesc, cDesc), engine);
@@ -90,10 +95,10 @@ std::vector<float> widenBf16(const void *data, int64_t rows, int64_t cols,
   return out;
 }
 
-absl::Status openblasGemm(GemmInput input, bool transA, bool transB,
-                          int64_t m, int64_t n, int64_t k, const void *a,
-                          int64_t lda, const void *b, int64_t ldb, float *c,
-                          int64_t ldc) {
+absl::Status openblasGemm(GemmType input, GemmType output, bool transA,
+                          bool transB, int64_t m, int64_t n, int64_t k,
+                          const void *a, int64_t lda, const void *b,
+                          int64_t ldb, void *c, int64_t ldc) {
   constexpr int64_t kMax = std::numeric_limits<blasint>::max();
   if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
       ldc > kMax)
@@ -102,41 +107,60 @@ absl::Status openblasGemm(GemmInput input, bool transA, bool transB,
   // declared but absent), so bf16 operands are widened to f32 first: the
   // same exact products and f32 sums, at f32 speed.
   std::vector<float> wideA, wideB;
-  if (input == GemmInput::bf16) {
+  if (input == GemmType::bf16) {
     wideA = widenBf16(a, transA ? k : m, transA ? m : k, lda);
     wideB = widenBf16(b, transB ? n : k, transB ? k : n, ldb);
     a = wideA.data(), lda = transA ? m : k;
     b = wideB.data(), ldb = transB ? k : n;
   }
+  // A bf16 result is summed in f32 and rounded once, as the other paths do.
+  std::vector<float> wideC;
+  float *sums = static_cast<float *>(c);
+  int64_t ldSums = ldc;
+  if (output == GemmType::bf16) {
+    wideC.resize(static_cast<size_t>(m * n));
+    sums = wideC.data(), ldSums = n;
+  }
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
               static_cast<const float *>(a), lda,
-              static_cast<const float *>(b), ldb, 0.0f, c, ldc);
+              static_cast<const float *>(b), ldb, 0.0f, sums, ldSums);
+  if (output == GemmType::bf16) {
+    auto *out = static_cast<uint16_t *>(c);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        out[i * ldc + j] = doubleToBFloat16(wideC[i * n + j]);
+  }
   return absl::OkStatus();
 }
 
 } // namespace
 
-absl::Status gemm(GemmLibrary library, GemmInput input, bool transA,
-                  bool transB, int64_t m, int64_t n, int64_t k, const void *a,
-                  int64_t lda, const void *b, int64_t ldb, float *c,
-                  int64_t ldc) {
+absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
+                  bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const void *a, int64_t lda, const void *b, int64_t ldb,
+                  void *c, int64_t ldc) {
+  if (input == GemmType::f32 && output != GemmType::f32)
+    return absl::InvalidArgumentError("an f32 GEMM makes f32 results only");
   if (m == 0 || n == 0)
     return absl::OkStatus();
   if (k == 0) {
+    uint64_t bytes = gemmTypeBytes(output);
     for (int64_t i = 0; i < m; ++i)
-      std::memset(c + i * ldc, 0, n * sizeof(float));
+      std::memset(static_cast<char *>(c) + i * ldc * bytes, 0, n * bytes);
     return absl::OkStatus();
   }
   switch (library) {
   case GemmLibrary::onednn:
-    if (input == GemmInput::bf16)
-      return onednnBf16Gemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc);
+    if (input == GemmType::bf16)
+      return onednnBf16Gemm(output, transA, transB, m, n, k, a, lda, b, ldb,
+                            c, ldc);
     return onednnSgemm(transA, transB, m, n, k, static_cast<const float *>(a),
-                       lda, static_cast<const float *>(b), ldb, c, ldc);
+                       lda, static_cast<const float *>(b), ldb,
+                       static_cast<float *>(c), ldc);
   case GemmLibrary::openblas:
-    return openblasGemm(input, transA, transB, m, n, k, a, lda, b, ldb, c,
-                        ldc);
+    return openblasGemm(input, output, transA, transB, m, n, k, a, lda, b,
+                        ldb, c, ldc);
   }
   return absl::InvalidArgumentError("unknown GEMM library");
 }

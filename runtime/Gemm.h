@@ -1,5 +1,5 @@
-// The one GEMM interface the runtime calls: row-major f32 C = op(A) * op(B)
-// for f32 or bf16 A and B, backed by oneDNN (default; measured faster on
+// The one GEMM interface the runtime calls: row-major C = op(A) * op(B)
+// for f32 or bf16 A and B into f32 or bf16 C, backed by oneDNN (default; measured faster on
 // GPT-2 shapes here) or OpenBLAS, chosen when a program is loaded.
 #ifndef KILN_RUNTIME_GEMM_H
 #define KILN_RUNTIME_GEMM_H
@@ -19,14 +19,15 @@ enum class GemmLibrary { onednn, openblas };
 /// "onednn" / "openblas" → GemmLibrary.
 absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name);
 
-/// Row-major f32 C[m×n] = op(A) op(B), op(A) m×k and op(B) k×n with
-/// elements of type `input` (bf16 products are exact and accumulate in f32);
-/// lda/ldb/ldc are row strides in elements. Handles k == 0 (C = 0) and
-/// empty m or n.
-absl::Status gemm(GemmLibrary library, GemmInput input, bool transA,
-                  bool transB, int64_t m, int64_t n, int64_t k, const void *a,
-                  int64_t lda, const void *b, int64_t ldb, float *c,
-                  int64_t ldc);
+/// Row-major C[m×n] = op(A) op(B), op(A) m×k and op(B) k×n with elements
+/// of type `input`, C of type `output` (f32 → f32, bf16 → f32 or bf16:
+/// bf16 products are exact, accumulate in f32 and are rounded once); lda,
+/// ldb, ldc are row strides in elements. Handles k == 0 (C = 0) and empty
+/// m or n.
+absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
+                  bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const void *a, int64_t lda, const void *b, int64_t ldb,
+                  void *c, int64_t ldc);
 
 } // namespace kiln::runtime
 

@@ -193,9 +193,10 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     e.name = absl::StrCat("gemm ", g.m, "x", g.n, "x", g.k,
                           g.batch > 1 ? absl::StrCat(" (batch ", g.batch, ")")
                                       : std::string(),
-                          g.input == GemmInput::f32
+                          g.input == GemmType::f32
                               ? std::string()
-                              : absl::StrCat(" ", std::string(gemmInputName(g.input))));
+                              : absl::StrCat(" ", std::string(gemmTypeName(g.input)),
+                                             "→", std::string(gemmTypeName(g.output))));
     e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes;
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
     break;

@@ -376,8 +376,12 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
     return n;
   };
   runtime::GemmThunk g;
-  g.input = detail::elementOf(lhs).isBF16() ? runtime::GemmInput::bf16
-                                           : runtime::GemmInput::f32;
+  auto gemmType = [](Value v) {
+    return detail::elementOf(v).isBF16() ? runtime::GemmType::bf16
+                                         : runtime::GemmType::f32;
+  };
+  g.input = gemmType(lhs);
+  g.output = gemmType(result);
   g.batch = dims(ls, lb);
   g.m = dims(ls, lf);
   g.k = dims(ls, lc);
@@ -464,11 +468,13 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
       slotOf_[result] = slotOf_.lookup(operand);
     return absl::OkStatus();
   }
-  // f32 and bf16 inputs into f32 go to the GEMM library; other element
-  // types (f64, integers, 16-bit results) to a generated kernel.
+  // f32 into f32 and bf16 into f32 or bf16 go to the GEMM library; other
+  // element types (f64, integers, f16) to a generated kernel.
   if (auto dot = dyn_cast<DotGeneralOp>(op)) {
     Type in = detail::elementOf(dot.getLhs());
-    if ((in.isF32() || in.isBF16()) && detail::elementOf(dot.getResult()).isF32())
+    Type out = detail::elementOf(dot.getResult());
+    if ((in.isF32() && out.isF32()) ||
+        (in.isBF16() && (out.isF32() || out.isBF16())))
       return lowerDot(dot);
   }
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {

@@ -79,9 +79,10 @@ std::string CudaGemm::describe() const {
                       ", n=", thunk_.n, ", k=", thunk_.k,
                       ", batch=", thunk_.batch, thunk_.transA ? ", transA" : "",
                       thunk_.transB ? ", transB" : "",
-                      thunk_.input == GemmInput::f32
+                      thunk_.input == GemmType::f32
                           ? ""
-                          : absl::StrCat(", ", std::string(gemmInputName(thunk_.input))),
+                          : absl::StrCat(", ", std::string(gemmTypeName(thunk_.input)),
+                                         " into ", std::string(gemmTypeName(thunk_.output))),
                       ")");
 }
 
@@ -105,7 +106,7 @@ absl::Status CudaGemm::plan(bool allowTf32) {
   const CublasLt &lt = *library_;
   // bf16 inputs multiply exactly and accumulate in f32; TF32 applies to f32
   // inputs only.
-  bool bf16 = g.input == GemmInput::bf16;
+  bool bf16 = g.input == GemmType::bf16;
   cublasComputeType_t compute = allowTf32 && !bf16
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;
@@ -170,8 +171,10 @@ absl::Status CudaGemm::plan(bool allowTf32) {
                                   g.transA ? k : m, m * k);
       !s.ok())
     return s;
-  // C and D = kiln's C: m×n row-major f32.
-  if (absl::Status s = makeLayout(layoutC_, CUDA_R_32F, n, m, m * n); !s.ok())
+  // C and D = kiln's C: m×n row-major, f32 or bf16.
+  cudaDataType output =
+      g.output == GemmType::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  if (absl::Status s = makeLayout(layoutC_, output, n, m, m * n); !s.ok())
     return s;
   return chooseAlgorithm();
 }
@@ -187,11 +190,11 @@ absl::Status CudaGemm::chooseAlgorithm() {
   // rely on exactly their alignment (the default preference assumes 256
   // bytes, which arena slots at 64-byte offsets do not all have).
   uint64_t maxWorkspace = kMaxGemmWorkspaceBytes;
-  uint64_t in = gemmInputBytes(g.input);
+  uint64_t in = gemmTypeBytes(g.input);
   uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n * in);
   uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k * in);
-  uint32_t alignC =
-      alignmentOf(operands_.c, g.batch, uint64_t(g.m) * g.n * sizeof(float));
+  uint32_t alignC = alignmentOf(operands_.c, g.batch,
+                                uint64_t(g.m) * g.n * gemmTypeBytes(g.output));
   struct Setting {
     cublasLtMatmulPreferenceAttributes_t attribute;
     const void *value;
@@ -248,7 +251,7 @@ absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
   case Mode::nothing:
     return absl::OkStatus();
   case Mode::zeroFill: {
-    size_t bytes = size_t(g.batch) * g.m * g.n * sizeof(float);
+    size_t bytes = size_t(g.batch) * g.m * g.n * gemmTypeBytes(g.output);
     absl::Status s = driver.check(
         driver.memsetD8Async(operands_.c, 0, bytes, stream), "cuMemsetD8Async");
     if (!s.ok())

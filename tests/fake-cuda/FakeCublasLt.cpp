@@ -5,7 +5,8 @@
 // the op), column-major unless CUBLASLT_MATRIX_LAYOUT_ORDER says
 // CUBLASLT_ORDER_ROW, leading dimension per order, strided batches
 // (BATCH_COUNT, STRIDED_BATCH_OFFSET in elements), host-pointer alpha and
-// beta, f32 or bf16 A and B (both the same) into f32 C and D. Anything
+// beta, f32 A and B into f32 C and D, or bf16 A and B into f32 or bf16 C
+// and D (C and D alike; a bf16 D is the double sum rounded once). Anything
 // outside that subset (other types, orders, ops, pointer
 // modes, attributes, unequal batch counts, empty sizes) is refused with
 // CUBLAS_STATUS_NOT_SUPPORTED, and inconsistent shapes, pointers outside
@@ -21,6 +22,7 @@
 #include <cublasLt.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -150,8 +152,10 @@ cublasStatus_t checkProblem(const FakeDesc &desc, const FakeLayout &a,
     if (!layoutSupported(*l) || l->batch != a.batch || l->batch < 1 ||
         l->rows == 0 || l->cols == 0)
       return CUBLAS_STATUS_NOT_SUPPORTED;
-  // bf16 only as both inputs, with f32 results and exact f32 compute.
-  if (a.type != b.type || c.type != CUDA_R_32F || d.type != CUDA_R_32F ||
+  // bf16 only as both inputs, with exact f32 compute; bf16 results only
+  // from bf16 inputs.
+  if (a.type != b.type || c.type != d.type ||
+      (a.type == CUDA_R_32F && d.type != CUDA_R_32F) ||
       (a.type == CUDA_R_16BF && desc.compute != CUBLAS_COMPUTE_32F))
     return CUBLAS_STATUS_NOT_SUPPORTED;
   for (const FakeLayout *l : {&a, &b, &c, &d})
@@ -202,11 +206,33 @@ float element(const void *base, const FakeLayout &l, int64_t batch,
   return static_cast<const float *>(base)[at];
 }
 
-float *elementPointer(float *base, const FakeLayout &l, int64_t batch,
-                      uint64_t row, uint64_t col) {
-  uint64_t at =
-      l.order == CUBLASLT_ORDER_COL ? row + col * l.ld : row * l.ld + col;
-  return base + batch * l.stride + at;
+/// `value` rounded once to bf16 (8 significant bits, to nearest even; the
+/// bf16 subnormal range is not needed here), NaN kept.
+uint16_t roundToBf16(double value) {
+  if (std::isnan(value))
+    return 0x7FC0;
+  int exponent = 0;
+  double mantissa = std::frexp(value, &exponent); // 0.5 <= |m| < 1
+  double rounded =
+      std::ldexp(std::nearbyint(std::ldexp(mantissa, 8)), exponent - 8);
+  float narrow = static_cast<float>(rounded); // exact: 8 bits
+  uint32_t bits;
+  std::memcpy(&bits, &narrow, sizeof(bits));
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Stores `value` into D's element, rounded once to D's type (bf16: to
+/// nearest even, NaN kept).
+void storeElement(void *base, const FakeLayout &l, int64_t batch,
+                  uint64_t row, uint64_t col, double value) {
+  uint64_t at = batch * l.stride + (l.order == CUBLASLT_ORDER_COL
+                                        ? row + col * l.ld
+                                        : row * l.ld + col);
+  if (l.type != CUDA_R_16BF) {
+    static_cast<float *>(base)[at] = static_cast<float>(value);
+    return;
+  }
+  static_cast<uint16_t *>(base)[at] = roundToBf16(value);
 }
 
 /// TF32 keeps 10 of f32's 23 mantissa bits, rounded to nearest even.
@@ -221,9 +247,8 @@ float roundToTf32(float value) {
 
 struct Job {
   Problem problem;
-  const void *a, *b;
-  const float *c;
-  float *d;
+  const void *a, *b, *c;
+  void *d;
   float alpha, beta;
 };
 
@@ -248,7 +273,7 @@ void runJob(void *argument) {
         // As cuBLAS: C is not read when beta is zero.
         if (job.beta != 0.0f)
           result += double(job.beta) * element(job.c, p.c, batch, i, j);
-        *elementPointer(job.d, p.d, batch, i, j) = static_cast<float>(result);
+        storeElement(job.d, p.d, batch, i, j, result);
       }
   ++state().executed;
 }
@@ -504,8 +529,8 @@ cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
   auto *job = new Job{problem,
                       A,
                       B,
-                      static_cast<const float *>(C),
-                      static_cast<float *>(D),
+                      C,
+                      D,
                       alphaValue,
                       betaValue};
   int result = fake_cuda_stream_enqueue(

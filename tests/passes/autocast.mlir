@@ -1,9 +1,13 @@
-// kiln-autocast moves f32 matrix products to bf16 inputs with f32 results:
-// each operand is rounded once (a value two products read gets one
-// convert), the result type and dimension numbers stay, and everything
-// else is left in f32. The negative twins: products of other element types
-// (f64, i32, already bf16) and non-product ops are untouched.
+// kiln-autocast moves f32 matrix products to bf16: each operand is rounded
+// once (a value two products read gets one convert), the product's result
+// is bf16 and widened back to f32 for its readers, and a product that
+// reads another's widened result reads the bf16 value itself. With
+// f32-results (prefix F32RES) the product keeps an f32 result and nothing
+// is widened. The negative twins: products of other element types (f64,
+// i32, already bf16) and non-product ops are untouched, and without bf16
+// the pipeline leaves every product in f32 (prefix OFF).
 // RUN: kiln-opt %s --split-input-file --kiln-autocast | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --kiln-autocast="f32-results=true" | FileCheck %s --check-prefix=F32RES
 // RUN: kiln-opt %s --split-input-file --kiln-pipeline="bf16=true fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE
 // RUN: kiln-opt %s --split-input-file --kiln-pipeline="fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=OFF
 
@@ -11,11 +15,15 @@
 // CHECK-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>
 // CHECK-DAG: %[[XB:.+]] = kiln.convert %[[X]] : tensor<8x4xf32> -> tensor<8x4xbf16>
 // CHECK-DAG: %[[WB:.+]] = kiln.convert %[[W]] : tensor<4x6xf32> -> tensor<4x6xbf16>
-// CHECK: %[[Y:.+]] = kiln.dot_general %[[XB]], %[[WB]], batch = [] x [], contract = [1] x [0] : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// CHECK: %[[YB:.+]] = kiln.dot_general %[[XB]], %[[WB]], batch = [] x [], contract = [1] x [0] : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xbf16>
+// CHECK: %[[Y:.+]] = kiln.convert %[[YB]] : tensor<8x6xbf16> -> tensor<8x6xf32>
 // CHECK: %[[R:.+]] = kiln.tanh %[[Y]] : tensor<8x6xf32>
 // CHECK: return %[[R]]
+// F32RES-LABEL: func.func @linear(
+// F32RES: %[[Y:.+]] = kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// F32RES-NEXT: kiln.tanh %[[Y]] : tensor<8x6xf32>
 // PIPE-LABEL: func.func @linear(
-// PIPE: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
+// PIPE: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xbf16>
 // OFF-LABEL: func.func @linear(
 // OFF-NOT: bf16
 // OFF: kiln.dot_general {{.*}} : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
@@ -29,14 +37,22 @@ func.func @linear(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> tensor<8x6xf32> {
 
 // A forward product and the two backward ones of a linear layer: x and w
 // are each rounded once and shared; the incoming gradient is rounded once
-// for both backward products. The gradients stay f32.
+// for both backward products. Each result is widened once.
 // CHECK-LABEL: func.func @linear_backward(
-// CHECK-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>, %[[DY:[^:]+]]: tensor<8x6xf32>
-// CHECK-COUNT-3: kiln.convert
-// CHECK-NOT: kiln.convert
-// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xf32>
-// CHECK: kiln.dot_general {{.*}} : tensor<8x6xbf16>, tensor<4x6xbf16> -> tensor<8x4xf32>
-// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<8x6xbf16> -> tensor<4x6xf32>
+// CHECK-COUNT-3: kiln.convert {{.*}}xf32> -> tensor<{{.*}}xbf16>
+// CHECK-NOT: xf32> -> tensor<{{.*}}xbf16>
+// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<4x6xbf16> -> tensor<8x6xbf16>
+// CHECK-NEXT: kiln.convert {{.*}} : tensor<8x6xbf16> -> tensor<8x6xf32>
+// CHECK: kiln.dot_general {{.*}} : tensor<8x6xbf16>, tensor<4x6xbf16> -> tensor<8x4xbf16>
+// CHECK-NEXT: kiln.convert {{.*}} : tensor<8x4xbf16> -> tensor<8x4xf32>
+// CHECK: kiln.dot_general {{.*}} : tensor<8x4xbf16>, tensor<8x6xbf16> -> tensor<4x6xbf16>
+// CHECK-NEXT: kiln.convert {{.*}} : tensor<4x6xbf16> -> tensor<4x6xf32>
+// F32RES-LABEL: func.func @linear_backward(
+// F32RES-COUNT-3: kiln.convert
+// F32RES-NOT: kiln.convert
+// F32RES: kiln.dot_general {{.*}} -> tensor<8x6xf32>
+// F32RES: kiln.dot_general {{.*}} -> tensor<8x4xf32>
+// F32RES: kiln.dot_general {{.*}} -> tensor<4x6xf32>
 func.func @linear_backward(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor<8x6xf32>) -> (tensor<8x6xf32>, tensor<8x4xf32>, tensor<4x6xf32>) {
   %y = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0] : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
   %dx = kiln.dot_general %dy, %w, batch = [] x [], contract = [1] x [1] : tensor<8x6xf32>, tensor<4x6xf32> -> tensor<8x4xf32>
@@ -46,15 +62,18 @@ func.func @linear_backward(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor
 
 // -----
 
-// Batched attention products (strided batch dimensions) move too; the
-// same value as both operands is rounded once.
-// CHECK-LABEL: func.func @batched_square(
+// Batched attention products (strided batch dimensions) move too; the same
+// value as both operands is rounded once, and the second product reads the
+// first one's bf16 result, not a rounding of its widened copy.
+// CHECK-LABEL: func.func @batched_chain(
 // CHECK: %[[QB:.+]] = kiln.convert %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xbf16>
-// CHECK-NOT: kiln.convert
-// CHECK: kiln.dot_general %[[QB]], %[[QB]], batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x3xf32>
-func.func @batched_square(%q: tensor<2x3x4xf32>) -> tensor<2x3x3xf32> {
+// CHECK: %[[SB:.+]] = kiln.dot_general %[[QB]], %[[QB]], batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x3xbf16>
+// CHECK-NOT: -> tensor<2x3x3xbf16>
+// CHECK: kiln.dot_general %[[SB]], %[[QB]], batch = [0] x [0], contract = [2] x [1] : tensor<2x3x3xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x4xbf16>
+func.func @batched_chain(%q: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %s = kiln.dot_general %q, %q, batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
-  return %s : tensor<2x3x3xf32>
+  %o = kiln.dot_general %s, %q, batch = [0] x [0], contract = [2] x [1] : tensor<2x3x3xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  return %o : tensor<2x3x4xf32>
 }
 
 // -----

@@ -232,10 +232,11 @@ TEST(CpuBackend, DotGeneralMatchesReference) {
   }
 }
 
-/// A program whose executable must hold a bf16 GEMM thunk (not a generated
-/// kernel), loaded with `library`.
-ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library) {
-  return [library](mlir::ModuleOp module)
+/// A program whose executable must hold a GEMM thunk of bf16 inputs into
+/// `output` (not a generated kernel), loaded with `library`.
+ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library,
+                                runtime::GemmType output) {
+  return [library, output](mlir::ModuleOp module)
              -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
     absl::StatusOr<runtime::Executable> exe =
         compiler::cpu::compileExecutable(module, "main");
@@ -244,21 +245,22 @@ ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library) {
     bool bf16Gemm = false;
     for (const runtime::Thunk &t : exe->thunks)
       bf16Gemm |= t.kind == runtime::Thunk::Kind::gemm &&
-                  t.gemm.input == runtime::GemmInput::bf16;
+                  t.gemm.input == runtime::GemmType::bf16 &&
+                  t.gemm.output == output;
     if (!bf16Gemm)
-      return absl::InternalError("no bf16 GEMM thunk");
+      return absl::InternalError("no GEMM thunk of bf16 into the result type");
     runtime::CpuRuntimeOptions options;
     options.gemm = library;
     return runtime::loadCpuProgram(std::move(*exe), options);
   };
 }
 
-// Mixed precision: bf16 operands into an f32 result are a GEMM thunk on
-// both libraries (oneDNN's bf16 matmul; OpenBLAS on operands widened to
-// f32), with every transpose and batch layout the f32 GEMMs take, and
-// match the reference, which sums the exact products in double and rounds
-// once to f32.
-TEST(CpuBackend, Bf16IntoF32DotMatchesReferenceOnBothLibraries) {
+// Mixed precision: bf16 operands into an f32 or a bf16 result are a GEMM
+// thunk on both libraries (oneDNN's bf16 matmul; OpenBLAS on operands
+// widened to f32, the bf16 result rounded once from the f32 sums), with
+// every transpose and batch layout the f32 GEMMs take, and match the
+// reference, which sums the exact products in double and rounds once.
+TEST(CpuBackend, Bf16DotsMatchReferenceOnBothLibraries) {
   struct Case {
     std::vector<int64_t> lhs, rhs, out;
     std::string dims;
@@ -276,16 +278,19 @@ TEST(CpuBackend, Bf16IntoF32DotMatchesReferenceOnBothLibraries) {
   };
   for (runtime::GemmLibrary library :
        {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
+    for (DType out : {DType::f32, DType::bf16})
     for (const Case &c : cases) {
       SCOPED_TRACE(absl::StrCat(
           library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
-          c.dims));
+          std::string(dtypeName(out)), " ", c.dims));
       std::mt19937 rng(11);
       expectMatchesReferenceOn(
-          bf16GemmPrograms(library),
+          bf16GemmPrograms(library, out == DType::bf16
+                                        ? runtime::GemmType::bf16
+                                        : runtime::GemmType::f32),
           dotModule(tensorType(DType::bf16, c.lhs),
                     tensorType(DType::bf16, c.rhs),
-                    tensorType(DType::f32, c.out), c.dims),
+                    tensorType(out, c.out), c.dims),
           {randomTensor(DType::bf16, c.lhs, rng, 4, false),
            randomTensor(DType::bf16, c.rhs, rng, 4, false)},
           /*scale=*/40);

@@ -54,21 +54,26 @@ runtime::Thunk gemmThunk(const GemmShape &g, uint32_t a, uint32_t b,
 /// output.
 runtime::Executable
 gemmExecutable(const GemmShape &g, bool allowTf32 = false,
-               runtime::GemmInput input = runtime::GemmInput::f32) {
+               runtime::GemmType input = runtime::GemmType::f32,
+               runtime::GemmType output = runtime::GemmType::f32) {
   runtime::Executable e = cudaExecutable();
   e.allowTf32 = allowTf32;
-  DType in = input == runtime::GemmInput::bf16 ? DType::bf16 : DType::f32;
-  e.signature.inputs = {{in, aShape(g), false}, {in, bShape(g), false}};
-  e.signature.outputs = {{DType::f32, {g.batch, g.m, g.n}}};
-  uint64_t inBytes = runtime::gemmInputBytes(input);
+  auto dtype = [](runtime::GemmType t) {
+    return t == runtime::GemmType::bf16 ? DType::bf16 : DType::f32;
+  };
+  e.signature.inputs = {{dtype(input), aShape(g), false},
+                        {dtype(input), bShape(g), false}};
+  e.signature.outputs = {{dtype(output), {g.batch, g.m, g.n}}};
+  uint64_t inBytes = runtime::gemmTypeBytes(input);
   uint64_t aBytes = inBytes * g.batch * g.m * g.k,
            bBytes = inBytes * g.batch * g.k * g.n,
-           cBytes = 4 * g.batch * g.m * g.n;
+           cBytes = runtime::gemmTypeBytes(output) * g.batch * g.m * g.n;
   e.plan.slots = {slot(Kind::input, 0, 0, aBytes),
                   slot(Kind::input, 1, 0, bBytes),
                   slot(Kind::output, 0, 0, cBytes)};
   e.thunks = {gemmThunk(g, 0, 1, 2)};
   e.thunks[0].gemm.input = input;
+  e.thunks[0].gemm.output = output;
   e.plan.outputSlots = {2};
   e.plan.outputDonors = {-1};
   return e;
@@ -222,7 +227,7 @@ TEST_F(CudaGemmThunks, Bf16InputsAccumulateInF32) {
       SCOPED_TRACE(std::to_string(transA) + std::to_string(transB));
       GemmShape g{3, 5, 7, 40, transA, transB};
       auto program = load(
-          gemmExecutable(g, /*allowTf32=*/true, runtime::GemmInput::bf16));
+          gemmExecutable(g, /*allowTf32=*/true, runtime::GemmType::bf16));
       ASSERT_NE(program, nullptr);
       EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_last_compute_type)(),
                 CUBLAS_COMPUTE_32F);
@@ -233,6 +238,35 @@ TEST_F(CudaGemmThunks, Bf16InputsAccumulateInF32) {
       EXPECT_EQ((*out)[0].dtype(), DType::f32);
       EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6);
     }
+}
+
+// bf16 into bf16 (kiln-autocast's products): bf16 C and D layouts, the f32
+// sum rounded once: within half a bf16 ulp (2^-8 relative) of the exact
+// product, and the zero fill of an empty inner dimension sized in bf16.
+TEST_F(CudaGemmThunks, Bf16IntoBf16RoundsTheSumOnce) {
+  GemmShape g{2, 5, 7, 40, false, true};
+  auto program = load(gemmExecutable(g, false, runtime::GemmType::bf16,
+                                     runtime::GemmType::bf16));
+  ASSERT_NE(program, nullptr);
+  HostTensor a = randomTensor(aShape(g), 7, DType::bf16);
+  HostTensor b = randomTensor(bShape(g), 8, DType::bf16);
+  auto out = runGemm(*program, a, b);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::bf16);
+  std::vector<double> exact = naiveGemm(g, a, b);
+  for (int64_t i = 0; i < (*out)[0].numElements(); ++i)
+    EXPECT_LE(std::abs((*out)[0].getDouble(i) - exact[i]),
+              0x1p-8 * std::abs(exact[i]) + 1e-30)
+        << "element " << i;
+  GemmShape empty{2, 3, 4, 0};
+  auto zeros = load(gemmExecutable(empty, false, runtime::GemmType::bf16,
+                                   runtime::GemmType::bf16));
+  ASSERT_NE(zeros, nullptr);
+  HostTensor ea(DType::bf16, aShape(empty)), eb(DType::bf16, bShape(empty));
+  auto filled = runGemm(*zeros, ea, eb);
+  ASSERT_TRUE(filled.ok()) << filled.status();
+  for (int64_t i = 0; i < (*filled)[0].numElements(); ++i)
+    EXPECT_EQ((*filled)[0].getDouble(i), 0.0);
 }
 
 TEST_F(CudaGemmThunks, EmptyInnerDimensionWritesZeros) {
