@@ -289,6 +289,16 @@ MemoryPlanReport describeMemoryPlan(const runtime::Executable &executable,
   return out;
 }
 
+std::string formatBytes(uint64_t bytes) {
+  if (bytes >= (1ull << 30))
+    return absl::StrFormat("%.2f GiB", bytes / double(1ull << 30));
+  if (bytes >= (1ull << 20))
+    return absl::StrFormat("%.1f MiB", bytes / double(1ull << 20));
+  if (bytes >= (1ull << 10))
+    return absl::StrFormat("%.1f KiB", bytes / double(1ull << 10));
+  return absl::StrCat(bytes, " B");
+}
+
 namespace {
 
 MemoryPlanReport Planner::run(const std::vector<std::string> &origins) {
@@ -298,16 +308,6 @@ MemoryPlanReport Planner::run(const std::vector<std::string> &origins) {
     for (uint32_t s : g.slots)
       plan_.slots[s].offset = g.offset;
   return describeMemoryPlan(exe_, origins);
-}
-
-std::string formatBytes(uint64_t bytes) {
-  if (bytes >= (1ull << 30))
-    return absl::StrFormat("%.2f GiB", bytes / double(1ull << 30));
-  if (bytes >= (1ull << 20))
-    return absl::StrFormat("%.1f MiB", bytes / double(1ull << 20));
-  if (bytes >= (1ull << 10))
-    return absl::StrFormat("%.1f KiB", bytes / double(1ull << 10));
-  return absl::StrCat(bytes, " B");
 }
 
 std::string formatLargest(const MemoryPlanReport &report) {

@@ -173,6 +173,13 @@ struct Flags {
                               "and loss stay f32 (default: $KILN_BF16=1, "
                               "else f32)"),
                      cl::cat(execution)};
+  cl::opt<bool> autoFindBatchSize{
+      "auto_find_batch_size",
+      cl::desc("train with the largest per-device batch, up to "
+               "--per_device_train_batch_size, whose step's planned peak "
+               "fits --memory_budget (planned, not run: no out-of-memory "
+               "trials)"),
+      cl::cat(execution)};
   cl::opt<bool> fp16{"fp16",
                      cl::desc("fp16 mixed precision: not supported (it needs "
                               "dynamic loss scaling); use --bf16"),
@@ -196,7 +203,8 @@ struct Flags {
     return {&model, &data, &training, &checkpoints, &execution};
   }
   std::vector<const cl::opt<bool> *> booleans() const {
-    return {&overwriteOutputDir, &eager, &tf32, &bf16, &fp16};
+    return {&overwriteOutputDir, &eager, &tf32, &bf16, &fp16,
+            &autoFindBatchSize};
   }
 };
 
@@ -290,6 +298,7 @@ TrainArgs copyFlags(const Flags &f) {
   // Empty when not given: KILN_BACKEND, then kDefaultBackend, apply.
   a.backend = f.backend.getNumOccurrences() ? f.backend.getValue() : "";
   a.cudaArch = f.cudaArch, a.tf32 = f.tf32, a.bf16 = f.bf16;
+  a.autoFindBatchSize = f.autoFindBatchSize;
   return a;
 }
 
@@ -461,6 +470,12 @@ ParseResult parseTrainArgs(int argc, char **argv) {
                 "got '" +
                 flags.memoryBudget + "'";
   }
+  if (problem.empty() && a.autoFindBatchSize && !a.memoryBudget)
+    problem = "--auto_find_batch_size needs --memory_budget SIZE (the "
+              "memory the step may plan, e.g. 16GiB)";
+  if (problem.empty() && a.autoFindBatchSize && a.eager)
+    problem = "--auto_find_batch_size plans compiled steps; it does not "
+              "apply to --eager";
   if (!problem.empty())
     result.exitCode = usageError(problem);
   return result;

@@ -68,6 +68,9 @@ struct TrainArgs {
   bool tf32 = false;
   /// --bf16: matrix products on bf16 inputs (lazy::Options::bf16).
   bool bf16 = false;
+  /// --auto_find_batch_size: the largest batch up to trainBatchSize whose
+  /// step plans within memoryBudget (kiln::largest_planned_batch).
+  bool autoFindBatchSize = false;
   /// --memory_budget in bytes: a compiled step whose planned peak exceeds
   /// it fails before it runs, naming the largest buffers.
   std::optional<uint64_t> memoryBudget;

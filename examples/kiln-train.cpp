@@ -21,6 +21,7 @@
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/TrainerLog.h"
+#include "compiler/MemoryPlanner.h"
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/nn/Checkpoint.h"
@@ -557,7 +558,61 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
   }
 }
 
-int runMain(const TrainArgs &args) {
+/// --auto_find_batch_size: the largest per-device batch, up to the one
+/// asked, whose training step plans within --memory_budget. Each probe
+/// traces the step (forward, backward, clipping, AdamW) on a model of the
+/// run's shape with a probe optimizer, and is planned, never run.
+int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
+  nn::GPT2LMHeadModel model(modelConfig(
+      args, args.vocabSize ? args.vocabSize : data.tokenizer->vocabSize()));
+  model.train();
+  auto traceStep = [&](int64_t batch) -> TracedStep {
+    struct Probe {
+      Probe(nn::NamedTensors params, const nn::AdamW::Options &options)
+          : optimizer(std::move(params), options) {}
+      nn::AdamW optimizer;
+      Tensor loss;
+    };
+    auto probe = std::make_shared<Probe>(model.named_parameters(),
+                                         adamOptions(args, model));
+    Tensor ids = idsTensor(std::vector<int64_t>(batch * args.blockSize, 0),
+                           {batch, args.blockSize});
+    probe->loss = model.loss(ids, ids);
+    probe->loss.backward();
+    if (args.maxGradNorm > 0)
+      nn::clip_grad_norm_(model.parameters(), args.maxGradNorm);
+    probe->optimizer.step();
+    probe->optimizer.zero_grad();
+    return probe;
+  };
+  std::string budget = compiler::formatBytes(*args.memoryBudget);
+  int64_t batch = largest_planned_batch(
+      args.trainBatchSize, traceStep,
+      [&](int64_t probed, std::optional<uint64_t> peak) {
+        std::string verdict =
+            peak && *peak <= *args.memoryBudget
+                ? "plans " + compiler::formatBytes(*peak) + ": fits " + budget
+                : "does not fit " + budget +
+                      (peak ? " (plans " + compiler::formatBytes(*peak) + ")"
+                            : " even with recomputation");
+        std::fprintf(stderr,
+                     "kiln-train: auto_find_batch_size: batch %lld %s\n",
+                     (long long)probed, verdict.c_str());
+      });
+  if (batch == 0)
+    throw Failure{"--auto_find_batch_size: not even batch 1 plans within "
+                  "--memory_budget (the step's smallest planned peak is "
+                  "over it)",
+                  1};
+  std::fprintf(stderr,
+               "kiln-train: auto_find_batch_size: training with batch "
+               "%lld\n",
+               (long long)batch);
+  return batch;
+}
+
+int runMain(const TrainArgs &askedArgs) {
+  TrainArgs args = askedArgs;
   configureKiln(args);
   // Directories are made before anything runs, so a bad path fails at once,
   // not after the training it would have saved.
@@ -583,6 +638,9 @@ int runMain(const TrainArgs &args) {
     throw *failure;
   if (auto failure = checkAgainstData(args, data))
     throw *failure;
+  if (args.autoFindBatchSize)
+    args.trainBatchSize = findBatchSize(args, data);
+  // After the advisor's probe model: the run's weights do not depend on it.
   manual_seed(args.seed);
   Trainer trainer(args, data);
   std::optional<ResumePoint> resumePoint = chooseResumePoint(args);

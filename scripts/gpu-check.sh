@@ -33,7 +33,10 @@
 #      autocast, JAX's bf16 products) against PyTorch eager, torch.compile
 #      and JAX/XLA, its table appended to bench.md (about 3 minutes: give
 #      the whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16
-#      (the vocabulary padded, in bf16, beside that bench's kiln step).
+#      (the vocabulary padded, in bf16, beside that bench's kiln step) and
+#      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
+#      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
+#      time per sample against batch 16's).
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -464,6 +467,41 @@ if [[ -f $work/bench-bf16/table.md ]]; then
 fi
 ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=64 \
   "the lm_head's vocabulary padded to 50304, in bf16" bf16
+# Where the bf16 step's time goes: the per-thunk summary into logs.txt
+# (the trace stays in the work folder: the results hold eight files).
+if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
+  KILN_PROFILE=$work/trace-124m-bf16.json run_part profile-124m-bf16 90 \
+    kiln-bench --worker kiln --mode compiled --backend cuda "${model[@]}" \
+    --precision bf16 --steps "$bench_steps" \
+    --weights "$work/bench-bf16/weights.safetensors" \
+    --batches "$work/first4.npy" --result "$work/profile_124m_bf16.json"
+  record profile-124m-bf16 INFO "$(exit_note profile-124m-bf16): KILN_PROFILE of 4 bf16 steps (summary in logs.txt)"
+fi
+
+# The memory issue's batch: 124M at batch 60 in bf16 (the plan says 10.7
+# GiB), 4 steps, with the GPU's used memory sampled every 0.2 s: the most
+# it held (CUDA context included) and the step time per sample against the
+# bf16 bench's batch 16.
+( while sleep 0.2; do
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
+  done ) > "$work/batch60-memory.txt" 2> /dev/null &
+sampler=$!
+run_part batch60-bf16 120 kiln-bench --backend cuda --precision bf16 \
+  "${model[@]}" --batch 60 --steps 4 --modes compiled --peers "" \
+  --bisect_max_batch 0 --max_rss_gib 48 --out "$work/batch60"
+kill "$sampler" 2> /dev/null
+batch60_note=$(python3 -c 'import json, statistics, sys
+r = json.load(open(sys.argv[1]))["systems"]["kiln_compiled"]
+used = [int(x) for x in open(sys.argv[3]).read().split() if x.isdigit()]
+s16 = json.load(open(sys.argv[2]))["systems"]["kiln_compiled"]["step_ms"]
+s60 = r["step_ms"]
+m16 = statistics.median(s16[len(s16) // 2:]) / 16
+m60 = statistics.median(s60[len(s60) // 2:]) / 60
+print("%s: planned peak %.0f MiB, GPU memory used at most %d MiB; %.2f ms per sample (batch 16: %.2f)" % (
+    r["status"], r.get("kiln_planned_peak_mib", 0), max(used or [0]), m60, m16))' \
+  "$work/batch60/results.json" "$work/bench-bf16/results.json" \
+  "$work/batch60-memory.txt" 2>&1 | tail -n 1)
+record batch60-bf16 INFO "$(exit_note batch60-bf16): $batch60_note"
 collect
 
 total=$(($(date +%s) - start))

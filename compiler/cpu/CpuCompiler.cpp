@@ -659,6 +659,8 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   if (absl::Status s = checkMemoryBudget(stats_.memory, memoryBudgetBytes_);
       !s.ok())
     return s;
+  if (target_.planOnly)
+    return std::move(exe_);
   if (absl::Status s = generateCode(); !s.ok())
     return s;
   return std::move(exe_);

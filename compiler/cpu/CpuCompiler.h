@@ -46,6 +46,11 @@ struct KernelTarget {
   /// (FusionKernelOptions::storeWhileReducing). On for cuda; tests set it
   /// for the cpu to check the kernel there.
   bool storeWhileReducing = false;
+  /// Stop after the memory plan, before any code is generated: the
+  /// executable holds its thunks and plan but no kernels, for asking what a
+  /// step would need (the batch advisor) in a fraction of a compile. Never
+  /// load such an executable.
+  bool planOnly = false;
 };
 
 /// Threads per row the cuda target gives row-reduction fusions: a warp

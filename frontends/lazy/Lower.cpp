@@ -10,6 +10,8 @@
 #include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/GraphLowering.h"
+#include "compiler/MemoryPlanner.h"
+#include "compiler/cpu/CpuCompiler.h"
 #include "ir/KilnDialect.h"
 #include "ir/Serialization.h"
 #include "ir/TensorConversion.h"
@@ -422,10 +424,10 @@ lowerGraph(const Graph &graph, bool locations, OpOrigins *origins) {
   return GraphLowering(lazyContext(), locations, origins).lower(graph);
 }
 
-absl::StatusOr<GraphCompileResult>
-compileGraph(const Graph &graph, const GraphCompileRequest &request) {
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      lowerGraph(graph, request.locations);
+namespace {
+
+/// The compile options a request stands for (its pass dump aside).
+compiler::CompileOptions compileOptionsFor(const GraphCompileRequest &request) {
   compiler::CompileOptions options;
   options.backend = request.backend;
   options.function = "main";
@@ -434,6 +436,34 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
   options.cudaArch = request.cudaArch;
   options.tf32 = request.tf32;
   options.bf16 = request.bf16;
+  return options;
+}
+
+} // namespace
+
+absl::StatusOr<uint64_t> planGraph(const Graph &graph,
+                                   const GraphCompileRequest &request) {
+  if (request.backend == compiler::Backend::reference)
+    return absl::InvalidArgumentError(
+        "the reference backend plans no memory; plan for cpu or cuda");
+  mlir::OwningOpRef<mlir::ModuleOp> module = lowerGraph(graph, false);
+  compiler::CompileOptions options = compileOptionsFor(request);
+  compiler::cpu::KernelTarget target = compiler::cpu::kernelTargetFor(options);
+  target.planOnly = true;
+  absl::StatusOr<runtime::Executable> executable =
+      compiler::cpu::compileExecutable(*module, "main", nullptr,
+                                       compiler::cpu::pipelineOptionsFor(options),
+                                       target);
+  if (!executable.ok())
+    return executable.status();
+  return compiler::describeMemoryPlan(*executable).peakBytes;
+}
+
+absl::StatusOr<GraphCompileResult>
+compileGraph(const Graph &graph, const GraphCompileRequest &request) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      lowerGraph(graph, request.locations);
+  compiler::CompileOptions options = compileOptionsFor(request);
   if (!request.passDumpDir.empty()) {
     char name[32];
     std::snprintf(name, sizeof name, "/graph-%016llx",

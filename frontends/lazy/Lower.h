@@ -53,6 +53,14 @@ struct GraphCompileResult {
 absl::StatusOr<GraphCompileResult>
 compileGraph(const Graph &graph, const GraphCompileRequest &request);
 
+/// graph → the planned peak bytes (arena, inputs, fresh outputs) of the
+/// executable compileGraph would build for `request` (same pipeline,
+/// lowering and planner), without generating code or loading anything;
+/// ResourceExhausted when it stays over request.memoryBudgetBytes after
+/// recomputation. Not for the reference backend (it plans nothing).
+absl::StatusOr<uint64_t> planGraph(const Graph &graph,
+                                   const GraphCompileRequest &request);
+
 } // namespace kiln::lazy
 
 #endif // KILN_FRONTENDS_LAZY_LOWER_H

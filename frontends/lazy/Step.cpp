@@ -101,16 +101,10 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   metrics::Counters &counters = mutableCounters();
   GraphSummary summary = summarize(graph, backend);
   std::string reason = compileReason(summary);
-  GraphCompileRequest request;
-  request.backend = compilerBackend(options().backend);
+  GraphCompileRequest request = stepRequest();
   request.cache = persistentCache();
   request.dumpDir = options().dumpDir;
   request.passDumpDir = options().passDumpDir;
-  request.memoryBudgetBytes = options().memoryBudgetBytes;
-  request.partition = options().partition;
-  request.cudaArch = options().cudaArch;
-  request.tf32 = options().tf32;
-  request.bf16 = options().bf16;
   request.graphHash = hash;
   request.tag = graphTag();
   request.locations = options().checkNumerics;
@@ -146,30 +140,50 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
 
 } // namespace
 
-void step() {
-  if (eager::enabled())
-    return eager::commit(); // everything already ran: only cut history
-  // 1. Outputs: live tensors with pending nodes, in creation order.
-  std::vector<std::shared_ptr<detail::TensorImpl>> live = liveTensors(),
-                                                   pending;
-  std::vector<NodePtr> outputs;
+namespace lazy {
+
+PendingTensors pendingTensors() {
+  PendingTensors out;
+  std::vector<std::shared_ptr<detail::TensorImpl>> live = liveTensors();
   std::unordered_set<const Node *> held;
-  // Donatable old values → the pending node that replaces each.
-  std::unordered_map<const Node *, const Node *> donatable;
   for (const auto &impl : live) {
     if (impl->node->isData()) {
       held.insert(impl->node.get());
     } else {
-      pending.push_back(impl);
-      outputs.push_back(impl->node);
+      out.pending.push_back(impl);
+      out.outputs.push_back(impl->node);
     }
   }
   for (const auto &impl : live)
     if (impl->assignedFrom && !held.count(impl->assignedFrom.get()))
-      donatable[impl->assignedFrom.get()] =
+      out.donatable[impl->assignedFrom.get()] =
           impl->node->isData() ? nullptr : impl->node.get();
-  for (const auto &impl : live)
+  return out;
+}
+
+GraphCompileRequest stepRequest() {
+  GraphCompileRequest request;
+  request.backend = compilerBackend(options().backend);
+  request.memoryBudgetBytes = options().memoryBudgetBytes;
+  request.partition = options().partition;
+  request.cudaArch = options().cudaArch;
+  request.tf32 = options().tf32;
+  request.bf16 = options().bf16;
+  return request;
+}
+
+} // namespace lazy
+
+void step() {
+  if (eager::enabled())
+    return eager::commit(); // everything already ran: only cut history
+  // 1. Outputs: live tensors with pending nodes, in creation order; the
+  //    donatable old values, after which no assign_ is pending.
+  PendingTensors collected = pendingTensors();
+  for (const auto &impl : liveTensors())
     impl->assignedFrom = nullptr;
+  std::vector<std::shared_ptr<detail::TensorImpl>> &pending =
+      collected.pending;
   if (pending.empty())
     return;
 
@@ -177,7 +191,7 @@ void step() {
   metrics::Counters &counters = mutableCounters();
   ++counters.graphsTraced;
   auto graphStart = std::chrono::steady_clock::now();
-  Graph graph = buildGraph(outputs, donatable);
+  Graph graph = buildGraph(collected.outputs, collected.donatable);
   std::string backend(backendName(options().backend));
   if (options().backend == Backend::cuda)
     backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");

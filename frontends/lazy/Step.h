@@ -5,16 +5,34 @@
 #define KILN_FRONTENDS_LAZY_STEP_H
 
 #include "compiler/Compiler.h"
+#include "frontends/lazy/Lower.h"
+#include "frontends/lazy/Node.h"
 #include "frontends/lazy/Tensor.h"
 #include "runtime/Program.h"
 
 #include <chrono>
+#include <unordered_map>
 #include <vector>
 
 namespace kiln::lazy {
 
 /// The compiler's backend for a frontend backend.
 compiler::Backend compilerBackend(Backend backend);
+
+/// What step() would compute now: the live tensors with pending nodes (in
+/// creation order), their nodes (the graph's outputs), and each donatable
+/// old value (replaced by assign_, held by no live tensor) → the pending
+/// node that replaces it (null when a data node does).
+struct PendingTensors {
+  std::vector<std::shared_ptr<detail::TensorImpl>> pending;
+  std::vector<NodePtr> outputs;
+  std::unordered_map<const Node *, const Node *> donatable;
+};
+PendingTensors pendingTensors();
+
+/// The compile request the options make for a step's graph (backend,
+/// budget, partition, target, precision); no cache, dump or tag.
+GraphCompileRequest stepRequest();
 
 /// Runs step() on behalf of a host transfer and counts it as a forced sync.
 void forcedSync();

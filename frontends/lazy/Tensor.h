@@ -25,6 +25,7 @@
 #include "support/HostTensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -458,6 +459,38 @@ void step();
 
 /// Drops every compiled program (the next step() of each graph compiles).
 void clear_graph_cache();
+
+//===--- Planning a step without running it (Planning.cpp) ----------------===//
+
+/// The graph step() would run now, compiled as far as its memory plan (no
+/// code generated, nothing loaded or run) → its planned peak bytes (arena,
+/// inputs, fresh outputs), or nullopt when it stays over
+/// options().memoryBudgetBytes after recomputation. Pending computations
+/// stay pending; 0 when nothing is pending. Throws kiln::Error in eager
+/// mode or on the reference backend (nothing to plan) and when compiling
+/// fails otherwise.
+std::optional<uint64_t> plan_step();
+
+/// What a traced step needs kept alive until it is planned: its loss, a
+/// probe optimizer and that optimizer's state.
+using TracedStep = std::shared_ptr<void>;
+
+/// Runs `trace` (ops on lazy tensors: one training step at some batch
+/// size), plans the step (plan_step) while what `trace` returned is alive,
+/// then puts every tensor that was live before back as it was (its value,
+/// gradient and pending assignment): nothing `trace` did remains, also when
+/// it throws.
+std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace);
+
+/// The largest batch in [1, most] whose step, traced by `traceStep(batch)`,
+/// plans within options().memoryBudgetBytes (plan_traced; a bisection, for
+/// a peak that grows with the batch) → 0 when batch 1 does not fit.
+/// `report(batch, peak)` sees each probe (nullopt: over the budget).
+/// Throws kiln::Error without a budget. Hugging Face's auto_find_batch_size
+/// without the out-of-memory errors.
+int64_t largest_planned_batch(
+    int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
+    const std::function<void(int64_t, std::optional<uint64_t>)> &report = {});
 
 //===--- Metrics ----------------------------------------------------------===//
 

@@ -191,33 +191,32 @@ TEST(CpuBackend, ReductionsMatchReference) {
   }
 }
 
+/// dot_general layouts: plain, either or both operands transposed,
+/// batched (also through strides), multi-contracting, vector, outer product
+/// and empty (k = 0).
+struct DotCase {
+  std::vector<int64_t> lhs, rhs, out;
+  std::string dims;
+};
+const DotCase kDotCases[] = {
+    {{7, 33}, {33, 9}, {7, 9}, "batch = [] x [], contract = [1] x [0]"},
+    {{33, 7}, {33, 9}, {7, 9}, "batch = [] x [], contract = [0] x [0]"},
+    {{7, 33}, {9, 33}, {7, 9}, "batch = [] x [], contract = [1] x [1]"},
+    {{33, 7}, {9, 33}, {7, 9}, "batch = [] x [], contract = [0] x [1]"},
+    {{2, 5, 6}, {2, 6, 3}, {2, 5, 3},
+     "batch = [0] x [0], contract = [2] x [1]"},
+    {{5, 2, 6}, {6, 3, 2}, {2, 5, 3},
+     "batch = [1] x [2], contract = [2] x [0]"},
+    {{3, 4, 5}, {5, 4, 2}, {3, 2},
+     "batch = [] x [], contract = [1, 2] x [1, 0]"},
+    {{4}, {4}, {}, "batch = [] x [], contract = [0] x [0]"},
+    {{3}, {2}, {3, 2}, "batch = [] x [], contract = [] x []"},
+    {{3, 0}, {0, 2}, {3, 2}, "batch = [] x [], contract = [1] x [0]"},
+};
+
 TEST(CpuBackend, DotGeneralMatchesReference) {
-  struct Case {
-    std::vector<int64_t> lhs, rhs, out;
-    std::string dims;
-  };
-  const Case cases[] = {
-      {{7, 33}, {33, 9}, {7, 9}, "batch = [] x [], contract = [1] x [0]"},
-      {{33, 7}, {33, 9}, {7, 9}, "batch = [] x [], contract = [0] x [0]"},
-      {{7, 33}, {9, 33}, {7, 9}, "batch = [] x [], contract = [1] x [1]"},
-      {{2, 5, 6},
-       {2, 6, 3},
-       {2, 5, 3},
-       "batch = [0] x [0], contract = [2] x [1]"},
-      {{5, 2, 6},
-       {6, 3, 2},
-       {2, 5, 3},
-       "batch = [1] x [2], contract = [2] x [0]"},
-      {{3, 4, 5},
-       {5, 4, 2},
-       {3, 2},
-       "batch = [] x [], contract = [1, 2] x [1, 0]"},
-      {{4}, {4}, {}, "batch = [] x [], contract = [0] x [0]"},
-      {{3}, {2}, {3, 2}, "batch = [] x [], contract = [] x []"},
-      {{3, 0}, {0, 2}, {3, 2}, "batch = [] x [], contract = [1] x [0]"},
-  };
   for (DType dtype : {DType::f32, DType::i32, DType::f64, DType::bf16}) {
-    for (const Case &c : cases) {
+    for (const DotCase &c : kDotCases) {
       SCOPED_TRACE(absl::StrCat(std::string(dtypeName(dtype)), " ", c.dims));
       std::mt19937 rng(9);
       // GEMM libraries may not keep NaN/Inf positions exact through sums
@@ -261,40 +260,25 @@ ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library,
 // every transpose and batch layout the f32 GEMMs take, and match the
 // reference, which sums the exact products in double and rounds once.
 TEST(CpuBackend, Bf16DotsMatchReferenceOnBothLibraries) {
-  struct Case {
-    std::vector<int64_t> lhs, rhs, out;
-    std::string dims;
-  };
-  const Case cases[] = {
-      {{7, 33}, {33, 9}, {7, 9}, "batch = [] x [], contract = [1] x [0]"},
-      {{33, 7}, {33, 9}, {7, 9}, "batch = [] x [], contract = [0] x [0]"},
-      {{7, 33}, {9, 33}, {7, 9}, "batch = [] x [], contract = [1] x [1]"},
-      {{33, 7}, {9, 33}, {7, 9}, "batch = [] x [], contract = [0] x [1]"},
-      {{2, 5, 6},
-       {2, 6, 3},
-       {2, 5, 3},
-       "batch = [0] x [0], contract = [2] x [1]"},
-      {{3, 0}, {0, 2}, {3, 2}, "batch = [] x [], contract = [1] x [0]"},
-  };
   for (runtime::GemmLibrary library :
        {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
     for (DType out : {DType::f32, DType::bf16})
-    for (const Case &c : cases) {
-      SCOPED_TRACE(absl::StrCat(
-          library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
-          std::string(dtypeName(out)), " ", c.dims));
-      std::mt19937 rng(11);
-      expectMatchesReferenceOn(
-          bf16GemmPrograms(library, out == DType::bf16
-                                        ? runtime::GemmType::bf16
-                                        : runtime::GemmType::f32),
-          dotModule(tensorType(DType::bf16, c.lhs),
-                    tensorType(DType::bf16, c.rhs),
-                    tensorType(out, c.out), c.dims),
-          {randomTensor(DType::bf16, c.lhs, rng, 4, false),
-           randomTensor(DType::bf16, c.rhs, rng, 4, false)},
-          /*scale=*/40);
-    }
+      for (const DotCase &c : kDotCases) {
+        SCOPED_TRACE(absl::StrCat(
+            library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
+            std::string(dtypeName(out)), " ", c.dims));
+        std::mt19937 rng(11);
+        expectMatchesReferenceOn(
+            bf16GemmPrograms(library, out == DType::bf16
+                                          ? runtime::GemmType::bf16
+                                          : runtime::GemmType::f32),
+            dotModule(tensorType(DType::bf16, c.lhs),
+                      tensorType(DType::bf16, c.rhs), tensorType(out, c.out),
+                      c.dims),
+            {randomTensor(DType::bf16, c.lhs, rng, 4, false),
+             randomTensor(DType::bf16, c.rhs, rng, 4, false)},
+            /*scale=*/40);
+      }
 }
 
 TEST(CpuBackend, GatherAndScatterAddMatchReference) {

@@ -1,0 +1,96 @@
+// Planning a step without running it: the memory a training step would
+// need at some batch size, read from the compiler's memory plan (the
+// pipeline, lowering and planner a real compile runs, stopped before code
+// generation), and a bisection over batch sizes on it: the batch advisor
+// behind kiln-train's --auto_find_batch_size. A probe traces a step on the
+// live model, so every tensor it touches is put back afterwards.
+#include "frontends/lazy/Eager.h"
+#include "frontends/lazy/Graph.h"
+#include "frontends/lazy/Lower.h"
+#include "frontends/lazy/Node.h"
+#include "frontends/lazy/Step.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+using namespace lazy;
+
+std::optional<uint64_t> plan_step() {
+  if (eager::enabled())
+    throw Error("plan_step: eager mode runs every op at once; there is no "
+                "step to plan");
+  if (options().backend == Backend::reference)
+    throw Error("plan_step: the reference backend plans no memory; use the "
+                "cpu or cuda backend");
+  PendingTensors collected = pendingTensors();
+  if (collected.pending.empty())
+    return 0;
+  Graph graph = buildGraph(collected.outputs, collected.donatable);
+  absl::StatusOr<uint64_t> peak = planGraph(graph, stepRequest());
+  if (peak.ok())
+    return *peak;
+  if (peak.status().code() == absl::StatusCode::kResourceExhausted)
+    return std::nullopt;
+  throw Error("plan_step: planning the graph failed: " +
+              std::string(peak.status().message()));
+}
+
+std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace) {
+  struct Saved {
+    std::shared_ptr<detail::TensorImpl> impl;
+    NodePtr node, assignedFrom;
+    Tensor grad;
+    bool requiresGrad, isLeaf;
+  };
+  std::vector<Saved> saved;
+  for (const auto &impl : liveTensors())
+    saved.push_back({impl, impl->node, impl->assignedFrom, impl->grad,
+                     impl->requiresGrad, impl->isLeaf});
+  auto restore = [&] {
+    for (Saved &s : saved) {
+      s.impl->node = s.node;
+      s.impl->assignedFrom = s.assignedFrom;
+      s.impl->grad = s.grad;
+      s.impl->requiresGrad = s.requiresGrad;
+      s.impl->isLeaf = s.isLeaf;
+    }
+  };
+  try {
+    TracedStep alive = trace();
+    std::optional<uint64_t> peak = plan_step();
+    alive.reset();
+    restore();
+    return peak;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+int64_t largest_planned_batch(
+    int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
+    const std::function<void(int64_t, std::optional<uint64_t>)> &report) {
+  const uint64_t budget = options().memoryBudgetBytes;
+  if (budget == 0)
+    throw Error("largest_planned_batch: no memory budget to fit (set "
+                "Options::memoryBudgetBytes)");
+  auto fits = [&](int64_t batch) {
+    std::optional<uint64_t> peak =
+        plan_traced([&] { return traceStep(batch); });
+    if (report)
+      report(batch, peak);
+    return peak && *peak <= budget;
+  };
+  // The asked batch first: when it fits, one probe answers.
+  if (most < 1 || fits(most))
+    return std::max<int64_t>(most, 0);
+  int64_t lo = 0, hi = most; // lo fits (0 trivially), hi does not
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+} // namespace kiln

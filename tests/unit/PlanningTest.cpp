@@ -1,0 +1,169 @@
+// Planning a step without running it (frontends/lazy/Planning.cpp): a
+// traced training step's planned peak grows with its batch and is the one
+// the real step's compile reports; planning leaves no trace (training
+// afterwards has bit-identical losses, and nothing compiled or ran); the
+// batch bisection agrees with trying every batch; planning where nothing
+// can be planned is a clear error.
+#include "TinyGPT2.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+namespace kiln::testing {
+namespace {
+
+/// The tiny model's training step at `batch`, traced on `t`'s model with a
+/// probe AdamW (forward, backward, clipping, update).
+TracedStep traceTinyStep(TinyGPT2Training &t, int64_t batch) {
+  struct Probe {
+    Probe(nn::NamedTensors params, const nn::AdamW::Options &options)
+        : optimizer(std::move(params), options) {}
+    nn::AdamW optimizer;
+    Tensor loss;
+  };
+  nn::AdamW::Options o;
+  o.lr = 3e-3;
+  o.weight_decay = 0.01;
+  auto probe = std::make_shared<Probe>(t.model.named_parameters(), o);
+  Tensor ids = Tensor::from_vector(std::vector<double>(batch * 32, 1.0),
+                                   {batch, 32}, DType::i64);
+  probe->loss = t.model.loss(ids, ids);
+  probe->loss.backward();
+  nn::clip_grad_norm_(t.model.parameters(), 1.0);
+  probe->optimizer.step();
+  probe->optimizer.zero_grad();
+  return probe;
+}
+
+/// Compiled graphs on the cpu backend, under `budget` bytes (0: none).
+Options cpuOptions(uint64_t budget = 0) {
+  Options o = options_from_env();
+  o.backend = Backend::cpu;
+  o.mode = Mode::graph;
+  o.memoryBudgetBytes = budget;
+  return o;
+}
+
+TEST(Planning, PeakGrowsWithTheBatchAndIsTheCompiledStepsPeak) {
+  set_options(cpuOptions());
+  TinyGPT2Training t(10);
+  metrics::reset();
+  std::optional<uint64_t> four = plan_traced([&] { return traceTinyStep(t, 4); });
+  std::optional<uint64_t> eight =
+      plan_traced([&] { return traceTinyStep(t, 8); });
+  ASSERT_TRUE(four && eight);
+  EXPECT_GT(*four, 0u);
+  EXPECT_GT(*eight, *four);
+  // Planned, not compiled or run.
+  EXPECT_EQ(metrics::counters().compiles, 0) << metrics::report();
+  EXPECT_EQ(metrics::counters().graphsTraced, 0) << metrics::report();
+  // The real step at batch 4 (other ids, the run's own AdamW) is the same
+  // graph: its compile plans the same peak.
+  t.step();
+  EXPECT_EQ(metrics::counters().compiles, 1);
+  EXPECT_EQ(metrics::counters().plannedPeakBytes, static_cast<int64_t>(*four));
+}
+
+TEST(Planning, LeavesTheTrainingAsItWas) {
+  set_options(cpuOptions());
+  std::vector<double> plain, planned;
+  {
+    TinyGPT2Training t(10);
+    for (int s = 0; s < 3; ++s)
+      plain.push_back(t.step().item());
+  }
+  {
+    TinyGPT2Training t(10);
+    for (int s = 0; s < 3; ++s) {
+      // Between steps, and with the step half traced: the probe's trace
+      // replaces parameters, gradients and the dropout state, all put back.
+      ASSERT_TRUE(plan_traced([&] { return traceTinyStep(t, 8); }));
+      Tensor loss = t.model.loss(t.input, t.input);
+      ASSERT_TRUE(plan_traced([&] { return traceTinyStep(t, 2); }));
+      loss.backward();
+      nn::clip_grad_norm_(t.model.parameters(), 1.0);
+      t.opt.step();
+      t.sched.step();
+      t.opt.zero_grad();
+      kiln::step();
+      planned.push_back(loss.item());
+    }
+  }
+  ASSERT_EQ(plain.size(), planned.size());
+  for (size_t s = 0; s < plain.size(); ++s)
+    EXPECT_EQ(plain[s], planned[s]) << "step " << s;
+  EXPECT_NE(plain.front(), plain.back()) << "the loss must move";
+}
+
+TEST(Planning, BisectionFindsWhatTryingEveryBatchFinds) {
+  set_options(cpuOptions());
+  TinyGPT2Training t(10);
+  std::optional<uint64_t> three =
+      plan_traced([&] { return traceTinyStep(t, 3); });
+  ASSERT_TRUE(three);
+  // Batch 3's peak as the budget: recomputation under it fits more than 3,
+  // but not 16 (whose saved GEMM inputs alone are 5 times larger).
+  const uint64_t budget = *three;
+  set_options(cpuOptions(budget));
+  int64_t exhaustive = 0;
+  for (int64_t b = 1; b <= 16; ++b) {
+    std::optional<uint64_t> peak =
+        plan_traced([&] { return traceTinyStep(t, b); });
+    if (peak && *peak <= budget)
+      exhaustive = b;
+  }
+  ASSERT_GE(exhaustive, 3);
+  ASSERT_LT(exhaustive, 16);
+  int probes = 0;
+  int64_t found = largest_planned_batch(
+      16, [&](int64_t b) { return traceTinyStep(t, b); },
+      [&](int64_t, std::optional<uint64_t>) { ++probes; });
+  EXPECT_EQ(found, exhaustive);
+  EXPECT_LE(probes, 5); // 16, then at most four halvings
+  // One probe when the asked batch fits.
+  probes = 0;
+  EXPECT_EQ(largest_planned_batch(
+                2, [&](int64_t b) { return traceTinyStep(t, b); },
+                [&](int64_t, std::optional<uint64_t>) { ++probes; }),
+            2);
+  EXPECT_EQ(probes, 1);
+  // None when not even batch 1 fits.
+  set_options(cpuOptions(1024));
+  EXPECT_EQ(largest_planned_batch(
+                4, [&](int64_t b) { return traceTinyStep(t, b); }),
+            0);
+}
+
+TEST(Planning, WhereNothingCanBePlannedIsAClearError) {
+  set_options(cpuOptions());
+  TinyGPT2Training t(10);
+  auto trace = [&](int64_t b) { return traceTinyStep(t, b); };
+  try {
+    largest_planned_batch(4, trace);
+    ADD_FAILURE() << "no budget must be an error";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("no memory budget"),
+              std::string::npos)
+        << e.what();
+  }
+  Options reference = cpuOptions();
+  reference.backend = Backend::reference;
+  set_options(reference);
+  try {
+    plan_traced([&] { return trace(2); });
+    ADD_FAILURE() << "the reference backend plans nothing";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("reference backend plans no memory"),
+              std::string::npos)
+        << e.what();
+  }
+  // The failed plan left the model as it was: a step still trains.
+  set_options(cpuOptions());
+  EXPECT_TRUE(std::isfinite(t.step().item()));
+  set_options(options_from_env());
+}
+
+} // namespace
+} // namespace kiln::testing
