@@ -33,8 +33,8 @@ struct CompileOptions {
   uint64_t memoryBudgetBytes = 0;
   /// Run kiln-partition (PipelineOptions::partition).
   bool partition = true;
-  /// Mixed precision (PipelineOptions::bf16): matrix products on bf16
-  /// inputs with f32 results; the reference backend ignores it.
+  /// Mixed precision (PipelineOptions::bf16): matrix products in bf16
+  /// (kiln-autocast); the reference backend ignores it.
   bool bf16 = false;
   /// CPU backend: when set, the module is written there after every pass
   /// (KILN_DUMP_DIR, XLA's --xla_dump_to). Debug only: not in cache keys.

@@ -168,10 +168,10 @@ struct Flags {
                               "(default: exact f32, as PyTorch)"),
                      cl::cat(execution)};
   cl::opt<bool> bf16{"bf16",
-                     cl::desc("mixed precision: matrix products on bf16 "
-                              "inputs with f32 results; weights, optimizer "
-                              "and loss stay f32 (default: $KILN_BF16=1, "
-                              "else f32)"),
+                     cl::desc("mixed precision: matrix products in bf16 "
+                              "with f32 sums (PyTorch's autocast); weights, "
+                              "optimizer and loss stay f32 (default: "
+                              "$KILN_BF16=1, else f32)"),
                      cl::cat(execution)};
   cl::opt<bool> autoFindBatchSize{
       "auto_find_batch_size",

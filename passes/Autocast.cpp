@@ -8,7 +8,10 @@
 // 16-bit operands produce f32). Each rounded value gets one convert, right
 // after its definition, so every product that reads it shares it; a value
 // that is itself a widened bf16 (the result of another product) is read
-// in bf16 directly.
+// in bf16 directly. A product that reads a kiln.optimization_barrier's
+// result (a chunk of the lowered loss or attention reading the weight or
+// the keys) reads a rounded copy carried through that barrier: rounded
+// once before it, for every chunk, and still ordered by it.
 #include "passes/Passes.h"
 
 #include "ir/KilnDialect.h"
@@ -16,6 +19,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <functional>
 
 namespace kiln {
 #define GEN_PASS_DEF_AUTOCASTPASS
@@ -30,6 +36,46 @@ namespace {
 bool hasElement(Value v, bool (Type::*is)() const) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return type && (type.getElementType().*is)();
+}
+
+/// For each barrier result a product reads directly, the barrier gains the
+/// rounded operand as one more operand (rounded before the barrier, once
+/// for all the chunks that read it), and `rounded` maps the result to the
+/// new result that carries it. The barrier is rebuilt with its old results
+/// first, so every other reader is unchanged.
+void carryRoundedThroughBarriers(
+    func::FuncOp function, ArrayRef<DotGeneralOp> products,
+    const std::function<Value(Value)> &roundOnce,
+    llvm::DenseMap<Value, Value> &rounded) {
+  llvm::DenseSet<Value> readByProducts;
+  for (DotGeneralOp dot : products) {
+    readByProducts.insert(dot.getLhs());
+    readByProducts.insert(dot.getRhs());
+  }
+  SmallVector<OptimizationBarrierOp> barriers;
+  function.walk([&](OptimizationBarrierOp b) { barriers.push_back(b); });
+  for (OptimizationBarrierOp barrier : barriers) {
+    SmallVector<unsigned> carried;
+    for (OpResult result : barrier->getResults())
+      if (readByProducts.contains(result) &&
+          hasElement(result, &Type::isF32))
+        carried.push_back(result.getResultNumber());
+    if (carried.empty())
+      continue;
+    SmallVector<Value> operands(barrier.getOperands());
+    for (unsigned i : carried)
+      operands.push_back(roundOnce(barrier.getOperand(i)));
+    OpBuilder builder(barrier);
+    auto widened = OptimizationBarrierOp::create(
+        builder, barrier.getLoc(), ValueRange(operands),
+        barrier.getGradientSeed());
+    unsigned n = barrier->getNumResults();
+    for (unsigned i = 0; i < n; ++i)
+      barrier->getResult(i).replaceAllUsesWith(widened->getResult(i));
+    for (auto [k, i] : llvm::enumerate(carried))
+      rounded[widened->getResult(i)] = widened->getResult(n + k);
+    barrier->erase();
+  }
 }
 
 struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
@@ -64,6 +110,7 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
           hasElement(dot.getResult(), &Type::isF32))
         products.push_back(dot);
     });
+    carryRoundedThroughBarriers(function, products, roundOnce, rounded);
     // In program order, so a product's widened result exists before a
     // later product reads it.
     for (DotGeneralOp dot : products) {

@@ -400,8 +400,15 @@ absl::Status validateExecutable(const Executable &e) {
            t.gemm.n < (1 << 30) && t.gemm.k < (1 << 30);
       if (ok) {
         const GemmThunk &g = t.gemm;
+        // Each factor is below 2^30, so the product can wrap: a wrapped
+        // size would let a tiny slot pass.
         auto need = [&](uint32_t s, int64_t x, int64_t y, uint64_t bytes) {
-          return plan.slots[s].bytes >= uint64_t(g.batch) * x * y * bytes;
+          uint64_t total = 0;
+          return !__builtin_mul_overflow(uint64_t(g.batch), uint64_t(x),
+                                         &total) &&
+                 !__builtin_mul_overflow(total, uint64_t(y), &total) &&
+                 !__builtin_mul_overflow(total, bytes, &total) &&
+                 plan.slots[s].bytes >= total;
         };
         uint64_t in = gemmTypeBytes(g.input);
         ok = need(g.a, g.m, g.k, in) && need(g.b, g.k, g.n, in) &&

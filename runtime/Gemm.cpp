@@ -11,6 +11,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -41,14 +42,86 @@ absl::Status onednnSgemm(bool transA, bool transB, int64_t m, int64_t n,
   return absl::OkStatus();
 }
 
+/// An f32 GEMM of one library (the signature of dnnl_sgemm's wrapper).
+using F32Gemm = absl::Status (*)(bool transA, bool transB, int64_t m,
+                                 int64_t n, int64_t k, const float *a,
+                                 int64_t lda, const float *b, int64_t ldb,
+                                 float *c, int64_t ldc);
+
+absl::Status openblasSgemm(bool transA, bool transB, int64_t m, int64_t n,
+                           int64_t k, const float *a, int64_t lda,
+                           const float *b, int64_t ldb, float *c,
+                           int64_t ldc) {
+  constexpr int64_t kMax = std::numeric_limits<blasint>::max();
+  if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
+      ldc > kMax)
+    return absl::InvalidArgumentError("GEMM too large for OpenBLAS's ints");
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+              ldb, 0.0f, c, ldc);
+  return absl::OkStatus();
+}
+
+/// A bf16 operand widened to f32 (exact: bf16 is the top half of an f32),
+/// rows×cols with row stride ld, packed.
+std::vector<float> widenBf16(const void *data, int64_t rows, int64_t cols,
+                             int64_t ld) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  const auto *bits = static_cast<const uint16_t *>(data);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      uint32_t word = uint32_t(bits[i * ld + j]) << 16;
+      std::memcpy(&out[i * cols + j], &word, sizeof(float));
+    }
+  return out;
+}
+
+/// bf16 operands through an f32 GEMM: widened first (the same exact
+/// products and f32 sums, at f32 speed), a bf16 result rounded once from
+/// the f32 sums. For a library or a CPU without a bf16 GEMM (Debian's
+/// OpenBLAS declares cblas_sbgemm but is built without it; oneDNN 2.6 has
+/// bf16 only from AVX-512 on).
+absl::Status widenedBf16Gemm(F32Gemm f32Gemm, GemmType output, bool transA,
+                             bool transB, int64_t m, int64_t n, int64_t k,
+                             const void *a, int64_t lda, const void *b,
+                             int64_t ldb, void *c, int64_t ldc) {
+  std::vector<float> wideA = widenBf16(a, transA ? k : m, transA ? m : k, lda);
+  std::vector<float> wideB = widenBf16(b, transB ? n : k, transB ? k : n, ldb);
+  std::vector<float> wideC;
+  float *sums = static_cast<float *>(c);
+  int64_t ldSums = ldc;
+  if (output == GemmType::bf16) {
+    wideC.resize(static_cast<size_t>(m * n));
+    sums = wideC.data(), ldSums = n;
+  }
+  if (absl::Status s = f32Gemm(transA, transB, m, n, k, wideA.data(),
+                               transA ? m : k, wideB.data(), transB ? k : n,
+                               sums, ldSums);
+      !s.ok())
+    return s;
+  if (output == GemmType::bf16) {
+    auto *out = static_cast<uint16_t *>(c);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        out[i * ldc + j] = doubleToBFloat16(wideC[i * n + j]);
+  }
+  return absl::OkStatus();
+}
+
 /// oneDNN has no bf16 entry in its BLAS-like API, so bf16 goes through a
 /// matmul primitive whose memory descriptors carry the transposes as
 /// strides. Making the primitive per call is cheap after the first of a
-/// shape: oneDNN keeps created primitives in its own cache.
+/// shape: oneDNN keeps created primitives in its own cache. Where oneDNN
+/// has no bf16 matmul for this CPU, the widened path (once known, for
+/// good).
 absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
                             int64_t m, int64_t n, int64_t k, const void *a,
                             int64_t lda, const void *b, int64_t ldb, void *c,
                             int64_t ldc) {
+  static std::atomic<bool> unimplemented{false};
+  if (unimplemented.load(std::memory_order_relaxed))
+    return widenedBf16Gemm(onednnSgemm, output, transA, transB, m, n, k, a,
+                           lda, b, ldb, c, ldc);
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto rowMajor = [](int64_t rows, int64_t cols, int64_t ld, bool transposed,
@@ -74,62 +147,14 @@ absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
                  {DNNL_ARG_DST, memory(cDesc, engine, c)}});
     stream.wait();
   } catch (const dnnl::error &error) {
+    if (error.status == dnnl_unimplemented) {
+      unimplemented.store(true, std::memory_order_relaxed);
+      return widenedBf16Gemm(onednnSgemm, output, transA, transB, m, n, k, a,
+                             lda, b, ldb, c, ldc);
+    }
     return absl::InternalError(absl::StrCat("oneDNN bf16 matmul failed (",
                                             error.what(), ") for ", m, "x", n,
                                             "x", k));
-  }
-  return absl::OkStatus();
-}
-
-/// A bf16 operand widened to f32 (exact: bf16 is the top half of an f32),
-/// rows×cols with row stride ld, packed.
-std::vector<float> widenBf16(const void *data, int64_t rows, int64_t cols,
-                             int64_t ld) {
-  std::vector<float> out(static_cast<size_t>(rows * cols));
-  const auto *bits = static_cast<const uint16_t *>(data);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      uint32_t word = uint32_t(bits[i * ld + j]) << 16;
-      std::memcpy(&out[i * cols + j], &word, sizeof(float));
-    }
-  return out;
-}
-
-absl::Status openblasGemm(GemmType input, GemmType output, bool transA,
-                          bool transB, int64_t m, int64_t n, int64_t k,
-                          const void *a, int64_t lda, const void *b,
-                          int64_t ldb, void *c, int64_t ldc) {
-  constexpr int64_t kMax = std::numeric_limits<blasint>::max();
-  if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
-      ldc > kMax)
-    return absl::InvalidArgumentError("GEMM too large for OpenBLAS's ints");
-  // Debian's OpenBLAS is built without its bf16 GEMM (cblas_sbgemm is
-  // declared but absent), so bf16 operands are widened to f32 first: the
-  // same exact products and f32 sums, at f32 speed.
-  std::vector<float> wideA, wideB;
-  if (input == GemmType::bf16) {
-    wideA = widenBf16(a, transA ? k : m, transA ? m : k, lda);
-    wideB = widenBf16(b, transB ? n : k, transB ? k : n, ldb);
-    a = wideA.data(), lda = transA ? m : k;
-    b = wideB.data(), ldb = transB ? k : n;
-  }
-  // A bf16 result is summed in f32 and rounded once, as the other paths do.
-  std::vector<float> wideC;
-  float *sums = static_cast<float *>(c);
-  int64_t ldSums = ldc;
-  if (output == GemmType::bf16) {
-    wideC.resize(static_cast<size_t>(m * n));
-    sums = wideC.data(), ldSums = n;
-  }
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
-              static_cast<const float *>(a), lda,
-              static_cast<const float *>(b), ldb, 0.0f, sums, ldSums);
-  if (output == GemmType::bf16) {
-    auto *out = static_cast<uint16_t *>(c);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        out[i * ldc + j] = doubleToBFloat16(wideC[i * n + j]);
   }
   return absl::OkStatus();
 }
@@ -159,8 +184,13 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                        lda, static_cast<const float *>(b), ldb,
                        static_cast<float *>(c), ldc);
   case GemmLibrary::openblas:
-    return openblasGemm(input, output, transA, transB, m, n, k, a, lda, b,
-                        ldb, c, ldc);
+    if (input == GemmType::bf16)
+      return widenedBf16Gemm(openblasSgemm, output, transA, transB, m, n, k,
+                             a, lda, b, ldb, c, ldc);
+    return openblasSgemm(transA, transB, m, n, k,
+                         static_cast<const float *>(a), lda,
+                         static_cast<const float *>(b), ldb,
+                         static_cast<float *>(c), ldc);
   }
   return absl::InvalidArgumentError("unknown GEMM library");
 }

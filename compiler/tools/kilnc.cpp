@@ -452,8 +452,8 @@ const char *const kUsage =
     "sm_80|sm_90\n"
     "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "
     "needed.\n"
-    "        --bf16: mixed precision (matrix products on bf16 inputs, f32 "
-    "results).\n"
+    "        --bf16: mixed precision (matrix products in bf16 with f32 "
+    "sums).\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
 

@@ -16,13 +16,24 @@ namespace kiln {
 
 using namespace lazy;
 
-std::optional<uint64_t> plan_step() {
+namespace {
+
+/// Throws where nothing can be planned, before anything is traced (in
+/// eager mode a probe would run the step it should only plan).
+void checkPlannable(const char *caller) {
   if (eager::enabled())
-    throw Error("plan_step: eager mode runs every op at once; there is no "
-                "step to plan");
+    throw Error(std::string(caller) +
+                ": eager mode runs every op at once; there is no step to plan");
   if (options().backend == Backend::reference)
-    throw Error("plan_step: the reference backend plans no memory; use the "
-                "cpu or cuda backend");
+    throw Error(std::string(caller) +
+                ": the reference backend plans no memory; use the cpu or "
+                "cuda backend");
+}
+
+} // namespace
+
+std::optional<uint64_t> plan_step() {
+  checkPlannable("plan_step");
   PendingTensors collected = pendingTensors();
   if (collected.pending.empty())
     return 0;
@@ -37,6 +48,7 @@ std::optional<uint64_t> plan_step() {
 }
 
 std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace) {
+  checkPlannable("plan_traced");
   struct Saved {
     std::shared_ptr<detail::TensorImpl> impl;
     NodePtr node, assignedFrom;
@@ -71,6 +83,7 @@ std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace) {
 int64_t largest_planned_batch(
     int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report) {
+  checkPlannable("largest_planned_batch");
   const uint64_t budget = options().memoryBudgetBytes;
   if (budget == 0)
     throw Error("largest_planned_batch: no memory budget to fit (set "

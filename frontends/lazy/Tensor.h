@@ -377,8 +377,9 @@ struct Options {
   std::string cudaArch = "sm_90";
   bool tf32 = false;
   /// Mixed precision (KILN_BF16=1, kiln-train's --bf16): the compiler runs
-  /// every f32 matrix product on bf16 inputs with f32 results; weights,
-  /// optimizer state and everything else stay f32 (cpu and cuda backends).
+  /// every f32 matrix product in bf16 (bf16 inputs, f32 sums, a bf16
+  /// result widened back to f32, as PyTorch's autocast); weights, optimizer
+  /// state and everything else stay f32 (cpu and cuda backends).
   bool bf16 = false;
   /// When not empty, every distinct graph the run traces is written there
   /// once as canonical text, `graph-<hash>.mlir`, with a line in

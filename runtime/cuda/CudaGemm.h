@@ -1,4 +1,4 @@
-// kiln's GEMM thunks (f32 or bf16 inputs, f32 results) on cuBLASLt: one plan per thunk, made once at
+// kiln's GEMM thunks (f32 into f32, bf16 into f32 or bf16) on cuBLASLt: one plan per thunk, made once at
 // load (descriptors, layouts, the algorithm from the heuristic), because
 // every device pointer of a program is fixed; a run only enqueues
 // cublasLtMatmul with the plan.
@@ -40,7 +40,7 @@ private:
 /// The largest GEMM workspace any plan may ask for.
 inline constexpr uint64_t kMaxGemmWorkspaceBytes = uint64_t{32} << 20;
 
-/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (row-major, f32 C,
+/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (row-major, C of the thunk's result type,
 /// see GemmThunk) on fixed device pointers.
 class CudaGemm {
 public:

@@ -94,3 +94,30 @@ func.func @other_types(%a: tensor<2x2xf64>, %b: tensor<2x2xi32>, %c: tensor<2x2x
   %w = kiln.mul %d, %d : tensor<2x2xf32>
   return %x, %y, %z, %w : tensor<2x2xf64>, tensor<2x2xi32>, tensor<2x2xbf16>, tensor<2x2xf32>
 }
+
+// -----
+
+// Chunks reading the weight through their barriers (as the lowered loss
+// does): the weight is rounded once, before the first barrier, and each
+// barrier carries the rounded copy as one more operand, so the chunks keep
+// their order and no chunk converts the weight again.
+// CHECK-LABEL: func.func @chunks_through_barriers(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<4x3xf32>, %[[W:[^:]+]]: tensor<10x3xf32>
+// CHECK: %[[WB:.+]] = kiln.convert %[[W]] : tensor<10x3xf32> -> tensor<10x3xbf16>
+// CHECK: %[[T0:.+]]:3 = kiln.optimization_barrier %[[H]], %[[W]], %[[WB]] :
+// CHECK: kiln.dot_general %{{.+}}, %[[T0]]#2, {{.*}} : tensor<2x3xbf16>, tensor<10x3xbf16> -> tensor<2x10xbf16>
+// CHECK: %[[T1:.+]]:4 = kiln.optimization_barrier %[[H]], %[[W]], %{{.+}}, %[[WB]] :
+// CHECK: kiln.dot_general %{{.+}}, %[[T1]]#3, {{.*}} : tensor<2x3xbf16>, tensor<10x3xbf16> -> tensor<2x10xbf16>
+// CHECK-NOT: -> tensor<10x3xbf16>
+// F32RES-LABEL: func.func @chunks_through_barriers(
+// F32RES: kiln.convert %{{.+}} : tensor<10x3xf32> -> tensor<10x3xbf16>
+// F32RES-NOT: -> tensor<10x3xbf16>
+func.func @chunks_through_barriers(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>) -> (tensor<2x10xf32>, tensor<2x10xf32>) {
+  %t0:2 = kiln.optimization_barrier %h, %w : tensor<4x3xf32>, tensor<10x3xf32>
+  %h0 = kiln.slice %t0#0, start = [0, 0], limit = [2, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %l0 = kiln.dot_general %h0, %t0#1, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<10x3xf32> -> tensor<2x10xf32>
+  %t1:3 = kiln.optimization_barrier %h, %w, %l0 : tensor<4x3xf32>, tensor<10x3xf32>, tensor<2x10xf32>
+  %h1 = kiln.slice %t1#0, start = [2, 0], limit = [4, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %l1 = kiln.dot_general %h1, %t1#1, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<10x3xf32> -> tensor<2x10xf32>
+  return %t1#2, %l1 : tensor<2x10xf32>, tensor<2x10xf32>
+}

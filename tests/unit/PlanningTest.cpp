@@ -151,14 +151,19 @@ TEST(Planning, WhereNothingCanBePlannedIsAClearError) {
   Options reference = cpuOptions();
   reference.backend = Backend::reference;
   set_options(reference);
+  bool traced = false;
   try {
-    plan_traced([&] { return trace(2); });
+    plan_traced([&] {
+      traced = true;
+      return trace(2);
+    });
     ADD_FAILURE() << "the reference backend plans nothing";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("reference backend plans no memory"),
               std::string::npos)
         << e.what();
   }
+  EXPECT_FALSE(traced) << "refused before tracing anything";
   // The failed plan left the model as it was: a step still trains.
   set_options(cpuOptions());
   EXPECT_TRUE(std::isfinite(t.step().item()));
