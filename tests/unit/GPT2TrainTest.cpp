@@ -64,8 +64,8 @@ std::vector<double> trainLosses(const Options &options, int64_t steps) {
 // Mixed precision (kiln-autocast): the same 100 steps with every matrix
 // product in bf16. Each product's inputs and result lose up to 2^-9 of
 // their value, so the curve is not the f32 one, but it must follow it
-// closely (0.21% at most on AMD EPYC) and still halve the loss, with one
-// compilation.
+// closely (0.21% at most on AMD EPYC; 1% allowed) and still halve the
+// loss, with one compilation.
 TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   Options f32 = options_from_env();
   f32.bf16 = false;
@@ -85,7 +85,7 @@ TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   }
   // Rounding happened (the curves are not bit-equal) and stayed small.
   EXPECT_GT(worst, 0.0);
-  EXPECT_LT(worst, 0.05) << "bf16 vs f32 losses differ by up to " << worst;
+  EXPECT_LT(worst, 0.01) << "bf16 vs f32 losses differ by up to " << worst;
   EXPECT_LE(mixed.back(), 0.5 * mixed.front())
       << "first " << mixed.front() << ", last " << mixed.back();
   std::printf("bf16 loss %.4f -> %.4f (f32 %.4f -> %.4f), largest relative "

@@ -1,0 +1,99 @@
+// What a compile request means for the cpu/cuda backends: the pipeline
+// options and kernel target derived from CompileOptions (every compile
+// path, cached or not, goes through these two), and the environment
+// overrides the GPU machine's A/B measurements read once (row lanes, chunk
+// sizes, the vocabulary multiple).
+#include "compiler/cpu/CpuCompiler.h"
+#include "compiler/cpu/KernelEmitter.h"
+
+#include "absl/strings/numbers.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace kiln::compiler::cpu {
+
+namespace {
+/// A warp: the threads that share a row of a row-reduction fusion on a GPU.
+constexpr unsigned kGpuRowLanes = 32;
+} // namespace
+
+unsigned gpuRowLanes() {
+  static const unsigned lanes = [] {
+    const char *env = std::getenv("KILN_CUDA_ROW_LANES");
+    if (!env || !*env || std::string_view(env) == "32")
+      return kGpuRowLanes;
+    if (std::string_view(env) == "1")
+      return 1u;
+    std::fprintf(stderr,
+                 "kiln: warning: KILN_CUDA_ROW_LANES must be 1 or 32, not "
+                 "'%s'; using 32\n",
+                 env);
+    return kGpuRowLanes;
+  }();
+  return lanes;
+}
+
+namespace {
+/// $name in MiB (1 to 65536), or 0 when unset or refused.
+/// $name as a whole number from 1 to `most` (of `unit`), else 0 (a
+/// malformed value with a warning).
+int64_t wholeNumberFromEnvironment(const char *name, int64_t most,
+                                   const char *unit) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return 0;
+  int64_t value = 0;
+  if (absl::SimpleAtoi(env, &value) && value >= 1 && value <= most)
+    return value;
+  std::fprintf(stderr,
+               "kiln: warning: %s must be a whole number%s from 1 to "
+               "%lld, not '%s'; using the default\n",
+               name, unit, static_cast<long long>(most), env);
+  return 0;
+}
+} // namespace
+
+const LayoutOverrides &layoutOverrides() {
+  static const LayoutOverrides overrides = [] {
+    LayoutOverrides o;
+    o.attentionMiB =
+        wholeNumberFromEnvironment("KILN_ATTENTION_CHUNK_MB", 65536, " of MiB");
+    o.lossMiB =
+        wholeNumberFromEnvironment("KILN_LOSS_CHUNK_MB", 65536, " of MiB");
+    o.vocabMultiple =
+        wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
+    return o;
+  }();
+  return overrides;
+}
+
+PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
+  PipelineOptions pipeline;
+  pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
+  pipeline.partition = options.partition;
+  pipeline.bf16 = options.bf16;
+  pipeline.dumpDir = options.passDumpDir;
+  // The backends share the chunk sizes until the GPU has measured others
+  // (gpu-check's ab-attention-chunk and ab-loss-chunk parts).
+  const LayoutOverrides &overrides = layoutOverrides();
+  if (overrides.attentionMiB > 0)
+    pipeline.attentionChunkBytes = overrides.attentionMiB << 20;
+  if (overrides.lossMiB > 0)
+    pipeline.lossChunkBytes = overrides.lossMiB << 20;
+  if (overrides.vocabMultiple > 0)
+    pipeline.lossVocabMultiple = overrides.vocabMultiple;
+  return pipeline;
+}
+
+KernelTarget kernelTargetFor(const CompileOptions &options) {
+  KernelTarget target;
+  if (options.backend == Backend::cuda)
+    target.device = runtime::Device::cuda;
+  target.cudaArch = options.cudaArch;
+  target.tf32 = options.tf32;
+  return target;
+}
+
+} // namespace kiln::compiler::cpu
