@@ -77,6 +77,8 @@ std::string keyOptionsText(const KeyOptions &options) {
                     ";tf32=", options.tf32 ? 1 : 0);
     if (unsigned lanes = cpu::gpuRowLanes(); lanes != 32)
       absl::StrAppend(&text, ";row-lanes=", lanes);
+    if (unsigned elements = cpu::gpuElementsPerIndex(); elements != 4)
+      absl::StrAppend(&text, ";elements-per-thread=", elements);
   }
   const cpu::LayoutOverrides &layout = cpu::layoutOverrides();
   if (layout.attentionMiB > 0)

@@ -24,7 +24,7 @@ using runtime::SlotLifetime;
 
 namespace {
 
-constexpr uint64_t kAlignment = 64;
+constexpr uint64_t kAlignment = runtime::kSlotAlignment;
 
 uint64_t alignUp(uint64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;

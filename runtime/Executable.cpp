@@ -358,6 +358,8 @@ absl::Status validateExecutable(const Executable &e) {
     } else if (s.offset > plan.arenaBytes ||
                s.bytes > plan.arenaBytes - s.offset) {
       return invalid("a slot lies outside the arena");
+    } else if (s.offset % kSlotAlignment != 0) {
+      return invalid("an arena slot is not 64-byte aligned");
     }
   }
   auto slotOk = [&](uint32_t s) { return s < numSlots; };

@@ -18,6 +18,11 @@
 
 namespace kiln::runtime {
 
+/// The alignment of every arena slot's offset, which the loader checks:
+/// kernels may access a slot in 16-byte vectors (the CUDA code generator
+/// declares its buffers 16-byte aligned).
+inline constexpr uint64_t kSlotAlignment = 64;
+
 /// Where a value lives while the program runs: a caller's input buffer, a
 /// range of the executable's arena, or the buffer returned as an output
 /// (a donated input's, or one allocated for the run).
@@ -25,7 +30,7 @@ struct BufferSlot {
   enum class Kind : uint8_t { input, arena, output };
   Kind kind = Kind::arena;
   uint32_t input = 0;  // Kind::input / Kind::output: the position
-  uint64_t offset = 0; // Kind::arena: byte offset, 64-byte aligned
+  uint64_t offset = 0; // Kind::arena: byte offset, kSlotAlignment-aligned
   uint64_t bytes = 0;
 };
 

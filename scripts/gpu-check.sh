@@ -25,8 +25,11 @@
 #      run's first 4 steps: the summary in logs.txt, trace-124m.json; then
 #      the ab-* parts: kiln's 124M step with one default changed beside the
 #      bench's (ab-row-lanes: KILN_CUDA_ROW_LANES=1, a thread per row;
+#      ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
+#      in fusions without reduces, not 4;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
 #      ab-loss-chunk: KILN_LOSS_CHUNK_MB=256, 7 loss chunks, not 25;
+#      ab-loss-one-chunk: KILN_LOSS_CHUNK_MB=2048, the logits whole;
 #      ab-vocab-pad: KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
 #   8. (INFO, when time is left) bench-124m-bf16: the same kiln-bench in
 #      mixed precision (--precision bf16: kiln's kiln-autocast, PyTorch's
@@ -43,8 +46,13 @@
 # KILN_CUDA_ARCH (default sm_90), KILN_SST2_TRAIN (SST-2's train.tsv;
 # default shared/data/sst2/train.tsv in the tree, since ../shared does not
 # reach the GPU machine: copy ../shared/data/sst2 there),
-# KILN_GPU_CHECK_SECONDS (the whole check's budget, default 520) and
-# KILN_GPU_BENCH_SECONDS (part 1's, default 270).
+# KILN_GPU_CHECK_SECONDS (the whole check's budget, default 520),
+# KILN_GPU_BENCH_SECONDS (part 1's, default 270), KILN_GPU_CHECK_PARTS
+# (all, the default; or speed: parts 1, 7 and 8 only, the measurements
+# without the judged tests, for a short first call of a session, whose
+# OVERALL line then says SPEED ONLY and judges nothing) and
+# KILN_GPU_BF16_PEERS (part 8's peers; default torch,torch_compile,jax;
+# empty: kiln alone).
 #
 # Writes six files into the results folder (the device tool brings back
 # at most 8): summary.txt (one PASS/FAIL/INFO line per part, then OVERALL),
@@ -60,6 +68,11 @@ cd "$root" || exit 1
 bundle=${KILN_BUNDLE:-$root/bundle}
 results=${OUT:-$root/gpu-results}
 arch=${KILN_CUDA_ARCH:-sm_90}
+parts=${KILN_GPU_CHECK_PARTS:-all}
+if [[ $parts != all && $parts != speed ]]; then
+  echo "gpu-check: KILN_GPU_CHECK_PARTS must be all or speed, not '$parts'" >&2
+  exit 2
+fi
 start=$(date +%s)
 deadline=$((start + ${KILN_GPU_CHECK_SECONDS:-520}))
 
@@ -244,6 +257,14 @@ else
 fi
 [[ -f $work/bench/table.md ]] && cp "$work/bench/table.md" "$results/bench.md"
 collect
+# The bench's first 4 batches: what the cpu run repeats and the profile runs.
+if [[ -f $work/bench/batches.npy ]]; then
+  python3 -c 'import numpy as np, sys
+np.save(sys.argv[2], np.load(sys.argv[1])[:4])' \
+    "$work/bench/batches.npy" "$work/first4.npy" 2> "$work/first4.log"
+fi
+
+if [[ $parts == all ]]; then
 
 #===--- 2. In the background: the cpu runs -------------------------------===#
 
@@ -252,10 +273,7 @@ collect
 # steps as there are batches, on the schedule of --steps), same dropout
 # masks (kiln's Philox stream is the same bits on both backends).
 cpu_pid=
-if [[ -f $work/bench/weights.safetensors ]] &&
-  python3 -c 'import numpy as np, sys
-np.save(sys.argv[2], np.load(sys.argv[1])[:4])' \
-    "$work/bench/batches.npy" "$work/first4.npy" 2> "$work/cpu-124m.log"; then
+if [[ -f $work/bench/weights.safetensors && -f $work/first4.npy ]]; then
   OMP_NUM_THREADS=8 run_part cpu-124m 330 kiln-bench --worker kiln \
     --mode compiled --backend cpu "${model[@]}" --steps "$bench_steps" \
     --weights "$work/bench/weights.safetensors" --batches "$work/first4.npy" \
@@ -399,6 +417,7 @@ record_by_exit sst2-curves "first 20 within 1e-4, 10-step means within 1e-2 $sst
   echo '```'
 } >> "$results/bench.md"
 collect
+fi # parts == all
 
 #===--- 7. Where the 124M step's time goes (information) -----------------===#
 
@@ -420,7 +439,7 @@ ab_part() {
   local name=$1 what=$3 precision=${4:-f32} base=bench
   local -x "$2"
   [[ $precision == bf16 ]] && base=bench-bf16
-  [[ -f $work/$base/batches.npy && -f $work/profile_124m.json ]] || return 0
+  [[ -f $work/$base/batches.npy ]] || return 0
   run_part "$name" 60 kiln-bench --worker kiln \
     --mode compiled --backend cuda "${model[@]}" --precision "$precision" \
     --steps "$bench_steps" --weights "$work/$base/weights.safetensors" \
@@ -437,11 +456,17 @@ print("step %.1f ms by default, %.1f ms with %s" % (
   record "$name" INFO "$(exit_note "$name"): $ab"
 }
 
-ab_part ab-row-lanes KILN_CUDA_ROW_LANES=1 "a thread per row (not a warp)"
+# Run 4 measured the warp per row: 224 against 375 ms.
+[[ $parts == all ]] &&
+  ab_part ab-row-lanes KILN_CUDA_ROW_LANES=1 "a thread per row (not a warp)"
+ab_part ab-elements KILN_CUDA_ELEMENTS_PER_THREAD=1 \
+  "one element a thread in fusions without reduces (not 4)"
 ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
   "attention in one chunk of 512 query rows (not 3)"
 ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=256 \
   "the loss in 7 chunks of 1216 rows (not 25 of 328)"
+ab_part ab-loss-one-chunk KILN_LOSS_CHUNK_MB=2048 \
+  "the loss in one chunk, the logits whole (not 25 chunks of 328 rows)"
 ab_part ab-vocab-pad KILN_VOCAB_MULTIPLE=64 \
   "the lm_head's vocabulary padded to 50304 (not 50257)"
 
@@ -449,7 +474,7 @@ ab_part ab-vocab-pad KILN_VOCAB_MULTIPLE=64 \
 
 run_part bench-124m-bf16 240 kiln-bench --backend cuda --precision bf16 \
   "${model[@]}" --batch 16 --steps "$bench_steps" --modes compiled \
-  --peers torch,torch_compile,jax --parity_steps 4 --bisect_max_batch 0 \
+  --peers "${KILN_GPU_BF16_PEERS-torch,torch_compile,jax}" --parity_steps 4 --bisect_max_batch 0 \
   --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/bench-bf16"
 for run in "$work"/bench-bf16/runs/*.log; do
   [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/bench-124m-bf16.log"
@@ -465,8 +490,6 @@ record bench-124m-bf16 INFO "$(exit_note bench-124m-bf16): ${bf16_note:-no resul
 if [[ -f $work/bench-bf16/table.md ]]; then
   { echo; echo "## Mixed precision (bf16)"; echo; cat "$work/bench-bf16/table.md"; } >> "$results/bench.md"
 fi
-ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=64 \
-  "the lm_head's vocabulary padded to 50304, in bf16" bf16
 # Where the bf16 step's time goes: the per-thunk summary into logs.txt
 # (the trace stays in the work folder: the results hold eight files).
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
@@ -477,6 +500,9 @@ if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
     --batches "$work/first4.npy" --result "$work/profile_124m_bf16.json"
   record profile-124m-bf16 INFO "$(exit_note profile-124m-bf16): KILN_PROFILE of 4 bf16 steps (summary in logs.txt)"
 fi
+
+ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=64 \
+  "the lm_head's vocabulary padded to 50304, in bf16" bf16
 
 # The memory issue's batch: 124M at batch 60 in bf16 (the plan says 10.7
 # GiB), 4 steps, with the GPU's used memory sampled every 0.2 s: the most
@@ -505,7 +531,9 @@ record batch60-bf16 INFO "$(exit_note batch60-bf16): $batch60_note"
 collect
 
 total=$(($(date +%s) - start))
-if ((failures == 0)); then
+if [[ $parts == speed ]]; then
+  echo "OVERALL SPEED ONLY  (KILN_GPU_CHECK_PARTS=speed: the judged parts did not run; $failures failed, $total s)" >> "$summary"
+elif ((failures == 0)); then
   echo "OVERALL PASS  ($total s)" >> "$summary"
 else
   echo "OVERALL FAIL  ($failures parts failed, $total s)" >> "$summary"

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace kiln::compiler::cpu {
@@ -17,22 +18,36 @@ namespace kiln::compiler::cpu {
 namespace {
 /// A warp: the threads that share a row of a row-reduction fusion on a GPU.
 constexpr unsigned kGpuRowLanes = 32;
+
+/// Elements a GPU thread computes in a fusion without reduces: a Philox
+/// block's 4, a 16-byte f32 access.
+constexpr unsigned kGpuElementsPerIndex = 4;
+
+/// $name when it is 1 or `fallback` (unset: `fallback`; anything else:
+/// refused with a warning and `fallback` kept).
+unsigned oneOrDefaultFromEnvironment(const char *name, unsigned fallback) {
+  const char *env = std::getenv(name);
+  if (!env || !*env || std::string_view(env) == std::to_string(fallback))
+    return fallback;
+  if (std::string_view(env) == "1")
+    return 1u;
+  std::fprintf(stderr,
+               "kiln: warning: %s must be 1 or %u, not '%s'; using %u\n",
+               name, fallback, env, fallback);
+  return fallback;
+}
 } // namespace
 
 unsigned gpuRowLanes() {
-  static const unsigned lanes = [] {
-    const char *env = std::getenv("KILN_CUDA_ROW_LANES");
-    if (!env || !*env || std::string_view(env) == "32")
-      return kGpuRowLanes;
-    if (std::string_view(env) == "1")
-      return 1u;
-    std::fprintf(stderr,
-                 "kiln: warning: KILN_CUDA_ROW_LANES must be 1 or 32, not "
-                 "'%s'; using 32\n",
-                 env);
-    return kGpuRowLanes;
-  }();
+  static const unsigned lanes =
+      oneOrDefaultFromEnvironment("KILN_CUDA_ROW_LANES", kGpuRowLanes);
   return lanes;
+}
+
+unsigned gpuElementsPerIndex() {
+  static const unsigned elements = oneOrDefaultFromEnvironment(
+      "KILN_CUDA_ELEMENTS_PER_THREAD", kGpuElementsPerIndex);
+  return elements;
 }
 
 namespace {

@@ -266,7 +266,8 @@ absl::Status FunctionLowering::addKernel(Operation *op,
                ? detail::emitFusionKernel(
                      op, *scratch, "kiln_kernel",
                      {.lanes = target_.rowLanes,
-                      .storeWhileReducing = target_.storeWhileReducing})
+                      .storeWhileReducing = target_.storeWhileReducing,
+                      .elementsPerIndex = target_.elementsPerIndex})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -679,6 +680,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.atomicScatterAdd = true;
     kernels.rowLanes = gpuRowLanes();
     kernels.storeWhileReducing = true;
+    kernels.elementsPerIndex = gpuElementsPerIndex();
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;
       passes.splitReductionsMaxSerial = kGpuReductionMaxSerial;

@@ -46,6 +46,10 @@ struct KernelTarget {
   /// (FusionKernelOptions::storeWhileReducing). On for cuda; tests set it
   /// for the cpu to check the kernel there.
   bool storeWhileReducing = false;
+  /// Consecutive elements an index of a fusion without reduces computes
+  /// (FusionKernelOptions::elementsPerIndex): 4 for cuda; tests set it for
+  /// the cpu to check the kernel there.
+  unsigned elementsPerIndex = 1;
   /// Stop after the memory plan, before any code is generated: the
   /// executable holds its thunks and plan but no kernels, for asking what a
   /// step would need (the batch advisor) in a fraction of a compile. Never
@@ -58,6 +62,12 @@ struct KernelTarget {
 /// difference (read once; any other value is refused with a warning and
 /// 32 kept). Part of the cache key when not 32.
 unsigned gpuRowLanes();
+/// Elements a thread computes in a cuda fusion without reduces
+/// (FusionKernelOptions::elementsPerIndex): 4, or
+/// $KILN_CUDA_ELEMENTS_PER_THREAD=1 to measure the difference (read once;
+/// any other value is refused with a warning). Part of the cache key when
+/// not 4.
+unsigned gpuElementsPerIndex();
 
 /// Layout defaults the GPU machine measures against their alternatives
 /// (gpu-check's ab-* parts), read once from the environment; 0 where unset;

@@ -55,13 +55,16 @@ public:
                 FusionKernelOptions options)
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
         numInputs_(body_.getNumArguments()), lanes_(options.lanes),
-        storeWhileReducing_(options.storeWhileReducing) {}
+        storeWhileReducing_(options.storeWhileReducing),
+        elementsPerIndex_(options.elementsPerIndex) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
 
 private:
   void emitRows(Value begin, Value end);
+  /// Row r's passes and stores (emitRows' loop body).
+  void emitRow(Value r);
   /// Loops over a row's reduced points, calling body(ivs, carried): all of
   /// them (one lane: the nest the CPU vectorises), or this lane's share,
   /// flat points lane, lane + lanes, ... (neighbouring lanes read
@@ -165,6 +168,21 @@ private:
   /// FusionKernelOptions::storeWhileReducing.
   bool storeWhileReducing_;
   Value lane_;
+  /// FusionKernelOptions::elementsPerIndex (4 when set: one Philox block).
+  unsigned elementsPerIndex_;
+  /// With several elements per index: each row value of the index's group
+  /// → its position k in the group, and each rng_uniform's Philox lanes
+  /// for the group (computed at the group's scope, shared by its rows).
+  DenseMap<Value, int64_t> rowInGroup_;
+  DenseMap<Operation *, SmallVector<Value>> groupLanes_;
+  /// The group's stores (result, flat index, value), made after all its
+  /// rows are generated: LLVM may not move a load above a store that could
+  /// alias it, so interleaved rows would keep every access scalar.
+  struct Store {
+    unsigned result;
+    Value flat, value;
+  };
+  std::optional<SmallVector<Store>> groupStores_;
 };
 
 Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
@@ -203,10 +221,15 @@ Value FusionEmitter::generate(Value v, Index *idx) {
     out = scalar; // planning proved idx is this row
   else if (auto rng = v.getDefiningOp<RngUniformOp>()) {
     auto [key, counter] = rngState_.lookup(rng);
-    out = v == rng.getResult()
-              ? philoxUniform(kb_, key, counter, flatOf(idx), elementOf(v))
-              : rngNewState(kb_, key, counter, flatOf(idx),
-                            numElementsOf(rng.getResult()));
+    auto inGroup = rowInGroup_.find(flatOf(idx));
+    if (v != rng.getResult())
+      out = rngNewState(kb_, key, counter, flatOf(idx),
+                        numElementsOf(rng.getResult()));
+    else if (inGroup != rowInGroup_.end()) // the group's block, lane k
+      out = uniformFromLanes(kb_, groupLanes_[rng], kb_.index(inGroup->second),
+                             elementOf(v));
+    else
+      out = philoxUniform(kb_, key, counter, flatOf(idx), elementOf(v));
   } else
     out = generateOp(v.getDefiningOp(), idx);
   memo_[key] = out;
@@ -434,8 +457,12 @@ void FusionEmitter::storeResults(ResultKind kind, Index *idx) {
     if (plan_.resultKind[k] == kind)
       stores.push_back({k, generate(v, reshaped(idx, shapeOf(v)))});
   Value flat = flatOf(idx);
-  for (auto [k, value] : stores)
-    kb_.store(numInputs_ + k, elementOf(yielded[k]), flat, value);
+  for (auto [k, value] : stores) {
+    if (groupStores_)
+      groupStores_->push_back({k, flat, value});
+    else
+      kb_.store(numInputs_ + k, elementOf(yielded[k]), flat, value);
+  }
 }
 
 SmallVector<Value> FusionEmitter::overRow(
@@ -484,6 +511,44 @@ void FusionEmitter::inFirstLane(const std::function<void()> &fn) {
 }
 
 void FusionEmitter::emitRows(Value begin, Value end) {
+  if (elementsPerIndex_ == 1) {
+    kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
+      emitRow(r);
+      return SmallVector<Value>{};
+    });
+    return;
+  }
+  // Index g computes rows n*g .. n*g + n-1, straight-line: with n = 4 their
+  // Philox block is g itself, and LLVM merges their neighbouring accesses.
+  kb_.forLoop(begin, end, {}, [&](Value g, ValueRange) {
+    Value first = arith::MulIOp::create(kb_.b, g, kb_.index(elementsPerIndex_));
+    for (auto [rng, state] : rngState_)
+      groupLanes_[rng] = philoxGroup(kb_, state.first, state.second, g);
+    groupStores_.emplace();
+    for (unsigned k = 0; k < elementsPerIndex_; ++k) {
+      Value r =
+          k == 0 ? first : arith::AddIOp::create(kb_.b, first, kb_.index(k));
+      rowInGroup_[r] = k;
+      emitRow(r);
+    }
+    // Every row's values are generated before any store, so an output may
+    // overwrite an input read here (each row reads it at its own index);
+    // result by result, so that each result's stores are neighbours.
+    auto yielded = body_.getTerminator()->getOperands();
+    llvm::stable_sort(*groupStores_, [](const Store &a, const Store &b) {
+      return a.result < b.result;
+    });
+    for (const Store &st : *groupStores_)
+      kb_.store(numInputs_ + st.result, elementOf(yielded[st.result]),
+                st.flat, st.value);
+    groupStores_.reset();
+    rowInGroup_.clear();
+    groupLanes_.clear();
+    return SmallVector<Value>{};
+  });
+}
+
+void FusionEmitter::emitRow(Value r) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
   bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
@@ -493,88 +558,85 @@ void FusionEmitter::emitRows(Value begin, Value end) {
                            plan_.levels == 1 && !plan_.fullReadsReduce;
   Value stash = fullWhileReducing ? Value() : plan_.stashValue;
   unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
-  kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
-    return scoped([&] {
-      rowScalars_.clear();
-      // The row's kept indices, split from r only if a loop nest needs them
-      // (at the row's scope, so every loop nest may use them).
-      SmallVector<Value> keptIdx;
-      if (plan_.levels > 0 || anyFull)
-        keptIdx = keptIndices(r, rowShape);
-      auto kept = [&]() -> ArrayRef<Value> { return keptIdx; };
-      Index *rowIdx =
-          keptIdx.empty() ? index(rowShape, r) : index(rowShape, r, keptIdx);
-      // 1. One pass over the row per reduce level.
-      for (unsigned level = 1; level <= plan_.levels; ++level) {
-        SmallVector<ReduceOp> group;
-        SmallVector<Value> inits;
-        for (auto [reduce, l] : plan_.reduces)
-          if (l == level) {
-            group.push_back(reduce);
-            Type acc = accumulatorType(kb_.b, reduce.getKind(),
-                                       elementOf(reduce.getOperand()));
-            inits.push_back(reductionInit(kb_, reduce.getKind(), acc));
-          }
-        // The stash gets its own loop first: without the f64 accumulator
-        // in it, LLVM vectorises it at the f32 width (16 lanes, not 8),
-        // and the accumulating loop reads it back from L1.
-        bool stashHere = stash && level == plan_.levels;
-        if (stashHere)
-          overRow(reducedShape, {},
-                          [&](ArrayRef<Value> ivs, ValueRange) {
-                            return scoped([&] {
-                              Index *x = point(kept(), ivs);
-                              // After every read of the point
-                              // (FusionPlan::stash*).
-                              kb_.store(stashBuffer, elementOf(stash),
-                                        flatOf(x), generate(stash, x));
-                              return SmallVector<Value>{};
-                            });
-                          });
-        SmallVector<Value> totals = overRow(reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
-              return scoped([&] {
-                Index *x = point(kept(), ivs);
-                if (stashHere)
-                  memo_[{stash, x}] =
-                      kb_.load(stashBuffer, elementOf(stash), flatOf(x));
-                SmallVector<Value> operands;
-                for (ReduceOp reduce : group)
-                  operands.push_back(generate(reduce.getOperand(), x));
-                if (fullWhileReducing)
-                  storeResults(ResultKind::full, x);
-                SmallVector<Value> next;
-                for (auto [reduce, acc, operand] :
-                     llvm::zip(group, carried, operands))
-                  next.push_back(
-                      accumulate(kb_, reduce.getKind(), acc, operand));
-                return next;
-              });
-            });
-        for (auto [reduce, total] : llvm::zip(group, totals))
-          rowScalars_[reduce.getResult()] = finishReduction(
-              kb_, lanes_ > 1 ? acrossLanes(reduce.getKind(), total) : total,
-              elementOf(reduce.getOperand()));
-      }
-      // 2. Results shaped like S; every value of the point is generated
-      // before any store, so an output may overwrite an input read here.
-      if (anyFull && !fullWhileReducing)
+  scoped([&] {
+    rowScalars_.clear();
+    // The row's kept indices, split from r only if a loop nest needs them
+    // (at the row's scope, so every loop nest may use them).
+    SmallVector<Value> keptIdx;
+    if (plan_.levels > 0 || anyFull)
+      keptIdx = keptIndices(r, rowShape);
+    auto kept = [&]() -> ArrayRef<Value> { return keptIdx; };
+    Index *rowIdx =
+        keptIdx.empty() ? index(rowShape, r) : index(rowShape, r, keptIdx);
+    // 1. One pass over the row per reduce level.
+    for (unsigned level = 1; level <= plan_.levels; ++level) {
+      SmallVector<ReduceOp> group;
+      SmallVector<Value> inits;
+      for (auto [reduce, l] : plan_.reduces)
+        if (l == level) {
+          group.push_back(reduce);
+          Type acc = accumulatorType(kb_.b, reduce.getKind(),
+                                     elementOf(reduce.getOperand()));
+          inits.push_back(reductionInit(kb_, reduce.getKind(), acc));
+        }
+      // The stash gets its own loop first: without the f64 accumulator
+      // in it, LLVM vectorises it at the f32 width (16 lanes, not 8),
+      // and the accumulating loop reads it back from L1.
+      bool stashHere = stash && level == plan_.levels;
+      if (stashHere)
         overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
           return scoped([&] {
             Index *x = point(kept(), ivs);
-            if (stash)
-              memo_[{stash, x}] =
-                  kb_.load(stashBuffer, elementOf(stash), flatOf(x));
-            storeResults(ResultKind::full, x);
+            // After every read of the point
+            // (FusionPlan::stash*).
+            kb_.store(stashBuffer, elementOf(stash), flatOf(x),
+                      generate(stash, x));
             return SmallVector<Value>{};
           });
         });
-      // 3. Results shaped like a row, after every read of the row: by lane
-      // 0 once every lane is past its reads (one may overwrite an input).
-      if (lanes_ > 1)
-        kb_.call("kiln_syncwarp", {}, {});
-      inFirstLane([&] { storeResults(ResultKind::row, rowIdx); });
-      return SmallVector<Value>{};
-    });
+      SmallVector<Value> totals = overRow(
+          reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
+            return scoped([&] {
+              Index *x = point(kept(), ivs);
+              if (stashHere)
+                memo_[{stash, x}] =
+                    kb_.load(stashBuffer, elementOf(stash), flatOf(x));
+              SmallVector<Value> operands;
+              for (ReduceOp reduce : group)
+                operands.push_back(generate(reduce.getOperand(), x));
+              if (fullWhileReducing)
+                storeResults(ResultKind::full, x);
+              SmallVector<Value> next;
+              for (auto [reduce, acc, operand] :
+                   llvm::zip(group, carried, operands))
+                next.push_back(accumulate(kb_, reduce.getKind(), acc, operand));
+              return next;
+            });
+          });
+      for (auto [reduce, total] : llvm::zip(group, totals))
+        rowScalars_[reduce.getResult()] = finishReduction(
+            kb_, lanes_ > 1 ? acrossLanes(reduce.getKind(), total) : total,
+            elementOf(reduce.getOperand()));
+    }
+    // 2. Results shaped like S; every value of the point is generated
+    // before any store, so an output may overwrite an input read here.
+    if (anyFull && !fullWhileReducing)
+      overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
+        return scoped([&] {
+          Index *x = point(kept(), ivs);
+          if (stash)
+            memo_[{stash, x}] =
+                kb_.load(stashBuffer, elementOf(stash), flatOf(x));
+          storeResults(ResultKind::full, x);
+          return SmallVector<Value>{};
+        });
+      });
+    // 3. Results shaped like a row, after every read of the row: by lane
+    // 0 once every lane is past its reads (one may overwrite an input).
+    if (lanes_ > 1)
+      kb_.call("kiln_syncwarp", {}, {});
+    inFirstLane([&] { storeResults(ResultKind::row, rowIdx); });
+    return 0;
   });
 }
 
@@ -709,6 +771,12 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   if (options.lanes > 1 && !canUseLanes(*plan))
     options.lanes = 1;
   unsigned lanes = options.lanes;
+  // Several elements per index: only the 4 of one Philox block, in a
+  // fusion of rows without reduces whose count they divide.
+  if (options.elementsPerIndex != 4 || plan->levels > 0 || plan->columns ||
+      plan->rowCount % 4 != 0)
+    options.elementsPerIndex = 1;
+  int64_t perIndex = options.elementsPerIndex;
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
   // Column mode keeps partial sums in memory across the row loop, so its
@@ -724,7 +792,8 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
       plan->columns ? 1 + int64_t(plan->fullReadsReduce) : plan->levels + 1;
   int64_t work = std::max<int64_t>(1, plan->rowLength) *
                  std::max<int64_t>(1, plan->bodyOps) * passes;
-  KernelInfo info{plan->rowCount * lanes, true, work / lanes};
+  KernelInfo info{plan->rowCount / perIndex * lanes, true,
+                  work * perIndex / lanes};
   info.lanes = lanes;
   return info;
 }

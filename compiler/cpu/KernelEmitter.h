@@ -88,6 +88,13 @@ struct FusionKernelOptions {
   /// second pass; the CPU's second pass re-reads a contiguous row from its
   /// cache and vectorises better without the accumulator.
   bool storeWhileReducing = false;
+  /// Consecutive elements one index (a GPU thread) computes in a fusion
+  /// without reduces, when the element count is a multiple: 4 on the GPU,
+  /// so that a thread's four f32 reads and writes can each become one
+  /// 16-byte access and one Philox block serves the four uniforms an
+  /// rng_uniform draws for them (one element per index computes the whole
+  /// block for each of its elements). 1 on the cpu, whose loops vectorise.
+  unsigned elementsPerIndex = 1;
 };
 mlir::FailureOr<KernelInfo>
 emitFusionKernel(mlir::Operation *fusion, mlir::ModuleOp module,
@@ -153,6 +160,15 @@ mlir::FailureOr<KernelInfo> emitAtomicScatterAdd(mlir::Operation *op,
 /// `elem` under state (key, counter), in elem's compute type (docs/IR.md §3).
 mlir::Value philoxUniform(KernelBuilder &kb, mlir::Value key,
                           mlir::Value counter, mlir::Value i, mlir::Type elem);
+/// The four 32-bit lanes of Philox-4x32-10 for counter block `group` (i64)
+/// under state (key, counter): the bits of elements 4*group .. 4*group+3.
+llvm::SmallVector<mlir::Value> philoxGroup(KernelBuilder &kb, mlir::Value key,
+                                           mlir::Value counter,
+                                           mlir::Value group);
+/// The uniform value in elem's compute type that lane `lane` (i64, 0-3) of
+/// a Philox group gives.
+mlir::Value uniformFromLanes(KernelBuilder &kb, llvm::ArrayRef<mlir::Value> lanes,
+                             mlir::Value lane, mlir::Type elem);
 /// Element `i` (0 or 1) of rng_uniform's new state for `n` result elements.
 mlir::Value rngNewState(KernelBuilder &kb, mlir::Value key, mlir::Value counter,
                         mlir::Value i, int64_t n);

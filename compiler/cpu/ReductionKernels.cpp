@@ -470,22 +470,26 @@ SmallVector<Value> philox(KernelBuilder &kb, Value x0, Value x1, Value k0,
 
 } // namespace
 
-Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
-                    Type elem) {
+SmallVector<Value> philoxGroup(KernelBuilder &kb, Value key, Value counter,
+                               Value group) {
   auto &ob = kb.b;
   Type i32 = ob.getI32Type();
-  int width = elem.isF64() ? 32 : elem.isF32() ? 24 : elem.isF16() ? 11 : 8;
   Value c32 = kb.index(32);
   Value k0 = arith::TruncIOp::create(ob, i32, key);
   Value k1 =
       arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, key, c32));
-  Value g = arith::ShRUIOp::create(ob, i, kb.index(2));
-  Value lane = arith::AndIOp::create(ob, i, kb.index(3));
-  Value c = arith::AddIOp::create(ob, counter, g);
+  Value c = arith::AddIOp::create(ob, counter, group);
   Value x0 = arith::TruncIOp::create(ob, i32, c);
   Value x1 =
       arith::TruncIOp::create(ob, i32, arith::ShRUIOp::create(ob, c, c32));
-  SmallVector<Value> lanes = philox(kb, x0, x1, k0, k1);
+  return philox(kb, x0, x1, k0, k1);
+}
+
+Value uniformFromLanes(KernelBuilder &kb, ArrayRef<Value> lanes, Value lane,
+                       Type elem) {
+  auto &ob = kb.b;
+  Type i32 = ob.getI32Type();
+  int width = elem.isF64() ? 32 : elem.isF32() ? 24 : elem.isF16() ? 11 : 8;
   Value u = lanes[3];
   for (int l = 2; l >= 0; --l) {
     Value is =
@@ -497,6 +501,14 @@ Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
   Value f = arith::UIToFPOp::create(ob, ct, bits);
   Value scale = kb.constant(ct, std::ldexp(1.0, -width));
   return arith::MulFOp::create(ob, f, scale);
+}
+
+Value philoxUniform(KernelBuilder &kb, Value key, Value counter, Value i,
+                    Type elem) {
+  Value group = arith::ShRUIOp::create(kb.b, i, kb.index(2));
+  Value lane = arith::AndIOp::create(kb.b, i, kb.index(3));
+  return uniformFromLanes(kb, philoxGroup(kb, key, counter, group), lane,
+                          elem);
 }
 
 Value rngNewState(KernelBuilder &kb, Value key, Value counter, Value i,

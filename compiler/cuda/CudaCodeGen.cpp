@@ -116,6 +116,13 @@ void addEntryPoints(llvm::Module &module,
     // The launch never uses more threads per block than this; ptxas may
     // then spend registers accordingly.
     entry->addFnAttr("nvvm.maxntid", std::to_string(runtime::kCudaBlockSize));
+    // Every buffer starts on a slot boundary (runtime::kSlotAlignment, which
+    // the loader checks; device allocations are 256-byte aligned): LLVM may
+    // then merge a thread's neighbouring f32 accesses into one 16-byte one.
+    static_assert(runtime::kSlotAlignment % 16 == 0);
+    for (unsigned i = 0; i < numBuffers; ++i)
+      entry->addParamAttr(i, llvm::Attribute::getWithAlignment(
+                                 ctx, llvm::Align(16)));
     llvm::Value *rangeSize = entry->getArg(numBuffers);
     auto *start = llvm::BasicBlock::Create(ctx, "entry", entry);
     auto *run = llvm::BasicBlock::Create(ctx, "run", entry);

@@ -21,6 +21,9 @@
 // RUN: FileCheck %s --check-prefix=MULTI < %t.multi.ptx
 // RUN: kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout.ptx
 // RUN: FileCheck %s --check-prefix=DROPOUT < %t.dropout.ptx
+// RUN: env KILN_CUDA_ELEMENTS_PER_THREAD=1 kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout1.ptx
+// RUN: FileCheck %s --check-prefix=ONEELEMENT < %t.dropout1.ptx
+// RUN: env KILN_CUDA_ELEMENTS_PER_THREAD=3 kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout3.ptx 2>&1 | FileCheck %s --check-prefix=BADELEMENTS
 // RUN: kilnc compile %s --backend cuda --function embedding --emit-ptx %t.embed.ptx
 // RUN: FileCheck %s --check-prefix=EMBED < %t.embed.ptx
 // RUN: kilnc compile %s --backend cuda --function transpose_bf16 --emit-ptx %t.transpose.ptx
@@ -31,20 +34,23 @@
 // RUN: FileCheck %s --check-prefix=SM80 < %t.sm80.ptx
 
 // gelu is one loop fusion, one kernel, tanh inline (a polynomial, no call).
+// Its buffers are declared 16-byte aligned (arena slots are 64-byte
+// aligned, which the loader checks), and each thread computes 4
+// neighbouring elements: one 16-byte load and one 16-byte store.
 // GELU: .version 8.0
 // GELU: .target sm_90
 // GELU: .visible .entry kiln_kernel_0(
-// GELU-NEXT: .param .u64 .ptr .align 1 kiln_kernel_0_param_0,
-// GELU-NEXT: .param .u64 .ptr .align 1 kiln_kernel_0_param_1,
+// GELU-NEXT: .param .u64 .ptr .align 16 kiln_kernel_0_param_0,
+// GELU-NEXT: .param .u64 .ptr .align 16 kiln_kernel_0_param_1,
 // GELU-NEXT: .param .u64 kiln_kernel_0_param_2
 // GELU: .maxntid 256
 // GELU: %tid.x
 // GELU: %ntid.x
 // GELU: %ctaid.x
 // GELU: setp.ge.u64
-// GELU: ld.global.b32
+// GELU: ld.global.v4.b32
 // GELU-NOT: call
-// GELU: st.global.b32
+// GELU: st.global.v4.b32
 // GELU-NOT: .entry
 // GELU: ret;
 func.func @gelu(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
@@ -145,11 +151,11 @@ func.func @bias_grad(%x: tensor<16x512x768xf32>, %y: tensor<16x512x768xf32>) -> 
 }
 
 // An optimizer-style update: two results from one multi-output fusion, one
-// kernel storing both.
+// kernel storing both, 4 elements a thread: 16-byte accesses throughout.
 // MULTI: .visible .entry kiln_kernel_0(
-// MULTI-COUNT-3: ld.global.b32
+// MULTI-COUNT-3: ld.global.v4.b32
 // MULTI: sqrt.rn.f32
-// MULTI-COUNT-2: st.global.b32
+// MULTI-COUNT-2: st.global.v4.b32
 // MULTI-NOT: .entry
 func.func @adam_like(%p: tensor<1024xf32>, %g: tensor<1024xf32>, %m: tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
   %c = kiln.constant dense<0.9> : tensor<f32>
@@ -163,15 +169,27 @@ func.func @adam_like(%p: tensor<1024xf32>, %g: tensor<1024xf32>, %m: tensor<1024
 
 // Dropout is rng_uniform (Philox-4x32-10: multipliers 0xD2511F53 and
 // 0xCD9E8D57) fused with its mask and scale in one kernel, the key and
-// counter read from the state operand, never constants.
+// counter read from the state operand, never constants. A thread computes
+// the 4 elements of one Philox block: the block once (10 rounds, each
+// multiplying by 0xD2511F53 once), then one 16-byte load and store; with
+// KILN_CUDA_ELEMENTS_PER_THREAD=1 a thread computes the block for its one
+// element.
 // DROPOUT: .visible .entry kiln_kernel_0(
-// DROPOUT: ld.global.b32 {{.*}}, [%rd{{[0-9]+}}];
-// DROPOUT: ld.global.b32 {{.*}}, [%rd{{[0-9]+}}+4];
-// DROPOUT: 3528531795
-// DROPOUT: 3449720151
+// DROPOUT: ld.global.b64 {{.*}}, [%rd{{[0-9]+}}];
+// DROPOUT: ld.global.b64 {{.*}}, [%rd{{[0-9]+}}+8];
+// DROPOUT-COUNT-10: 3528531795
+// DROPOUT-NOT: 3528531795
+// DROPOUT: ld.global.v4.b32
 // DROPOUT: selp.f32 {{.*}}, 0f00000000
-// DROPOUT: st.global.b32
+// DROPOUT: st.global.v4.b32
+// DROPOUT-NOT: 3528531795
 // DROPOUT-NOT: .entry
+// ONEELEMENT: .visible .entry kiln_kernel_0(
+// ONEELEMENT-COUNT-10: 3528531795
+// ONEELEMENT-NOT: ld.global.v4
+// ONEELEMENT: ld.global.b32
+// ONEELEMENT: st.global.b32
+// BADELEMENTS: warning: KILN_CUDA_ELEMENTS_PER_THREAD must be 1 or 4, not '3'; using 4
 func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x256xf32>, tensor<2xi64>) {
   %u, %ns = kiln.rng_uniform %state : tensor<2xi64> -> tensor<8x256xf32>
   %p = kiln.constant dense<0.1> : tensor<f32>
@@ -187,7 +205,8 @@ func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x25
 }
 
 // Embedding lookup and its gradient: a gather kernel, a fill kernel for the
-// zero accumulator (a large splat is filled, not stored), and a scatter_add
+// zero accumulator (a large splat is filled, not stored; 16 bytes a thread),
+// and a scatter_add
 // kernel with a thread per update that adds it into the result (a copy of
 // the operand) with one atomic add: threads that owned a partition of the
 // result each scanned every update, 38.6M threads x 6.3M updates for
@@ -196,7 +215,7 @@ func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x25
 // EMBED: ld.global.b32
 // EMBED: st.global.b32
 // EMBED: .visible .entry kiln_kernel_1(
-// EMBED: st.global.b32 [%rd{{[0-9]+}}], 0;
+// EMBED: st.global.v4.b32 [%rd{{[0-9]+}}], {0f00000000, 0f00000000, 0f00000000, 0f00000000};
 // EMBED: .visible .entry kiln_kernel_2(
 // EMBED: setp.gt.u32 {{.*}}, 99;
 // EMBED: atom.global.add.f32

@@ -113,6 +113,22 @@ TEST(CpuExecutable, RefusesBitFlipsAnywhere) {
   }
 }
 
+TEST(CpuExecutable, RefusesAnArenaSlotOffTheSlotAlignment) {
+  // Kernels may access a slot in 16-byte vectors: a (hand-made) plan whose
+  // arena slot is not on a slot boundary is refused before anything runs.
+  runtime::Executable exe = compileSource();
+  runtime::BufferSlot misaligned;
+  misaligned.offset = exe.plan.arenaBytes + 4;
+  misaligned.bytes = 4;
+  exe.plan.arenaBytes += runtime::kSlotAlignment;
+  exe.plan.slots.push_back(misaligned);
+  auto program = runtime::loadCpuProgram(exe);
+  ASSERT_FALSE(program.ok());
+  EXPECT_NE(program.status().message().find("not 64-byte aligned"),
+            std::string::npos)
+      << program.status().ToString();
+}
+
 TEST(CpuExecutable, ChecksumMessageNamesTheProblem) {
   std::string bytes = runtime::serializeExecutable(compileSource());
   bytes[bytes.size() - 10] ^= 0x10;

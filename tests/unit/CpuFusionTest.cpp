@@ -34,7 +34,8 @@ struct Compiled {
 /// Evaluates @main with the reference, compiles it for the CPU (pipeline
 /// included) and runs it; the caller checks kernel counts and values.
 Compiled compileAndRun(const std::string &source,
-                       const std::vector<HostTensor> &inputs) {
+                       const std::vector<HostTensor> &inputs,
+                       const compiler::cpu::KernelTarget &target = {}) {
   Compiled out;
   ParsedModule parsed = parseModule(source);
   EXPECT_TRUE(parsed.module) << source;
@@ -45,7 +46,8 @@ Compiled compileAndRun(const std::string &source,
       reference::evaluate(main, inputs);
   EXPECT_TRUE(expected.ok()) << expected.status().ToString();
   absl::StatusOr<runtime::Executable> exe =
-      compiler::cpu::compileExecutable(*parsed.module, "main", &out.stats);
+      compiler::cpu::compileExecutable(*parsed.module, "main", &out.stats, {},
+                                       target);
   EXPECT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << source;
   if (!expected.ok() || !exe.ok())
     return out;
@@ -70,9 +72,10 @@ void expectValues(const Compiled &c, double scale) {
 
 /// The function compiles to one kernel thunk (the fusion) and matches.
 void expectOneKernel(const std::string &source,
-                     const std::vector<HostTensor> &inputs, double scale = 1) {
+                     const std::vector<HostTensor> &inputs, double scale = 1,
+                     const compiler::cpu::KernelTarget &target = {}) {
   SCOPED_TRACE(source);
-  Compiled c = compileAndRun(source, inputs);
+  Compiled c = compileAndRun(source, inputs, target);
   EXPECT_EQ(c.stats.opKernels, 1);
   EXPECT_EQ(c.stats.gemms, 0);
   expectValues(c, scale);
@@ -293,6 +296,10 @@ TEST(CpuFusion, DropoutWithRngIsOneKernel) {
   // index), states derived inside (a non-splat [0, n] offset, a chained
   // draw) and returned as small results stored once. 64x512 is split over
   // two threads, so the state results come from the range that starts at 0.
+  // Also in the GPU's form, four elements an index sharing one Philox block
+  // (the reshaped draw %w included).
+  compiler::cpu::KernelTarget fourPerIndex;
+  fourPerIndex.elementsPerIndex = 4;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
     std::string e(dtypeName(dtype));
     SCOPED_TRACE(e);
@@ -322,6 +329,7 @@ func.func @main(%s: tensor<2xi64>, %x: tensor<64x512x@T@>) -> (tensor<64x512x@T@
         rngState(0x123456789abcdefLL, -5000 /* wraps */),
         randomTensor(dtype, {64, 512}, rng, 4, false)};
     expectOneKernel(source, inputs, /*scale=*/0);
+    expectOneKernel(source, inputs, /*scale=*/0, fourPerIndex);
   }
 }
 

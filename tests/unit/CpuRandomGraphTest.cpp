@@ -53,8 +53,9 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 
 /// The kernel forms and the pipeline compileExecutable gives a GPU, here
 /// on the CPU's threads (the lanes aside: their shuffles exist only in
-/// PTX): scatter_add by atomics, full results stored while reducing, and
-/// reductions split into trees, with limits scaled down to the generator's
+/// PTX): scatter_add by atomics, full results stored while reducing, four
+/// elements an index in fusions without reduces, and reductions split into
+/// trees, with limits scaled down to the generator's
 /// small tensors so that its reductions are split (the pass counts 4
 /// threads per row of at least 8).
 BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
@@ -67,6 +68,7 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   compiler::cpu::KernelTarget target;
   target.atomicScatterAdd = true;
   target.storeWhileReducing = true;
+  target.elementsPerIndex = 4;
   return runOnCpu(module, inputs, pipeline, target);
 }
 
