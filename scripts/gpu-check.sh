@@ -28,7 +28,7 @@
 #      ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
 #      in fusions without reduces, not 4;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
-#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=256, 7 loss chunks, not 25;
+#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, 25 loss chunks, not 7;
 #      ab-loss-one-chunk: KILN_LOSS_CHUNK_MB=2048, the logits whole;
 #      ab-vocab-pad: KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
 #   8. (INFO, when time is left) bench-124m-bf16: the same kiln-bench in
@@ -463,10 +463,10 @@ ab_part ab-elements KILN_CUDA_ELEMENTS_PER_THREAD=1 \
   "one element a thread in fusions without reduces (not 4)"
 ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
   "attention in one chunk of 512 query rows (not 3)"
-ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=256 \
-  "the loss in 7 chunks of 1216 rows (not 25 of 328)"
+ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=64 \
+  "the loss in 25 chunks of 328 rows (not 7 of 1216)"
 ab_part ab-loss-one-chunk KILN_LOSS_CHUNK_MB=2048 \
-  "the loss in one chunk, the logits whole (not 25 chunks of 328 rows)"
+  "the loss in one chunk, the logits whole (not 7 chunks of 1216 rows)"
 ab_part ab-vocab-pad KILN_VOCAB_MULTIPLE=64 \
   "the lm_head's vocabulary padded to 50304 (not 50257)"
 
@@ -501,8 +501,8 @@ if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
   record profile-124m-bf16 INFO "$(exit_note profile-124m-bf16): KILN_PROFILE of 4 bf16 steps (summary in logs.txt)"
 fi
 
-ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=64 \
-  "the lm_head's vocabulary padded to 50304, in bf16" bf16
+ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=1 \
+  "the lm_head's vocabulary not padded (50257, not 50304), in bf16" bf16
 
 # The memory issue's batch: 124M at batch 60 in bf16 (the plan says 10.7
 # GiB), 4 steps, with the GPU's used memory sampled every 0.2 s: the most

@@ -6,12 +6,15 @@
 #include "frontends/lazy/DeviceMemory.h"
 #include "frontends/lazy/Eager.h"
 
+#include "absl/base/casts.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <numeric>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace kiln::lazy {
@@ -48,10 +51,16 @@ namespace {
 
 uint64_t nextNodeId = 1;
 
-/// Interning table: key → node. Expired entries are swept when the table
-/// doubles, so dead graphs do not accumulate.
+/// Interning table: a node's structural hash → the node. A step records
+/// thousands of nodes on the host while the device waits (GPT-2 124M: 5800
+/// a step), so a lookup hashes the fields in place and compares them with
+/// the node found, building no key (a string key per node had been most
+/// of the recording's time). Two live nodes whose hashes collide keep only
+/// the later one in the table: the earlier is merely no longer shared.
+/// Expired entries are swept when the table doubles, so dead graphs do not
+/// accumulate.
 struct InternTable {
-  std::unordered_map<std::string, std::weak_ptr<const Node>> map;
+  absl::flat_hash_map<size_t, std::weak_ptr<const Node>> map;
   size_t sweepAt = 1024;
 };
 
@@ -60,31 +69,35 @@ InternTable &internTable() {
   return table;
 }
 
-template <typename T> void appendRaw(std::string &key, const T &value) {
-  key.append(reinterpret_cast<const char *>(&value), sizeof(T));
+/// Whether `n` has exactly these fields (operands by identity; the scalar
+/// by its bits, so -0.0 and 0.0 stay apart and a NaN equals itself).
+bool hasFields(const Node &n, Op op, DType dtype, const Shape &shape,
+               const std::vector<NodePtr> &srcs,
+               const std::vector<int64_t> &ints, double scalar) {
+  if (n.op != op || n.dtype != dtype || n.shape != shape || n.ints != ints ||
+      absl::bit_cast<uint64_t>(n.scalar) != absl::bit_cast<uint64_t>(scalar) ||
+      n.srcs.size() != srcs.size())
+    return false;
+  for (size_t i = 0; i < srcs.size(); ++i)
+    if (n.srcs[i] != srcs[i])
+      return false;
+  return true;
 }
 
 /// The one constructor of non-data nodes: returns the existing node when an
 /// equal one (same op, type, attributes and operand nodes) is alive.
 NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
                std::vector<int64_t> ints = {}, double scalar = 0) {
-  std::string key;
-  appendRaw(key, op);
-  appendRaw(key, dtype);
-  appendRaw(key, shape.size());
-  for (int64_t d : shape)
-    appendRaw(key, d);
-  appendRaw(key, ints.size());
-  for (int64_t i : ints)
-    appendRaw(key, i);
-  appendRaw(key, scalar);
+  size_t key = absl::HashOf(static_cast<int>(op), static_cast<int>(dtype),
+                            shape, ints, absl::bit_cast<uint64_t>(scalar));
   for (const NodePtr &src : srcs)
-    appendRaw(key, src->id);
+    key = absl::HashOf(key, src->id);
 
   InternTable &table = internTable();
   auto it = table.map.find(key);
   if (it != table.map.end())
-    if (NodePtr existing = it->second.lock())
+    if (NodePtr existing = it->second.lock();
+        existing && hasFields(*existing, op, dtype, shape, srcs, ints, scalar))
       return eager::run(existing);
   auto node = std::make_shared<Node>();
   node->op = op;
@@ -97,8 +110,9 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
   node->site = sites::current(); // 0 unless KILN_CHECK_NUMERICS
   table.map[key] = node;
   if (table.map.size() >= table.sweepAt) {
-    for (auto i = table.map.begin(); i != table.map.end();)
-      i = i->second.expired() ? table.map.erase(i) : std::next(i);
+    absl::erase_if(table.map, [](const auto &entry) {
+      return entry.second.expired();
+    });
     table.sweepAt = std::max<size_t>(1024, 2 * table.map.size());
   }
   return eager::run(node); // in eager mode, computed now
