@@ -115,7 +115,14 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   }
   if (options.fuse) {
     add(createFuseElementwisePass({options.maxFusionOperands}));
-    add(createFuseReductionsPass({options.maxFusionOperands}));
+    // A backend whose row kernels give a row a warp (the GPU's) gets lone
+    // reduces of rows as fusions too: the second stage of a split global
+    // norm (3072 partial sums) was one thread's loop, 67 us a call.
+    add(createFuseReductionsPass(
+        {options.maxFusionOperands, /*emitRemarks=*/false,
+         options.splitReductionsRowLanes > 1
+             ? options.splitReductionsMinLanedRow
+             : 0}));
     add(createFuseSiblingsPass({/*minBytes=*/256, options.maxFusionOperands}));
   }
   if (options.schedule)

@@ -146,12 +146,24 @@ struct FuseReductionsPass : impl::FuseReductionsPassBase<FuseReductionsPass> {
       SetVector<Operation *> group = growGroup(reduce);
       for (Operation *op : group)
         grouped.insert(op);
-      if (group.size() == 1)
+      if (group.size() == 1 && !isLaneableRow(reduce))
         continue; // a lone reduce is a kernel already
       numFused += group.size();
       ++numFusions;
       outlineFusion(group.getArrayRef(), {}, FusionKind::reduction);
     }
+  }
+
+  /// lone-rows-from: whether a lone `reduce` still becomes a fusion.
+  bool isLaneableRow(ReduceOp reduce) {
+    if (loneRowsFrom <= 0)
+      return false;
+    ArrayRef<int64_t> shape = reduce.getOperand().getType().getShape();
+    int64_t row = 1;
+    for (int64_t d : reduce.getDimensions())
+      row *= shape[d];
+    return row >= loneRowsFrom &&
+           reducesInnermost(shape, reduce.getDimensions());
   }
 
   SetVector<Operation *> growGroup(ReduceOp reduce) {

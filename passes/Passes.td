@@ -329,7 +329,12 @@ def FuseReductionsPass : Pass<"kiln-fuse-reductions", "mlir::func::FuncOp"> {
            "refuse fusions whose group exceeds this many inputs">,
     Option<"emitRemarks", "emit-remarks", "bool", "false",
            "explain every refusal with a remark (pass statistics are no-ops "
-           "in LLVM release builds)">
+           "in LLVM release builds)">,
+    Option<"loneRowsFrom", "lone-rows-from", "int64_t", "0",
+           "nonzero: a reduce that groups with nothing becomes a fusion of "
+           "its own too when its reduced dims are innermost and a row has "
+           "at least this many elements (a GPU's fusion kernel gives such a "
+           "row a warp, its plain reduce kernel one thread)">
   ];
   let statistics = [
     Statistic<"numFusions", "num-fusions", "reduction fusions created">,
