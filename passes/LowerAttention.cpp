@@ -60,10 +60,8 @@ public:
     k_ = tb.convert(op.getKey(), compute_);
     v_ = tb.convert(op.getValue(), compute_);
     int64_t rowBytes = b_ * h_ * s_ * (compute_.getIntOrFloatBitWidth() / 8);
-    int64_t chunks = std::max<int64_t>(
-        1, (t_ * rowBytes + maxChunkBytes - 1) / std::max<int64_t>(1, maxChunkBytes));
-    chunks = std::min(chunks, std::max<int64_t>(1, t_));
-    int64_t rows = (t_ + chunks - 1) / std::max<int64_t>(1, chunks);
+    int64_t rows = tiledChunkRows(
+        t_, std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes)));
     for (int64_t r0 = 0; r0 < t_; r0 += rows) {
       int64_t r1 = std::min(t_, r0 + rows);
       chunks_.push_back({r0, r1, causal_ ? r1 : s_});

@@ -74,24 +74,10 @@ public:
     paddedV_ = (v_ + m - 1) / m * m;
     weight_ = tb.padHigh(weight_, {paddedV_ - v_, 0});
     int64_t rowBytes = paddedV_ * (compute_.getIntOrFloatBitWidth() / 8);
-    int64_t rows = chunkRows(
+    int64_t rows = tiledChunkRows(
         n_, std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes)));
     for (int64_t r0 = 0; r0 < n_; r0 += rows)
       chunks_.push_back({r0, std::min(n_, r0 + rows)});
-  }
-
-  /// Rows per chunk of `n` rows, at most `most`: as few chunks as `most`
-  /// allows, of nearly equal size, rounded up to a GEMM tile of 64 rows
-  /// where that stays within `most` (so chunks are not a tile and a
-  /// sliver, and only the last is short).
-  static int64_t chunkRows(int64_t n, int64_t most) {
-    constexpr int64_t kTile = 64;
-    n = std::max<int64_t>(1, n);
-    most = std::min(most, n);
-    int64_t chunks = (n + most - 1) / most;
-    int64_t rows = (n + chunks - 1) / chunks;
-    int64_t tiled = (rows + kTile - 1) / kTile * kTile;
-    return tiled <= most ? tiled : rows;
   }
 
   /// The per-row losses [N].

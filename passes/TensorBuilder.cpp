@@ -4,6 +4,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace kiln {
@@ -148,6 +150,19 @@ std::pair<Value, Value> TensorBuilder::rngUniform(Value state,
   auto op = RngUniformOp::create(b_, loc_, tensorOf(shape, b_.getF32Type()),
                                  state.getType(), state);
   return {op.getResult(), op.getNewState()};
+}
+
+int64_t tiledChunkRows(int64_t n, int64_t most) {
+  constexpr int64_t kTile = 64;
+  n = std::max<int64_t>(1, n);
+  most = std::clamp<int64_t>(most, 1, n);
+  int64_t chunks = (n + most - 1) / most;
+  int64_t rows = (n + chunks - 1) / chunks;
+  int64_t up = (rows + kTile - 1) / kTile * kTile;
+  if (up <= most)
+    return up;
+  int64_t down = most / kTile * kTile;
+  return down >= kTile ? down : rows;
 }
 
 } // namespace kiln

@@ -28,7 +28,8 @@
 #      ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
 #      in fusions without reduces, not 4;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
-#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, 25 loss chunks, not 7;
+#      ab-attention-3-chunks: KILN_ATTENTION_CHUNK_MB=86, 3 chunks, not 4;
+#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, 26 loss chunks, not 7;
 #      ab-loss-one-chunk: KILN_LOSS_CHUNK_MB=2048, the logits whole;
 #      ab-vocab-pad: KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
 #   8. (INFO, when time is left) bench-124m-bf16: the same kiln-bench in
@@ -462,9 +463,11 @@ print("step %.1f ms by default, %.1f ms with %s" % (
 ab_part ab-elements KILN_CUDA_ELEMENTS_PER_THREAD=1 \
   "one element a thread in fusions without reduces (not 4)"
 ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \
-  "attention in one chunk of 512 query rows (not 3)"
+  "attention in one chunk of 512 query rows (not 4 of 128)"
+ab_part ab-attention-3-chunks KILN_ATTENTION_CHUNK_MB=86 \
+  "attention in 3 chunks of 192, 192 and 128 query rows (not 4 of 128)"
 ab_part ab-loss-chunk KILN_LOSS_CHUNK_MB=64 \
-  "the loss in 25 chunks of 328 rows (not 7 of 1216)"
+  "the loss in 26 chunks of 320 rows (not 7 of 1216)"
 ab_part ab-loss-one-chunk KILN_LOSS_CHUNK_MB=2048 \
   "the loss in one chunk, the logits whole (not 7 chunks of 1216 rows)"
 ab_part ab-vocab-pad KILN_VOCAB_MULTIPLE=64 \
