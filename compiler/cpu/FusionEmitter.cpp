@@ -51,12 +51,13 @@ struct Index {
 
 class FusionEmitter {
 public:
+  /// `rowGroups`: each index computes 4 rows (emitFusionKernel decides).
   FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan,
-                FusionKernelOptions options)
+                FusionKernelOptions options, bool rowGroups)
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
         numInputs_(body_.getNumArguments()), lanes_(options.lanes),
         storeWhileReducing_(options.storeWhileReducing),
-        elementsPerIndex_(options.elementsPerIndex) {}
+        elementsPerIndex_(options.elementsPerIndex), rowGroups_(rowGroups) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -170,6 +171,7 @@ private:
   Value lane_;
   /// FusionKernelOptions::elementsPerIndex (4 when set: one Philox block).
   unsigned elementsPerIndex_;
+  bool rowGroups_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes
   /// for the group (computed at the group's scope, shared by its rows).
@@ -474,6 +476,28 @@ SmallVector<Value> FusionEmitter::overRow(
   int64_t length = 1;
   for (int64_t size : reducedShape)
     length *= size;
+  if (elementsPerIndex_ == 4 && nonUnit(reducedShape).size() <= 1 &&
+      length % 4 == 0 && lanes_ > 1) {
+    // Each lane takes 4 neighbouring points (4 lane, 4 lane + 1, ..., then
+    // 4 lanes further): a row's draws of one Philox block then have one
+    // counter block, whose index LLVM proves equal for the four (the
+    // points' flat indices differ only in their two low bits, which the
+    // block index drops) and computes once, and the four loads of an f32
+    // input are neighbours.
+    Value first = arith::MulIOp::create(kb_.b, lane_, kb_.index(4));
+    ValueRange out = kb_.stridedLoop(
+        first, kb_.index(length), kb_.index(4 * lanes_), inits,
+        [&](Value j0, ValueRange carried) {
+          SmallVector<Value> acc(carried.begin(), carried.end());
+          for (int64_t i = 0; i < 4; ++i) {
+            Value j = i == 0 ? j0
+                             : arith::AddIOp::create(kb_.b, j0, kb_.index(i));
+            acc = body(keptIndices(j, reducedShape), acc);
+          }
+          return acc;
+        });
+    return SmallVector<Value>(out.begin(), out.end());
+  }
   ValueRange out = kb_.stridedLoop(
       lane_, kb_.index(length), kb_.index(lanes_), inits,
       [&](Value j, ValueRange carried) {
@@ -511,21 +535,21 @@ void FusionEmitter::inFirstLane(const std::function<void()> &fn) {
 }
 
 void FusionEmitter::emitRows(Value begin, Value end) {
-  if (elementsPerIndex_ == 1) {
+  if (!rowGroups_) {
     kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
       emitRow(r);
       return SmallVector<Value>{};
     });
     return;
   }
-  // Index g computes rows n*g .. n*g + n-1, straight-line: with n = 4 their
-  // Philox block is g itself, and LLVM merges their neighbouring accesses.
+  // Index g computes rows 4g .. 4g + 3, straight-line: their Philox block
+  // is g itself, and LLVM merges their neighbouring accesses.
   kb_.forLoop(begin, end, {}, [&](Value g, ValueRange) {
-    Value first = arith::MulIOp::create(kb_.b, g, kb_.index(elementsPerIndex_));
+    Value first = arith::MulIOp::create(kb_.b, g, kb_.index(4));
     for (auto [rng, state] : rngState_)
       groupLanes_[rng] = philoxGroup(kb_, state.first, state.second, g);
     groupStores_.emplace();
-    for (unsigned k = 0; k < elementsPerIndex_; ++k) {
+    for (unsigned k = 0; k < 4; ++k) {
       Value r =
           k == 0 ? first : arith::AddIOp::create(kb_.b, first, kb_.index(k));
       rowInGroup_[r] = k;
@@ -771,12 +795,16 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   if (options.lanes > 1 && !canUseLanes(*plan))
     options.lanes = 1;
   unsigned lanes = options.lanes;
-  // Several elements per index: only the 4 of one Philox block, in a
-  // fusion of rows without reduces whose count they divide.
-  if (options.elementsPerIndex != 4 || plan->levels > 0 || plan->columns ||
-      plan->rowCount % 4 != 0)
+  // Several elements per index: only the 4 of one Philox block; as rows,
+  // in a fusion without reduces whose row count they divide; as points of
+  // a row, for the lanes of a warp (FusionEmitter::overRow); else none.
+  if (options.elementsPerIndex != 4)
     options.elementsPerIndex = 1;
-  int64_t perIndex = options.elementsPerIndex;
+  bool rowGroups = options.elementsPerIndex == 4 && plan->levels == 0 &&
+                   !plan->columns && plan->rowCount % 4 == 0;
+  if (!rowGroups && lanes == 1)
+    options.elementsPerIndex = 1;
+  int64_t perIndex = rowGroups ? 4 : 1;
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
   // Column mode keeps partial sums in memory across the row loop, so its
@@ -784,7 +812,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   buildKernel(
       module, name, numBuffers,
       [&](KernelBuilder &kb, Value b, Value e) {
-        FusionEmitter(kb, fusion, *plan, options).emit(b, e);
+        FusionEmitter(kb, fusion, *plan, options, rowGroups).emit(b, e);
       },
       /*parallel=*/!plan->columns);
   // Work per row: every pass reads the row once and each op runs per point.

@@ -24,6 +24,10 @@
 // RUN: env KILN_CUDA_ELEMENTS_PER_THREAD=1 kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout1.ptx
 // RUN: FileCheck %s --check-prefix=ONEELEMENT < %t.dropout1.ptx
 // RUN: env KILN_CUDA_ELEMENTS_PER_THREAD=3 kilnc compile %s --backend cuda --function dropout --emit-ptx %t.dropout3.ptx 2>&1 | FileCheck %s --check-prefix=BADELEMENTS
+// RUN: kilnc compile %s --backend cuda --function softmax_dropout --emit-ptx %t.softdrop.ptx
+// RUN: FileCheck %s --check-prefix=SOFTDROP < %t.softdrop.ptx
+// RUN: env KILN_CUDA_ELEMENTS_PER_THREAD=1 kilnc compile %s --backend cuda --function softmax_dropout --emit-ptx %t.softdrop1.ptx
+// RUN: FileCheck %s --check-prefix=SOFTDROP1 < %t.softdrop1.ptx
 // RUN: kilnc compile %s --backend cuda --function embedding --emit-ptx %t.embed.ptx
 // RUN: FileCheck %s --check-prefix=EMBED < %t.embed.ptx
 // RUN: kilnc compile %s --backend cuda --function transpose_bf16 --emit-ptx %t.transpose.ptx
@@ -202,6 +206,44 @@ func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x25
   %zb = kiln.broadcast_in_dim %z, dims = [] : tensor<f32> -> tensor<8x256xf32>
   %y = kiln.select %keep, %xs, %zb : tensor<8x256xi1>, tensor<8x256xf32>
   return %y, %ns : tensor<8x256xf32>, tensor<2xi64>
+}
+
+// Attention's softmax with dropout, its uniforms drawn [rows, B, H, keys]
+// and transposed as kiln-lower-attention draws them: a warp per row of 512
+// whose lanes each take 4 neighbouring points at a time (rows whose length
+// is a multiple of 4), so the row's reads and the output's writes are
+// 16-byte accesses and the 4 points' one Philox block is computed once (the
+// points' flat indices differ only in the two low bits the block index
+// drops, which LLVM proves); one point at a time with
+// KILN_CUDA_ELEMENTS_PER_THREAD=1.
+// SOFTDROP: .visible .entry kiln_kernel_0(
+// SOFTDROP: %laneid
+// SOFTDROP: ld.global.v4.b32
+// SOFTDROP: shfl.sync.bfly
+// SOFTDROP: 3528531795
+// SOFTDROP: st.global.v4.b32
+// SOFTDROP-NOT: .entry
+// SOFTDROP1: .visible .entry kiln_kernel_0(
+// SOFTDROP1-NOT: ld.global.v4
+// SOFTDROP1: shfl.sync.bfly
+// SOFTDROP1-NOT: st.global.v4
+func.func @softmax_dropout(%x: tensor<4x2x8x512xf32>, %state: tensor<2xi64>) -> (tensor<4x2x8x512xf32>, tensor<2xi64>) {
+  %m = kiln.reduce max %x, dims = [3] : tensor<4x2x8x512xf32> -> tensor<4x2x8xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : tensor<4x2x8xf32> -> tensor<4x2x8x512xf32>
+  %d = kiln.sub %x, %mb : tensor<4x2x8x512xf32>
+  %e = kiln.exp %d : tensor<4x2x8x512xf32>
+  %s = kiln.reduce sum %e, dims = [3] : tensor<4x2x8x512xf32> -> tensor<4x2x8xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [0, 1, 2] : tensor<4x2x8xf32> -> tensor<4x2x8x512xf32>
+  %p = kiln.div %e, %sb : tensor<4x2x8x512xf32>
+  %u0, %ns = kiln.rng_uniform %state : tensor<2xi64> -> tensor<8x4x2x512xf32>
+  %u = kiln.transpose %u0, perm = [1, 2, 0, 3] : tensor<8x4x2x512xf32> -> tensor<4x2x8x512xf32>
+  %c = kiln.constant dense<0.1> : tensor<f32>
+  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<f32> -> tensor<4x2x8x512xf32>
+  %keep = kiln.compare GE, %u, %cb : tensor<4x2x8x512xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %zb = kiln.broadcast_in_dim %z, dims = [] : tensor<f32> -> tensor<4x2x8x512xf32>
+  %y = kiln.select %keep, %p, %zb : tensor<4x2x8x512xi1>, tensor<4x2x8x512xf32>
+  return %y, %ns : tensor<4x2x8x512xf32>, tensor<2xi64>
 }
 
 // Embedding lookup and its gradient: a gather kernel, a fill kernel for the
