@@ -8,6 +8,7 @@
 
 #include "absl/base/casts.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 
 #include <algorithm>
@@ -15,7 +16,6 @@
 #include <cstring>
 #include <numeric>
 #include <string>
-#include <unordered_set>
 
 namespace kiln::lazy {
 
@@ -398,7 +398,7 @@ NodePtr constantLike(const NodePtr &like, double value) {
 
 std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots) {
   std::vector<NodePtr> order;
-  std::unordered_set<const Node *> visited;
+  absl::flat_hash_set<const Node *> visited;
   for (const NodePtr &root : roots) {
     if (!visited.insert(root.get()).second)
       continue;
