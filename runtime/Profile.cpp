@@ -64,7 +64,7 @@ void Profiler::add(RunProfile run, double wallStartUs) {
       auto [row, fresh] =
           program->rowOf.try_emplace(e.name, program->thunks.size());
       if (fresh)
-        program->thunks.push_back({e.name, e.category});
+        program->thunks.push_back({e.name, e.category, e.sixteenBit});
       Totals &t = program->thunks[row->second];
       t.us += e.durationUs;
       t.bytes += static_cast<double>(e.bytes);
@@ -159,7 +159,9 @@ std::string Profiler::summary() const {
       double seconds = t.us / 1e6;
       std::string achieved =
           t.flops > 0
-              ? rate(t.flops, seconds, "GFLOP/s", limits.flopsPerSecond)
+              ? rate(t.flops, seconds, "GFLOP/s",
+                     t.sixteenBit ? limits.sixteenBitFlopsPerSecond
+                                  : limits.flopsPerSecond)
               : rate(t.bytes, seconds, "GB/s", limits.bytesPerSecond);
       absl::StrAppendFormat(&out, "%6.1f%% %10.3f %6.0f  %-24s %s\n",
                             100 * t.us / program.runsUs, t.us / runs / 1e3,
@@ -199,6 +201,7 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
                                              "→", std::string(gemmTypeName(g.output))));
     e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes;
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
+    e.sixteenBit = g.input != GemmType::f32;
     break;
   }
   case Thunk::Kind::copy:
@@ -221,14 +224,14 @@ std::vector<ThunkEvent> describeThunks(const Executable &executable) {
 }
 
 DeviceLimits deviceLimits(const std::string &deviceName) {
-  // Dense peaks from NVIDIA's data sheets (SXM parts): f32 on CUDA cores,
-  // HBM bandwidth.
+  // Dense peaks from NVIDIA's data sheets (SXM parts): HBM bandwidth, f32
+  // on CUDA cores, bf16/f16 on tensor cores (without sparsity).
   if (deviceName.find("H100") != std::string::npos)
-    return {3.35e12, 67e12};
+    return {3.35e12, 67e12, 989e12};
   if (deviceName.find("H200") != std::string::npos)
-    return {4.8e12, 67e12};
+    return {4.8e12, 67e12, 989e12};
   if (deviceName.find("A100") != std::string::npos)
-    return {2.0e12, 19.5e12};
+    return {2.0e12, 19.5e12, 312e12};
   return {};
 }
 

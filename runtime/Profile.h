@@ -31,13 +31,16 @@ struct ThunkEvent {
   /// Bytes the thunk reads and writes, and its floating-point operations.
   uint64_t bytes = 0;
   double flops = 0;
+  /// A GEMM on 16-bit inputs: measured against the tensor cores' peak.
+  bool sixteenBit = false;
 };
 
 /// What a device can do at best, for the summary's "of limit" column
-/// (0: unknown).
+/// (0: unknown): bandwidth, f32 products, 16-bit products (dense).
 struct DeviceLimits {
   double bytesPerSecond = 0;
   double flopsPerSecond = 0;
+  double sixteenBitFlopsPerSecond = 0;
 };
 
 /// The thunks of one run of one program.
@@ -88,6 +91,7 @@ private:
   /// Aggregates for the summary: per program, per thunk name.
   struct Totals {
     std::string name, category;
+    bool sixteenBit = false;
     double us = 0, bytes = 0, flops = 0;
     int64_t calls = 0;
   };

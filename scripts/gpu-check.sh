@@ -24,8 +24,7 @@
 #   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M
 #      run's first 4 steps: the summary in logs.txt, trace-124m.json; then
 #      the ab-* parts: kiln's 124M step with one default changed beside the
-#      bench's (ab-row-lanes: KILN_CUDA_ROW_LANES=1, a thread per row;
-#      ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
+#      bench's (ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
 #      in fusions without reduces, not 4;
 #      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
 #      ab-attention-3-chunks: KILN_ATTENTION_CHUNK_MB=86, 3 chunks, not 4;
@@ -457,9 +456,8 @@ print("step %.1f ms by default, %.1f ms with %s" % (
   record "$name" INFO "$(exit_note "$name"): $ab"
 }
 
-# Run 4 measured the warp per row: 224 against 375 ms.
-[[ $parts == all ]] &&
-  ab_part ab-row-lanes KILN_CUDA_ROW_LANES=1 "a thread per row (not a warp)"
+# (KILN_CUDA_ROW_LANES=1, a thread per row, is not timed again: run 4
+# measured 375 ms against the warp's 224.)
 ab_part ab-elements KILN_CUDA_ELEMENTS_PER_THREAD=1 \
   "one element a thread in fusions without reduces (not 4)"
 ab_part ab-attention-chunk KILN_ATTENTION_CHUNK_MB=256 \

@@ -122,7 +122,7 @@ TEST(Profile, TheSummaryRatesThunksAgainstTheirDevicesLimits) {
   runtime::RunProfile run;
   run.program = 1;
   run.device = "cuda";
-  run.limits = {2e12, 50e12};
+  run.limits = {2e12, 50e12, 800e12};
   run.durationUs = 1000;
   runtime::ThunkEvent copy;
   copy.name = "copy";
@@ -130,12 +130,27 @@ TEST(Profile, TheSummaryRatesThunksAgainstTheirDevicesLimits) {
   copy.durationUs = 500;
   copy.bytes = 500000000; // 0.5 GB in 0.5 ms: 1000 GB/s, half of 2 TB/s
   run.events.push_back(copy);
+  // GEMMs of 10 GFLOP in 0.1 ms (100 TFLOP/s): f32 against the f32 peak,
+  // bf16 against the tensor cores'.
+  runtime::ThunkEvent f32 = copy, bf16 = copy;
+  f32.name = "gemm f32";
+  bf16.name = "gemm bf16";
+  f32.category = bf16.category = "gemm";
+  f32.durationUs = bf16.durationUs = 100;
+  f32.flops = bf16.flops = 1e10;
+  bf16.sixteenBit = true;
+  run.events.push_back(f32);
+  run.events.push_back(bf16);
   profiler.add(run, 0);
   profiler.add(run, 1000);
   std::string summary = profiler.summary();
   EXPECT_NE(summary.find("1000.0 GB/s (50% of 2000)"), std::string::npos)
       << summary;
-  EXPECT_NE(summary.find("account for 50.0% of it"), std::string::npos)
+  EXPECT_NE(summary.find("100000.0 GFLOP/s (200% of 50000)"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("100000.0 GFLOP/s (12% of 800000)"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("account for 70.0% of it"), std::string::npos)
       << summary;
 }
 
