@@ -82,8 +82,13 @@ bool isConsumer(Operation *op) {
   return isElementwiseLike(op) || isLoopFusion(op);
 }
 
+/// Slices, pads and concatenations are index remappings too: fused into
+/// their consumer, it reads their operands where they come from rather
+/// than a copy (a chunk's key gradient padded to every key and added, the
+/// query/key/value gradients padded into their joint projection's).
 bool isFusibleProducer(Operation *op) {
-  return isElementwiseLike(op) || isLoopFusion(op) || isa<RngUniformOp>(op);
+  return isElementwiseLike(op) || isLoopFusion(op) ||
+         isa<RngUniformOp, SliceOp, PadOp, ConcatenateOp>(op);
 }
 
 bool isCheapTranspose(TransposeOp op) {
