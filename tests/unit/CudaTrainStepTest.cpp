@@ -5,11 +5,18 @@
 // and the gradient norm must agree within 1e-4 relative at every step (the
 // two differ only in GEMM summation order: cuBLASLt against oneDNN; the
 // dropout masks are bit-exact on both), and the loss must move. With bf16
-// (kiln-autocast) the same bound is asked: both backends round the same
-// values to bf16 with the same kernels and sum exact products in f32; a
-// product's bf16 rounding can differ by one ulp only where the two
-// summation orders straddle a rounding boundary, a few elements in a
-// million. Part of the CudaBackendTest binary; skips without a GPU.
+// (kiln-autocast, products rounded to bf16) the bound is half a bf16 unit,
+// 2^-9 relative: a product whose f32 sum lies near a bf16 rounding
+// boundary rounds either way under another summation order, and AdamW
+// (which divides by the gradient's own scale) carries such a flip into the
+// next step. The CPU itself moves by that much with its GEMM path: the
+// second step's loss and gradient norm were 5.38306475 and 0.439950675 on
+// an AMD EPYC with AVX512_BF16 (oneDNN's bf16 matmul), 5.38276386 and
+// 0.439788193 on the GPU machine's CPU, 5.38298178 and 0.439920694 on its
+// H100 (docs/GPU.md, run 8: 3.7e-4 relative apart at most, where 1e-4 had
+// been asked). CpuTrainStep below holds oneDNN and OpenBLAS on one CPU to
+// the same bound. Part of the CudaBackendTest binary; the CUDA tests skip
+// without a GPU.
 #include "CudaTestSupport.h"
 #include "FileTestSupport.h"
 
@@ -20,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <functional>
 
 namespace kiln::testing {
 namespace {
@@ -165,15 +173,29 @@ struct Trainer {
   }
 };
 
-/// Three steps on each backend under `pipeline`, compared step by step.
-void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline) {
+/// Relative agreement of two runs of the step: f32, and bf16 (above).
+constexpr double kF32Agreement = 1e-4;
+constexpr double kBf16Agreement = 1.0 / 512;
+
+/// module → a program that runs it (one per side of a comparison).
+using ProgramMaker =
+    std::function<absl::StatusOr<std::unique_ptr<runtime::Program>>(
+        mlir::ModuleOp)>;
+
+/// Three steps of programs `a` and `b` (named for the messages) made under
+/// `pipeline`, compared step by step within `agreement`.
+void expectProgramsAgreeForThreeSteps(const PipelineOptions &pipeline,
+                                      const char *nameA, ProgramMaker makeA,
+                                      const char *nameB, ProgramMaker makeB,
+                                      double agreement) {
   std::string path = sourcePath("tests/passes/Inputs/gpt2_train_step.mlir");
   std::string source = readWholeFile(path);
   ASSERT_FALSE(source.empty())
       << "cannot read " << path << " (set KILN_SOURCE_DIR to the source tree)";
-  // One parse per backend: compiling runs the pipeline over it in place.
+  // One parse per program: compiling runs the pipeline over it in place.
   ParsedModule forCpu = parseModule(source), forCuda = parseModule(source);
   ASSERT_TRUE(forCpu.module && forCuda.module);
+  (void)pipeline; // the makers compile under it
   auto main = forCpu.module->lookupSymbol<mlir::func::FuncOp>("main");
   ASSERT_TRUE(main);
   StepLayout layout = readLayout(main);
@@ -183,11 +205,10 @@ void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline) {
               layout.tokens >= 0 && layout.rngState >= 0);
   std::vector<HostTensor> inputs = firstInputs(main, layout);
 
-  auto cpuProgram =
-      compiler::cpu::createCpuProgram(*forCpu.module, "main", pipeline);
-  ASSERT_TRUE(cpuProgram.ok()) << cpuProgram.status();
-  auto cudaProgram = cudaProgramFactory(nullptr, pipeline)(*forCuda.module);
-  ASSERT_TRUE(cudaProgram.ok()) << cudaProgram.status();
+  auto cpuProgram = makeA(*forCpu.module);
+  ASSERT_TRUE(cpuProgram.ok()) << nameA << ": " << cpuProgram.status();
+  auto cudaProgram = makeB(*forCuda.module);
+  ASSERT_TRUE(cudaProgram.ok()) << nameB << ": " << cudaProgram.status();
   Trainer cpu{*std::move(cpuProgram), inputs};
   Trainer cuda{*std::move(cudaProgram), inputs};
 
@@ -196,19 +217,21 @@ void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline) {
   std::vector<double> losses;
   for (int t = 1; t <= 3; ++t) {
     auto onCpu = cpu.step(layout, t);
-    ASSERT_TRUE(onCpu.ok()) << "cpu step " << t << ": " << onCpu.status();
+    ASSERT_TRUE(onCpu.ok()) << nameA << " step " << t << ": " << onCpu.status();
     auto onCuda = cuda.step(layout, t);
-    ASSERT_TRUE(onCuda.ok()) << "cuda step " << t << ": " << onCuda.status();
+    ASSERT_TRUE(onCuda.ok()) << nameB << " step " << t << ": " << onCuda.status();
     for (int k = 0; k < 2; ++k) {
       int r = layout.scalarResults[k];
       double want = (*onCpu)[r].getDouble(0), got = (*onCuda)[r].getDouble(0);
       ASSERT_TRUE(std::isfinite(want) && std::isfinite(got))
-          << names[k] << " at step " << t << ": cpu " << want << ", cuda "
-          << got;
-      EXPECT_LE(std::fabs(got - want), 1e-4 * std::fabs(want))
-          << names[k] << " at step " << t << ": cpu " << want << ", cuda "
-          << got;
-      std::printf("step %d %-13s cpu %.9g cuda %.9g\n", t, names[k], want, got);
+          << names[k] << " at step " << t << ": " << nameA << " " << want
+          << ", " << nameB << " " << got;
+      EXPECT_LE(std::fabs(got - want), agreement * std::fabs(want))
+          << names[k] << " at step " << t << ": " << nameA << " " << want
+          << ", " << nameB << " " << got;
+      std::printf("step %d %-13s %s %.9g %s %.9g (relative difference %.2g)\n",
+                  t, names[k], nameA, want, nameB, got,
+                  std::fabs(got - want) / std::fabs(want));
     }
     losses.push_back((*onCpu)[layout.scalarResults[0]].getDouble(0));
   }
@@ -219,14 +242,47 @@ void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline) {
       << "losses " << losses[0] << " → " << losses[2];
 }
 
+/// The CPU program (oneDNN GEMMs) and the CUDA one, under `pipeline`.
+void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline,
+                                      double agreement) {
+  expectProgramsAgreeForThreeSteps(
+      pipeline, "cpu",
+      [&](mlir::ModuleOp m) {
+        return compiler::cpu::createCpuProgram(m, "main", pipeline);
+      },
+      "cuda", cudaProgramFactory(nullptr, pipeline), agreement);
+}
+
 TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
-  expectBackendsAgreeForThreeSteps(PipelineOptions());
+  expectBackendsAgreeForThreeSteps(PipelineOptions(), kF32Agreement);
 }
 
 TEST_F(CudaTrainStep, TinyGpt2Bf16LossesMatchTheCpuForThreeSteps) {
   PipelineOptions bf16;
   bf16.bf16 = true;
-  expectBackendsAgreeForThreeSteps(bf16);
+  expectBackendsAgreeForThreeSteps(bf16, kBf16Agreement);
+}
+
+/// The bf16 bound on any machine: the same CPU executable with oneDNN's
+/// GEMMs (a bf16 matmul where the CPU has one) and with OpenBLAS's (bf16
+/// widened to f32).
+TEST(CpuTrainStep, TinyGpt2Bf16OnTwoGemmLibrariesAgreeWithinHalfABf16Unit) {
+  PipelineOptions bf16;
+  bf16.bf16 = true;
+  auto onLibrary = [&](runtime::GemmLibrary library) {
+    return [&, library](mlir::ModuleOp m)
+               -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
+      auto exe = compiler::cpu::compileExecutable(m, "main", nullptr, bf16);
+      if (!exe.ok())
+        return exe.status();
+      runtime::CpuRuntimeOptions options;
+      options.gemm = library;
+      return runtime::loadCpuProgram(*std::move(exe), options);
+    };
+  };
+  expectProgramsAgreeForThreeSteps(
+      bf16, "onednn", onLibrary(runtime::GemmLibrary::onednn), "openblas",
+      onLibrary(runtime::GemmLibrary::openblas), kBf16Agreement);
 }
 
 } // namespace
