@@ -182,10 +182,9 @@ using ProgramMaker =
     std::function<absl::StatusOr<std::unique_ptr<runtime::Program>>(
         mlir::ModuleOp)>;
 
-/// Three steps of programs `a` and `b` (named for the messages) made under
-/// `pipeline`, compared step by step within `agreement`.
-void expectProgramsAgreeForThreeSteps(const PipelineOptions &pipeline,
-                                      const char *nameA, ProgramMaker makeA,
+/// Three steps of programs `a` and `b` (named for the messages), compared
+/// step by step within `agreement`.
+void expectProgramsAgreeForThreeSteps(const char *nameA, ProgramMaker makeA,
                                       const char *nameB, ProgramMaker makeB,
                                       double agreement) {
   std::string path = sourcePath("tests/passes/Inputs/gpt2_train_step.mlir");
@@ -195,7 +194,6 @@ void expectProgramsAgreeForThreeSteps(const PipelineOptions &pipeline,
   // One parse per program: compiling runs the pipeline over it in place.
   ParsedModule forCpu = parseModule(source), forCuda = parseModule(source);
   ASSERT_TRUE(forCpu.module && forCuda.module);
-  (void)pipeline; // the makers compile under it
   auto main = forCpu.module->lookupSymbol<mlir::func::FuncOp>("main");
   ASSERT_TRUE(main);
   StepLayout layout = readLayout(main);
@@ -246,7 +244,7 @@ void expectProgramsAgreeForThreeSteps(const PipelineOptions &pipeline,
 void expectBackendsAgreeForThreeSteps(const PipelineOptions &pipeline,
                                       double agreement) {
   expectProgramsAgreeForThreeSteps(
-      pipeline, "cpu",
+      "cpu",
       [&](mlir::ModuleOp m) {
         return compiler::cpu::createCpuProgram(m, "main", pipeline);
       },
@@ -281,7 +279,7 @@ TEST(CpuTrainStep, TinyGpt2Bf16OnTwoGemmLibrariesAgreeWithinHalfABf16Unit) {
     };
   };
   expectProgramsAgreeForThreeSteps(
-      bf16, "onednn", onLibrary(runtime::GemmLibrary::onednn), "openblas",
+      "onednn", onLibrary(runtime::GemmLibrary::onednn), "openblas",
       onLibrary(runtime::GemmLibrary::openblas), kBf16Agreement);
 }
 
