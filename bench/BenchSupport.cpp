@@ -132,9 +132,9 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         "vocabulary (256): use --vocab 256 or more"));
   if (c.parity_window < 1)
     return absl::InvalidArgumentError("--parity_window must be >= 1");
-  if (c.precision != "f32" && c.precision != "bf16")
+  if (c.precision != "f32" && c.precision != "bf16" && c.precision != "fp16")
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown precision '", c.precision, "' (f32, bf16)"));
+        "unknown precision '", c.precision, "' (f32, bf16, fp16)"));
   if (c.backend != "cpu" && c.backend != "reference" && c.backend != "cuda")
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown backend '", c.backend, "' (cpu, cuda, reference)"));

@@ -26,9 +26,10 @@ struct BenchConfig {
   std::vector<std::string> peers = {"torch", "torch_compile", "jax"};
   std::vector<std::string> modes = {"compiled", "eager"};
   std::string backend = "cpu";
-  /// "f32", or "bf16": mixed precision for every system (kiln's
-  /// kiln-autocast; PyTorch's autocast; bf16 products in JAX), weights and
-  /// optimizer in f32 everywhere.
+  /// "f32", or "bf16" / "fp16": mixed precision for every system (kiln's
+  /// kiln-autocast; PyTorch's autocast; 16-bit products in JAX), weights
+  /// and optimizer in f32 everywhere; fp16 adds dynamic loss scaling
+  /// (nn::GradScaler, torch.amp.GradScaler, the same rule in JAX's step).
   std::string precision = "f32";
   double budget_gib = 8;
   /// Every run is killed when its RSS passes this (protects the machine).

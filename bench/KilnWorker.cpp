@@ -8,6 +8,7 @@
 #include "bench/BenchSupport.h"
 
 #include "frontends/nn/GPT2.h"
+#include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Optimizer.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -36,7 +37,9 @@ int runKilnWorker(const BenchConfig &c) {
     // Eager runs each primitive op as its own kernel: kiln's own baseline
     // without the graph compiler, as PyTorch eager is torch.compile's.
     options.mode = c.mode == "eager" ? Mode::eager : Mode::graph;
-    options.bf16 = c.precision == "bf16";
+    options.productType = c.precision == "bf16"   ? DType::bf16
+                          : c.precision == "fp16" ? DType::f16
+                                                  : DType::f32;
     set_options(options);
     set_backend(c.backend);
     std::vector<int64_t> shape;
@@ -69,6 +72,9 @@ int runKilnWorker(const BenchConfig &c) {
     nn::AdamW opt(model.named_parameters(), o);
     nn::LambdaLR sched(opt, nn::linear_schedule_with_warmup(c.warmup_steps,
                                                             c.steps));
+    std::unique_ptr<nn::GradScaler> scaler;
+    if (options.productType == DType::f16)
+      scaler = std::make_unique<nn::GradScaler>();
 
     metrics::reset();
     // recordMs: the host recording the step's ops (forward, backward,
@@ -82,12 +88,8 @@ int runKilnWorker(const BenchConfig &c) {
       auto start = std::chrono::steady_clock::now();
       Tensor input = Tensor::from_host(std::move(x));
       Tensor loss = model.loss(input, input);
-      loss.backward();
-      if (c.max_grad_norm > 0)
-        nn::clip_grad_norm_(model.parameters(), c.max_grad_norm);
-      opt.step();
+      nn::backward_and_step(loss, opt, c.max_grad_norm, scaler.get());
       sched.step();
-      opt.zero_grad();
       recordMs.push_back(std::chrono::duration<double, std::milli>(
                              std::chrono::steady_clock::now() - start)
                              .count());
@@ -116,6 +118,8 @@ int runKilnWorker(const BenchConfig &c) {
                   {"kiln_graph_ms", m.graphMilliseconds},
                   {"kiln_execute_ms", m.executeMilliseconds},
                   {"kiln_planned_peak_mib", m.plannedPeakBytes / 1048576.0},
+                  {"fp16_skipped_steps",
+                   scaler ? scaler->state().skipped_steps : 0},
                   {"backend", c.backend},
                   {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}});
     return 0;

@@ -70,8 +70,12 @@ std::string keyOptionsText(const KeyOptions &options) {
                    ";memory-budget=", options.memoryBudget);
   if (!options.partition)
     absl::StrAppend(&text, ";partition=0");
-  if (options.bf16)
+  // "bf16=1" as before f16 existed, so bf16 entries keep their keys.
+  if (options.productType == DType::bf16)
     absl::StrAppend(&text, ";bf16=1");
+  else if (options.productType != DType::f32)
+    absl::StrAppend(&text, ";products=",
+                    std::string(dtypeName(options.productType)));
   if (options.backend == Backend::cuda) {
     absl::StrAppend(&text, ";cuda-arch=", options.cudaArch,
                     ";tf32=", options.tf32 ? 1 : 0);

@@ -46,8 +46,9 @@ struct KeyOptions {
   uint64_t memoryBudget = 0;
   /// kiln-partition on (the default) or off.
   bool partition = true;
-  /// Mixed precision: matrix products on bf16 inputs (kiln-autocast).
-  bool bf16 = false;
+  /// Mixed precision: matrix products on bf16 or f16 inputs
+  /// (kiln-autocast); f32: off.
+  DType productType = DType::f32;
   /// cuda: the GPU architecture and TF32 GEMMs (ignored for other
   /// backends). A cuda key names this target instead of the host CPU, so
   /// `kilnc precompile` on a machine without a GPU fills the cache a GPU

@@ -22,7 +22,7 @@ CompileOptions compileOptionsFor(const KeyOptions &options,
   request.function = options.function;
   request.memoryBudgetBytes = options.memoryBudget;
   request.partition = options.partition;
-  request.bf16 = options.bf16;
+  request.productType = options.productType;
   request.passDumpDir = passDumpDir;
   request.cudaArch = options.cudaArch;
   request.tf32 = options.tf32;
@@ -35,7 +35,7 @@ KeyOptions keyOptionsFor(const CompileOptions &options) {
   key.function = options.function;
   key.memoryBudget = options.memoryBudgetBytes;
   key.partition = options.partition;
-  key.bf16 = options.bf16;
+  key.productType = options.productType;
   key.cudaArch = options.cudaArch;
   key.tf32 = options.tf32;
   return key;

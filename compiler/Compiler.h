@@ -33,9 +33,10 @@ struct CompileOptions {
   uint64_t memoryBudgetBytes = 0;
   /// Run kiln-partition (PipelineOptions::partition).
   bool partition = true;
-  /// Mixed precision (PipelineOptions::bf16): matrix products in bf16
-  /// (kiln-autocast); the reference backend ignores it.
-  bool bf16 = false;
+  /// Mixed precision (PipelineOptions::productType): matrix products in
+  /// bf16 or f16 (kiln-autocast); f32: off. The reference backend ignores
+  /// it.
+  DType productType = DType::f32;
   /// CPU backend: when set, the module is written there after every pass
   /// (KILN_DUMP_DIR, XLA's --xla_dump_to). Debug only: not in cache keys.
   std::string passDumpDir;

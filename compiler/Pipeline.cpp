@@ -99,8 +99,9 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After the lowerings, so their products (attention scores, lm_head
   // chunks) are moved too; before the partitioner, which then weighs the
   // rounded copies at their 2 bytes an element.
-  if (options.bf16)
-    add(createAutocastPass({options.bf16F32Results}));
+  if (options.productType != DType::f32)
+    add(createAutocastPass({std::string(dtypeName(options.productType)),
+                            options.halfF32Results}));
   // Before fusion, so recomputed elementwise work fuses into its backward
   // consumer and is never stored.
   if (options.partition)
@@ -184,12 +185,14 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "loss-vocab-multiple",
       llvm::cl::desc("pad the lm_head's vocabulary to a multiple of this"),
       llvm::cl::init(1)};
-  Option<bool> bf16{*this, "bf16",
-                    llvm::cl::desc("matrix products in bf16 (kiln-autocast)"),
-                    llvm::cl::init(false)};
-  Option<bool> bf16F32Results{
-      *this, "bf16-f32-results",
-      llvm::cl::desc("with bf16: keep the products' results in f32"),
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("f32, or bf16 / f16: matrix products in that type "
+                     "(kiln-autocast)"),
+      llvm::cl::init("f32")};
+  Option<bool> halfF32Results{
+      *this, "half-f32-results",
+      llvm::cl::desc("with bf16 / f16: keep the products' results in f32"),
       llvm::cl::init(false)};
 };
 
@@ -209,8 +212,18 @@ void registerKilnPipeline() {
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;
         options.partition = cl.partition;
-        options.bf16 = cl.bf16;
-        options.bf16F32Results = cl.bf16F32Results;
+        absl::StatusOr<DType> product = parseDType(cl.precision);
+        if (!product.ok() || (*product != DType::f32 &&
+                              *product != DType::bf16 &&
+                              *product != DType::f16)) {
+          // A pipeline builder cannot fail: kiln-autocast names the
+          // unknown type when the pipeline runs, and nothing else runs.
+          pm.addNestedPass<func::FuncOp>(
+              createAutocastPass({cl.precision.getValue(), false}));
+          return;
+        }
+        options.productType = *product;
+        options.halfF32Results = cl.halfF32Results;
         options.lossVocabMultiple = cl.lossVocabMultiple;
         buildKilnPipeline(pm, options);
       });

@@ -4,6 +4,8 @@
 #ifndef KILN_COMPILER_PIPELINE_H
 #define KILN_COMPILER_PIPELINE_H
 
+#include "support/HostTensor.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -44,11 +46,12 @@ struct PipelineOptions {
   /// kiln-lower-cross-entropy's vocab-multiple: the lm_head's vocabulary
   /// padded to a multiple of this (1: not padded).
   int64_t lossVocabMultiple = 1;
-  /// Mixed precision (--bf16): kiln-autocast runs every f32 matrix product
-  /// on bf16 inputs with a bf16 result widened back to f32 (PyTorch's
-  /// autocast), or with an f32 result when bf16F32Results.
-  bool bf16 = false;
-  bool bf16F32Results = false;
+  /// Mixed precision (--bf16, --fp16): with bf16 or f16, kiln-autocast runs
+  /// every f32 matrix product on inputs of that type with a result of that
+  /// type widened back to f32 (PyTorch's autocast), or with an f32 result
+  /// when halfF32Results; f32: off.
+  DType productType = DType::f32;
+  bool halfF32Results = false;
   /// Nonzero: kiln-split-reductions runs before fusion and splits every
   /// reduction on fewer threads than this (and over more than
   /// splitReductionsMaxSerial elements per thread) into a tree. A backend
@@ -62,7 +65,7 @@ struct PipelineOptions {
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention and
-/// cross-entropy lowering, autocast (bf16), the save/recompute partition, the three fusion
+/// cross-entropy lowering, autocast (bf16/f16), the save/recompute partition, the three fusion
 /// passes, scheduling and (under a budget) rematerialization, each followed
 /// by a dump when options.dumpDir is set.
 void buildKilnPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
@@ -73,7 +76,7 @@ mlir::LogicalResult runKilnPipeline(mlir::ModuleOp module,
 
 /// Registers the `kiln-pipeline` pass pipeline for kiln-opt; its options
 /// (dump-dir, max-fusion-operands, fuse, schedule, memory-budget,
-/// attention-chunk-bytes, loss-chunk-bytes, partition, bf16) mirror
+/// attention-chunk-bytes, loss-chunk-bytes, partition, precision) mirror
 /// PipelineOptions.
 void registerKilnPipeline();
 

@@ -181,8 +181,12 @@ struct Flags {
                "trials)"),
       cl::cat(execution)};
   cl::opt<bool> fp16{"fp16",
-                     cl::desc("fp16 mixed precision: not supported (it needs "
-                              "dynamic loss scaling); use --bf16"),
+                     cl::desc("mixed precision: matrix products in f16 with "
+                              "f32 sums and dynamic loss scaling (PyTorch's "
+                              "autocast + GradScaler: an overflow skips the "
+                              "step and halves the scale); weights, "
+                              "optimizer and loss stay f32 (default: "
+                              "$KILN_FP16=1, else f32)"),
                      cl::cat(execution)};
   cl::opt<std::string> memoryBudget{
       "memory_budget",
@@ -297,7 +301,8 @@ TrainArgs copyFlags(const Flags &f) {
   a.eager = f.eager, a.dumpGraphs = f.dumpGraphs, a.cacheDir = f.cacheDir;
   // Empty when not given: KILN_BACKEND, then kDefaultBackend, apply.
   a.backend = f.backend.getNumOccurrences() ? f.backend.getValue() : "";
-  a.cudaArch = f.cudaArch, a.tf32 = f.tf32, a.bf16 = f.bf16;
+  a.cudaArch = f.cudaArch, a.tf32 = f.tf32;
+  a.productType = f.bf16 ? DType::bf16 : f.fp16 ? DType::f16 : DType::f32;
   a.autoFindBatchSize = f.autoFindBatchSize;
   return a;
 }
@@ -457,12 +462,8 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   std::string problem = checkModelAndData(a);
   if (problem.empty())
     problem = checkTraining(a);
-  // run_clm's --fp16 is understood and refused rather than mistaken for
-  // an unknown flag or silently run in another precision.
-  if (problem.empty() && flags.fp16)
-    problem = "--fp16 is not supported: fp16 mixed precision needs dynamic "
-              "loss scaling, which kiln does not have yet; --bf16 is mixed "
-              "precision without it (as fast on Ampere and Hopper GPUs)";
+  if (problem.empty() && flags.fp16 && flags.bf16)
+    problem = "--fp16 and --bf16 ask for two mixed precisions; give one";
   if (problem.empty() && !flags.memoryBudget.empty()) {
     a.memoryBudget = parseByteSize(flags.memoryBudget);
     if (!a.memoryBudget)

@@ -5,6 +5,8 @@
 #ifndef KILN_EXAMPLES_TRAINARGS_H
 #define KILN_EXAMPLES_TRAINARGS_H
 
+#include "support/HostTensor.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,8 +68,10 @@ struct TrainArgs {
   /// in TF32 on cuda; exact f32 by default, as PyTorch's).
   std::string cudaArch;
   bool tf32 = false;
-  /// --bf16: matrix products on bf16 inputs (lazy::Options::bf16).
-  bool bf16 = false;
+  /// --bf16 / --fp16: matrix products on bf16 / f16 inputs
+  /// (lazy::Options::productType); f16 adds dynamic loss scaling
+  /// (nn::GradScaler). f32: neither flag.
+  DType productType = DType::f32;
   /// --auto_find_batch_size: the largest batch up to trainBatchSize whose
   /// step plans within memoryBudget (kiln::largest_planned_batch).
   bool autoFindBatchSize = false;

@@ -27,8 +27,11 @@
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/GPT2.h"
+#include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
+
+#include "absl/strings/numbers.h"
 
 #include <cerrno>
 #include <chrono>
@@ -191,6 +194,10 @@ private:
   data::DataLoader loader_;
   int64_t totalSteps_;
   nn::LambdaLR scheduler_;
+  /// f16 mixed precision's loss scaling (absent otherwise).
+  std::unique_ptr<nn::GradScaler> scaler_;
+  /// scaler_'s skipped steps at the last log.
+  int64_t skippedAtLastLog_ = 0;
   int64_t globalStep_ = 0, startStep_ = 0;
   double windowLoss_ = 0, runLoss_ = 0;
   int64_t windowSteps_ = 0;
@@ -222,6 +229,29 @@ int64_t totalSteps(const TrainArgs &a, int64_t stepsPerEpoch) {
   return int64_t(std::ceil(a.numTrainEpochs * double(stepsPerEpoch)));
 }
 
+/// The fp16 loss scaler's state a checkpoint saved in its metadata (as the
+/// Trainer saves scaler.pt beside the optimizer); throws kiln::Error when
+/// it is absent or malformed.
+nn::GradScaler::HostState scalerState(
+    const std::map<std::string, std::string> &metadata,
+    const std::string &dir) {
+  nn::GradScaler::HostState scale;
+  auto field = [&](const char *key) -> const std::string & {
+    auto it = metadata.find(key);
+    if (it == metadata.end())
+      throw Error("'" + dir + "' holds no fp16 loss scaler state (" + key +
+                  "): it was not trained with --fp16");
+    return it->second;
+  };
+  if (!absl::SimpleAtod(field("grad_scaler.scale"), &scale.scale) ||
+      !absl::SimpleAtoi(field("grad_scaler.growth_tracker"),
+                        &scale.growth_tracker) ||
+      !absl::SimpleAtoi(field("grad_scaler.skipped_steps"),
+                        &scale.skipped_steps))
+    throw Error("'" + dir + "': a malformed fp16 loss scaler state");
+  return scale;
+}
+
 Trainer::Trainer(const TrainArgs &args, PreparedData &data)
     : args_(args), data_(data),
       model_(modelConfig(args, args.vocabSize ? args.vocabSize
@@ -230,6 +260,8 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       loader_(makeLoader(args, data.train)),
       totalSteps_(totalSteps(args, loader_.batchesPerEpoch())),
       scheduler_(optimizer_, schedule(args, totalSteps_)) {
+  if (options().productType == DType::f16)
+    scaler_ = std::make_unique<nn::GradScaler>();
   model_.train();
 }
 
@@ -249,6 +281,11 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
                    "kiln-train: warning: the checkpoint was trained with %s "
                    "%s, this run uses %s; the data order differs\n",
                    key, it->second.c_str(), value.c_str());
+  }
+  if (scaler_) {
+    nn::GradScaler::HostState scale = scalerState(state.metadata, dir);
+    scaler_->load_state(scale);
+    skippedAtLastLog_ = scale.skipped_steps;
   }
   globalStep_ = startStep_ = state.step;
   scheduler_.set_step(state.step);
@@ -270,7 +307,7 @@ void Trainer::printBanner() const {
       "  Number of trainable parameters = %lld\n"
       "  Model = gpt2 n_layer %lld, n_embd %lld, n_head %lld, "
       "vocab %lld, n_positions %lld\n"
-      "  Backend = %s, %s\n",
+      "  Backend = %s, %s%s\n",
       data_.source.c_str(), (long long)data_.train.numBlocks(),
       (long long)args_.blockSize,
       (long long)((totalSteps_ + loader_.batchesPerEpoch() - 1) /
@@ -280,19 +317,21 @@ void Trainer::printBanner() const {
       (long long)args_.nEmbd, (long long)args_.nHead,
       (long long)model_.config().vocab_size, (long long)args_.nPositions,
       std::string(backendName(options().backend)).c_str(),
-      mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs");
+      mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs",
+      options().productType == DType::bf16 ? ", bf16 mixed precision"
+      : options().productType == DType::f16
+          ? ", fp16 mixed precision with dynamic loss scaling"
+          : "");
 }
 
 void Trainer::trainStep(const data::Batch &batch) {
   // Labels are the inputs: the model shifts them.
   Tensor ids = idsTensor(batch.inputIds, batch.shape());
   Tensor loss = model_.loss(ids, ids);
-  loss.backward();
-  if (args_.maxGradNorm > 0)
-    nn::clip_grad_norm_(model_.parameters(), args_.maxGradNorm);
-  optimizer_.step();
+  // The schedule advances on a skipped fp16 step too (PyTorch's AMP
+  // recipe; the Trainer would hold it back, which needs the host to know).
+  nn::backward_and_step(loss, optimizer_, args_.maxGradNorm, scaler_.get());
   scheduler_.step();
-  optimizer_.zero_grad();
   kiln::step();
   // The loss is device data now: reading it forces no sync.
   double value = loss.item();
@@ -312,11 +351,23 @@ void Trainer::maybeLog() {
   LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)},
                  {"learning_rate", scheduler_.last_lr()},
                  {"epoch", pythonRound(epoch(), 2)}};
+  int64_t windowStepsLogged = windowSteps_;
   windowLoss_ = 0;
   windowSteps_ = 0;
   bar_->clear();
   std::printf("%s\n", formatLogDict(log).c_str());
   std::fflush(stdout);
+  if (scaler_) {
+    // Read at logging only: the skips themselves never wait for the host.
+    nn::GradScaler::HostState scale = scaler_->state();
+    if (int64_t skipped = scale.skipped_steps - skippedAtLastLog_)
+      std::fprintf(stderr,
+                   "fp16: %lld of the last %lld steps skipped (gradient "
+                   "overflow); loss scale now %g\n",
+                   (long long)skipped, (long long)windowStepsLogged,
+                   scale.scale);
+    skippedAtLastLog_ = scale.skipped_steps;
+  }
   log.push_back({"step", double(globalStep_)});
   history_.push_back(log);
 }
@@ -328,6 +379,17 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                     {"train_batch_size", std::to_string(args_.trainBatchSize)},
                     {"block_size", std::to_string(args_.blockSize)},
                     {"seed", std::to_string(args_.seed)}};
+  if (scaler_ && withOptimizer) {
+    // As the Trainer's scaler.pt, beside the optimizer's state.
+    nn::GradScaler::HostState scale = scaler_->state();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", scale.scale);
+    state.metadata["grad_scaler.scale"] = text;
+    state.metadata["grad_scaler.growth_tracker"] =
+        std::to_string(scale.growth_tracker);
+    state.metadata["grad_scaler.skipped_steps"] =
+        std::to_string(scale.skipped_steps);
+  }
   std::string file =
       withOptimizer ? "checkpoint.safetensors" : "model.safetensors";
   if (withOptimizer)
@@ -449,7 +511,9 @@ void configureKiln(const TrainArgs &a) {
   if (!a.cudaArch.empty())
     o.cudaArch = a.cudaArch;
   o.tf32 = o.tf32 || a.tf32;
-  o.bf16 = o.bf16 || a.bf16;
+  // A flag wins over KILN_BF16 / KILN_FP16.
+  if (a.productType != DType::f32)
+    o.productType = a.productType;
   check_backend_available(o.backend);
   if (!a.dumpGraphs.empty())
     o.dumpDir = a.dumpGraphs;
@@ -569,8 +633,12 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   auto traceStep = [&](int64_t batch) -> TracedStep {
     struct Probe {
       Probe(nn::NamedTensors params, const nn::AdamW::Options &options)
-          : optimizer(std::move(params), options) {}
+          : optimizer(std::move(params), options) {
+        if (kiln::options().productType == DType::f16)
+          scaler = std::make_unique<nn::GradScaler>();
+      }
       nn::AdamW optimizer;
+      std::unique_ptr<nn::GradScaler> scaler;
       Tensor loss;
     };
     auto probe = std::make_shared<Probe>(model.named_parameters(),
@@ -578,11 +646,8 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
     Tensor ids = idsTensor(std::vector<int64_t>(batch * args.blockSize, 0),
                            {batch, args.blockSize});
     probe->loss = model.loss(ids, ids);
-    probe->loss.backward();
-    if (args.maxGradNorm > 0)
-      nn::clip_grad_norm_(model.parameters(), args.maxGradNorm);
-    probe->optimizer.step();
-    probe->optimizer.zero_grad();
+    nn::backward_and_step(probe->loss, probe->optimizer, args.maxGradNorm,
+                          probe->scaler.get());
     return probe;
   };
   std::string budget = compiler::formatBytes(*args.memoryBudget);

@@ -1,14 +1,15 @@
 // kiln-autocast: mixed precision for matrix products. Every f32 × f32 → f32
-// dot_general reads its operands rounded to bf16 and multiplies them
-// exactly with f32 sums, as PyTorch's autocast and XLA's bf16 mode do. Its
-// result is rounded to bf16 too (autocast's form: half the bytes to store,
+// dot_general reads its operands rounded to a 16-bit type (bf16, or f16)
+// and multiplies them exactly with f32 sums, as PyTorch's autocast and
+// XLA's bf16 mode do. Its result is rounded to that type too (autocast's
+// form: half the bytes to store,
 // and the form a saved activation takes) and widened back to f32 for its
 // readers, so every op outside the products still computes in f32; with
 // f32-results the product keeps an f32 result instead (the dialect lets
 // 16-bit operands produce f32). Each rounded value gets one convert, right
 // after its definition, so every product that reads it shares it; a value
-// that is itself a widened bf16 (the result of another product) is read
-// in bf16 directly. A product that reads a kiln.optimization_barrier's
+// that is itself a widened 16-bit value (the result of another product) is
+// read in the 16-bit type directly. A product that reads a kiln.optimization_barrier's
 // result (a chunk of the lowered loss or attention reading the weight or
 // the keys) reads a rounded copy carried through that barrier: rounded
 // once before it, for every chunk, and still ordered by it.
@@ -36,6 +37,11 @@ namespace {
 bool hasElement(Value v, bool (Type::*is)() const) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return type && (type.getElementType().*is)();
+}
+
+bool hasElementType(Value v, Type element) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getElementType() == element;
 }
 
 /// For each barrier result a product reads directly, the barrier gains the
@@ -84,21 +90,30 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     OpBuilder builder(function.getContext());
-    Type bf16 = builder.getBF16Type();
+    Type half;
+    if (halfType == "bf16")
+      half = builder.getBF16Type();
+    else if (halfType == "f16")
+      half = builder.getF16Type();
+    else {
+      function.emitError("kiln-autocast: type must be bf16 or f16, got '")
+          << halfType << "'";
+      return signalPassFailure();
+    }
     auto convert = [&](Value v, Type element) {
       auto type = cast<RankedTensorType>(v.getType());
       return ConvertOp::create(builder, v.getLoc(), type.clone(element), v);
     };
     llvm::DenseMap<Value, Value> rounded;
     auto roundOnce = [&](Value v) -> Value {
-      // A widened bf16 value is exact in bf16: read the original.
+      // A widened 16-bit value is exact in that type: read the original.
       if (auto widened = v.getDefiningOp<ConvertOp>();
-          widened && hasElement(widened.getOperand(), &Type::isBF16))
+          widened && hasElementType(widened.getOperand(), half))
         return widened.getOperand();
       Value &copy = rounded[v];
       if (!copy) {
         builder.setInsertionPointAfterValue(v);
-        copy = convert(v, bf16);
+        copy = convert(v, half);
         ++numRounded;
       }
       return copy;
@@ -122,7 +137,7 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
       if (f32Results)
         continue;
       Value result = dot.getResult();
-      result.setType(cast<RankedTensorType>(result.getType()).clone(bf16));
+      result.setType(cast<RankedTensorType>(result.getType()).clone(half));
       builder.setInsertionPointAfter(dot);
       ConvertOp widened = convert(result, builder.getF32Type());
       result.replaceAllUsesExcept(widened.getResult(), widened);

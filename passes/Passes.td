@@ -119,20 +119,24 @@ def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
 }
 
 def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
-  let summary = "Run f32 matrix products in bf16 (mixed precision)";
+  let summary = "Run f32 matrix products in bf16 or f16 (mixed precision)";
   let description = [{
     Mixed precision as a compiler pass (PyTorch's autocast, XLA's bf16
     normalization): every `dot_general` of f32 operands into an f32 result
-    takes its operands rounded to bf16, so the GEMM runs on the tensor cores
-    (the GPU) or bf16 instructions (CPUs that have them) with exact products
-    and f32 sums. Its result is rounded to bf16 as well (autocast's form:
+    takes its operands rounded to the 16-bit `type` (bf16, or f16 for
+    `--fp16`), so the GEMM runs on the tensor cores (the GPU) or 16-bit
+    instructions (CPUs that have them) with exact products and f32 sums.
+    Its result is rounded to that type as well (autocast's form:
     half the bytes, and what a saved activation takes) and widened back to
     f32 for its readers, so everything else stays f32: layer norms, softmax,
     the loss, the optimizer and the master weights. With `f32-results` the
     product produces f32 directly (the dialect's mixed form) and nothing is
     widened. A value read by several products is rounded once (one
     `convert` after its definition); a widened product result is read in
-    bf16 as it is. Products of other types are left alone.
+    the 16-bit type as it is. Products of other types are left alone. f16
+    keeps 11 significant bits where bf16 keeps 8, but its largest value is
+    65504: a training step in f16 needs loss scaling (nn::GradScaler), so
+    that small gradients do not flush to zero and an overflow is caught.
 
     Before:
     ```mlir
@@ -150,12 +154,14 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["kiln::KilnDialect"];
   let options = [
+    Option<"halfType", "type", "std::string", "\"bf16\"",
+           "the 16-bit type products read: bf16 or f16">,
     Option<"f32Results", "f32-results", "bool", "false",
-           "keep the products' results in f32 (bf16 operands into f32)">
+           "keep the products' results in f32 (16-bit operands into f32)">
   ];
   let statistics = [
-    Statistic<"numProducts", "products", "products moved to bf16 inputs">,
-    Statistic<"numRounded", "rounded", "values rounded to bf16">
+    Statistic<"numProducts", "products", "products moved to 16-bit inputs">,
+    Statistic<"numRounded", "rounded", "values rounded to the 16-bit type">
   ];
 }
 

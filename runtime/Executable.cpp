@@ -19,7 +19,15 @@ std::string_view deviceName(Device device) {
 }
 
 std::string_view gemmTypeName(GemmType type) {
-  return type == GemmType::bf16 ? "bf16" : "f32";
+  switch (type) {
+  case GemmType::bf16:
+    return "bf16";
+  case GemmType::f16:
+    return "f16";
+  case GemmType::f32:
+    break;
+  }
+  return "f32";
 }
 
 namespace {
@@ -183,13 +191,13 @@ bool readThunk(Reader &r, Thunk &t) {
         !r.i64(t.gemm.batch) || !r.i64(t.gemm.m) || !r.i64(t.gemm.n) ||
         !r.i64(t.gemm.k) || !r.boolean(t.gemm.transA) ||
         !r.boolean(t.gemm.transB) || !r.u8(input) || !r.u8(output) ||
-        input > static_cast<uint8_t>(GemmType::bf16) ||
-        output > static_cast<uint8_t>(GemmType::bf16))
+        input > static_cast<uint8_t>(GemmType::f16) ||
+        output > static_cast<uint8_t>(GemmType::f16))
       return false;
     t.gemm.input = static_cast<GemmType>(input);
     t.gemm.output = static_cast<GemmType>(output);
-    // f32 inputs make f32 results only.
-    return t.gemm.input == GemmType::bf16 || t.gemm.output == GemmType::f32;
+    // f32 inputs make f32 results; 16-bit inputs f32 or their own type.
+    return t.gemm.output == GemmType::f32 || t.gemm.output == t.gemm.input;
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);

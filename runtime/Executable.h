@@ -80,18 +80,19 @@ struct KernelThunk {
   int64_t workPerIndex = 1;
 };
 
-/// The element type of a GEMM's operands. bf16 inputs (mixed precision)
+/// The element type of a GEMM's operands. bf16 and f16 inputs (mixed precision)
 /// multiply exactly and accumulate in f32, whatever C's type.
-enum class GemmType : uint8_t { f32, bf16 };
+enum class GemmType : uint8_t { f32, bf16, f16 };
 std::string_view gemmTypeName(GemmType type);
 /// Bytes of one element.
 inline uint64_t gemmTypeBytes(GemmType type) {
-  return type == GemmType::bf16 ? 2 : 4;
+  return type == GemmType::f32 ? 4 : 2;
 }
 
 /// C[b] = op(A[b]) * op(B[b]), row-major, for b < batch: A[b] starts at
 /// b*m*k elements, B[b] at b*k*n, C[b] at b*m*n. A and B are of `input`, C
-/// of `output`: f32 → f32, bf16 → f32 or bf16 → bf16 (the sum rounded once).
+/// of `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16 (the sum
+/// rounded once).
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;

@@ -62,35 +62,54 @@ absl::Status openblasSgemm(bool transA, bool transB, int64_t m, int64_t n,
   return absl::OkStatus();
 }
 
-/// A bf16 operand widened to f32 (exact: bf16 is the top half of an f32),
-/// rows×cols with row stride ld, packed.
-std::vector<float> widenBf16(const void *data, int64_t rows, int64_t cols,
-                             int64_t ld) {
+/// A 16-bit float's f32 value, by table (every bf16 and f16 value is exact
+/// in f32).
+float widenHalf(GemmType type, uint16_t bits) {
+  if (type == GemmType::bf16) {
+    uint32_t word = uint32_t(bits) << 16;
+    float value;
+    std::memcpy(&value, &word, sizeof value);
+    return value;
+  }
+  static const std::vector<float> f16Values = [] {
+    std::vector<float> table(1 << 16);
+    for (uint32_t b = 0; b < table.size(); ++b)
+      table[b] = static_cast<float>(halfToDouble(static_cast<uint16_t>(b)));
+    return table;
+  }();
+  return f16Values[bits];
+}
+
+/// A bf16 or f16 operand widened to f32 (exact), rows×cols with row stride
+/// ld, packed.
+std::vector<float> widen(GemmType type, const void *data, int64_t rows,
+                         int64_t cols, int64_t ld) {
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const auto *bits = static_cast<const uint16_t *>(data);
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      uint32_t word = uint32_t(bits[i * ld + j]) << 16;
-      std::memcpy(&out[i * cols + j], &word, sizeof(float));
-    }
+    for (int64_t j = 0; j < cols; ++j)
+      out[i * cols + j] = widenHalf(type, bits[i * ld + j]);
   return out;
 }
 
-/// bf16 operands through an f32 GEMM: widened first (the same exact
-/// products and f32 sums, at f32 speed), a bf16 result rounded once from
-/// the f32 sums. For a library or a CPU without a bf16 GEMM (Debian's
-/// OpenBLAS declares cblas_sbgemm but is built without it; oneDNN 2.6 has
-/// bf16 only from AVX-512 on).
-absl::Status widenedBf16Gemm(F32Gemm f32Gemm, GemmType output, bool transA,
-                             bool transB, int64_t m, int64_t n, int64_t k,
-                             const void *a, int64_t lda, const void *b,
-                             int64_t ldb, void *c, int64_t ldc) {
-  std::vector<float> wideA = widenBf16(a, transA ? k : m, transA ? m : k, lda);
-  std::vector<float> wideB = widenBf16(b, transB ? n : k, transB ? k : n, ldb);
+/// 16-bit operands through an f32 GEMM: widened first (the same exact
+/// products and f32 sums, at f32 speed), a 16-bit result rounded once from
+/// the f32 sums. For a library or a CPU without a 16-bit GEMM (Debian's
+/// OpenBLAS declares cblas_sbgemm but is built without it; oneDNN has bf16
+/// only from AVX-512 on, and f16 only on CPUs with AVX-512 FP16).
+absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
+                             bool transA, bool transB, int64_t m, int64_t n,
+                             int64_t k, const void *a, int64_t lda,
+                             const void *b, int64_t ldb, void *c,
+                             int64_t ldc) {
+  std::vector<float> wideA =
+      widen(input, a, transA ? k : m, transA ? m : k, lda);
+  std::vector<float> wideB =
+      widen(input, b, transB ? n : k, transB ? k : n, ldb);
   std::vector<float> wideC;
   float *sums = static_cast<float *>(c);
   int64_t ldSums = ldc;
-  if (output == GemmType::bf16) {
+  if (output != GemmType::f32) {
     wideC.resize(static_cast<size_t>(m * n));
     sums = wideC.data(), ldSums = n;
   }
@@ -99,29 +118,34 @@ absl::Status widenedBf16Gemm(F32Gemm f32Gemm, GemmType output, bool transA,
                                sums, ldSums);
       !s.ok())
     return s;
-  if (output == GemmType::bf16) {
+  if (output != GemmType::f32) {
     auto *out = static_cast<uint16_t *>(c);
+    uint16_t (*round)(double) =
+        output == GemmType::bf16 ? doubleToBFloat16 : doubleToHalf;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
-        out[i * ldc + j] = doubleToBFloat16(wideC[i * n + j]);
+        out[i * ldc + j] = round(wideC[i * n + j]);
   }
   return absl::OkStatus();
 }
 
-/// oneDNN has no bf16 entry in its BLAS-like API, so bf16 goes through a
-/// matmul primitive whose memory descriptors carry the transposes as
-/// strides. Making the primitive per call is cheap after the first of a
-/// shape: oneDNN keeps created primitives in its own cache. Where oneDNN
-/// has no bf16 matmul for this CPU, the widened path (once known, for
-/// good).
-absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
-                            int64_t m, int64_t n, int64_t k, const void *a,
-                            int64_t lda, const void *b, int64_t ldb, void *c,
-                            int64_t ldc) {
-  static std::atomic<bool> unimplemented{false};
-  if (unimplemented.load(std::memory_order_relaxed))
-    return widenedBf16Gemm(onednnSgemm, output, transA, transB, m, n, k, a,
-                           lda, b, ldb, c, ldc);
+/// oneDNN has no 16-bit entry in its BLAS-like API, so bf16 and f16 go
+/// through a matmul primitive whose memory descriptors carry the
+/// transposes as strides. Making the primitive per call is cheap after the
+/// first of a shape: oneDNN keeps created primitives in its own cache.
+/// Where oneDNN has no matmul of the type for this CPU, the widened path
+/// (once known, for good).
+absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
+                            bool transB, int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t lda, const void *b,
+                            int64_t ldb, void *c, int64_t ldc) {
+  // Per input type: bf16 and f16 support differ by CPU.
+  static std::atomic<bool> unimplemented[3] = {false, false, false};
+  std::atomic<bool> &typeUnimplemented =
+      unimplemented[static_cast<size_t>(input)];
+  if (typeUnimplemented.load(std::memory_order_relaxed))
+    return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
+                           k, a, lda, b, ldb, c, ldc);
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto rowMajor = [](int64_t rows, int64_t cols, int64_t ld, bool transposed,
@@ -130,12 +154,14 @@ absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
     return memory::desc({rows, cols}, type,
                         transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
   };
-  memory::desc aDesc = rowMajor(m, k, lda, transA, memory::data_type::bf16);
-  memory::desc bDesc = rowMajor(k, n, ldb, transB, memory::data_type::bf16);
-  memory::desc cDesc = rowMajor(
-      m, n, ldc, false,
-      output == GemmType::bf16 ? memory::data_type::bf16
-                               : memory::data_type::f32);
+  auto dataType = [](GemmType type) {
+    return type == GemmType::bf16  ? memory::data_type::bf16
+           : type == GemmType::f16 ? memory::data_type::f16
+                                   : memory::data_type::f32;
+  };
+  memory::desc aDesc = rowMajor(m, k, lda, transA, dataType(input));
+  memory::desc bDesc = rowMajor(k, n, ldb, transB, dataType(input));
+  memory::desc cDesc = rowMajor(m, n, ldc, false, dataType(output));
   try {
     dnnl::matmul::primitive_desc primitive(
         dnnl::matmul::desc(aDesc, bDesc, cDesc), engine);
@@ -148,13 +174,13 @@ absl::Status onednnBf16Gemm(GemmType output, bool transA, bool transB,
     stream.wait();
   } catch (const dnnl::error &error) {
     if (error.status == dnnl_unimplemented) {
-      unimplemented.store(true, std::memory_order_relaxed);
-      return widenedBf16Gemm(onednnSgemm, output, transA, transB, m, n, k, a,
-                             lda, b, ldb, c, ldc);
+      typeUnimplemented.store(true, std::memory_order_relaxed);
+      return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
+                             k, a, lda, b, ldb, c, ldc);
     }
-    return absl::InternalError(absl::StrCat("oneDNN bf16 matmul failed (",
-                                            error.what(), ") for ", m, "x", n,
-                                            "x", k));
+    return absl::InternalError(absl::StrCat(
+        "oneDNN ", std::string(gemmTypeName(input)), " matmul failed (", error.what(),
+        ") for ", m, "x", n, "x", k));
   }
   return absl::OkStatus();
 }
@@ -165,8 +191,11 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                   bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const void *a, int64_t lda, const void *b, int64_t ldb,
                   void *c, int64_t ldc) {
-  if (input == GemmType::f32 && output != GemmType::f32)
-    return absl::InvalidArgumentError("an f32 GEMM makes f32 results only");
+  if (output != GemmType::f32 && output != input)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a GEMM of ", std::string(gemmTypeName(input)),
+        " operands makes f32 or ", std::string(gemmTypeName(input)),
+        " results, not ", std::string(gemmTypeName(output))));
   if (m == 0 || n == 0)
     return absl::OkStatus();
   if (k == 0) {
@@ -177,16 +206,16 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
   }
   switch (library) {
   case GemmLibrary::onednn:
-    if (input == GemmType::bf16)
-      return onednnBf16Gemm(output, transA, transB, m, n, k, a, lda, b, ldb,
-                            c, ldc);
+    if (input != GemmType::f32)
+      return onednnHalfGemm(input, output, transA, transB, m, n, k, a, lda, b,
+                            ldb, c, ldc);
     return onednnSgemm(transA, transB, m, n, k, static_cast<const float *>(a),
                        lda, static_cast<const float *>(b), ldb,
                        static_cast<float *>(c), ldc);
   case GemmLibrary::openblas:
-    if (input == GemmType::bf16)
-      return widenedBf16Gemm(openblasSgemm, output, transA, transB, m, n, k,
-                             a, lda, b, ldb, c, ldc);
+    if (input != GemmType::f32)
+      return widenedHalfGemm(openblasSgemm, input, output, transA, transB, m,
+                             n, k, a, lda, b, ldb, c, ldc);
     return openblasSgemm(transA, transB, m, n, k,
                          static_cast<const float *>(a), lda,
                          static_cast<const float *>(b), ldb,

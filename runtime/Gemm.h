@@ -1,6 +1,7 @@
 // The one GEMM interface the runtime calls: row-major C = op(A) * op(B)
-// for f32 or bf16 A and B into f32 or bf16 C, backed by oneDNN (default; measured faster on
-// GPT-2 shapes here) or OpenBLAS, chosen when a program is loaded.
+// for f32, bf16 or f16 A and B into f32 or that type's C, backed by oneDNN
+// (default; measured faster on GPT-2 shapes here) or OpenBLAS, chosen when
+// a program is loaded.
 #ifndef KILN_RUNTIME_GEMM_H
 #define KILN_RUNTIME_GEMM_H
 
@@ -20,8 +21,9 @@ enum class GemmLibrary { onednn, openblas };
 absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name);
 
 /// Row-major C[m×n] = op(A) op(B), op(A) m×k and op(B) k×n with elements
-/// of type `input`, C of type `output` (f32 → f32, bf16 → f32 or bf16:
-/// bf16 products are exact, accumulate in f32 and are rounded once); lda,
+/// of type `input`, C of type `output` (f32 → f32, bf16 → f32 or bf16,
+/// f16 → f32 or f16: 16-bit products are exact, accumulate in f32 and are
+/// rounded once); lda,
 /// ldb, ldc are row strides in elements. Handles k == 0 (C = 0) and empty
 /// m or n.
 absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,

@@ -40,6 +40,12 @@
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
 #      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
 #      time per sample against batch 16's).
+#   9. (when time is left) bench-124m-fp16 (INFO): the same in fp16 (f16
+#      products with dynamic loss scaling; PyTorch's autocast + GradScaler)
+#      against KILN_GPU_FP16_PEERS (default torch); with all parts,
+#      sst2-cuda-bf16 and sst2-cuda-fp16 (judged): part 4's 300 SST-2 steps
+#      in bf16 and fp16 must end within 2% of its fp32 loss with no NaN,
+#      the fp16 steps skipped counted from the log.
 #
 # Environment: KILN_BUNDLE (default bundle/; unpacked from bundle.tar.xz
 # when only that is there), OUT (the results folder; default gpu-results/),
@@ -52,7 +58,7 @@
 # without the judged tests, for a short first call of a session, whose
 # OVERALL line then says SPEED ONLY and judges nothing) and
 # KILN_GPU_BF16_PEERS (part 8's peers; default torch,torch_compile,jax;
-# empty: kiln alone).
+# empty: kiln alone) and KILN_GPU_FP16_PEERS (part 9's; default torch).
 #
 # Writes six files into the results folder (the device tool brings back
 # at most 8): summary.txt (one PASS/FAIL/INFO line per part, then OVERALL),
@@ -161,6 +167,18 @@ record_by_exit() {
 loss_note() {
   grep -oE "^\{'loss': [^,]+" "$1" | awk '{ v[NR] = $2 } END {
     if (NR) printf "%d losses, %s -> %s", NR, v[1], v[NR]; else printf "no losses" }'
+}
+
+# bench_note DIR: each system's median step (second half of the steps) in
+# a kiln-bench results folder, on one line.
+bench_note() {
+  python3 -c 'import json, statistics, sys
+systems = json.load(open(sys.argv[1]))["systems"]
+def step(r):
+    s = r.get("step_ms") or []
+    return "%.1f ms" % statistics.median(s[len(s) // 2:]) if s else str(r.get("status"))
+print(", ".join("%s %s" % (name, step(r)) for name, r in systems.items()))' \
+    "$1/results.json" 2> /dev/null || echo "no results.json"
 }
 
 # Merges every JSON written so far into results.json (after each part, so
@@ -480,14 +498,7 @@ run_part bench-124m-bf16 240 kiln-bench --backend cuda --precision bf16 \
 for run in "$work"/bench-bf16/runs/*.log; do
   [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/bench-124m-bf16.log"
 done
-bf16_note=$(python3 -c 'import json, statistics, sys
-systems = json.load(open(sys.argv[1]))["systems"]
-def step(r):
-    s = r.get("step_ms") or []
-    return "%.1f ms" % statistics.median(s[len(s) // 2:]) if s else str(r.get("status"))
-print(", ".join("%s %s" % (name, step(r)) for name, r in systems.items()))' \
-  "$work/bench-bf16/results.json" 2> /dev/null)
-record bench-124m-bf16 INFO "$(exit_note bench-124m-bf16): ${bf16_note:-no results.json}"
+record bench-124m-bf16 INFO "$(exit_note bench-124m-bf16): $(bench_note "$work/bench-bf16")"
 if [[ -f $work/bench-bf16/table.md ]]; then
   { echo; echo "## Mixed precision (bf16)"; echo; cat "$work/bench-bf16/table.md"; } >> "$results/bench.md"
 fi
@@ -529,6 +540,46 @@ print("%s: planned peak %.0f MiB, GPU memory used at most %d MiB; %.2f ms per sa
   "$work/batch60/results.json" "$work/bench-bf16/results.json" \
   "$work/batch60-memory.txt" 2>&1 | tail -n 1)
 record batch60-bf16 INFO "$(exit_note batch60-bf16): $batch60_note"
+collect
+
+#===--- 9. fp16: speed against the peers, and SST-2 in 16 bits ------------===#
+
+# kiln's --precision fp16 (f16 products, dynamic loss scaling) beside
+# PyTorch's autocast + GradScaler (INFO).
+run_part bench-124m-fp16 200 kiln-bench --backend cuda --precision fp16 \
+  "${model[@]}" --batch 16 --steps "$bench_steps" --modes compiled \
+  --peers "${KILN_GPU_FP16_PEERS-torch}" --parity_steps 4 --bisect_max_batch 0 \
+  --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/bench-fp16"
+record bench-124m-fp16 INFO "$(exit_note bench-124m-fp16): $(bench_note "$work/bench-fp16")"
+if [[ -f $work/bench-fp16/table.md ]]; then
+  { echo; echo "## Mixed precision (fp16)"; echo; cat "$work/bench-fp16/table.md"; } >> "$results/bench.md"
+fi
+
+# The GPU speed issue's bar: 300 SST-2 steps in bf16 and in fp16 end within
+# 2% of the fp32 run's loss (part 4's sst2-cuda; the mean of the last 20
+# logged losses), with no NaN; fp16's skipped steps are counted from its
+# log. Judged.
+if [[ $parts == all ]]; then
+  for precision in bf16 fp16; do
+    run_part "sst2-cuda-$precision" 120 kiln-train --backend cuda \
+      --cuda_arch "$arch" "${sst2_flags[@]}" "--$precision" True
+    verdict=$(python3 -c 'import math, re, sys
+def losses(path):
+    return [float(x) for x in re.findall(r"^\{.loss.: ([^,]+)", open(path).read(), re.M)]
+f32, half = losses(sys.argv[1]), losses(sys.argv[2])
+skips = sum(int(m) for m in re.findall(r"^fp16: (\d+) of the last", open(sys.argv[2]).read(), re.M))
+if not f32 or len(half) != len(f32):
+    print("FAIL %d losses against %d" % (len(half), len(f32))); sys.exit()
+tail = lambda v: sum(v[-20:]) / len(v[-20:])
+gap = abs(tail(half) - tail(f32)) / tail(f32)
+bad = any(math.isnan(x) or math.isinf(x) for x in half)
+print("%s last-20 mean %.4f vs fp32 %.4f (%.2f%% apart, 2%% allowed), %s, %d fp16 steps skipped" % (
+    "FAIL" if bad or gap > 0.02 else "PASS", tail(half), tail(f32), 100 * gap,
+    "a NaN or Inf loss" if bad else "no NaN", skips))' \
+      "$work/sst2-cuda.log" "$work/sst2-cuda-$precision.log" 2>&1 | tail -n 1)
+    record "sst2-cuda-$precision" "${verdict%% *}" "$(exit_note "sst2-cuda-$precision"): ${verdict#* }"
+  done
+fi
 collect
 
 total=$(($(date +%s) - start))

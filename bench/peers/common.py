@@ -21,9 +21,10 @@ def parse_args(extra=None):
     # Where the peer runs: kiln-bench --backend cuda passes cuda, so every
     # system of a run uses the same GPU.
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    # bf16: mixed precision (matrix products on bf16 inputs, f32 weights and
-    # optimizer), as kiln-bench --precision bf16 asks of every system.
-    p.add_argument("--precision", choices=["f32", "bf16"], default="f32")
+    # bf16 / fp16: mixed precision (matrix products on 16-bit inputs, f32
+    # weights and optimizer; fp16 with dynamic loss scaling, PyTorch's
+    # GradScaler defaults), as kiln-bench --precision asks of every system.
+    p.add_argument("--precision", choices=["f32", "bf16", "fp16"], default="f32")
     if extra:
         extra(p)
     return p.parse_args()

@@ -34,10 +34,15 @@ def dropout(x, p, key):
 
 def matmul(x, y, a):
     """x @ y; with --precision bf16 on bf16 inputs into f32 (kiln's autocast,
-    XLA's preferred_element_type)."""
+    XLA's preferred_element_type); with fp16 on f16 inputs into an f16
+    result widened to f32, as PyTorch's autocast (an overflow shows as Inf,
+    which the loss scaling catches)."""
     if a.precision == "bf16":
         return jnp.matmul(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16),
                           preferred_element_type=jnp.float32)
+    if a.precision == "fp16":
+        return jnp.matmul(x.astype(jnp.float16), y.astype(jnp.float16),
+                          preferred_element_type=jnp.float32).astype(jnp.float16).astype(jnp.float32)
     return x @ y
 
 
@@ -68,13 +73,23 @@ def loss_fn(params, ids, key, a):
 
 def make_train_step(a):
     b1, b2, eps = 0.9, 0.999, 1e-8
+    fp16 = a.precision == "fp16"
 
-    def train_step(params, m, v, step, lr, ids, key):
-        loss, grads = jax.value_and_grad(loss_fn)(params, ids, key, a)
+    def train_step(params, m, v, step, lr, ids, key, scaler):
+        # fp16: dynamic loss scaling as PyTorch's GradScaler, in the step.
+        scale, clean, skipped = scaler
+        if fp16:
+            scaled = lambda *xs: loss_fn(*xs) * scale
+            loss, grads = jax.value_and_grad(scaled)(params, ids, key, a)
+            loss, grads = loss / scale, {n: g / scale for n, g in grads.items()}
+            finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(g)) for g in grads.values()]))
+            step = step - skipped
+        else:
+            loss, grads = jax.value_and_grad(loss_fn)(params, ids, key, a)
         if a.max_grad_norm > 0:  # torch.nn.utils.clip_grad_norm_
             norm = jnp.sqrt(sum(jnp.sum(g * g) for g in grads.values()))
-            scale = jnp.minimum(1.0, a.max_grad_norm / (norm + 1e-6))
-            grads = {n: g * scale for n, g in grads.items()}
+            coef = jnp.minimum(1.0, a.max_grad_norm / (norm + 1e-6))
+            grads = {n: g * coef for n, g in grads.items()}
         bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
         new_p, new_m, new_v = {}, {}, {}
         for n, p in params.items():
@@ -85,7 +100,14 @@ def make_train_step(a):
             new_v[n] = v[n] * b2 + g * g * (1 - b2)
             denom = jnp.sqrt(new_v[n]) / jnp.sqrt(bc2) + eps
             new_p[n] = p - (lr / bc1) * new_m[n] / denom
-        return new_p, new_m, new_v, loss
+        if not fp16:
+            return new_p, new_m, new_v, loss, scaler
+        keep = lambda new, old: {n: jnp.where(finite, new[n], old[n]) for n in old}
+        clean = jnp.where(finite, clean + 1, 0)
+        grow = clean >= 2000
+        scale = jnp.where(finite, jnp.where(grow, scale * 2, scale), scale * 0.5)
+        scaler = (scale, jnp.where(grow, 0, clean), skipped + jnp.where(finite, 0, 1))
+        return keep(new_p, params), keep(new_m, m), keep(new_v, v), loss, scaler
 
     return jax.jit(train_step, donate_argnums=(0, 1, 2))
 
@@ -98,13 +120,16 @@ def main():
     v = {n: jnp.zeros_like(p) for n, p in params.items()}
     train_step = make_train_step(args)
     key = jax.random.PRNGKey(args.seed + 1)
+    # (scale, clean steps, skipped steps); f32 and bf16 keep a scale of 1.
+    scaler = (jnp.float32(65536.0 if args.precision == "fp16" else 1.0), jnp.float32(0), jnp.float32(0))
 
     losses, step_ms = [], []
     for s, ids in enumerate(batches):
         start = time.perf_counter()
         key, sub = jax.random.split(key)
-        params, m, v, loss = train_step(params, m, v, jnp.float32(s + 1),
-                                        jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub)
+        params, m, v, loss, scaler = train_step(params, m, v, jnp.float32(s + 1),
+                                                jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub,
+                                                scaler)
         losses.append(float(loss))
         step_ms.append(1e3 * (time.perf_counter() - start))
     common.write_result(args, batches.shape[1], losses, step_ms,

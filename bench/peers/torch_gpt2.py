@@ -101,17 +101,21 @@ def main():
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: common.lr_at(args, s) / args.lr)
     step_fn = torch.compile(model) if args.mode == "compile" else model
 
+    # PyTorch's automatic mixed precision: bf16 needs no loss scaling; fp16
+    # takes GradScaler (defaults: 2^16, halve on overflow, double after 2000).
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
     losses, step_ms = [], []
     for ids in batches:
         start = time.perf_counter()
-        # bf16: PyTorch's automatic mixed precision (no loss scaling needed).
-        with torch.autocast(device.type, dtype=torch.bfloat16,
-                            enabled=args.precision == "bf16"):
+        with torch.autocast(device.type, dtype=half or torch.float32, enabled=half is not None):
             loss = step_fn(torch.from_numpy(ids).to(device))
-        loss.backward()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
         if args.max_grad_norm > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
         sched.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())  # a host sync: the step has finished

@@ -18,10 +18,10 @@ namespace kiln::compiler::cpu {
 namespace {
 /// A warp: the threads that share a row of a row-reduction fusion on a GPU.
 constexpr unsigned kGpuRowLanes = 32;
-/// The cuda target's loss chunk and bf16 vocabulary multiple
+/// The cuda target's loss chunk and 16-bit (bf16, f16) vocabulary multiple
 /// (pipelineOptionsFor).
 constexpr int64_t kCudaLossChunkBytes = int64_t{256} << 20;
-constexpr int64_t kCudaBf16VocabMultiple = 64;
+constexpr int64_t kCudaHalfVocabMultiple = 64;
 
 /// Elements a GPU thread computes in a fusion without reduces: a Philox
 /// block's 4, a 16-byte f32 access.
@@ -92,7 +92,7 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   PipelineOptions pipeline;
   pipeline.memoryBudgetBytes = options.memoryBudgetBytes;
   pipeline.partition = options.partition;
-  pipeline.bf16 = options.bf16;
+  pipeline.productType = options.productType;
   pipeline.dumpDir = options.passDumpDir;
   if (options.backend == Backend::cuda) {
     // Measured on the H100 (docs/GPU.md, run 7: GPT-2 124M at batch 16):
@@ -101,11 +101,11 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
     // the tied weight's gradient summed once per chunk; the vocabulary
     // padded to a multiple of 64 takes the bf16 step from 106.3 to 85.8 ms
     // (tensor-core tiles) and changes nothing in fp32 (217.4 ms), so it
-    // comes with bf16. Attention keeps 64 MiB chunks: one chunk measured
+    // comes with bf16 (and f16: the same tensor-core tiles). Attention keeps 64 MiB chunks: one chunk measured
     // the same (215.6 ms), and chunks skip the causal mask's empty blocks.
     pipeline.lossChunkBytes = kCudaLossChunkBytes;
-    if (options.bf16)
-      pipeline.lossVocabMultiple = kCudaBf16VocabMultiple;
+    if (options.productType != DType::f32)
+      pipeline.lossVocabMultiple = kCudaHalfVocabMultiple;
   }
   const LayoutOverrides &overrides = layoutOverrides();
   if (overrides.attentionMiB > 0)

@@ -376,8 +376,10 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
   };
   runtime::GemmThunk g;
   auto gemmType = [](Value v) {
-    return detail::elementOf(v).isBF16() ? runtime::GemmType::bf16
-                                         : runtime::GemmType::f32;
+    Type element = detail::elementOf(v);
+    return element.isBF16()  ? runtime::GemmType::bf16
+           : element.isF16() ? runtime::GemmType::f16
+                             : runtime::GemmType::f32;
   };
   g.input = gemmType(lhs);
   g.output = gemmType(result);
@@ -467,13 +469,14 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
       slotOf_[result] = slotOf_.lookup(operand);
     return absl::OkStatus();
   }
-  // f32 into f32 and bf16 into f32 or bf16 go to the GEMM library; other
-  // element types (f64, integers, f16) to a generated kernel.
+  // f32 into f32, and bf16 or f16 into f32 or the same 16-bit type, go to
+  // the GEMM library; other element types (f64, integers) to a generated
+  // kernel.
   if (auto dot = dyn_cast<DotGeneralOp>(op)) {
     Type in = detail::elementOf(dot.getLhs());
     Type out = detail::elementOf(dot.getResult());
     if ((in.isF32() && out.isF32()) ||
-        (in.isBF16() && (out.isF32() || out.isBF16())))
+        ((in.isBF16() || in.isF16()) && (out.isF32() || out == in)))
       return lowerDot(dot);
   }
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {

@@ -63,10 +63,11 @@ cacheOptions(const Args &args, bool readOnly, bool quiet);
 /// and precompile (which passes them on to its workers).
 inline const std::set<std::string> kTargetFlags = {"--backend", "--cuda_arch",
                                                    "--cuda-arch"};
-inline const std::set<std::string> kTargetSwitches = {"--tf32", "--bf16"};
+inline const std::set<std::string> kTargetSwitches = {"--tf32", "--bf16",
+                                                      "--fp16"};
 
 /// --backend cpu|cuda, --cuda_arch sm_80|sm_90 (or --cuda-arch), --tf32,
-/// --bf16 →
+/// --bf16 or --fp16 →
 /// `options`; a bad value prints a message and returns false.
 bool parseTargetFlags(const Args &args, compiler::KeyOptions &options);
 

@@ -108,7 +108,14 @@ bool parseTargetFlags(const Args &args, compiler::KeyOptions &options) {
   options.backend = *backend;
   options.cudaArch = args.get("--cuda_arch", args.get("--cuda-arch", "sm_90"));
   options.tf32 = args.has("--tf32");
-  options.bf16 = args.has("--bf16");
+  if (args.has("--bf16") && args.has("--fp16")) {
+    fail("--bf16 and --fp16 ask for two mixed precisions; give one",
+         kExitUsage);
+    return false;
+  }
+  options.productType = args.has("--bf16")   ? DType::bf16
+                        : args.has("--fp16") ? DType::f16
+                                             : DType::f32;
   bool cudaFlags = args.has("--cuda_arch") || args.has("--cuda-arch") ||
                    options.tf32;
   if (cudaFlags && options.backend != compiler::Backend::cuda) {
@@ -452,8 +459,9 @@ const char *const kUsage =
     "sm_80|sm_90\n"
     "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "
     "needed.\n"
-    "        --bf16: mixed precision (matrix products in bf16 with f32 "
-    "sums).\n"
+    "        --bf16 / --fp16: mixed precision (matrix products in bf16 / "
+    "f16 with\n"
+    "        f32 sums).\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
 

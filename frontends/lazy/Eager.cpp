@@ -43,8 +43,8 @@ std::string typeKey(const Node &node) {
 
 std::string kernelKey(const Node &node) {
   std::string key = std::string(backendName(options().backend)) + " ";
-  if (options().bf16)
-    key += "bf16 ";
+  if (options().productType != DType::f32)
+    key += std::string(dtypeName(options().productType)) + " ";
   key += std::string(opName(node.op)) + " " + typeKey(node);
   for (int64_t i : node.ints)
     key += " " + std::to_string(i);
@@ -98,7 +98,7 @@ runtime::Program &kernelFor(const Node &node) {
   request.backend = compilerBackend(options().backend);
   request.cudaArch = options().cudaArch;
   request.tf32 = options().tf32;
-  request.bf16 = options().bf16;
+  request.productType = options().productType;
   auto start = std::chrono::steady_clock::now();
   auto compiled = compileGraph(singleOpGraph(node), request);
   double ms = millisecondsSince(start);

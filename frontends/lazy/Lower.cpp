@@ -395,7 +395,7 @@ absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
     keyOptions.backend = request.backend;
   keyOptions.cudaArch = request.cudaArch;
   keyOptions.tf32 = request.tf32;
-  keyOptions.bf16 = request.bf16;
+  keyOptions.productType = request.productType;
   std::string line =
       "{\"file\": " + jsonString(name) + ", \"tag\": " +
       jsonString(request.tag) + ", \"key\": " +
@@ -435,7 +435,7 @@ compiler::CompileOptions compileOptionsFor(const GraphCompileRequest &request) {
   options.partition = request.partition;
   options.cudaArch = request.cudaArch;
   options.tf32 = request.tf32;
-  options.bf16 = request.bf16;
+  options.productType = request.productType;
   return options;
 }
 

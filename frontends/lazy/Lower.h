@@ -32,8 +32,8 @@ struct GraphCompileRequest {
   /// cuda: Options::cudaArch and Options::tf32.
   std::string cudaArch = "sm_90";
   bool tf32 = false;
-  /// Options::bf16 (cpu and cuda backends).
-  bool bf16 = false;
+  /// Options::productType (cpu and cuda backends).
+  DType productType = DType::f32;
   uint64_t graphHash = 0;
   /// The graph tag for the manifest ("step", "train step", ...).
   std::string tag;

@@ -46,8 +46,15 @@ Options options_from_env() {
     result.cudaArch = arch;
   if (const char *tf32 = std::getenv("KILN_TF32"))
     result.tf32 = std::string_view(tf32) == "1";
-  if (const char *bf16 = std::getenv("KILN_BF16"))
-    result.bf16 = std::string_view(bf16) == "1";
+  bool bf16 = false, fp16 = false;
+  if (const char *value = std::getenv("KILN_BF16"))
+    bf16 = std::string_view(value) == "1";
+  if (const char *value = std::getenv("KILN_FP16"))
+    fp16 = std::string_view(value) == "1";
+  if (bf16 && fp16)
+    throw Error("KILN_BF16=1 and KILN_FP16=1 ask for two mixed precisions; "
+                "set one");
+  result.productType = bf16 ? DType::bf16 : fp16 ? DType::f16 : DType::f32;
   if (const char *dump = std::getenv("KILN_DUMP_DIR"))
     result.passDumpDir = dump;
   if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))

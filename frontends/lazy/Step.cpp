@@ -168,7 +168,7 @@ GraphCompileRequest stepRequest() {
   request.partition = options().partition;
   request.cudaArch = options().cudaArch;
   request.tf32 = options().tf32;
-  request.bf16 = options().bf16;
+  request.productType = options().productType;
   return request;
 }
 
@@ -195,8 +195,8 @@ void step() {
   std::string backend(backendName(options().backend));
   if (options().backend == Backend::cuda)
     backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");
-  if (options().bf16)
-    backend += " bf16";
+  if (options().productType != DType::f32)
+    backend += " " + std::string(dtypeName(options().productType));
   std::string key = "backend " + backend + "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);
 

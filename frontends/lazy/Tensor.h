@@ -376,11 +376,13 @@ struct Options {
   /// sm_90) and TF32 GEMMs (KILN_TF32=1; exact f32 by default).
   std::string cudaArch = "sm_90";
   bool tf32 = false;
-  /// Mixed precision (KILN_BF16=1, kiln-train's --bf16): the compiler runs
-  /// every f32 matrix product in bf16 (bf16 inputs, f32 sums, a bf16
-  /// result widened back to f32, as PyTorch's autocast); weights, optimizer
-  /// state and everything else stay f32 (cpu and cuda backends).
-  bool bf16 = false;
+  /// Mixed precision: bf16 (KILN_BF16=1, kiln-train's --bf16) or f16
+  /// (KILN_FP16=1, --fp16) makes the compiler run every f32 matrix product
+  /// in that type (16-bit inputs, f32 sums, a 16-bit result widened back
+  /// to f32, as PyTorch's autocast); weights, optimizer state and
+  /// everything else stay f32 (cpu and cuda backends). f32: off. f16's
+  /// range (at most 65504) asks for loss scaling (nn::GradScaler).
+  DType productType = DType::f32;
   /// When not empty, every distinct graph the run traces is written there
   /// once as canonical text, `graph-<hash>.mlir`, with a line in
   /// `manifest.jsonl` (its cache key and graph tag): the input of
@@ -425,7 +427,7 @@ struct Options {
 };
 
 /// KILN_BACKEND ("reference" | "cpu" | "cuda"), KILN_CUDA_ARCH, KILN_TF32=1,
-/// KILN_BF16=1,
+/// KILN_BF16=1, KILN_FP16=1,
 /// KILN_DUMP_GRAPHS, KILN_DUMP_DIR,
 /// KILN_CACHE_DIR, KILN_CACHE_READONLY=1, KILN_MODE ("graph" | "eager"),
 /// KILN_POISON_DEAD_BUFFERS=1, KILN_CHECK_NUMERICS=1, KILN_PARTITION=0 and

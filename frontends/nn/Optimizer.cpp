@@ -44,16 +44,33 @@ Tensor &Optimizer::state_of(size_t i, const std::string &stateName) {
   throw Error("optimizer: no state '" + stateName + "'");
 }
 
-void Optimizer::step() {
+void Optimizer::step() { step_unless(Tensor(), Tensor()); }
+
+void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
   NoGradGuard noGrad;
   ++steps_;
   // Device inputs, never constants: the values change every step.
   Tensor lr = Tensor::scalar(lr_, DType::f64);
   Tensor stepNumber = Tensor::scalar(static_cast<double>(steps_), DType::f64);
+  if (skipped_before.defined())
+    stepNumber = stepNumber - skipped_before.to(DType::f64);
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor grad = params_[i].second.grad();
-    if (grad.defined())
+    if (!grad.defined())
+      continue;
+    if (!skip.defined()) {
       update(i, grad.detach(), lr, stepNumber);
+      continue;
+    }
+    // The values before the update (handles to them: assign_ moves the
+    // tensors on, not these), then each updated value or its old one.
+    std::vector<std::pair<Tensor, Tensor>> updated;
+    updated.emplace_back(params_[i].second, params_[i].second.detach());
+    for (auto &entry : state_[i])
+      updated.emplace_back(entry.second, entry.second.detach());
+    update(i, grad.detach(), lr, stepNumber);
+    for (auto &[tensor, before] : updated)
+      tensor.assign_(where(skip, before, tensor.detach()));
   }
 }
 

@@ -31,6 +31,14 @@ public:
   /// Records one update of every parameter that has a gradient, with the
   /// current learning rate; advances step_count().
   void step();
+  /// The same update, kept only where the 0-d i1 device tensor `skip` is
+  /// false: where it is true every parameter and state tensor keeps its
+  /// value (GradScaler's skipped step, decided on the device: no host round
+  /// trip). `skipped_before` (0-d f64 device tensor) counts the updates
+  /// skipped before this one, so the update number the bias corrections
+  /// read is step_count() − skipped_before, as PyTorch, whose skipped
+  /// optimizer.step() never runs. step_count() still counts this step.
+  void step_unless(const Tensor &skip, const Tensor &skipped_before);
   /// Clears every parameter's gradient.
   void zero_grad();
 

@@ -104,10 +104,10 @@ absl::Status CudaGemm::plan(bool allowTf32) {
   }
   mode_ = Mode::matmul;
   const CublasLt &lt = *library_;
-  // bf16 inputs multiply exactly and accumulate in f32; TF32 applies to f32
-  // inputs only.
-  bool bf16 = g.input == GemmType::bf16;
-  cublasComputeType_t compute = allowTf32 && !bf16
+  // bf16 and f16 inputs multiply exactly and accumulate in f32; TF32
+  // applies to f32 inputs only.
+  bool half = g.input != GemmType::f32;
+  cublasComputeType_t compute = allowTf32 && !half
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;
   if (cublasStatus_t s = lt.matmulDescCreate(&desc_, compute, CUDA_R_32F);
@@ -160,7 +160,12 @@ absl::Status CudaGemm::plan(bool allowTf32) {
     return absl::OkStatus();
   };
   const uint64_t m = g.m, n = g.n, k = g.k;
-  cudaDataType input = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  auto dataType = [](GemmType type) {
+    return type == GemmType::bf16  ? CUDA_R_16BF
+           : type == GemmType::f16 ? CUDA_R_16F
+                                   : CUDA_R_32F;
+  };
+  cudaDataType input = dataType(g.input);
   // cuBLAS's A = kiln's B: stored k×n (n×k with transB) row-major.
   if (absl::Status s = makeLayout(layoutA_, input, g.transB ? k : n,
                                   g.transB ? n : k, k * n);
@@ -171,9 +176,8 @@ absl::Status CudaGemm::plan(bool allowTf32) {
                                   g.transA ? k : m, m * k);
       !s.ok())
     return s;
-  // C and D = kiln's C: m×n row-major, f32 or bf16.
-  cudaDataType output =
-      g.output == GemmType::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  // C and D = kiln's C: m×n row-major, f32 or the inputs' 16-bit type.
+  cudaDataType output = dataType(g.output);
   if (absl::Status s = makeLayout(layoutC_, output, n, m, m * n); !s.ok())
     return s;
   return chooseAlgorithm();

@@ -5,8 +5,9 @@
 // the op), column-major unless CUBLASLT_MATRIX_LAYOUT_ORDER says
 // CUBLASLT_ORDER_ROW, leading dimension per order, strided batches
 // (BATCH_COUNT, STRIDED_BATCH_OFFSET in elements), host-pointer alpha and
-// beta, f32 A and B into f32 C and D, or bf16 A and B into f32 or bf16 C
-// and D (C and D alike; a bf16 D is the double sum rounded once). Anything
+// beta, f32 A and B into f32 C and D, or bf16 (f16) A and B into f32 or
+// bf16 (f16) C and D (C and D alike; a 16-bit D is the double sum rounded
+// once). Anything
 // outside that subset (other types, orders, ops, pointer
 // modes, attributes, unequal batch counts, empty sizes) is refused with
 // CUBLAS_STATUS_NOT_SUPPORTED, and inconsistent shapes, pointers outside
@@ -125,12 +126,13 @@ struct Problem {
 };
 
 bool layoutSupported(const FakeLayout &l) {
-  return (l.type == CUDA_R_32F || l.type == CUDA_R_16BF) &&
+  return (l.type == CUDA_R_32F || l.type == CUDA_R_16BF ||
+          l.type == CUDA_R_16F) &&
          (l.order == CUBLASLT_ORDER_COL || l.order == CUBLASLT_ORDER_ROW);
 }
 
 uint64_t elementBytes(const FakeLayout &l) {
-  return l.type == CUDA_R_16BF ? 2 : 4;
+  return l.type == CUDA_R_32F ? 4 : 2;
 }
 
 bool leadingDimensionFits(const FakeLayout &l) {
@@ -152,11 +154,11 @@ cublasStatus_t checkProblem(const FakeDesc &desc, const FakeLayout &a,
     if (!layoutSupported(*l) || l->batch != a.batch || l->batch < 1 ||
         l->rows == 0 || l->cols == 0)
       return CUBLAS_STATUS_NOT_SUPPORTED;
-  // bf16 only as both inputs, with exact f32 compute; bf16 results only
-  // from bf16 inputs.
+  // bf16 and f16 only as both inputs, with exact f32 compute; 16-bit
+  // results only from inputs of the same type.
   if (a.type != b.type || c.type != d.type ||
-      (a.type == CUDA_R_32F && d.type != CUDA_R_32F) ||
-      (a.type == CUDA_R_16BF && desc.compute != CUBLAS_COMPUTE_32F))
+      (d.type != CUDA_R_32F && d.type != a.type) ||
+      (a.type != CUDA_R_32F && desc.compute != CUBLAS_COMPUTE_32F))
     return CUBLAS_STATUS_NOT_SUPPORTED;
   for (const FakeLayout *l : {&a, &b, &c, &d})
     if (!leadingDimensionFits(*l) || l->stride < 0)
@@ -191,6 +193,16 @@ bool aligned(const void *pointer, const FakeLayout &l, uint64_t alignment) {
   return alignment == 0 || bits % alignment == 0;
 }
 
+/// An IEEE binary16 value (exact in f32).
+float f16Value(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1F, fraction = bits & 0x3FF;
+  double magnitude =
+      exponent == 0    ? std::ldexp(fraction, -24)
+      : exponent == 31 ? (fraction ? NAN : INFINITY)
+                       : std::ldexp(1024 + fraction, exponent - 25);
+  return static_cast<float>((bits & 0x8000) ? -magnitude : magnitude);
+}
+
 float element(const void *base, const FakeLayout &l, int64_t batch,
               uint64_t row, uint64_t col) {
   uint64_t at = batch * l.stride + (l.order == CUBLASLT_ORDER_COL
@@ -203,7 +215,30 @@ float element(const void *base, const FakeLayout &l, int64_t batch,
     std::memcpy(&value, &bits, sizeof(value));
     return value;
   }
+  if (l.type == CUDA_R_16F)
+    return f16Value(static_cast<const uint16_t *>(base)[at]);
   return static_cast<const float *>(base)[at];
+}
+
+/// IEEE binary16 rounded once from `value` (to nearest even; subnormals,
+/// overflow to infinity, NaN kept).
+uint16_t roundToF16(double value) {
+  uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  double a = std::fabs(value);
+  if (std::isnan(value))
+    return 0x7E00;
+  if (a >= 65520.0) // halfway between 65504 and 2^16 rounds to infinity
+    return sign | 0x7C00;
+  if (a < std::ldexp(1.0, -14)) // subnormal: multiples of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  int exponent = 0;
+  std::frexp(a, &exponent); // a = m · 2^exponent, 0.5 <= m < 1
+  int e = exponent - 1;     // a = 1.f · 2^e
+  double significand = std::nearbyint(std::ldexp(a, 10 - e));
+  if (significand == 2048.0)
+    significand = 1024.0, ++e;
+  return sign | static_cast<uint16_t>(((e + 15) << 10) |
+                                      (static_cast<int>(significand) - 1024));
 }
 
 /// `value` rounded once to bf16 (8 significant bits, to nearest even; the
@@ -228,11 +263,12 @@ void storeElement(void *base, const FakeLayout &l, int64_t batch,
   uint64_t at = batch * l.stride + (l.order == CUBLASLT_ORDER_COL
                                         ? row + col * l.ld
                                         : row * l.ld + col);
-  if (l.type != CUDA_R_16BF) {
+  if (l.type == CUDA_R_32F) {
     static_cast<float *>(base)[at] = static_cast<float>(value);
     return;
   }
-  static_cast<uint16_t *>(base)[at] = roundToBf16(value);
+  static_cast<uint16_t *>(base)[at] =
+      l.type == CUDA_R_16F ? roundToF16(value) : roundToBf16(value);
 }
 
 /// TF32 keeps 10 of f32's 23 mantissa bits, rounded to nearest even.

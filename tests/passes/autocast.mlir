@@ -5,11 +5,20 @@
 // f32-results (prefix F32RES) the product keeps an f32 result and nothing
 // is widened. The negative twins: products of other element types (f64,
 // i32, already bf16) and non-product ops are untouched, and without bf16
-// the pipeline leaves every product in f32 (prefix OFF).
+// the pipeline leaves every product in f32 (prefix OFF). With type=f16
+// (--fp16; prefixes F16, PIPE16) the same happens in f16, and products
+// already in bf16 are another type, left alone. An unknown type or
+// precision is an error (BADTYPE, BADPRECISION).
 // RUN: kiln-opt %s --split-input-file --kiln-autocast | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-autocast="f32-results=true" | FileCheck %s --check-prefix=F32RES
-// RUN: kiln-opt %s --split-input-file --kiln-pipeline="bf16=true fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="precision=bf16 fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE
 // RUN: kiln-opt %s --split-input-file --kiln-pipeline="fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --kiln-autocast="type=f16" | FileCheck %s --check-prefix=F16
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="precision=f16 fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE16
+// RUN: not kiln-opt %s --split-input-file --kiln-autocast="type=f8" 2>&1 | FileCheck %s --check-prefix=BADTYPE
+// RUN: not kiln-opt %s --split-input-file --kiln-pipeline="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BADPRECISION
+// BADTYPE: kiln-autocast: type must be bf16 or f16, got 'f8'
+// BADPRECISION: kiln-autocast: type must be bf16 or f16, got 'fp8'
 
 // CHECK-LABEL: func.func @linear(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>
@@ -27,6 +36,16 @@
 // OFF-LABEL: func.func @linear(
 // OFF-NOT: bf16
 // OFF: kiln.dot_general {{.*}} : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
+// F16-LABEL: func.func @linear(
+// F16-SAME: %[[X:[^:]+]]: tensor<8x4xf32>, %[[W:[^:]+]]: tensor<4x6xf32>
+// F16-DAG: %[[XH:.+]] = kiln.convert %[[X]] : tensor<8x4xf32> -> tensor<8x4xf16>
+// F16-DAG: %[[WH:.+]] = kiln.convert %[[W]] : tensor<4x6xf32> -> tensor<4x6xf16>
+// F16: %[[YH:.+]] = kiln.dot_general %[[XH]], %[[WH]], batch = [] x [], contract = [1] x [0] : tensor<8x4xf16>, tensor<4x6xf16> -> tensor<8x6xf16>
+// F16: %[[Y:.+]] = kiln.convert %[[YH]] : tensor<8x6xf16> -> tensor<8x6xf32>
+// F16: kiln.tanh %[[Y]] : tensor<8x6xf32>
+// PIPE16-LABEL: func.func @linear(
+// PIPE16-NOT: bf16
+// PIPE16: kiln.dot_general {{.*}} : tensor<8x4xf16>, tensor<4x6xf16> -> tensor<8x6xf16>
 func.func @linear(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>) -> tensor<8x6xf32> {
   %y = kiln.dot_general %x, %w, batch = [] x [], contract = [1] x [0] : tensor<8x4xf32>, tensor<4x6xf32> -> tensor<8x6xf32>
   %r = kiln.tanh %y : tensor<8x6xf32>
@@ -70,6 +89,11 @@ func.func @linear_backward(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor
 // CHECK: %[[SB:.+]] = kiln.dot_general %[[QB]], %[[QB]], batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x3xbf16>
 // CHECK-NOT: -> tensor<2x3x3xbf16>
 // CHECK: kiln.dot_general %[[SB]], %[[QB]], batch = [0] x [0], contract = [2] x [1] : tensor<2x3x3xbf16>, tensor<2x3x4xbf16> -> tensor<2x3x4xbf16>
+// F16-LABEL: func.func @batched_chain(
+// F16: %[[QH:.+]] = kiln.convert %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xf16>
+// F16: %[[SH:.+]] = kiln.dot_general %[[QH]], %[[QH]], {{.*}} -> tensor<2x3x3xf16>
+// F16-NOT: -> tensor<2x3x3xf16>
+// F16: kiln.dot_general %[[SH]], %[[QH]], {{.*}} : tensor<2x3x3xf16>, tensor<2x3x4xf16> -> tensor<2x3x4xf16>
 func.func @batched_chain(%q: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %s = kiln.dot_general %q, %q, batch = [0] x [0], contract = [2] x [2] : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x3xf32>
   %o = kiln.dot_general %s, %q, batch = [0] x [0], contract = [2] x [1] : tensor<2x3x3xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>
@@ -87,6 +111,10 @@ func.func @batched_chain(%q: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK: kiln.dot_general {{.*}} : tensor<2x2xbf16>, tensor<2x2xbf16> -> tensor<2x2xbf16>
 // CHECK: kiln.mul {{.*}} : tensor<2x2xf32>
 // CHECK-NOT: kiln.convert
+// F16-LABEL: func.func @other_types(
+// F16-NOT: kiln.convert
+// F16: kiln.dot_general {{.*}} : tensor<2x2xbf16>, tensor<2x2xbf16> -> tensor<2x2xbf16>
+// F16-NOT: kiln.convert
 func.func @other_types(%a: tensor<2x2xf64>, %b: tensor<2x2xi32>, %c: tensor<2x2xbf16>, %d: tensor<2x2xf32>) -> (tensor<2x2xf64>, tensor<2x2xi32>, tensor<2x2xbf16>, tensor<2x2xf32>) {
   %x = kiln.dot_general %a, %a, batch = [] x [], contract = [1] x [0] : tensor<2x2xf64>, tensor<2x2xf64> -> tensor<2x2xf64>
   %y = kiln.dot_general %b, %b, batch = [] x [], contract = [1] x [0] : tensor<2x2xi32>, tensor<2x2xi32> -> tensor<2x2xi32>
@@ -112,6 +140,9 @@ func.func @other_types(%a: tensor<2x2xf64>, %b: tensor<2x2xi32>, %c: tensor<2x2x
 // F32RES-LABEL: func.func @chunks_through_barriers(
 // F32RES: kiln.convert %{{.+}} : tensor<10x3xf32> -> tensor<10x3xbf16>
 // F32RES-NOT: -> tensor<10x3xbf16>
+// F16-LABEL: func.func @chunks_through_barriers(
+// F16: kiln.convert %{{.+}} : tensor<10x3xf32> -> tensor<10x3xf16>
+// F16-NOT: -> tensor<10x3xf16>
 func.func @chunks_through_barriers(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>) -> (tensor<2x10xf32>, tensor<2x10xf32>) {
   %t0:2 = kiln.optimization_barrier %h, %w : tensor<4x3xf32>, tensor<10x3xf32>
   %h0 = kiln.slice %t0#0, start = [0, 0], limit = [2, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>

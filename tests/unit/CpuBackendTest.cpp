@@ -215,7 +215,8 @@ const DotCase kDotCases[] = {
 };
 
 TEST(CpuBackend, DotGeneralMatchesReference) {
-  for (DType dtype : {DType::f32, DType::i32, DType::f64, DType::bf16}) {
+  for (DType dtype :
+       {DType::f32, DType::i32, DType::f64, DType::bf16, DType::f16}) {
     for (const DotCase &c : kDotCases) {
       SCOPED_TRACE(absl::StrCat(std::string(dtypeName(dtype)), " ", c.dims));
       std::mt19937 rng(9);
@@ -231,54 +232,63 @@ TEST(CpuBackend, DotGeneralMatchesReference) {
   }
 }
 
-/// A program whose executable must hold a GEMM thunk of bf16 inputs into
-/// `output` (not a generated kernel), loaded with `library`.
-ProgramFactory bf16GemmPrograms(runtime::GemmLibrary library,
-                                runtime::GemmType output) {
-  return [library, output](mlir::ModuleOp module)
+/// The GEMM thunk type of a 16-bit or f32 element type.
+runtime::GemmType gemmTypeOf(DType dtype) {
+  return dtype == DType::bf16  ? runtime::GemmType::bf16
+         : dtype == DType::f16 ? runtime::GemmType::f16
+                               : runtime::GemmType::f32;
+}
+
+/// A program whose executable must hold a GEMM thunk of `input` operands
+/// into `output` (not a generated kernel), loaded with `library`.
+ProgramFactory halfGemmPrograms(runtime::GemmLibrary library, DType input,
+                                DType output) {
+  return [library, input, output](mlir::ModuleOp module)
              -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
     absl::StatusOr<runtime::Executable> exe =
         compiler::cpu::compileExecutable(module, "main");
     if (!exe.ok())
       return exe.status();
-    bool bf16Gemm = false;
+    bool halfGemm = false;
     for (const runtime::Thunk &t : exe->thunks)
-      bf16Gemm |= t.kind == runtime::Thunk::Kind::gemm &&
-                  t.gemm.input == runtime::GemmType::bf16 &&
-                  t.gemm.output == output;
-    if (!bf16Gemm)
-      return absl::InternalError("no GEMM thunk of bf16 into the result type");
+      halfGemm |= t.kind == runtime::Thunk::Kind::gemm &&
+                  t.gemm.input == gemmTypeOf(input) &&
+                  t.gemm.output == gemmTypeOf(output);
+    if (!halfGemm)
+      return absl::InternalError(
+          "no GEMM thunk of the 16-bit type into the result type");
     runtime::CpuRuntimeOptions options;
     options.gemm = library;
     return runtime::loadCpuProgram(std::move(*exe), options);
   };
 }
 
-// Mixed precision: bf16 operands into an f32 or a bf16 result are a GEMM
-// thunk on both libraries (oneDNN's bf16 matmul; OpenBLAS on operands
-// widened to f32, the bf16 result rounded once from the f32 sums), with
-// every transpose and batch layout the f32 GEMMs take, and match the
-// reference, which sums the exact products in double and rounds once.
-TEST(CpuBackend, Bf16DotsMatchReferenceOnBothLibraries) {
+// Mixed precision: bf16 or f16 operands into an f32 or a same-type result
+// are a GEMM thunk on both libraries (oneDNN's matmul where the CPU has
+// one of the type; else, and on OpenBLAS, operands widened to f32 and a
+// 16-bit result rounded once from the f32 sums), with every transpose and
+// batch layout the f32 GEMMs take, and match the reference, which sums the
+// exact products in double and rounds once.
+TEST(CpuBackend, SixteenBitDotsMatchReferenceOnBothLibraries) {
   for (runtime::GemmLibrary library :
        {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
-    for (DType out : {DType::f32, DType::bf16})
-      for (const DotCase &c : kDotCases) {
-        SCOPED_TRACE(absl::StrCat(
-            library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
-            std::string(dtypeName(out)), " ", c.dims));
-        std::mt19937 rng(11);
-        expectMatchesReferenceOn(
-            bf16GemmPrograms(library, out == DType::bf16
-                                          ? runtime::GemmType::bf16
-                                          : runtime::GemmType::f32),
-            dotModule(tensorType(DType::bf16, c.lhs),
-                      tensorType(DType::bf16, c.rhs), tensorType(out, c.out),
-                      c.dims),
-            {randomTensor(DType::bf16, c.lhs, rng, 4, false),
-             randomTensor(DType::bf16, c.rhs, rng, 4, false)},
-            /*scale=*/40);
-      }
+    for (DType in : {DType::bf16, DType::f16})
+      for (DType out : {DType::f32, in})
+        for (const DotCase &c : kDotCases) {
+          SCOPED_TRACE(absl::StrCat(
+              library == runtime::GemmLibrary::onednn ? "onednn "
+                                                      : "openblas ",
+              std::string(dtypeName(in)), " -> ",
+              std::string(dtypeName(out)), " ", c.dims));
+          std::mt19937 rng(11);
+          expectMatchesReferenceOn(
+              halfGemmPrograms(library, in, out),
+              dotModule(tensorType(in, c.lhs), tensorType(in, c.rhs),
+                        tensorType(out, c.out), c.dims),
+              {randomTensor(in, c.lhs, rng, 4, false),
+               randomTensor(in, c.rhs, rng, 4, false)},
+              /*scale=*/40);
+        }
 }
 
 TEST(CpuBackend, GatherAndScatterAddMatchReference) {

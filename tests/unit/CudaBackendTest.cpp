@@ -3,7 +3,7 @@
 // sm_90) and run on the GPU, compared under docs/TESTING.md's rule with the
 // CPU backend's scales: elementwise ops with transcendentals (f32 through
 // the shared polynomials, f64 through libdevice), conversions between f32
-// and bf16/f16, reductions over inner and outer dimensions, softmax and
+// and bf16/f16, 16-bit products on cuBLASLt, reductions over inner and outer dimensions, softmax and
 // layer norm as the pipeline fuses them, f32 dot_general on cuBLASLt
 // (plain, transposed, batched), gather/scatter_add, and rng_uniform bit for
 // bit. Every test skips without a GPU. The GPT-2 step is in
@@ -164,6 +164,28 @@ TEST_F(CudaBackend, F32DotGeneralRunsOnCublasLtAndMatchesReference) {
         std::max<double>(40, 4 * (c.k + 1)));
     EXPECT_EQ(stats.gemms, 1) << "expected one GEMM thunk (cuBLASLt)";
   }
+}
+
+// Mixed precision's products on the GPU: bf16 and f16 operands into f32
+// and into their own type, one cuBLASLt GEMM each, against the reference
+// (exact products summed in double, rounded once).
+TEST_F(CudaBackend, SixteenBitDotGeneralRunsOnCublasLtAndMatchesReference) {
+  for (DType in : {DType::bf16, DType::f16})
+    for (DType out : {DType::f32, in}) {
+      SCOPED_TRACE(std::string(dtypeName(in)) + " -> " +
+                   std::string(dtypeName(out)));
+      std::mt19937 rng(10);
+      compiler::cpu::CpuCompileStats stats;
+      expectMatchesReferenceOn(
+          cudaProgramFactory(&stats),
+          dotModule(tensorType(in, {2, 48, 96}), tensorType(in, {2, 96, 40}),
+                    tensorType(out, {2, 48, 40}),
+                    "batch = [0] x [0], contract = [2] x [1]"),
+          {randomTensor(in, {2, 48, 96}, rng, 4, false),
+           randomTensor(in, {2, 96, 40}, rng, 4, false)},
+          4 * (96 + 1));
+      EXPECT_EQ(stats.gemms, 1) << "expected one GEMM thunk (cuBLASLt)";
+    }
 }
 
 TEST_F(CudaBackend, GatherAndScatterAddMatchReference) {

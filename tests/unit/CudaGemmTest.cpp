@@ -50,8 +50,8 @@ runtime::Thunk gemmThunk(const GemmShape &g, uint32_t a, uint32_t b,
   return t;
 }
 
-/// C = op(A) · op(B) straight from the inputs (f32 or bf16) into the f32
-/// output.
+/// C = op(A) · op(B) straight from the inputs (f32, bf16 or f16) into the
+/// output (f32, or the inputs' 16-bit type).
 runtime::Executable
 gemmExecutable(const GemmShape &g, bool allowTf32 = false,
                runtime::GemmType input = runtime::GemmType::f32,
@@ -59,7 +59,9 @@ gemmExecutable(const GemmShape &g, bool allowTf32 = false,
   runtime::Executable e = cudaExecutable();
   e.allowTf32 = allowTf32;
   auto dtype = [](runtime::GemmType t) {
-    return t == runtime::GemmType::bf16 ? DType::bf16 : DType::f32;
+    return t == runtime::GemmType::bf16  ? DType::bf16
+           : t == runtime::GemmType::f16 ? DType::f16
+                                         : DType::f32;
   };
   e.signature.inputs = {{dtype(input), aShape(g), false},
                         {dtype(input), bShape(g), false}};
@@ -267,6 +269,48 @@ TEST_F(CudaGemmThunks, Bf16IntoBf16RoundsTheSumOnce) {
   ASSERT_TRUE(filled.ok()) << filled.status();
   for (int64_t i = 0; i < (*filled)[0].numElements(); ++i)
     EXPECT_EQ((*filled)[0].getDouble(i), 0.0);
+}
+
+// f16 (--fp16's products): f16 A and B into f32 sum exactly; into f16 the
+// f32 sum is rounded once, within half an f16 ulp (2^-11 relative), and a
+// sum past f16's largest value (65504) becomes infinity, which is what the
+// loss scaler of an fp16 step detects.
+TEST_F(CudaGemmThunks, F16ProductsRoundOnceAndOverflowToInfinity) {
+  GemmShape g{2, 5, 7, 40, true, false};
+  auto wide = load(gemmExecutable(g, /*allowTf32=*/true,
+                                  runtime::GemmType::f16));
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_last_compute_type)(),
+            CUBLAS_COMPUTE_32F);
+  HostTensor a = randomTensor(aShape(g), 9, DType::f16);
+  HostTensor b = randomTensor(bShape(g), 10, DType::f16);
+  std::vector<double> exact = naiveGemm(g, a, b);
+  auto sums = runGemm(*wide, a, b);
+  ASSERT_TRUE(sums.ok()) << sums.status();
+  EXPECT_EQ((*sums)[0].dtype(), DType::f32);
+  EXPECT_LT(maxRelativeError((*sums)[0], exact), 1e-6);
+
+  auto narrow = load(gemmExecutable(g, false, runtime::GemmType::f16,
+                                    runtime::GemmType::f16));
+  ASSERT_NE(narrow, nullptr);
+  auto out = runGemm(*narrow, a, b);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].dtype(), DType::f16);
+  for (int64_t i = 0; i < (*out)[0].numElements(); ++i)
+    EXPECT_LE(std::abs((*out)[0].getDouble(i) - exact[i]),
+              0x1p-11 * std::abs(exact[i]) + 0x1p-25)
+        << "element " << i;
+
+  // 40 products of 64 · 32 sum to 81920 > 65504.
+  HostTensor big(DType::f16, aShape(g)), wideB(DType::f16, bShape(g));
+  for (int64_t i = 0; i < big.numElements(); ++i)
+    big.setDouble(i, 64.0);
+  for (int64_t i = 0; i < wideB.numElements(); ++i)
+    wideB.setDouble(i, 32.0);
+  auto overflow = runGemm(*narrow, big, wideB);
+  ASSERT_TRUE(overflow.ok()) << overflow.status();
+  for (int64_t i = 0; i < (*overflow)[0].numElements(); ++i)
+    EXPECT_EQ((*overflow)[0].getDouble(i), INFINITY) << "element " << i;
 }
 
 TEST_F(CudaGemmThunks, EmptyInnerDimensionWritesZeros) {

@@ -15,8 +15,9 @@
 // 0.439788193 on the GPU machine's CPU, 5.38298178 and 0.439920694 on its
 // H100 (docs/GPU.md, run 8: 3.7e-4 relative apart at most, where 1e-4 had
 // been asked). CpuTrainStep below holds oneDNN and OpenBLAS on one CPU to
-// the same bound. Part of the CudaBackendTest binary; the CUDA tests skip
-// without a GPU.
+// the same bound. With f16 (--fp16: products rounded to f16, 11
+// significant bits) the same reasoning gives half an f16 unit, 2^-12.
+// Part of the CudaBackendTest binary; the CUDA tests skip without a GPU.
 #include "CudaTestSupport.h"
 #include "FileTestSupport.h"
 
@@ -173,9 +174,10 @@ struct Trainer {
   }
 };
 
-/// Relative agreement of two runs of the step: f32, and bf16 (above).
+/// Relative agreement of two runs of the step: f32, bf16 and f16 (above).
 constexpr double kF32Agreement = 1e-4;
 constexpr double kBf16Agreement = 1.0 / 512;
+constexpr double kF16Agreement = 1.0 / 4096;
 
 /// module → a program that runs it (one per side of a comparison).
 using ProgramMaker =
@@ -257,20 +259,26 @@ TEST_F(CudaTrainStep, TinyGpt2LossesMatchTheCpuForThreeSteps) {
 
 TEST_F(CudaTrainStep, TinyGpt2Bf16LossesMatchTheCpuForThreeSteps) {
   PipelineOptions bf16;
-  bf16.bf16 = true;
+  bf16.productType = DType::bf16;
   expectBackendsAgreeForThreeSteps(bf16, kBf16Agreement);
 }
 
-/// The bf16 bound on any machine: the same CPU executable with oneDNN's
-/// GEMMs (a bf16 matmul where the CPU has one) and with OpenBLAS's (bf16
-/// widened to f32).
-TEST(CpuTrainStep, TinyGpt2Bf16OnTwoGemmLibrariesAgreeWithinHalfABf16Unit) {
-  PipelineOptions bf16;
-  bf16.bf16 = true;
+TEST_F(CudaTrainStep, TinyGpt2F16LossesMatchTheCpuForThreeSteps) {
+  PipelineOptions f16;
+  f16.productType = DType::f16;
+  expectBackendsAgreeForThreeSteps(f16, kF16Agreement);
+}
+
+/// The 16-bit bounds on any machine: the same CPU executable with oneDNN's
+/// GEMMs (a bf16 or f16 matmul where the CPU has one) and with OpenBLAS's
+/// (16-bit operands widened to f32).
+void expectGemmLibrariesAgree(DType productType, double agreement) {
+  PipelineOptions pipeline;
+  pipeline.productType = productType;
   auto onLibrary = [&](runtime::GemmLibrary library) {
     return [&, library](mlir::ModuleOp m)
                -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
-      auto exe = compiler::cpu::compileExecutable(m, "main", nullptr, bf16);
+      auto exe = compiler::cpu::compileExecutable(m, "main", nullptr, pipeline);
       if (!exe.ok())
         return exe.status();
       runtime::CpuRuntimeOptions options;
@@ -280,7 +288,15 @@ TEST(CpuTrainStep, TinyGpt2Bf16OnTwoGemmLibrariesAgreeWithinHalfABf16Unit) {
   };
   expectProgramsAgreeForThreeSteps(
       "onednn", onLibrary(runtime::GemmLibrary::onednn), "openblas",
-      onLibrary(runtime::GemmLibrary::openblas), kBf16Agreement);
+      onLibrary(runtime::GemmLibrary::openblas), agreement);
+}
+
+TEST(CpuTrainStep, TinyGpt2Bf16OnTwoGemmLibrariesAgreeWithinHalfABf16Unit) {
+  expectGemmLibrariesAgree(DType::bf16, kBf16Agreement);
+}
+
+TEST(CpuTrainStep, TinyGpt2F16OnTwoGemmLibrariesAgreeWithinHalfAnF16Unit) {
+  expectGemmLibrariesAgree(DType::f16, kF16Agreement);
 }
 
 } // namespace

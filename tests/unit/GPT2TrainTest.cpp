@@ -68,9 +68,9 @@ std::vector<double> trainLosses(const Options &options, int64_t steps) {
 // loss, with one compilation.
 TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   Options f32 = options_from_env();
-  f32.bf16 = false;
+  f32.productType = DType::f32;
   Options bf16 = f32;
-  bf16.bf16 = true;
+  bf16.productType = DType::bf16;
   const int64_t steps = 100;
   std::vector<double> reference = trainLosses(f32, steps);
   metrics::reset();
@@ -89,6 +89,46 @@ TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   EXPECT_LE(mixed.back(), 0.5 * mixed.front())
       << "first " << mixed.front() << ", last " << mixed.back();
   std::printf("bf16 loss %.4f -> %.4f (f32 %.4f -> %.4f), largest relative "
+              "gap %.4f\n",
+              mixed.front(), mixed.back(), reference.front(), reference.back(),
+              worst);
+}
+
+// f16 mixed precision with dynamic loss scaling (GradScaler's defaults):
+// f16 keeps 11 significant bits where bf16 keeps 8, so the curve must stay
+// at least as close to f32's (1% allowed), halve the loss, compile once,
+// and skip no step (a tiny model's scaled gradients stay far below 65504).
+TEST(GPT2Train, F16WithLossScalingTracksTheF32LossCurveAndHalvesTheLoss) {
+  Options f32 = options_from_env();
+  f32.productType = DType::f32;
+  Options f16 = f32;
+  f16.productType = DType::f16;
+  const int64_t steps = 100;
+  std::vector<double> reference = trainLosses(f32, steps);
+  metrics::reset();
+  set_options(f16);
+  kiln::testing::TinyGPT2Training training(steps);
+  GradScaler scaler;
+  std::vector<double> mixed;
+  for (int64_t s = 0; s < steps; ++s)
+    mixed.push_back(training.step(&scaler).item());
+  EXPECT_EQ(metrics::counters().compiles, 1) << metrics::report();
+  GradScaler::HostState state = scaler.state();
+  set_options(options_from_env());
+  EXPECT_EQ(state.skipped_steps, 0);
+  EXPECT_EQ(state.scale, 65536.0);
+  EXPECT_EQ(state.growth_tracker, steps);
+  double worst = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    ASSERT_TRUE(std::isfinite(mixed[s])) << "step " << s;
+    worst = std::max(worst, std::fabs(mixed[s] - reference[s]) /
+                                std::fabs(reference[s]));
+  }
+  EXPECT_GT(worst, 0.0);
+  EXPECT_LT(worst, 0.01) << "f16 vs f32 losses differ by up to " << worst;
+  EXPECT_LE(mixed.back(), 0.5 * mixed.front())
+      << "first " << mixed.front() << ", last " << mixed.back();
+  std::printf("f16 loss %.4f -> %.4f (f32 %.4f -> %.4f), largest relative "
               "gap %.4f\n",
               mixed.front(), mixed.back(), reference.front(), reference.back(),
               worst);

@@ -7,6 +7,7 @@
 
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Optimizer.h"
+#include "frontends/nn/GradScaler.h"
 
 #include <random>
 #include <vector>
@@ -37,14 +38,12 @@ struct TinyGPT2Training {
     model.train();
   }
 
-  /// One training step, ending with kiln::step(): its loss.
-  Tensor step() {
+  /// One training step, ending with kiln::step(): its loss. With a
+  /// scaler, f16's loss scaling (its updates skipped on an overflow).
+  Tensor step(nn::GradScaler *scaler = nullptr) {
     Tensor loss = model.loss(input, input);
-    loss.backward();
-    nn::clip_grad_norm_(model.parameters(), 1.0);
-    opt.step();
+    nn::backward_and_step(loss, opt, /*max_grad_norm=*/1.0, scaler);
     sched.step();
-    opt.zero_grad();
     kiln::step();
     return loss;
   }

@@ -1,0 +1,141 @@
+// Dynamic loss scaling; see GradScaler.h. Every update is recorded under
+// NoGradGuard, into the step's graph, from device state.
+#include "frontends/nn/GradScaler.h"
+
+#include <cmath>
+#include <string>
+
+namespace kiln::nn {
+namespace {
+
+/// A 0-d tensor holding `value` as device data (not a lazy constant: the
+/// state changes every step and the graph must not).
+Tensor deviceScalar(double value, DType dtype) {
+  HostTensor host(dtype, {});
+  host.setDouble(0, value);
+  return Tensor::from_host(std::move(host));
+}
+
+/// A constant 0-d tensor.
+Tensor constant(double value, DType dtype) {
+  return Tensor::full({}, value, dtype);
+}
+
+bool validScale(double scale) { return std::isfinite(scale) && scale > 0; }
+
+} // namespace
+
+GradScaler::GradScaler() : GradScaler(Options()) {}
+
+GradScaler::GradScaler(const Options &options) : options_(options) {
+  if (!validScale(options.init_scale))
+    throw Error("GradScaler: init_scale must be a positive finite number");
+  if (!(options.growth_factor > 1.0))
+    throw Error("GradScaler: growth_factor must be > 1");
+  if (!(options.backoff_factor > 0.0 && options.backoff_factor < 1.0))
+    throw Error("GradScaler: backoff_factor must be in (0, 1)");
+  if (options.growth_interval < 1)
+    throw Error("GradScaler: growth_interval must be >= 1");
+  load_state({options.init_scale, 0, 0});
+}
+
+Tensor GradScaler::scale(const Tensor &loss) const {
+  return loss * scale_.to(loss.dtype());
+}
+
+void GradScaler::unscale_(Optimizer &optimizer) {
+  NoGradGuard noGrad;
+  Tensor inverse = 1.0 / scale_;
+  // x · 0 is 0 for every finite x and NaN for ±Inf and NaN, so the sum of
+  // the products is NaN exactly when some gradient is not finite (IEEE:
+  // kiln folds no float product by zero, and its kernels assume nothing
+  // about NaN), and NaN alone differs from itself.
+  Tensor poison;
+  for (const auto &[name, param] : optimizer.params()) {
+    Tensor grad = param.grad();
+    if (!grad.defined())
+      continue;
+    Tensor unscaled = grad * inverse.to(grad.dtype());
+    Tensor p = (unscaled * 0.0).sum().to(DType::f32);
+    poison = poison.defined() ? poison + p : p;
+    Tensor(param).set_grad(unscaled);
+  }
+  Tensor zero = constant(0.0, DType::f32);
+  foundInf_ = poison.defined() ? poison.ne(poison) : zero.ne(zero);
+  unscaled_ = true;
+}
+
+void GradScaler::step(Optimizer &optimizer) {
+  if (!unscaled_)
+    unscale_(optimizer);
+  optimizer.step_unless(foundInf_, skipped_);
+  update();
+}
+
+void GradScaler::update() {
+  NoGradGuard noGrad;
+  if (!unscaled_)
+    throw Error("GradScaler::update: no unscale_ or step this step");
+  unscaled_ = false;
+  // PyTorch's _amp_update_scale_: an overflow backs the scale off and
+  // restarts the count; growth_interval clean steps grow it.
+  Tensor zero = constant(0.0, DType::f32);
+  Tensor clean = where(foundInf_, zero, growthTracker_ + 1.0);
+  Tensor grow = clean.ge(
+      constant(static_cast<double>(options_.growth_interval), DType::f32));
+  Tensor next = where(foundInf_, scale_ * options_.backoff_factor,
+                      where(grow, scale_ * options_.growth_factor, scale_));
+  scale_.assign_(next);
+  growthTracker_.assign_(where(grow, zero, clean));
+  skipped_.assign_(skipped_ + foundInf_.to(DType::f64));
+}
+
+GradScaler::HostState GradScaler::state() const {
+  HostState s;
+  s.scale = scale_.item();
+  s.growth_tracker = static_cast<int64_t>(growthTracker_.item());
+  s.skipped_steps = static_cast<int64_t>(skipped_.item());
+  return s;
+}
+
+void GradScaler::load_state(const HostState &state) {
+  if (!validScale(state.scale))
+    throw Error("GradScaler: the loss scale must be a positive finite "
+                "number, got " +
+                std::to_string(state.scale));
+  if (state.growth_tracker < 0 || state.skipped_steps < 0)
+    throw Error("GradScaler: step counts must be >= 0");
+  NoGradGuard noGrad;
+  Tensor scale = deviceScalar(state.scale, DType::f32);
+  Tensor tracker =
+      deviceScalar(static_cast<double>(state.growth_tracker), DType::f32);
+  Tensor skipped =
+      deviceScalar(static_cast<double>(state.skipped_steps), DType::f64);
+  if (!scale_.defined()) {
+    scale_ = scale, growthTracker_ = tracker, skipped_ = skipped;
+    return;
+  }
+  scale_.assign_(scale);
+  growthTracker_.assign_(tracker);
+  skipped_.assign_(skipped);
+}
+
+void backward_and_step(const Tensor &loss, Optimizer &optimizer,
+                       double max_grad_norm, GradScaler *scaler) {
+  (scaler ? scaler->scale(loss) : loss).backward();
+  if (scaler)
+    scaler->unscale_(optimizer);
+  if (max_grad_norm > 0) {
+    std::vector<Tensor> params;
+    for (const auto &entry : optimizer.params())
+      params.push_back(entry.second);
+    clip_grad_norm_(params, max_grad_norm);
+  }
+  if (scaler)
+    scaler->step(optimizer);
+  else
+    optimizer.step();
+  optimizer.zero_grad();
+}
+
+} // namespace kiln::nn
