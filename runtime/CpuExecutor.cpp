@@ -76,7 +76,9 @@ class CpuProgram : public Program {
 public:
   CpuProgram(Executable executable, const CpuRuntimeOptions &options)
       : exe_(std::move(executable)), options_(options),
-        pool_(std::max(1, options.threads)), buffers_(BufferPool::create()) {}
+        pool_(std::max(1, options.threads)),
+        buffers_(options.outputPool ? options.outputPool
+                                    : BufferPool::create()) {}
   ~CpuProgram() override {
     if (library_)
       dlclose(library_);
@@ -221,10 +223,13 @@ absl::Status CpuProgram::load() {
     planPoison();
   // A run needs at most one buffer per output: idle storage beyond that
   // would only grow the process.
-  std::map<size_t, int64_t> idleLimits;
-  for (const ProgramValue &output : exe_.signature.outputs)
-    ++idleLimits[BufferPool::storageCapacity(valueBytes(output))];
-  buffers_->setIdleLimits(std::move(idleLimits));
+  // (A shared pool's limits are its owner's.)
+  if (!options_.outputPool) {
+    std::map<size_t, int64_t> idleLimits;
+    for (const ProgramValue &output : exe_.signature.outputs)
+      ++idleLimits[BufferPool::storageCapacity(valueBytes(output))];
+    buffers_->setIdleLimits(std::move(idleLimits));
+  }
   // Borrowed inputs are the caller's, read only.
   return checkInputsAreReadOnly(exe_);
 }

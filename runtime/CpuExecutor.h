@@ -26,6 +26,13 @@ struct CpuRuntimeOptions {
   /// that reads bytes it never wrote, then changes the results.
   /// (KILN_POISON_DEAD_BUFFERS=1 sets it through the frontend's options.)
   bool poisonDeadBuffers = false;
+  /// Where a run's outputs take their storage, which returns there when the
+  /// caller drops it, for the next runs (fresh pages cost a fault each).
+  /// Null: each program has its own pool, keeping one idle buffer per
+  /// output. Set: every program loaded with it shares this pool, as eager
+  /// mode's hundreds of single-op programs do (each keeping its own would
+  /// hold ~1.2 GB for GPT-2 124M at batch 1).
+  std::shared_ptr<BufferPool> outputPool;
 };
 
 /// The options a load without explicit ones uses: the compiler and the

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <limits>
 #include <stdexcept>
 
@@ -109,10 +110,43 @@ size_t BufferPool::storageCapacity(size_t bytes) {
   return (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
 }
 
+namespace {
+
+/// Storage this large is mapped from the kernel and unmapped when freed,
+/// not taken from malloc's heap: glibc raises its mmap threshold after the
+/// first large free (up to 32 MiB), after which tensor-sized blocks come
+/// from the heap and their freed pages stay in the process (measured: GPT-2
+/// 124M in eager mode peaked at 7.2 GB of RSS, 5.9 GB with a fixed
+/// threshold, for the same 3.8 GB of live tensors). Fresh mappings are
+/// zero pages, so they need no memset either.
+constexpr size_t kMappedBytes = size_t{1} << 20;
+
+/// `capacity` bytes (a storageCapacity), 64-byte aligned; `zeroed` says
+/// whether they are known to be zero. Null when memory runs out.
+std::byte *allocateBytes(size_t capacity, bool &zeroed) {
+  if (capacity >= kMappedBytes) {
+    void *p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    zeroed = true;
+    return p == MAP_FAILED ? nullptr : static_cast<std::byte *>(p);
+  }
+  zeroed = false;
+  return static_cast<std::byte *>(std::aligned_alloc(64, capacity));
+}
+
+void freeBytes(std::byte *p, size_t capacity) {
+  if (capacity >= kMappedBytes)
+    munmap(p, capacity);
+  else
+    std::free(p);
+}
+
+} // namespace
+
 void detail::StorageRelease::operator()(std::byte *p) const {
   if (std::shared_ptr<BufferPool> owner = pool.lock())
     return owner->giveBack(p, capacity);
-  std::free(p);
+  freeBytes(p, capacity);
 }
 
 namespace {
@@ -124,20 +158,21 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
 }
 } // namespace
 
-void HostTensor::allocateStorage() const {
+bool HostTensor::allocateStorage() const {
   size_t bytes = BufferPool::storageCapacity(byteSize());
-  data_ = std::unique_ptr<std::byte[], Release>(
-      static_cast<std::byte *>(std::aligned_alloc(64, bytes)),
-      Release{{}, bytes});
+  bool zeroed = false;
+  data_ = std::unique_ptr<std::byte[], Release>(allocateBytes(bytes, zeroed),
+                                                Release{{}, bytes});
   if (!data_)
     throw std::bad_alloc();
+  return zeroed;
 }
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)),
       numElements_(elementCount(shape_)) {
-  allocateStorage();
-  std::memset(data_.get(), 0, BufferPool::storageCapacity(byteSize()));
+  if (!allocateStorage())
+    std::memset(data_.get(), 0, BufferPool::storageCapacity(byteSize()));
 }
 
 absl::StatusOr<HostTensor> HostTensor::create(DType dtype,
@@ -265,7 +300,7 @@ std::shared_ptr<BufferPool> BufferPool::create() {
 
 BufferPool::~BufferPool() {
   for (auto &[capacity, storage] : idle_)
-    std::free(storage);
+    freeBytes(storage, capacity);
 }
 
 absl::StatusOr<HostTensor> BufferPool::acquire(DType dtype,
@@ -295,11 +330,13 @@ absl::StatusOr<HostTensor> BufferPool::acquire(DType dtype,
   if (!storage) {
     // Fresh pages are zeroed like any new HostTensor's (and touched here,
     // once, rather than inside a kernel).
-    storage = static_cast<std::byte *>(std::aligned_alloc(64, capacity));
+    bool zeroed = false;
+    storage = allocateBytes(capacity, zeroed);
     if (!storage)
       return absl::ResourceExhaustedError(
           absl::StrCat("cannot allocate ", capacity, " bytes for a tensor"));
-    std::memset(storage, 0, capacity);
+    if (!zeroed)
+      std::memset(storage, 0, capacity);
   }
   HostTensor tensor;
   tensor.dtype_ = dtype;
@@ -313,6 +350,8 @@ absl::StatusOr<HostTensor> BufferPool::acquire(DType dtype,
 bool BufferPool::underLimitLocked(size_t capacity) const {
   if (!limited_)
     return true;
+  if (perCapacityLimit_ >= 0)
+    return static_cast<int64_t>(idle_.count(capacity)) < perCapacityLimit_;
   auto limit = limits_.find(capacity);
   return limit != limits_.end() &&
          static_cast<int64_t>(idle_.count(capacity)) < limit->second;
@@ -328,7 +367,7 @@ void BufferPool::giveBack(std::byte *storage, size_t capacity) {
       return;
     }
   }
-  std::free(storage);
+  freeBytes(storage, capacity);
 }
 
 bool BufferPool::adopt(HostTensor &tensor) {
@@ -351,6 +390,14 @@ void BufferPool::setIdleLimits(std::map<size_t, int64_t> limits) {
   std::lock_guard<std::mutex> lock(mutex_);
   limits_ = std::move(limits);
   limited_ = true;
+  perCapacityLimit_ = -1;
+}
+
+void BufferPool::setIdleLimitPerCapacity(int64_t limit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  limits_.clear();
+  limited_ = true;
+  perCapacityLimit_ = limit;
 }
 
 BufferPool::Stats BufferPool::stats() const {

@@ -135,8 +135,9 @@ private:
       fetchDeferred();
   }
   void fetchDeferred() const;
-  /// Fresh 64-byte-aligned storage for this tensor's size (not cleared).
-  void allocateStorage() const;
+  /// Fresh 64-byte-aligned storage for this tensor's size; true when it is
+  /// known to be zero (fresh mapped pages), else not cleared.
+  bool allocateStorage() const;
 
   friend class BufferPool;
 
@@ -195,6 +196,9 @@ public:
   /// any capacity not listed, is freed when given back. Without limits the
   /// pool keeps everything given back.
   void setIdleLimits(std::map<size_t, int64_t> limits);
+  /// At most `limit` idle buffers of every capacity: for a pool many
+  /// programs share, whose sizes are not known in advance.
+  void setIdleLimitPerCapacity(int64_t limit);
 
   /// The storage a tensor of `bytes` bytes occupies: rounded up to 64 bytes
   /// (the alignment), and never zero.
@@ -215,6 +219,8 @@ private:
   std::multimap<size_t, std::byte *> idle_;
   std::map<size_t, int64_t> limits_;
   bool limited_ = false;
+  /// setIdleLimitPerCapacity's limit, or -1 (limits_ applies).
+  int64_t perCapacityLimit_ = -1;
   Stats stats_;
 };
 

@@ -287,6 +287,50 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
   return table;
 }
 
+} // namespace
+
+namespace lazy {
+
+SavedValues savedByGradient(Op op) {
+  // What the rules above read besides shapes and attributes; keep in step
+  // with them (a value missing here is recomputed in eager mode, not
+  // wrong).
+  constexpr uint32_t first = 1, second = 2, all = ~0u;
+  switch (op) {
+  case Op::Abs:
+  case Op::Log:
+  case Op::Select: // the predicate (a dropout mask, as PyTorch saves)
+  case Op::ReduceMax:
+    return {first, op == Op::ReduceMax};
+  case Op::Mul:
+  case Op::Max:
+  case Op::Min:
+  case Op::DotGeneral:
+    return {first | second, false};
+  case Op::Div:
+    return {second, true};
+  case Op::Pow:
+    return {first | second, true};
+  case Op::Exp:
+  case Op::Tanh:
+  case Op::Sqrt:
+  case Op::Rsqrt:
+  case Op::Logistic:
+    return {0, true};
+  case Op::Gather:
+    return {second, false}; // the indices
+  case Op::Attention:
+  case Op::LinearCrossEntropy:
+    return {all, false};
+  default:
+    return {};
+  }
+}
+
+} // namespace lazy
+
+namespace {
+
 void runBackward(const Tensor &root, NodePtr seed) {
   if (!root.requires_grad())
     throw Error("backward: " + root.str() + " does not require grad");
@@ -320,8 +364,11 @@ void runBackward(const Tensor &root, NodePtr seed) {
   // The seed is tied to the root, so the compiler knows where the backward
   // pass begins (kiln-partition) and never merges it with a constant of the
   // forward pass.
+  // (Eager mode: settled to data, as every accumulated gradient is, so
+  // the rules that read it do not release it for one another.)
   std::unordered_map<const Node *, NodePtr> grads{
-      {nodeOf(root).get(), gradientSeed(seed, nodeOf(root))}};
+      {nodeOf(root).get(),
+       eager::settle(gradientSeed(seed, nodeOf(root)), false)}};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr &n = *it;
     auto g = grads.find(n.get());
@@ -335,6 +382,9 @@ void runBackward(const Tensor &root, NodePtr seed) {
       need.push_back(onPath.count(src.get()) > 0);
     sites::GradientScope scope(*n, backwardSite);
     Grads srcGrads = rule(n, g->second, need);
+    // Eager mode: a gradient two operands share (x · x) is accumulated
+    // twice, so none is released by the first accumulation.
+    eager::PinScope pinned(srcGrads);
     for (size_t i = 0; i < n->srcs.size(); ++i) {
       if (!need[i] || !srcGrads[i])
         continue;
@@ -346,6 +396,10 @@ void runBackward(const Tensor &root, NodePtr seed) {
     }
     grads.erase(n.get()); // frees intermediate gradients early
   }
+
+  // The forward values the rules read are no longer needed (eager mode).
+  if (eager::enabled())
+    eager::releaseSavedValues(order);
 
   // 4. Accumulate into each target's grad().
   for (auto &[node, impls] : targets) {

@@ -145,8 +145,26 @@ void execute(const Node &node) {
       throw Error(error);
 }
 
+/// PyTorch's saved tensors, after `node` ran: the values its gradient rule
+/// reads are kept (marked savedForBackward); an operand that no handle
+/// holds and no rule reads is released (recomputed if it is asked for
+/// again).
+void keepOnlySaved(const Node &node) {
+  SavedValues saved = savedByGradient(node.op);
+  if (saved.result)
+    node.savedForBackward = true;
+  for (size_t i = 0; i < node.srcs.size(); ++i) {
+    const Node &src = *node.srcs[i];
+    if (i < 32 && ((saved.operands >> i) & 1))
+      src.savedForBackward = true;
+    else if (!src.isData() && !src.held && !src.savedForBackward)
+      src.data.reset();
+  }
+}
+
 /// Computes `root` and every operand below it that has no value yet
-/// (nodes built in graph mode and reached after a switch), operands first.
+/// (nodes built in graph mode and reached after a switch, or released
+/// values asked for again), operands first.
 void materialize(const NodePtr &root) {
   std::vector<NodePtr> order;
   std::unordered_set<const Node *> visited{root.get()};
@@ -165,8 +183,15 @@ void materialize(const NodePtr &root) {
     order.push_back(node);
     stack.pop_back();
   }
+  // A node below the root ran before and was released (or, after a switch
+  // from graph mode, never ran).
+  mutableCounters().eagerRecomputes += static_cast<int64_t>(order.size()) - 1;
   for (const NodePtr &node : order)
     execute(*node);
+  // Only after all ran: a node of `order` may read an operand that an
+  // earlier one released.
+  for (const NodePtr &node : order)
+    keepOnlySaved(*node);
 }
 
 } // namespace
@@ -189,8 +214,12 @@ const NodePtr &run(const NodePtr &node) {
 }
 
 NodePtr settle(NodePtr node, bool keepHistory) {
-  if (!enabled() || keepHistory || node->isData())
+  if (!enabled() || node->isData())
     return node;
+  if (keepHistory) {
+    node->held = true;
+    return node;
+  }
   run(node);
   return dataNode(node->data, node->site);
 }
@@ -203,6 +232,33 @@ void commit() {
 }
 
 void clearKernelCache() { kernelCache().clear(); }
+
+PinScope::PinScope(const std::vector<NodePtr> &nodes) {
+  if (!enabled())
+    return;
+  for (const NodePtr &node : nodes)
+    if (node && !node->isData() && !node->held) {
+      node->held = true;
+      pinned_.push_back(node);
+    }
+}
+
+PinScope::~PinScope() {
+  for (const NodePtr &node : pinned_) {
+    node->held = false;
+    if (!node->savedForBackward)
+      node->data.reset();
+  }
+}
+
+void releaseSavedValues(const std::vector<NodePtr> &history) {
+  for (const NodePtr &node : history)
+    if (node->savedForBackward && !node->isData()) {
+      node->savedForBackward = false;
+      if (!node->held)
+        node->data.reset();
+    }
+}
 
 } // namespace lazy::eager
 

@@ -40,6 +40,38 @@ void commit();
 /// Drops the compiled single-op kernels (the next use of each compiles).
 void clearKernelCache();
 
+/// Keeps the buffers of `nodes` (eager results no handle holds) from being
+/// released by their consumers while it lives, then releases those that
+/// nothing saved (the gradients a rule returns, while they accumulate).
+class PinScope {
+public:
+  explicit PinScope(const std::vector<NodePtr> &nodes);
+  ~PinScope();
+  PinScope(const PinScope &) = delete;
+  PinScope &operator=(const PinScope &) = delete;
+
+private:
+  std::vector<NodePtr> pinned_;
+};
+
+/// After a backward pass: the buffers its gradient rules read (Node::
+/// savedForBackward) are released unless a tensor handle holds them, as
+/// PyTorch frees saved tensors; a second backward recomputes them.
+void releaseSavedValues(const std::vector<NodePtr> &history);
+
 } // namespace kiln::lazy::eager
+
+namespace kiln::lazy {
+
+/// The values an op's gradient rule (Autograd.cpp's VJP table) reads:
+/// operand i when bit i of `operands` is set, and the op's own result.
+/// Eager mode keeps exactly these buffers for backward (Node::held).
+struct SavedValues {
+  uint32_t operands = 0;
+  bool result = false;
+};
+SavedValues savedByGradient(Op op);
+
+} // namespace kiln::lazy
 
 #endif // KILN_FRONTENDS_LAZY_EAGER_H

@@ -439,6 +439,21 @@ Registry &registry() {
 }
 } // namespace
 
+} // namespace kiln::lazy
+
+namespace kiln::detail {
+
+TensorImpl::~TensorImpl() {
+  // Only eager mode runs op nodes into buffers (graph mode's values are
+  // data nodes), so this is eager's rule alone.
+  if (node && node->held && !node->isData() && !node->savedForBackward)
+    node->data.reset();
+}
+
+} // namespace kiln::detail
+
+namespace kiln::lazy {
+
 Tensor makeTensor(NodePtr node, bool requiresGrad, bool isLeaf) {
   Registry &r = registry();
   auto impl = std::make_shared<detail::TensorImpl>();

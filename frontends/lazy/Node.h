@@ -98,6 +98,14 @@ using NodePtr = std::shared_ptr<const Node>;
 struct Node {
   Op op;
   DType dtype;
+  /// Eager mode's saved tensors (PyTorch's rule): an op node run eagerly
+  /// keeps its buffer only while a tensor handle holds it (`held`) or a
+  /// gradient rule reads it (`savedForBackward`); otherwise the buffer is
+  /// released once its consumer has run (eager::run), or when its handle
+  /// dies. A released value that is needed after all is recomputed from its
+  /// operands. (Both sit in padding: no memory.)
+  mutable bool held = false;
+  mutable bool savedForBackward = false;
   /// Where user code built the node (CallSites.h), or 0: recorded only under
   /// KILN_CHECK_NUMERICS. Never part of the interning key, the hash or the
   /// cache key: structurally equal nodes are one node, and the first
@@ -215,6 +223,9 @@ struct TensorImpl {
   /// Creation order: step() orders its outputs by it, so graphs built by
   /// the same program hash the same run after run.
   uint64_t serial = 0;
+  /// Eager mode: a history node's buffer goes with its last handle unless
+  /// a gradient rule saved it (Node::held).
+  ~TensorImpl();
 };
 
 } // namespace kiln::detail

@@ -550,6 +550,11 @@ struct Counters {
   int64_t eagerKernelsCompiled = 0;
   int64_t eagerCacheHits = 0;
   int64_t eagerExecutions = 0;
+  /// Eager mode: values computed again because their buffer had been
+  /// released (no handle held it and no gradient rule was known to read
+  /// it; see lazy::savedByGradient). Zero in a training step whose every
+  /// saved value is declared.
+  int64_t eagerRecomputes = 0;
   /// Device bytes held now by tensors and nodes (parameters, optimizer
   /// state, inputs, results, eager intermediates), in both modes, and the
   /// most since reset(). Not counted: a compiled graph's own arena

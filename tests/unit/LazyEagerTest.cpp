@@ -260,6 +260,44 @@ TEST_F(LazyEager, BuffersDieWithTheirTensors) {
       << metrics::report();
 }
 
+// PyTorch's saved tensors: an intermediate no handle holds and no gradient
+// rule reads is freed once its consumer ran; what a rule reads stays until
+// backward has run; a released value asked for again is recomputed, right.
+TEST_F(LazyEager, KeepsOnlyWhatGradientsRead) {
+  set_mode(Mode::eager);
+  const int64_t n = 1 << 18, bytes = n * 4;
+  Tensor x = randomTensor({n}, 24, -1, 1, true);
+  metrics::reset();
+  int64_t before = metrics::counters().liveBytes;
+  // x · 2 (Mul keeps x and its other operand), + 1 (Add reads nothing: x · 2
+  // goes once it ran), exp (keeps its result for its gradient), sum.
+  Tensor loss = ((x * 2.0) + 1.0).exp().sum();
+  int64_t held = metrics::counters().liveBytes - before;
+  std::printf("held %lld bytes (%lld a tensor), peak %lld\n",
+              static_cast<long long>(held), static_cast<long long>(bytes),
+              static_cast<long long>(metrics::counters().peakLiveBytes -
+                                     before));
+  // exp's result and the product's broadcast 2 (x was counted before):
+  // not x · 2, x · 2 + 1 or the broadcast 1.
+  EXPECT_LE(held, 2 * bytes + 64) << metrics::report();
+  loss.backward();
+  // 2 exp(2x + 1), from the kept values alone.
+  EXPECT_EQ(metrics::counters().eagerRecomputes, 0) << metrics::report();
+  std::vector<double> xs = x.to_vector(), gs = x.grad().to_vector();
+  for (int64_t i = 0; i < n; i += 4097)
+    EXPECT_NEAR(gs[i], 2 * std::exp(2 * xs[i] + 1),
+                1e-5 * std::exp(2 * xs[i] + 1))
+        << i;
+  // Backward released what it read; a second backward (retain_graph's use)
+  // computes those values again and gives the same gradient.
+  Tensor first = x.grad().detach();
+  x.zero_grad();
+  loss.backward();
+  EXPECT_GT(metrics::counters().eagerRecomputes, 0);
+  EXPECT_EQ(x.grad().to_vector(), first.to_vector());
+  step();
+}
+
 /// The GPT-2 run both modes train: losses, final parameters, metrics.
 struct TrainResult {
   std::vector<double> losses;
@@ -374,6 +412,9 @@ TEST_F(LazyEager, GPT2TrainsToTheSameLossesAsGraphMode) {
                 eager.counters.eagerKernelsCompiled);
   EXPECT_GT(eager.counters.eagerCacheHits, eager.counters.eagerExecutions / 2);
   EXPECT_EQ(graph.counters.eagerExecutions, 0);
+  // Every value a gradient rule reads was kept (lazy::savedByGradient):
+  // eager mode released nothing it had to compute again.
+  EXPECT_EQ(eager.counters.eagerRecomputes, 0) << metrics::report();
 
   // Peaks: parameters, AdamW's two moments and the gradients are live at
   // once in both modes; eager's peak also holds the step's activations.

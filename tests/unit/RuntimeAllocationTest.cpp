@@ -87,6 +87,39 @@ TEST(BufferPool, AdoptsForeignStorageUpToItsIdleLimit) {
   EXPECT_EQ(pool->stats().idleBuffers, 1);
 }
 
+// Storage of 1 MiB and more is mapped (fresh zero pages) and unmapped
+// when freed; it is zero like any new tensor's, is reused by a pool like
+// small storage, and a shared pool keeps at most its per-size limit.
+TEST(BufferPool, LargeStorageIsZeroReusedAndCappedPerSize) {
+  HostTensor big(DType::f32, {1 << 19}); // 2 MiB
+  for (int64_t i = 0; i < big.numElements(); i += 997)
+    ASSERT_EQ(big.getDouble(i), 0.0) << i;
+  big.setDouble(7, 3.5);
+  EXPECT_EQ(HostTensor(big).getDouble(7), 3.5);
+
+  auto pool = BufferPool::create();
+  pool->setIdleLimitPerCapacity(2);
+  std::vector<HostTensor> held;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<HostTensor> t = pool->acquire(DType::f32, {1 << 19});
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->getDouble(1 << 18), 0.0); // fresh pages are zero
+    held.push_back(*std::move(t));
+  }
+  held.clear(); // three given back: two kept, one unmapped
+  EXPECT_EQ(pool->stats().idleBuffers, 2);
+  absl::StatusOr<HostTensor> reused = pool->acquire(DType::i32, {1 << 19});
+  ASSERT_TRUE(reused.ok());
+  EXPECT_NE(reused->data(), nullptr);
+  EXPECT_EQ(pool->stats().reuses, 1);
+  EXPECT_EQ(pool->stats().allocations, 3);
+  // Other sizes have the same limit.
+  absl::StatusOr<HostTensor> small = pool->acquire(DType::f32, {8});
+  ASSERT_TRUE(small.ok());
+  *small = HostTensor();
+  EXPECT_EQ(pool->stats().idleBuffers, 2);
+}
+
 TEST(BufferPool, RefusesABadShapeWithoutAborting) {
   auto pool = BufferPool::create();
   EXPECT_FALSE(pool->acquire(DType::f32, {-1}).ok());
