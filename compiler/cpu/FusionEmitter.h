@@ -1,0 +1,175 @@
+// The fusion kernel emitter's class (private to compiler/cpu): the
+// generators, indices and loops that FusionEmitter.cpp (rows, the kernel's
+// entry) and FusionColumns.cpp (column reductions) share. See
+// FusionEmitter.cpp for what a fusion kernel does.
+#ifndef KILN_COMPILER_CPU_FUSIONEMITTER_H
+#define KILN_COMPILER_CPU_FUSIONEMITTER_H
+
+#include "compiler/cpu/FusionPlan.h"
+#include "compiler/cpu/KernelEmitter.h"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+
+namespace kiln::compiler::cpu::detail {
+
+using mlir::ArrayRef;
+using mlir::Block;
+using mlir::DenseMap;
+using mlir::Operation;
+using mlir::SmallVector;
+using mlir::Value;
+using mlir::ValueRange;
+
+/// An element position in a value of `shape`: its flat index, its
+/// per-dimension indices, or both; the missing form is built on first use,
+/// so elementwise chains over one shape never split the flat index.
+struct Index {
+  SmallVector<int64_t> shape;
+  Value flat;
+  std::optional<SmallVector<Value>> multi;
+};
+
+class FusionEmitter {
+public:
+  /// `rowGroups`: each index computes 4 rows (emitFusionKernel decides).
+  FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan,
+                FusionKernelOptions options, bool rowGroups)
+      : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
+        numInputs_(body_.getNumArguments()), lanes_(options.lanes),
+        storeWhileReducing_(options.storeWhileReducing),
+        elementsPerIndex_(options.elementsPerIndex), rowGroups_(rowGroups) {}
+
+  /// The whole kernel body over rows (or column blocks) [begin, end).
+  void emit(Value begin, Value end);
+
+private:
+  void emitRows(Value begin, Value end);
+  /// Row r's passes and stores (emitRows' loop body).
+  void emitRow(Value r);
+  /// Loops over a row's reduced points, calling body(ivs, carried): all of
+  /// them (one lane: the nest the CPU vectorises), or this lane's share,
+  /// flat points lane, lane + lanes, ... (neighbouring lanes read
+  /// neighbouring elements).
+  SmallVector<Value> overRow(
+      ArrayRef<int64_t> reducedShape, ValueRange inits,
+      const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+          &body);
+  /// A lane's partial `acc` of a `kind` reduction → the row's total, in
+  /// every lane (a butterfly over the warp's shuffles).
+  Value acrossLanes(ReduceKind kind, Value acc);
+  /// Runs `fn` in lane 0 only (every lane when there is one).
+  void inFirstLane(const std::function<void()> &fn);
+  void emitColumns(Value begin, Value end);
+  /// Results of ResultKind::once, stored by the range starting at 0.
+  void emitOnceResults(Value begin);
+  /// Each rng_uniform's (key, counter), generated once at kernel scope.
+  void prepareRng();
+  /// The kept indices of row (or column) `r`.
+  SmallVector<Value> keptIndices(Value r, ArrayRef<int64_t> rowShape);
+  Index *index(ArrayRef<int64_t> shape, Value flat,
+               std::optional<SmallVector<Value>> multi = std::nullopt) {
+    indices_.push_back(Index{SmallVector<int64_t>(shape), flat, multi});
+    return &indices_.back();
+  }
+  Value flatOf(Index *idx) {
+    if (!idx->flat) {
+      idx->flat = kb_.linearize(*idx->multi, rowMajorStrides(idx->shape));
+      filled_.push_back({idx, /*flat=*/true});
+    }
+    return idx->flat;
+  }
+  ArrayRef<Value> multiOf(Index *idx) {
+    if (!idx->multi) {
+      idx->multi = kb_.delinearize(idx->flat, idx->shape);
+      filled_.push_back({idx, /*flat=*/false});
+    }
+    return *idx->multi;
+  }
+  /// The index in `shape` of the point with per-dim indices `multi` of a
+  /// shape equal to `shape` up to unit dims (else through the flat index).
+  Index *reshaped(Index *idx, ArrayRef<int64_t> shape);
+  Index *reshapedUncached(Index *idx, ArrayRef<int64_t> shape);
+
+  /// Runs `emit` in a nested region: values generated there do not
+  /// dominate what follows, so they must not stay memoised.
+  /// Index forms filled in there are forgotten for the same reason.
+  template <typename Fn> auto scoped(Fn &&emit) {
+    auto saved = memo_;
+    auto savedReshapes = reshapes_;
+    size_t savedFilled = filled_.size();
+    auto out = emit();
+    memo_ = std::move(saved);
+    reshapes_ = std::move(savedReshapes);
+    for (size_t k = filled_.size(); k > savedFilled; --k) {
+      auto [idx, flat] = filled_[k - 1];
+      if (flat)
+        idx->flat = Value();
+      else
+        idx->multi.reset();
+    }
+    filled_.resize(savedFilled);
+    return out;
+  }
+
+  Value generate(Value v, Index *idx);
+  Value generateOp(Operation *op, Index *idx);
+  Value constantAt(ConstantOp c, Index *idx);
+  Value padAt(PadOp p, Index *idx);
+  Value concatenateAt(ConcatenateOp c, unsigned from, int64_t start,
+                      Index *idx);
+  /// The iteration point (kept indices of the row, reduced loop ivs).
+  Index *point(ArrayRef<Value> keptIdx, ArrayRef<Value> reducedIvs);
+  /// Stores every result of `kind` at `idx` (its flat index in the result's
+  /// buffer); every value is generated before any store, so an output may
+  /// overwrite an input read here.
+  void storeResults(ResultKind kind, Index *idx);
+  /// The sizes of iteration dims `dims` of S.
+  SmallVector<int64_t> sizesOf(ArrayRef<int64_t> dims) const {
+    SmallVector<int64_t> sizes;
+    for (int64_t d : dims)
+      sizes.push_back(plan_.space[d]);
+    return sizes;
+  }
+
+  KernelBuilder &kb_;
+  FusionOp fusion_;
+  const FusionPlan &plan_;
+  Block &body_;
+  unsigned numInputs_;
+  std::deque<Index> indices_;
+  DenseMap<std::pair<Value, Index *>, Value> memo_;
+  /// (index, shape) → the same position in that shape, so every value read
+  /// at one point shares one Index (and its memoised generators).
+  std::map<std::pair<Index *, std::vector<int64_t>>, Index *> reshapes_;
+  SmallVector<std::pair<Index *, bool>> filled_;
+  DenseMap<Value, Value> rowScalars_; // reduce result → this row's value
+  DenseMap<Operation *, std::pair<Value, Value>> rngState_;
+  /// Threads per row (1, or a warp's 32) and this thread's lane among them.
+  unsigned lanes_;
+  /// FusionKernelOptions::storeWhileReducing.
+  bool storeWhileReducing_;
+  Value lane_;
+  /// FusionKernelOptions::elementsPerIndex (4 when set: one Philox block).
+  unsigned elementsPerIndex_;
+  bool rowGroups_;
+  /// With several elements per index: each row value of the index's group
+  /// → its position k in the group, and each rng_uniform's Philox lanes
+  /// for the group (computed at the group's scope, shared by its rows).
+  DenseMap<Value, int64_t> rowInGroup_;
+  DenseMap<Operation *, SmallVector<Value>> groupLanes_;
+  /// The group's stores (result, flat index, value), made after all its
+  /// rows are generated: LLVM may not move a load above a store that could
+  /// alias it, so interleaved rows would keep every access scalar.
+  struct Store {
+    unsigned result;
+    Value flat, value;
+  };
+  std::optional<SmallVector<Store>> groupStores_;
+};
+
+} // namespace kiln::compiler::cpu::detail
+
+#endif // KILN_COMPILER_CPU_FUSIONEMITTER_H
