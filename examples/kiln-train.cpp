@@ -31,8 +31,6 @@
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
-#include "absl/strings/numbers.h"
-
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -229,29 +227,6 @@ int64_t totalSteps(const TrainArgs &a, int64_t stepsPerEpoch) {
   return int64_t(std::ceil(a.numTrainEpochs * double(stepsPerEpoch)));
 }
 
-/// The fp16 loss scaler's state a checkpoint saved in its metadata (as the
-/// Trainer saves scaler.pt beside the optimizer); throws kiln::Error when
-/// it is absent or malformed.
-nn::GradScaler::HostState scalerState(
-    const std::map<std::string, std::string> &metadata,
-    const std::string &dir) {
-  nn::GradScaler::HostState scale;
-  auto field = [&](const char *key) -> const std::string & {
-    auto it = metadata.find(key);
-    if (it == metadata.end())
-      throw Error("'" + dir + "' holds no fp16 loss scaler state (" + key +
-                  "): it was not trained with --fp16");
-    return it->second;
-  };
-  if (!absl::SimpleAtod(field("grad_scaler.scale"), &scale.scale) ||
-      !absl::SimpleAtoi(field("grad_scaler.growth_tracker"),
-                        &scale.growth_tracker) ||
-      !absl::SimpleAtoi(field("grad_scaler.skipped_steps"),
-                        &scale.skipped_steps))
-    throw Error("'" + dir + "': a malformed fp16 loss scaler state");
-  return scale;
-}
-
 Trainer::Trainer(const TrainArgs &args, PreparedData &data)
     : args_(args), data_(data),
       model_(modelConfig(args, args.vocabSize ? args.vocabSize
@@ -283,7 +258,8 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
                    key, it->second.c_str(), value.c_str());
   }
   if (scaler_) {
-    nn::GradScaler::HostState scale = scalerState(state.metadata, dir);
+    nn::GradScaler::HostState scale =
+        nn::GradScaler::HostState::from_metadata(state.metadata, dir);
     scaler_->load_state(scale);
     skippedAtLastLog_ = scale.skipped_steps;
   }
@@ -379,17 +355,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                     {"train_batch_size", std::to_string(args_.trainBatchSize)},
                     {"block_size", std::to_string(args_.blockSize)},
                     {"seed", std::to_string(args_.seed)}};
-  if (scaler_ && withOptimizer) {
-    // As the Trainer's scaler.pt, beside the optimizer's state.
-    nn::GradScaler::HostState scale = scaler_->state();
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", scale.scale);
-    state.metadata["grad_scaler.scale"] = text;
-    state.metadata["grad_scaler.growth_tracker"] =
-        std::to_string(scale.growth_tracker);
-    state.metadata["grad_scaler.skipped_steps"] =
-        std::to_string(scale.skipped_steps);
-  }
+  if (scaler_ && withOptimizer)
+    state.metadata.merge(scaler_->state().metadata());
   std::string file =
       withOptimizer ? "checkpoint.safetensors" : "model.safetensors";
   if (withOptimizer)

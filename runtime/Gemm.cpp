@@ -62,33 +62,35 @@ absl::Status openblasSgemm(bool transA, bool transB, int64_t m, int64_t n,
   return absl::OkStatus();
 }
 
-/// A 16-bit float's f32 value, by table (every bf16 and f16 value is exact
-/// in f32).
-float widenHalf(GemmType type, uint16_t bits) {
-  if (type == GemmType::bf16) {
-    uint32_t word = uint32_t(bits) << 16;
-    float value;
-    std::memcpy(&value, &word, sizeof value);
-    return value;
-  }
-  static const std::vector<float> f16Values = [] {
-    std::vector<float> table(1 << 16);
-    for (uint32_t b = 0; b < table.size(); ++b)
-      table[b] = static_cast<float>(halfToDouble(static_cast<uint16_t>(b)));
-    return table;
+/// Every f16 value as an f32 (exact), by its bits.
+const std::vector<float> &f16Values() {
+  static const std::vector<float> table = [] {
+    std::vector<float> values(1 << 16);
+    for (uint32_t b = 0; b < values.size(); ++b)
+      values[b] = static_cast<float>(halfToDouble(static_cast<uint16_t>(b)));
+    return values;
   }();
-  return f16Values[bits];
+  return table;
 }
 
-/// A bf16 or f16 operand widened to f32 (exact), rows×cols with row stride
-/// ld, packed.
+/// A bf16 or f16 operand widened to f32 (exact: bf16 is the top half of an
+/// f32, f16 by table), rows×cols with row stride ld, packed.
 std::vector<float> widen(GemmType type, const void *data, int64_t rows,
                          int64_t cols, int64_t ld) {
   std::vector<float> out(static_cast<size_t>(rows * cols));
   const auto *bits = static_cast<const uint16_t *>(data);
+  if (type == GemmType::f16) {
+    const std::vector<float> &values = f16Values();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        out[i * cols + j] = values[bits[i * ld + j]];
+    return out;
+  }
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[i * cols + j] = widenHalf(type, bits[i * ld + j]);
+    for (int64_t j = 0; j < cols; ++j) {
+      uint32_t word = uint32_t(bits[i * ld + j]) << 16;
+      std::memcpy(&out[i * cols + j], &word, sizeof(float));
+    }
   return out;
 }
 

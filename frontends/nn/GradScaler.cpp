@@ -2,7 +2,10 @@
 // NoGradGuard, into the step's graph, from device state.
 #include "frontends/nn/GradScaler.h"
 
+#include "absl/strings/numbers.h"
+
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace kiln::nn {
@@ -24,6 +27,34 @@ Tensor constant(double value, DType dtype) {
 bool validScale(double scale) { return std::isfinite(scale) && scale > 0; }
 
 } // namespace
+
+std::map<std::string, std::string> GradScaler::HostState::metadata() const {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", scale);
+  return {{"grad_scaler.scale", text},
+          {"grad_scaler.growth_tracker", std::to_string(growth_tracker)},
+          {"grad_scaler.skipped_steps", std::to_string(skipped_steps)}};
+}
+
+GradScaler::HostState GradScaler::HostState::from_metadata(
+    const std::map<std::string, std::string> &metadata,
+    const std::string &source) {
+  auto field = [&](const char *key) -> const std::string & {
+    auto it = metadata.find(key);
+    if (it == metadata.end())
+      throw Error("'" + source + "' holds no fp16 loss scaler state (" + key +
+                  "): it was not trained with --fp16");
+    return it->second;
+  };
+  HostState state;
+  if (!absl::SimpleAtod(field("grad_scaler.scale"), &state.scale) ||
+      !absl::SimpleAtoi(field("grad_scaler.growth_tracker"),
+                        &state.growth_tracker) ||
+      !absl::SimpleAtoi(field("grad_scaler.skipped_steps"),
+                        &state.skipped_steps))
+    throw Error("'" + source + "': a malformed fp16 loss scaler state");
+  return state;
+}
 
 GradScaler::GradScaler() : GradScaler(Options()) {}
 

@@ -15,6 +15,8 @@
 #include "frontends/nn/Optimizer.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace kiln::nn {
 
@@ -34,6 +36,16 @@ public:
     int64_t growth_tracker = 0;
     /// Steps skipped since training began.
     int64_t skipped_steps = 0;
+
+    /// As strings for a checkpoint's metadata ("grad_scaler.scale", ...;
+    /// the Trainer saves scaler.pt beside the optimizer), exact.
+    std::map<std::string, std::string> metadata() const;
+    /// The state `metadata()` wrote, read back from a checkpoint's
+    /// metadata; throws kiln::Error naming `source` when it is absent
+    /// (the checkpoint was not trained with --fp16) or malformed.
+    static HostState from_metadata(
+        const std::map<std::string, std::string> &metadata,
+        const std::string &source);
   };
 
   GradScaler();

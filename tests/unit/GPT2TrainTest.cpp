@@ -62,11 +62,11 @@ std::vector<double> trainLosses(const Options &options, int64_t steps) {
 }
 
 /// A mixed-precision curve against the f32 one: every loss finite, rounding
-/// visible (not bit-equal) but within 1% of f32's at every step, and the
-/// loss halved.
+/// visible (not bit-equal) but within `bound` (relative) of f32's at every
+/// step, and the loss halved.
 void expectTracksTheF32Curve(const char *name,
                              const std::vector<double> &reference,
-                             const std::vector<double> &mixed) {
+                             const std::vector<double> &mixed, double bound) {
   ASSERT_EQ(mixed.size(), reference.size());
   double worst = 0;
   for (size_t s = 0; s < mixed.size(); ++s) {
@@ -75,8 +75,8 @@ void expectTracksTheF32Curve(const char *name,
                                 std::fabs(reference[s]));
   }
   EXPECT_GT(worst, 0.0);
-  EXPECT_LT(worst, 0.01) << name << " vs f32 losses differ by up to "
-                         << worst;
+  EXPECT_LT(worst, bound) << name << " vs f32 losses differ by up to "
+                          << worst;
   EXPECT_LE(mixed.back(), 0.5 * mixed.front())
       << "first " << mixed.front() << ", last " << mixed.back();
   std::printf("%s loss %.4f -> %.4f (f32 %.4f -> %.4f), largest relative "
@@ -94,8 +94,8 @@ Options withProducts(DType productType) {
 // Mixed precision (kiln-autocast): the same 100 steps with every matrix
 // product in bf16. Each product's inputs and result lose up to 2^-9 of
 // their value, so the curve is not the f32 one, but it must follow it
-// closely (0.21% at most on AMD EPYC) and still halve the loss, with one
-// compilation.
+// closely (0.22% at most on AMD EPYC; 1% allowed) and still halve the
+// loss, with one compilation.
 TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   const int64_t steps = 100;
   std::vector<double> reference = trainLosses(withProducts(DType::f32), steps);
@@ -103,13 +103,15 @@ TEST(GPT2Train, Bf16TracksTheF32LossCurveAndHalvesTheLoss) {
   std::vector<double> mixed = trainLosses(withProducts(DType::bf16), steps);
   EXPECT_EQ(metrics::counters().compiles, 1) << metrics::report();
   set_options(options_from_env());
-  expectTracksTheF32Curve("bf16", reference, mixed);
+  expectTracksTheF32Curve("bf16", reference, mixed, 0.01);
 }
 
 // f16 mixed precision with dynamic loss scaling (GradScaler's defaults):
 // f16 keeps 11 significant bits where bf16 keeps 8, so the curve stays at
-// least as close to f32's (0.02% on AMD EPYC), with one compilation and no
-// step skipped (a tiny model's scaled gradients stay far below 65504).
+// least as close to f32's (0.02% on AMD EPYC; 0.1% allowed, which bf16's
+// 0.22% would fail, so products left in bf16 cannot pass for f16), with
+// one compilation and no step skipped (a tiny model's scaled gradients
+// stay far below 65504).
 TEST(GPT2Train, F16WithLossScalingTracksTheF32LossCurveAndHalvesTheLoss) {
   const int64_t steps = 100;
   std::vector<double> reference = trainLosses(withProducts(DType::f32), steps);
@@ -126,7 +128,7 @@ TEST(GPT2Train, F16WithLossScalingTracksTheF32LossCurveAndHalvesTheLoss) {
   EXPECT_EQ(state.skipped_steps, 0);
   EXPECT_EQ(state.scale, 65536.0);
   EXPECT_EQ(state.growth_tracker, steps);
-  expectTracksTheF32Curve("f16", reference, mixed);
+  expectTracksTheF32Curve("f16", reference, mixed, 0.001);
 }
 
 } // namespace

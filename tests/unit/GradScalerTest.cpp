@@ -141,6 +141,17 @@ TEST(GradScaler, StatesRoundTripAndBadOnesAreRefused) {
   EXPECT_EQ(state.scale, 1024.0);
   EXPECT_EQ(state.growth_tracker, 5);
   EXPECT_EQ(state.skipped_steps, 2);
+  // Through a checkpoint's metadata, exactly; without it, refused.
+  GradScaler::HostState odd{std::ldexp(1.0, -30) * 3, 7, 11};
+  GradScaler::HostState back =
+      GradScaler::HostState::from_metadata(odd.metadata(), "ckpt");
+  EXPECT_EQ(back.scale, odd.scale);
+  EXPECT_EQ(back.growth_tracker, 7);
+  EXPECT_EQ(back.skipped_steps, 11);
+  EXPECT_THROW(GradScaler::HostState::from_metadata({}, "ckpt"), Error);
+  auto malformed = odd.metadata();
+  malformed["grad_scaler.scale"] = "many";
+  EXPECT_THROW(GradScaler::HostState::from_metadata(malformed, "ckpt"), Error);
   EXPECT_THROW(scaler.load_state({0.0, 0, 0}), Error);
   EXPECT_THROW(scaler.load_state({INFINITY, 0, 0}), Error);
   EXPECT_THROW(scaler.load_state({1.0, -1, 0}), Error);
