@@ -77,6 +77,15 @@ int runKilnWorker(const BenchConfig &c) {
       scaler = std::make_unique<nn::GradScaler>();
 
     metrics::reset();
+    // The process's own memory (code, libraries, heap), which no plan
+    // counts, as an advisor sees it: before anything is compiled. Host
+    // memory, so part of the peak only where the plan's memory is the
+    // host's (on cuda the device's own reserve is not measured here).
+    const bool hostPlans = kiln::options().backend != Backend::cuda;
+    auto outsidePlansMiB = [&] {
+      return hostPlans ? memory_outside_plans() / 1048576.0 : 0.0;
+    };
+    const double outsideBefore = outsidePlansMiB();
     // recordMs: the host recording the step's ops (forward, backward,
     // clipping, AdamW) before kiln::step(); with kiln_graph_ms (step()'s
     // graph, key and lookup) it is the host time a GPU step waits for.
@@ -118,6 +127,8 @@ int runKilnWorker(const BenchConfig &c) {
                   {"kiln_graph_ms", m.graphMilliseconds},
                   {"kiln_execute_ms", m.executeMilliseconds},
                   {"kiln_planned_peak_mib", m.plannedPeakBytes / 1048576.0},
+                  {"kiln_outside_plans_mib", outsideBefore},
+                  {"kiln_outside_plans_end_mib", outsidePlansMiB()},
                   {"fp16_skipped_steps",
                    scaler ? scaler->state().skipped_steps : 0},
                   {"backend", c.backend},

@@ -294,18 +294,28 @@ json::Object parityReport(std::map<std::string, std::vector<double>> curves,
 }
 
 /// kiln compiled's planned peak (what its memory planner reserved before
-/// the first step) next to its measured peak RSS, as a Markdown section.
+/// the first step, plus the process's own memory outside any plan, measured
+/// then) next to its measured peak RSS, as a Markdown section.
 std::string memoryPlanMarkdown(const json::Object &systems) {
   const json::Object *r = systems.getObject("kiln_compiled");
   std::optional<double> planned =
       r ? r->getNumber("kiln_planned_peak_mib") : std::nullopt;
   if (!planned)
     return "";
+  double outside = r->getNumber("kiln_outside_plans_mib").value_or(0);
+  double measured = r->getNumber("peak_rss_mib").value_or(0);
+  double predicted = *planned + outside;
   return llvm::formatv(
-      "\n## kiln compiled: memory plan\n\nPlanned peak (arena + inputs + "
-      "fresh outputs, known before the first step): {0:f0} MiB; measured "
-      "peak RSS of the run: {1:f0} MiB.\n",
-      *planned, r->getNumber("peak_rss_mib").value_or(0));
+      "\n## kiln compiled: memory plan\n\nPlanned peak, known before the "
+      "first step: {0:f0} MiB (the step's plan, arena + inputs + fresh "
+      "outputs, {1:f0} MiB; the process's memory outside any plan, {2:f0} "
+      "MiB). Measured peak RSS of the run: {3:f0} MiB ({4:f1}% {5} the "
+      "plan; the compiler's code and state, loaded while compiling, were "
+      "{6:f0} MiB outside the plan after the run).\n",
+      predicted, *planned, outside, measured,
+      measured > 0 ? std::abs(measured - predicted) / measured * 100 : 0.0,
+      measured >= predicted ? "above" : "below",
+      r->getNumber("kiln_outside_plans_end_mib").value_or(0));
 }
 
 /// The parity report as a Markdown section (appended to table.md).

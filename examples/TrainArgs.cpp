@@ -190,8 +190,11 @@ struct Flags {
                      cl::cat(execution)};
   cl::opt<std::string> memoryBudget{
       "memory_budget",
-      cl::desc("peak memory budget of a compiled step, e.g. 2GiB: a step "
-               "over it fails before it runs, naming its largest buffers"),
+      cl::desc("the process's peak memory, e.g. 8GiB (on --backend cuda "
+               "the device's): a compiled step plans within it less what "
+               "the process holds outside any step, recomputing "
+               "activations if it must; one that cannot fails before it "
+               "runs, naming its largest buffers"),
       cl::value_desc("bytes"), cl::cat(execution)};
   cl::opt<std::string> cacheDir{
       "cache_dir",

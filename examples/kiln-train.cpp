@@ -589,8 +589,35 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
   }
 }
 
+/// --memory_budget is what the process may hold, the memory a job is
+/// measured by. Where a step's memory is the host's (not on the cuda
+/// backend, whose budget is the device's), its plan gets the budget less
+/// what the process already holds outside any plan (code, libraries, the
+/// data set), measured now: the planner's peak counts tensors only.
+void budgetThePlans(const TrainArgs &args) {
+  if (!args.memoryBudget || args.eager || options().backend == Backend::cuda)
+    return;
+  const uint64_t budget = *args.memoryBudget, outside = memory_outside_plans();
+  if (outside >= budget)
+    throw Failure{"--memory_budget " + compiler::formatBytes(budget) +
+                      " is less than the " + compiler::formatBytes(outside) +
+                      " this process holds before any step (code, "
+                      "libraries, the data set)",
+                  1};
+  Options o = options();
+  o.memoryBudgetBytes = budget - outside;
+  set_options(o);
+  std::fprintf(stderr,
+               "kiln-train: memory budget %s: %s held outside any step "
+               "(code, libraries, data), %s for the step's plan\n",
+               compiler::formatBytes(budget).c_str(),
+               compiler::formatBytes(outside).c_str(),
+               compiler::formatBytes(o.memoryBudgetBytes).c_str());
+}
+
 /// --auto_find_batch_size: the largest per-device batch, up to the one
-/// asked, whose training step plans within --memory_budget. Each probe
+/// asked, whose training step plans within the plans' share of
+/// --memory_budget (budgetThePlans). Each probe
 /// traces the step (forward, backward, clipping, AdamW) on a model of the
 /// run's shape with a probe optimizer, and is planned, never run.
 int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
@@ -617,12 +644,13 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
                           probe->scaler.get());
     return probe;
   };
-  std::string budget = compiler::formatBytes(*args.memoryBudget);
+  // The plans' budget (budgetThePlans): the process's less its own memory.
+  std::string budget = compiler::formatBytes(options().memoryBudgetBytes);
   int64_t batch = largest_planned_batch(
       args.trainBatchSize, traceStep,
       [&](int64_t probed, std::optional<uint64_t> peak) {
         std::string verdict =
-            peak && *peak <= *args.memoryBudget
+            peak && *peak <= options().memoryBudgetBytes
                 ? "plans " + compiler::formatBytes(*peak) + ": fits " + budget
                 : "does not fit " + budget +
                       (peak ? " (plans " + compiler::formatBytes(*peak) + ")"
@@ -670,6 +698,7 @@ int runMain(const TrainArgs &askedArgs) {
     throw *failure;
   if (auto failure = checkAgainstData(args, data))
     throw *failure;
+  budgetThePlans(args);
   if (args.autoFindBatchSize)
     args.trainBatchSize = findBatchSize(args, data);
   // After the advisor's probe model: the run's weights do not depend on it.

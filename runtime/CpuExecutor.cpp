@@ -68,8 +68,12 @@ absl::Status checkHostFeatures(const std::string &features) {
   return absl::OkStatus();
 }
 
-struct FreeDeleter {
-  void operator()(std::byte *p) const { std::free(p); }
+/// The arena is mapped storage like large tensors' (fresh zero pages,
+/// returned to the kernel when the program goes, and counted as tensor data
+/// by residentMappedBytes, not as the process's own memory).
+struct UnmapDeleter {
+  size_t bytes = 0;
+  void operator()(std::byte *p) const { freeMapped(p, bytes); }
 };
 
 class CpuProgram : public Program {
@@ -134,7 +138,7 @@ private:
   /// library by its path, /proc/self/fd/N, so N must not be reused for
   /// another program's kernels meanwhile.
   int libraryFd_ = -1;
-  std::unique_ptr<std::byte, FreeDeleter> arena_;
+  std::unique_ptr<std::byte, UnmapDeleter> arena_;
   /// Per thunk: the kernel entry and its argument array.
   std::vector<KernelFn> kernels_;
   std::vector<std::vector<void *>> args_;
@@ -194,7 +198,8 @@ absl::Status CpuProgram::load() {
       return s;
   // One arena for every run: only the first run pays for fresh pages.
   size_t bytes = (exe_.plan.arenaBytes + 63) / 64 * 64 + 64;
-  arena_.reset(static_cast<std::byte *>(std::aligned_alloc(64, bytes)));
+  arena_ = std::unique_ptr<std::byte, UnmapDeleter>(allocateMapped(bytes),
+                                                     UnmapDeleter{bytes});
   if (!arena_)
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot allocate a ", bytes, "-byte arena"));

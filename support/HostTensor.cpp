@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <sys/mman.h>
 #include <limits>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "absl/status/status.h"
@@ -121,14 +123,22 @@ namespace {
 /// zero pages, so they need no memset either.
 constexpr size_t kMappedBytes = size_t{1} << 20;
 
+/// The mapped regions alive now (start → bytes), for residentMappedBytes.
+struct MappedRegions {
+  std::mutex mutex;
+  std::unordered_map<const std::byte *, size_t> sizes;
+};
+MappedRegions &mappedRegions() {
+  static auto *regions = new MappedRegions; // storage outlives statics
+  return *regions;
+}
+
 /// `capacity` bytes (a storageCapacity), 64-byte aligned; `zeroed` says
 /// whether they are known to be zero. Null when memory runs out.
 std::byte *allocateBytes(size_t capacity, bool &zeroed) {
   if (capacity >= kMappedBytes) {
-    void *p = mmap(nullptr, capacity, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     zeroed = true;
-    return p == MAP_FAILED ? nullptr : static_cast<std::byte *>(p);
+    return allocateMapped(capacity);
   }
   zeroed = false;
   return static_cast<std::byte *>(std::aligned_alloc(64, capacity));
@@ -136,12 +146,53 @@ std::byte *allocateBytes(size_t capacity, bool &zeroed) {
 
 void freeBytes(std::byte *p, size_t capacity) {
   if (capacity >= kMappedBytes)
-    munmap(p, capacity);
+    freeMapped(p, capacity);
   else
     std::free(p);
 }
 
 } // namespace
+
+std::byte *allocateMapped(size_t bytes) {
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return nullptr;
+  auto *start = static_cast<std::byte *>(p);
+  MappedRegions &regions = mappedRegions();
+  std::lock_guard<std::mutex> lock(regions.mutex);
+  regions.sizes[start] = bytes;
+  return start;
+}
+
+void freeMapped(std::byte *p, size_t bytes) {
+  if (!p)
+    return;
+  {
+    MappedRegions &regions = mappedRegions();
+    std::lock_guard<std::mutex> lock(regions.mutex);
+    regions.sizes.erase(p);
+  }
+  munmap(p, bytes);
+}
+
+uint64_t residentMappedBytes() {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  MappedRegions &regions = mappedRegions();
+  std::lock_guard<std::mutex> lock(regions.mutex);
+  uint64_t resident = 0;
+  std::vector<unsigned char> pages;
+  for (const auto &[start, bytes] : regions.sizes) {
+    pages.resize((bytes + page - 1) / page);
+    // mincore's low bit per page: resident. It fails only for an address
+    // that is not mapped, which a registered region always is.
+    if (mincore(const_cast<std::byte *>(start), bytes, pages.data()) != 0)
+      continue;
+    for (unsigned char p : pages)
+      resident += (p & 1) * page;
+  }
+  return resident;
+}
 
 void detail::StorageRelease::operator()(std::byte *p) const {
   if (std::shared_ptr<BufferPool> owner = pool.lock())

@@ -36,6 +36,17 @@ double bfloat16ToDouble(uint16_t bits);
 /// Rounds `value` to the nearest value representable in the float `dtype`.
 double roundToDType(double value, DType dtype);
 
+/// Large storage (tensors, a compiled program's arena) is mapped from the
+/// kernel page by page; see HostTensor.cpp. allocateMapped returns `bytes`
+/// of zero pages, page aligned (null when memory runs out); freeMapped
+/// returns them. Both are thread-safe.
+std::byte *allocateMapped(size_t bytes);
+void freeMapped(std::byte *p, size_t bytes);
+/// The mapped storage's bytes resident in memory now (pages a program has
+/// touched; untouched zero pages cost nothing): what the process's
+/// resident set holds as tensor data rather than code, libraries or heap.
+uint64_t residentMappedBytes();
+
 class BufferPool;
 
 namespace detail {

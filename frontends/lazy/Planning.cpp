@@ -11,6 +11,8 @@
 #include "frontends/lazy/Step.h"
 
 #include <algorithm>
+#include <fstream>
+#include <unistd.h>
 
 namespace kiln {
 
@@ -30,7 +32,22 @@ void checkPlannable(const char *caller) {
                 "cuda backend");
 }
 
+/// The resident set in bytes (statm's second field, in pages); 0 where
+/// /proc is absent.
+uint64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t sizePages = 0, residentPages = 0;
+  if (!(statm >> sizePages >> residentPages))
+    return 0;
+  return residentPages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
 } // namespace
+
+uint64_t memory_outside_plans() {
+  uint64_t resident = residentBytes(), tensors = residentMappedBytes();
+  return resident > tensors ? resident - tensors : 0;
+}
 
 std::optional<uint64_t> plan_step() {
   checkPlannable("plan_step");

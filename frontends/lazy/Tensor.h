@@ -495,6 +495,16 @@ int64_t largest_planned_batch(
     int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report = {});
 
+/// The host memory this process holds that is not tensor data: its
+/// resident set less the resident pages of tensor storage and compiled
+/// programs' arenas (residentMappedBytes): code, libraries, the compiler's
+/// own state, the data set, small allocations. A step's plan counts tensors
+/// only, so where device memory is the host's (the cpu backend) a budget
+/// for the whole process, which is what a job is measured by, leaves the
+/// plan this much less. 0 where the resident set cannot be read (Linux's
+/// /proc/self/statm).
+uint64_t memory_outside_plans();
+
 //===--- Metrics ----------------------------------------------------------===//
 
 namespace metrics {

@@ -136,6 +136,21 @@ TEST(Planning, BisectionFindsWhatTryingEveryBatchFinds) {
             0);
 }
 
+TEST(Planning, MemoryOutsidePlansIsWhatNoTensorHolds) {
+  constexpr uint64_t MiB = 1 << 20;
+  const uint64_t before = memory_outside_plans();
+  ASSERT_GT(before, 0u); // code and libraries at least
+  // Tensor data, resident, is not outside the plans...
+  HostTensor tensor(DType::f32, {16 << 20}); // 64 MiB
+  for (int64_t i = 0; i < tensor.numElements(); i += 1024)
+    tensor.setDouble(i, 2.0);
+  EXPECT_LT(memory_outside_plans(), before + 4 * MiB);
+  // ...the process's own allocations are.
+  std::vector<char> heap(64 * MiB, 1);
+  EXPECT_GE(memory_outside_plans(), before + 60 * MiB);
+  EXPECT_EQ(heap[12345] + tensor.getDouble(1024), 3.0);
+}
+
 TEST(Planning, WhereNothingCanBePlannedIsAClearError) {
   set_options(cpuOptions());
   TinyGPT2Training t(10);

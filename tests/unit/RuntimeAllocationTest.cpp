@@ -120,6 +120,21 @@ TEST(BufferPool, LargeStorageIsZeroReusedAndCappedPerSize) {
   EXPECT_EQ(pool->stats().idleBuffers, 2);
 }
 
+TEST(MappedStorage, CountsTheTouchedPagesOfLiveStorageOnly) {
+  constexpr uint64_t MiB = 1 << 20;
+  const uint64_t before = residentMappedBytes();
+  {
+    HostTensor big(DType::f32, {16 << 20}); // 64 MiB of zero pages
+    EXPECT_LT(residentMappedBytes(), before + MiB); // untouched: not resident
+    for (int64_t i = 0; i < big.numElements() / 2; i += 1024) // every page
+      big.setDouble(i, 1.0);
+    uint64_t touched = residentMappedBytes() - before;
+    EXPECT_GE(touched, 32 * MiB);
+    EXPECT_LT(touched, 33 * MiB);
+  }
+  EXPECT_LT(residentMappedBytes(), before + MiB); // unmapped with the tensor
+}
+
 TEST(BufferPool, RefusesABadShapeWithoutAborting) {
   auto pool = BufferPool::create();
   EXPECT_FALSE(pool->acquire(DType::f32, {-1}).ok());
