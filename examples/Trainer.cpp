@@ -1,0 +1,396 @@
+// The training loop of kiln-train (see kiln-train.cpp and Trainer.h).
+#include "examples/Trainer.h"
+
+#include "frontends/nn/Checkpoint.h"
+#include "frontends/nn/CheckpointFolder.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+namespace kiln::train {
+
+namespace fs = std::filesystem;
+
+nn::GPT2Config modelConfig(const TrainArgs &a, int64_t vocabSize) {
+  nn::GPT2Config c;
+  c.vocab_size = vocabSize;
+  c.n_positions = a.nPositions;
+  c.n_embd = a.nEmbd;
+  c.n_layer = a.nLayer;
+  c.n_head = a.nHead;
+  c.with_dropout(a.dropout);
+  c.init_seed = a.seed;
+  c.dropout_seed = a.seed;
+  return c;
+}
+
+// Row-major int64 values of `shape` → a device-data tensor (a graph input).
+Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape) {
+  HostTensor host(DType::i64, shape);
+  std::memcpy(host.data(), values.data(), values.size() * sizeof(int64_t));
+  return Tensor::from_host(std::move(host));
+}
+
+nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
+  nn::AdamW::Options o;
+  o.lr = a.learningRate;
+  o.weight_decay = a.weightDecay;
+  o.no_decay = nn::bias_and_norm_names(model);
+  return o;
+}
+
+namespace {
+
+nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
+  if (a.lrSchedulerType == "cosine")
+    return nn::cosine_schedule_with_warmup(a.warmupSteps, totalSteps);
+  if (a.lrSchedulerType == "constant")
+    return nn::constant_schedule();
+  if (a.lrSchedulerType == "constant_with_warmup")
+    return nn::constant_schedule_with_warmup(a.warmupSteps);
+  return nn::linear_schedule_with_warmup(a.warmupSteps, totalSteps);
+}
+
+
+// The mean loss over every validation block, in fixed-shape batches (the
+// last padded with ignored rows, so no new shape), weighted by real rows as
+// the Trainer's evaluation loop does.
+double evaluate(nn::GPT2LMHeadModel &model, const data::LmBlocks &blocks,
+                int64_t batchSize) {
+  data::LoaderOptions o;
+  o.batchSize = batchSize;
+  o.shuffle = false;
+  o.dropLast = false;
+  auto loader = data::DataLoader::create(blocks, o);
+  if (!loader.ok())
+    return std::nan("");
+  model.eval();
+  set_graph_tag("eval step");
+  NoGradGuard noGrad;
+  double sum = 0;
+  int64_t rows = 0;
+  while (std::optional<data::Batch> batch = loader->next()) {
+    Tensor ids = idsTensor(batch->inputIds, batch->shape());
+    Tensor labels = idsTensor(batch->labels, batch->shape());
+    Tensor loss = model.loss(ids, labels);
+    kiln::step();
+    sum += loss.item() * double(batch->numRows);
+    rows += batch->numRows;
+  }
+  model.train();
+  return sum / double(rows);
+}
+
+std::string jsonDict(const LogDict &dict) {
+  std::string out = "{";
+  for (size_t i = 0; i < dict.size(); ++i)
+    out += (i ? ", \"" : "\"") + dict[i].first + "\": " +
+           (std::isfinite(dict[i].second) ? pythonFloat(dict[i].second)
+                                          : std::string("null"));
+  return out + "}";
+}
+
+// Writes a small text file atomically (as the checkpoint itself), so a
+// crash never leaves a torn trainer_state.json beside a good checkpoint.
+void writeText(const fs::path &path, const std::string &text) {
+  absl::Status status =
+      nn::writeFileAtomically(path.string(), [&](int fd) -> absl::Status {
+        size_t done = 0;
+        while (done < text.size()) {
+          ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0)
+            return absl::InternalError(std::strerror(errno));
+          done += size_t(n);
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok())
+    throw Failure{"cannot write " + path.string() + ": " +
+                      std::string(status.message()),
+                  1};
+}
+
+// config.json with Hugging Face's GPT-2 keys, so the directory loads there.
+/// `eos`: the tokenizer's end-of-text id, which GPT2Config uses for
+/// bos_token_id and eos_token_id too; none (the byte-level tokenizer has
+/// none) writes null, as transformers wants an id inside the vocabulary.
+std::string configJson(const nn::GPT2Config &c, std::optional<int32_t> eos) {
+  auto num = [](double v) { return pythonFloat(v); };
+  std::string special = eos ? std::to_string(*eos) : "null";
+  return "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": "
+         "[\"GPT2LMHeadModel\"],\n  \"activation_function\": \"gelu_new\",\n"
+         "  \"vocab_size\": " +
+         std::to_string(c.vocab_size) +
+         ",\n  \"n_positions\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_ctx\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_embd\": " + std::to_string(c.n_embd) +
+         ",\n  \"n_layer\": " + std::to_string(c.n_layer) +
+         ",\n  \"n_head\": " + std::to_string(c.n_head) +
+         ",\n  \"resid_pdrop\": " + num(c.resid_pdrop) +
+         ",\n  \"embd_pdrop\": " + num(c.embd_pdrop) +
+         ",\n  \"attn_pdrop\": " + num(c.attn_pdrop) +
+         ",\n  \"layer_norm_epsilon\": " + num(c.layer_norm_epsilon) +
+         ",\n  \"initializer_range\": " + num(c.initializer_range) +
+         ",\n  \"bos_token_id\": " + special +
+         ",\n  \"eos_token_id\": " + special +
+         ",\n  \"tie_word_embeddings\": true\n}\n";
+}
+
+
+data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks) {
+  data::LoaderOptions o;
+  o.batchSize = a.trainBatchSize;
+  o.seed = a.seed;
+  o.numEpochs = 0; // endless: max_steps decides when training ends
+  auto loader = data::DataLoader::create(blocks, o);
+  // checkAgainstData() made sure that one batch fits.
+  return std::move(*loader);
+}
+
+int64_t totalSteps(const TrainArgs &a, int64_t stepsPerEpoch) {
+  if (a.maxSteps > 0)
+    return a.maxSteps;
+  return int64_t(std::ceil(a.numTrainEpochs * double(stepsPerEpoch)));
+}
+
+} // namespace
+
+Trainer::Trainer(const TrainArgs &args, PreparedData &data)
+    : args_(args), data_(data),
+      model_(modelConfig(args, args.vocabSize ? args.vocabSize
+                                              : data.tokenizer->vocabSize())),
+      optimizer_(model_.named_parameters(), adamOptions(args, model_)),
+      loader_(makeLoader(args, data.train)),
+      totalSteps_(totalSteps(args, loader_.batchesPerEpoch())),
+      scheduler_(optimizer_, schedule(args, totalSteps_)) {
+  if (options().productType == DType::f16)
+    scaler_ = std::make_unique<nn::GradScaler>();
+  model_.train();
+}
+
+void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
+  set_graph_tag("checkpoint load");
+  nn::CheckpointState state = nn::load_checkpoint(
+      std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
+      model_, &optimizer_, {{"dropout", &model_.generator()}});
+  // The data order is a function of (seed, step) only: a different batch
+  // size or seed would continue on other batches.
+  for (auto [key, value] :
+       {std::pair{"train_batch_size", std::to_string(args_.trainBatchSize)},
+        std::pair{"seed", std::to_string(args_.seed)}}) {
+    auto it = state.metadata.find(key);
+    if (it != state.metadata.end() && it->second != value)
+      std::fprintf(stderr,
+                   "kiln-train: warning: the checkpoint was trained with %s "
+                   "%s, this run uses %s; the data order differs\n",
+                   key, it->second.c_str(), value.c_str());
+  }
+  if (scaler_) {
+    nn::GradScaler::HostState scale =
+        nn::GradScaler::HostState::from_metadata(state.metadata, dir);
+    scaler_->load_state(scale);
+    skippedAtLastLog_ = scale.skipped_steps;
+  }
+  globalStep_ = startStep_ = state.step;
+  scheduler_.set_step(state.step);
+  loader_.seek(state.step);
+  std::fprintf(stderr,
+               "  Continuing training from checkpoint %s, global step "
+               "%lld\n",
+               dir.c_str(), (long long)state.step);
+}
+
+void Trainer::printBanner() const {
+  std::fprintf(
+      stderr,
+      "***** Running training *****\n"
+      "  Data = %s\n  Num examples = %lld (blocks of %lld tokens)\n"
+      "  Num Epochs = %lld\n"
+      "  Instantaneous batch size per device = %lld\n"
+      "  Total optimization steps = %lld\n"
+      "  Number of trainable parameters = %lld\n"
+      "  Model = gpt2 n_layer %lld, n_embd %lld, n_head %lld, "
+      "vocab %lld, n_positions %lld\n"
+      "  Backend = %s, %s%s\n",
+      data_.source.c_str(), (long long)data_.train.numBlocks(),
+      (long long)args_.blockSize,
+      (long long)((totalSteps_ + loader_.batchesPerEpoch() - 1) /
+                  loader_.batchesPerEpoch()),
+      (long long)args_.trainBatchSize, (long long)totalSteps_,
+      (long long)model_.num_parameters(), (long long)args_.nLayer,
+      (long long)args_.nEmbd, (long long)args_.nHead,
+      (long long)model_.config().vocab_size, (long long)args_.nPositions,
+      std::string(backendName(options().backend)).c_str(),
+      mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs",
+      options().productType == DType::bf16 ? ", bf16 mixed precision"
+      : options().productType == DType::f16
+          ? ", fp16 mixed precision with dynamic loss scaling"
+          : "");
+}
+
+void Trainer::trainStep(const data::Batch &batch) {
+  // Labels are the inputs: the model shifts them.
+  Tensor ids = idsTensor(batch.inputIds, batch.shape());
+  Tensor loss = model_.loss(ids, ids);
+  // The schedule advances on a skipped fp16 step too (PyTorch's AMP
+  // recipe; the Trainer would hold it back, which needs the host to know).
+  nn::backward_and_step(loss, optimizer_, args_.maxGradNorm, scaler_.get());
+  scheduler_.step();
+  kiln::step();
+  // The loss is device data now: reading it forces no sync.
+  double value = loss.item();
+  windowLoss_ += value;
+  runLoss_ += value;
+  ++windowSteps_;
+  ++globalStep_;
+}
+
+void Trainer::maybeLog() {
+  if (globalStep_ % args_.loggingSteps != 0 && globalStep_ != totalSteps_)
+    return;
+  if (windowSteps_ == 0)
+    return;
+  // As the Trainer: mean loss of the window rounded to 4 digits, the
+  // learning rate of the next step, the fractional epoch.
+  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)},
+                 {"learning_rate", scheduler_.last_lr()},
+                 {"epoch", pythonRound(epoch(), 2)}};
+  int64_t windowStepsLogged = windowSteps_;
+  windowLoss_ = 0;
+  windowSteps_ = 0;
+  bar_->clear();
+  std::printf("%s\n", formatLogDict(log).c_str());
+  std::fflush(stdout);
+  if (scaler_) {
+    // Read at logging only: the skips themselves never wait for the host.
+    nn::GradScaler::HostState scale = scaler_->state();
+    if (int64_t skipped = scale.skipped_steps - skippedAtLastLog_)
+      std::fprintf(stderr,
+                   "fp16: %lld of the last %lld steps skipped (gradient "
+                   "overflow); loss scale now %g\n",
+                   (long long)skipped, (long long)windowStepsLogged,
+                   scale.scale);
+    skippedAtLastLog_ = scale.skipped_steps;
+  }
+  log.push_back({"step", double(globalStep_)});
+  history_.push_back(log);
+}
+
+void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
+  nn::CheckpointState state;
+  state.step = globalStep_;
+  state.metadata = {{"epoch", pythonFloat(epoch())},
+                    {"train_batch_size", std::to_string(args_.trainBatchSize)},
+                    {"block_size", std::to_string(args_.blockSize)},
+                    {"seed", std::to_string(args_.seed)}};
+  if (scaler_ && withOptimizer)
+    state.metadata.merge(scaler_->state().metadata());
+  std::string file =
+      withOptimizer ? "checkpoint.safetensors" : "model.safetensors";
+  if (withOptimizer)
+    nn::save_checkpoint((dir / file).string(), model_, &optimizer_,
+                        {{"dropout", &model_.generator()}}, state);
+  else
+    nn::save_checkpoint((dir / file).string(), model_, nullptr, {}, state);
+  writeText(dir / "config.json",
+            configJson(model_.config(), data_.tokenizer->eosId()));
+  std::string logs;
+  for (const LogDict &log : history_)
+    logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
+  writeText(
+      dir / "trainer_state.json",
+      "{\n  \"global_step\": " + std::to_string(globalStep_) +
+          ",\n  \"epoch\": " + pythonFloat(epoch()) +
+          ",\n  \"max_steps\": " + std::to_string(totalSteps_) +
+          ",\n  \"train_batch_size\": " + std::to_string(args_.trainBatchSize) +
+          ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
+}
+
+void Trainer::saveCheckpoint() {
+  auto fail = [](const absl::Status &status) {
+    return Failure{"saving a checkpoint: " + std::string(status.message()), 1};
+  };
+  absl::StatusOr<nn::CheckpointFolderWriter> writer =
+      nn::CheckpointFolderWriter::begin(args_.outputDir, globalStep_);
+  if (!writer.ok())
+    throw fail(writer.status());
+  writeFiles(writer->path(), /*withOptimizer=*/true);
+  if (absl::Status status = writer->commit(); !status.ok())
+    throw fail(status);
+  bar_->clear();
+  std::fprintf(stderr, "Saving model checkpoint to %s\n",
+               writer->finalPath().c_str());
+  // Only after the new checkpoint has its name: a kill during rotation
+  // still leaves it.
+  absl::StatusOr<std::vector<std::string>> deleted = nn::rotateCheckpoints(
+      args_.outputDir, args_.saveTotalLimit, writer->finalPath());
+  if (!deleted.ok())
+    throw fail(deleted.status());
+  for (const std::string &folder : *deleted)
+    std::fprintf(
+        stderr, "Deleting older checkpoint [%s] due to args.save_total_limit\n",
+        folder.c_str());
+}
+
+void Trainer::run() {
+  printBanner();
+  // Names the graphs in --dump_graphs' manifest (input of kilnc precompile).
+  set_graph_tag("train step");
+  ProgressBar bar(totalSteps_, globalStep_);
+  bar_ = &bar;
+  auto start = std::chrono::steady_clock::now();
+  while (globalStep_ < totalSteps_) {
+    trainStep(*loader_.next());
+    maybeLog();
+    if (args_.saveSteps > 0 && globalStep_ % args_.saveSteps == 0)
+      saveCheckpoint();
+    bar.update(globalStep_);
+  }
+  bar.finish();
+  double runtime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  int64_t steps = globalStep_ - startStep_;
+  LogDict summary = {
+      {"train_runtime", pythonRound(runtime, 4)},
+      {"train_samples_per_second",
+       pythonRound(double(steps * args_.trainBatchSize) / runtime, 3)},
+      {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
+      {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")},
+      {"epoch", pythonRound(epoch(), 2)}};
+  std::printf("%s\n", formatLogDict(summary).c_str());
+  std::fflush(stdout);
+  if (data_.eval && data_.eval->numBlocks() > 0) {
+    auto evalStart = std::chrono::steady_clock::now();
+    double loss = evaluate(model_, *data_.eval, args_.evalBatchSize);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - evalStart)
+                         .count();
+    LogDict eval = {{"eval_loss", loss},
+                    {"perplexity", std::exp(loss)},
+                    {"eval_runtime", pythonRound(seconds, 4)},
+                    {"eval_samples", double(data_.eval->numBlocks())},
+                    {"epoch", pythonRound(epoch(), 2)}};
+    std::printf("%s\n", formatLogDict(eval).c_str());
+    std::fflush(stdout);
+  } else if (data_.eval) {
+    std::fprintf(stderr,
+                 "kiln-train: warning: the validation data has fewer "
+                 "than %lld tokens; no evaluation\n",
+                 (long long)args_.blockSize);
+  }
+  if (!args_.outputDir.empty()) {
+    writeFiles(args_.outputDir, /*withOptimizer=*/false);
+    bar_->clear();
+    std::fprintf(stderr, "Saving model checkpoint to %s\n",
+                 args_.outputDir.c_str());
+  }
+}
+
+} // namespace kiln::train

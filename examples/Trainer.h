@@ -1,0 +1,81 @@
+// kiln-train's training loop, as Hugging Face's Trainer runs it: the model,
+// AdamW, the learning-rate schedule and the data loader; Trainer-style log
+// dicts on stdout, the progress bar and notes on stderr; checkpoints that
+// survive a kill (frontends/nn/CheckpointFolder.h); the final evaluation and
+// model files. kiln-train.cpp decides what to run (flags, resume point,
+// batch size); this file runs it.
+#ifndef KILN_EXAMPLES_TRAINER_H
+#define KILN_EXAMPLES_TRAINER_H
+
+#include "examples/TrainArgs.h"
+#include "examples/TrainData.h"
+#include "examples/TrainerLog.h"
+
+#include "frontends/data/DataLoader.h"
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/GradScaler.h"
+#include "frontends/nn/Optimizer.h"
+#include "frontends/nn/Safetensors.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::train {
+
+/// The GPT-2 configuration the arguments ask for, with `vocabSize` rows.
+nn::GPT2Config modelConfig(const TrainArgs &a, int64_t vocabSize);
+
+/// AdamW with the arguments' learning rate and decay (none on biases and
+/// LayerNorm weights, as the Trainer).
+nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model);
+
+/// Row-major int64 values of `shape` → a device-data tensor (a graph input).
+Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape);
+
+/// The training run: model, optimizer, schedule, loader and the counters
+/// that the logs report.
+class Trainer {
+public:
+  Trainer(const TrainArgs &args, PreparedData &data);
+  /// Restores the checkpoint in `dir`, whose file read_checkpoint_file
+  /// read; throws kiln::Error when it does not fit this model.
+  void resume(const std::string &dir, nn::SafetensorsData file);
+  int64_t step() const { return globalStep_; }
+  /// Trains to the last step, printing logs; then evaluates and saves.
+  void run();
+
+private:
+  void trainStep(const data::Batch &batch);
+  void maybeLog();
+  /// output_dir/checkpoint-N, written crash-safely, then rotation.
+  void saveCheckpoint();
+  /// The files of a checkpoint (with the optimizer) or of the final model.
+  void writeFiles(const std::filesystem::path &dir, bool withOptimizer);
+  void printBanner() const;
+  double epoch() const {
+    return double(globalStep_) / double(loader_.batchesPerEpoch());
+  }
+
+  const TrainArgs &args_;
+  PreparedData &data_;
+  nn::GPT2LMHeadModel model_;
+  nn::AdamW optimizer_;
+  data::DataLoader loader_;
+  int64_t totalSteps_;
+  nn::LambdaLR scheduler_;
+  /// f16 mixed precision's loss scaling (absent otherwise).
+  std::unique_ptr<nn::GradScaler> scaler_;
+  /// scaler_'s skipped steps at the last log.
+  int64_t skippedAtLastLog_ = 0;
+  int64_t globalStep_ = 0, startStep_ = 0;
+  double windowLoss_ = 0, runLoss_ = 0;
+  int64_t windowSteps_ = 0;
+  std::vector<LogDict> history_;
+  ProgressBar *bar_ = nullptr;
+};
+
+} // namespace kiln::train
+
+#endif // KILN_EXAMPLES_TRAINER_H
