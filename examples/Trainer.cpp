@@ -55,7 +55,6 @@ nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
   return nn::linear_schedule_with_warmup(a.warmupSteps, totalSteps);
 }
 
-
 // The mean loss over every validation block, in fixed-shape batches (the
 // last padded with ignored rows, so no new shape), weighted by real rows as
 // the Trainer's evaluation loop does.
@@ -141,7 +140,6 @@ std::string configJson(const nn::GPT2Config &c, std::optional<int32_t> eos) {
          ",\n  \"eos_token_id\": " + special +
          ",\n  \"tie_word_embeddings\": true\n}\n";
 }
-
 
 data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks) {
   data::LoaderOptions o;
