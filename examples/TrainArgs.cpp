@@ -3,6 +3,9 @@
 // TrainArgs.h). Flag names are Hugging Face's, underscores included, so a
 // run_clm.py command line carries over.
 #include "examples/TrainArgs.h"
+#include "examples/TrainFlags.h"
+
+#include "frontends/nn/ModelConfig.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -12,208 +15,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace kiln::train {
 namespace {
-
-namespace cl = llvm::cl;
-
-// The flags, declared in --help order. Members are constructed in order,
-// so the category exists before the options that name it.
-struct Flags {
-  cl::OptionCategory model{"Model (GPT-2 configuration)"};
-  cl::opt<std::string> modelType{"model_type",
-                                 cl::desc("model family (default: gpt2)"),
-                                 cl::init("gpt2"), cl::cat(model)};
-  cl::opt<long> nLayer{"n_layer", cl::desc("transformer blocks (default: 2)"),
-                       cl::init(2), cl::cat(model)};
-  cl::opt<long> nEmbd{"n_embd", cl::desc("hidden size (default: 64)"),
-                      cl::init(64), cl::cat(model)};
-  cl::opt<long> nHead{"n_head", cl::desc("attention heads (default: 4)"),
-                      cl::init(4), cl::cat(model)};
-  cl::opt<long> nPositions{"n_positions",
-                           cl::desc("maximum sequence length (default: 128)"),
-                           cl::init(128), cl::cat(model)};
-  cl::opt<long> vocabSize{
-      "vocab_size",
-      cl::desc("embedding rows (default: the tokenizer's vocabulary)"),
-      cl::init(0), cl::cat(model)};
-  cl::opt<double> dropout{
-      "dropout", cl::desc("resid/embd/attn dropout probability (default: 0.1)"),
-      cl::init(0.1), cl::cat(model)};
-
-  cl::OptionCategory data{"Data"};
-  cl::opt<std::string> tokenizerDir{
-      "tokenizer_dir",
-      cl::desc("directory with tokenizer.json or vocab.json + merges.txt "
-               "(default: byte-level tokenizer, vocabulary 256)"),
-      cl::value_desc("dir"), cl::cat(data)};
-  cl::opt<std::string> trainFile{
-      "train_file",
-      cl::desc("training data (default: a generated demo corpus)"),
-      cl::value_desc("file"), cl::cat(data)};
-  cl::opt<std::string> validationFile{"validation_file",
-                                      cl::desc("evaluation data"),
-                                      cl::value_desc("file"), cl::cat(data)};
-  cl::opt<std::string> dataset{
-      "dataset",
-      cl::desc("format of the data files: text | sst2 | jsonl (default: "
-               "from the extension: .tsv sst2, .jsonl/.json jsonl, else text)"),
-      cl::init("auto"), cl::cat(data)};
-  cl::opt<long> blockSize{
-      "block_size", cl::desc("tokens per training sequence (default: 32)"),
-      cl::init(32), cl::cat(data)};
-  cl::opt<long> maxTrainSamples{
-      "max_train_samples",
-      cl::desc("use only the first N training blocks (default: all)"),
-      cl::init(-1), cl::cat(data)};
-  cl::opt<long> maxEvalSamples{
-      "max_eval_samples",
-      cl::desc("use only the first N validation blocks (default: all)"),
-      cl::init(-1), cl::cat(data)};
-  cl::opt<long> corpusLines{
-      "default_corpus_lines",
-      cl::desc(
-          "lines of the generated corpus (no --train_file) (default: 200)"),
-      cl::init(200), cl::cat(data)};
-
-  cl::OptionCategory training{"Training"};
-  cl::opt<long> trainBatch{"per_device_train_batch_size",
-                           cl::desc("sequences per training step (default: 8)"),
-                           cl::init(8), cl::cat(training)};
-  cl::opt<long> evalBatch{
-      "per_device_eval_batch_size",
-      cl::desc("sequences per evaluation step (default: 8)"), cl::init(8),
-      cl::cat(training)};
-  cl::opt<double> learningRate{
-      "learning_rate", cl::desc("AdamW peak learning rate (default: 2e-3)"),
-      cl::init(2e-3), cl::cat(training)};
-  cl::opt<double> weightDecay{"weight_decay",
-                              cl::desc("AdamW weight decay (not on biases and "
-                                       "LayerNorm weights) (default: 0.0)"),
-                              cl::init(0.0), cl::cat(training)};
-  cl::opt<double> maxGradNorm{
-      "max_grad_norm",
-      cl::desc("gradient clipping norm (0: none) (default: 1.0)"),
-      cl::init(1.0), cl::cat(training)};
-  cl::opt<long> warmupSteps{"warmup_steps",
-                            cl::desc("linear warmup steps (default: 0)"),
-                            cl::init(0), cl::cat(training)};
-  cl::opt<std::string> scheduler{
-      "lr_scheduler_type",
-      cl::desc("linear | cosine | constant | constant_with_warmup (default: "
-               "linear)"),
-      cl::init("linear"), cl::cat(training)};
-  cl::opt<double> epochs{
-      "num_train_epochs",
-      cl::desc("epochs (when --max_steps is not set) (default: 3.0)"),
-      cl::init(3.0), cl::cat(training)};
-  cl::opt<long> maxSteps{
-      "max_steps",
-      cl::desc("total training steps (overrides epochs) (default: -1)"),
-      cl::init(-1), cl::cat(training)};
-  cl::opt<long> loggingSteps{
-      "logging_steps", cl::desc("steps between loss log lines (default: 10)"),
-      cl::init(10), cl::cat(training)};
-  cl::opt<unsigned long> seed{
-      "seed", cl::desc("seed of weights, dropout, shuffling (default: 42)"),
-      cl::init(42), cl::cat(training)};
-
-  cl::OptionCategory checkpoints{"Checkpoints"};
-  cl::opt<std::string> outputDir{
-      "output_dir", cl::desc("where checkpoints and the final model go"),
-      cl::value_desc("dir"), cl::cat(checkpoints)};
-  cl::opt<long> saveSteps{
-      "save_steps",
-      cl::desc("steps between checkpoints in output_dir/checkpoint-N (0: none) "
-               "(default: 0)"),
-      cl::init(0), cl::cat(checkpoints)};
-  cl::opt<std::string> resume{
-      "resume_from_checkpoint",
-      cl::desc("checkpoint folder to continue from; True: the newest "
-               "complete checkpoint-N in output_dir; False: start afresh "
-               "(default: the newest complete one if output_dir has any)"),
-      cl::value_desc("dir"), cl::cat(checkpoints)};
-  cl::opt<bool> overwriteOutputDir{
-      "overwrite_output_dir",
-      cl::desc("train from scratch even when output_dir holds checkpoints, "
-               "deleting them (default: resume from the newest)"),
-      cl::cat(checkpoints)};
-  cl::opt<long> saveTotalLimit{
-      "save_total_limit",
-      cl::desc("keep at most N checkpoints, deleting the oldest (0: all) "
-               "(default: 0)"),
-      cl::init(0), cl::cat(checkpoints)};
-
-  cl::OptionCategory execution{"Execution"};
-  cl::opt<bool> eager{"eager",
-                      cl::desc("run each op at once as its own kernel, the "
-                               "baseline without graph compilation (default: "
-                               "$KILN_MODE, else graph mode)"),
-                      cl::cat(execution)};
-  // cl::desc keeps a reference: the text must outlive the option.
-  std::string backendHelp = std::string("reference | cpu | cuda (default: "
-                                        "$KILN_BACKEND, else ") +
-                            kDefaultBackend + ")";
-  cl::opt<std::string> backend{"backend", cl::desc(backendHelp),
-                               cl::init(kDefaultBackend), cl::cat(execution)};
-  cl::opt<std::string> cudaArch{
-      "cuda_arch",
-      cl::desc("GPU architecture for --backend cuda: sm_80 | sm_90 (default: "
-               "$KILN_CUDA_ARCH, else sm_90)"),
-      cl::cat(execution)};
-  cl::opt<bool> tf32{"tf32",
-                     cl::desc("--backend cuda: f32 matrix products in TF32 "
-                              "(default: exact f32, as PyTorch)"),
-                     cl::cat(execution)};
-  cl::opt<bool> bf16{"bf16",
-                     cl::desc("mixed precision: matrix products in bf16 "
-                              "with f32 sums (PyTorch's autocast); weights, "
-                              "optimizer and loss stay f32 (default: "
-                              "$KILN_BF16=1, else f32)"),
-                     cl::cat(execution)};
-  cl::opt<bool> autoFindBatchSize{
-      "auto_find_batch_size",
-      cl::desc("train with the largest per-device batch, up to "
-               "--per_device_train_batch_size, whose step's planned peak "
-               "fits --memory_budget (planned, not run: no out-of-memory "
-               "trials)"),
-      cl::cat(execution)};
-  cl::opt<bool> fp16{"fp16",
-                     cl::desc("mixed precision: matrix products in f16 with "
-                              "f32 sums and dynamic loss scaling (PyTorch's "
-                              "autocast + GradScaler: an overflow skips the "
-                              "step and halves the scale); weights, "
-                              "optimizer and loss stay f32 (default: "
-                              "$KILN_FP16=1, else f32)"),
-                     cl::cat(execution)};
-  cl::opt<std::string> memoryBudget{
-      "memory_budget",
-      cl::desc("the process's peak memory, e.g. 8GiB (on --backend cuda "
-               "the device's): a compiled step plans within it less what "
-               "the process holds outside any step, recomputing "
-               "activations if it must; one that cannot fails before it "
-               "runs, naming its largest buffers"),
-      cl::value_desc("bytes"), cl::cat(execution)};
-  cl::opt<std::string> cacheDir{
-      "cache_dir",
-      cl::desc("persistent compile cache (default: $KILN_CACHE_DIR, if set)"),
-      cl::value_desc("dir"), cl::cat(execution)};
-  cl::opt<std::string> dumpGraphs{
-      "dump_graphs",
-      cl::desc("write every distinct graph and a manifest here, for "
-               "kilnc precompile (default: $KILN_DUMP_GRAPHS)"),
-      cl::value_desc("dir"), cl::cat(execution)};
-
-  std::vector<const cl::OptionCategory *> categories() const {
-    return {&model, &data, &training, &checkpoints, &execution};
-  }
-  std::vector<const cl::opt<bool> *> booleans() const {
-    return {&overwriteOutputDir, &eager, &tf32, &bf16, &fp16,
-            &autoFindBatchSize};
-  }
-};
 
 // Hugging Face's argument parser reads a boolean's value the way
 // string_to_bool does (yes/no, true/false, t/f, y/n, 1/0, any case) and
@@ -310,6 +116,108 @@ TrainArgs copyFlags(const Flags &f) {
   return a;
 }
 
+/// "no" | "steps" | "epoch" → the strategy; nullopt otherwise.
+std::optional<TrainArgs::Strategy> parseStrategy(const std::string &word) {
+  using Strategy = TrainArgs::Strategy;
+  if (word == "no")
+    return Strategy::no;
+  if (word == "steps")
+    return Strategy::steps;
+  if (word == "epoch")
+    return Strategy::epoch;
+  return std::nullopt;
+}
+
+// The flags that Hugging Face's TrainingArguments and run_clm.py add to the
+// basic ones → `a`; the first problem, or "".
+std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
+  for (const auto &entry : cl::getRegisteredOptions())
+    if (entry.second->getNumOccurrences() > 0)
+      a.given.insert(entry.first.str());
+  a.modelNameOrPath = f.modelNameOrPath, a.configName = f.configName;
+  a.tokenizerName = f.tokenizerName, a.hubCacheDir = f.hubCache;
+  a.datasetName = f.datasetName, a.datasetConfigName = f.datasetConfigName;
+  a.validationSplitPercentage = f.validationSplitPercentage;
+  a.preprocessingNumWorkers = f.preprocessingNumWorkers;
+  a.gradientAccumulationSteps = f.gradientAccumulationSteps;
+  a.warmupRatio = f.warmupRatio;
+  a.dataloaderDropLast = f.dataloaderDropLast;
+  a.progressBar = !f.disableTqdm;
+  // run_clm.py runs only what --do_train / --do_eval ask; kiln-train without
+  // either trains (and evaluates where it has validation data).
+  if (a.given.count("do_train") || a.given.count("do_eval")) {
+    a.doTrain = f.doTrain;
+    a.doEval = f.doEval;
+  } else {
+    a.doTrain = a.doEval = true; // evaluation where there is validation data
+  }
+  // --model_type alone is run_clm.py's "train from scratch with the
+  // family's default config": transformers' GPT2Config() (GPT-2 124M); the
+  // n_* flags given still win.
+  if (a.given.count("model_type") && a.modelNameOrPath.empty() &&
+      a.configName.empty()) {
+    nn::GPT2Config hf;
+    for (auto [flag, field, value] :
+         {std::tuple{"n_layer", &a.nLayer, hf.n_layer},
+          std::tuple{"n_embd", &a.nEmbd, hf.n_embd},
+          std::tuple{"n_head", &a.nHead, hf.n_head},
+          std::tuple{"n_positions", &a.nPositions, hf.n_positions},
+          std::tuple{"vocab_size", &a.vocabSize, hf.vocab_size}})
+      if (!a.given.count(flag))
+        *field = value;
+  }
+  std::string evalWord = f.evalStrategy;
+  if (f.evaluationStrategy.getNumOccurrences()) {
+    if (f.evalStrategy.getNumOccurrences() && f.evalStrategy != f.evaluationStrategy)
+      return "--eval_strategy and --evaluation_strategy (its older name) "
+             "disagree; give one";
+    evalWord = f.evaluationStrategy;
+  }
+  using Named = std::tuple<const char *, std::string, TrainArgs::Strategy *>;
+  for (auto [flag, word, field] :
+       {Named{"logging_strategy", f.loggingStrategy, &a.loggingStrategy},
+        Named{"eval_strategy", evalWord, &a.evalStrategy},
+        Named{"save_strategy", f.saveStrategy, &a.saveStrategy}}) {
+    std::optional<TrainArgs::Strategy> strategy = parseStrategy(word);
+    if (!strategy)
+      return "--" + std::string(flag) + ": unknown strategy '" + word +
+             "'; expected no, steps or epoch";
+    *field = *strategy;
+  }
+  a.evalSteps = f.evalSteps ? long(f.evalSteps) : a.loggingSteps;
+  for (const std::string &to : f.reportTo)
+    if (to != "none" && to != "all")
+      return "--report_to " + to +
+             ": kiln-train has no such integration; its logs are the "
+             "Trainer's dict lines on stdout (use --report_to none)";
+  // Names and files: one source of each.
+  if (!a.datasetName.empty() && !a.trainFile.empty())
+    return "--dataset_name and --train_file both name the training data; "
+           "give one";
+  if (!a.datasetConfigName.empty() && a.datasetName.empty())
+    return "--dataset_config_name needs --dataset_name";
+  if (!a.tokenizerName.empty() && !a.tokenizerDir.empty())
+    return "--tokenizer_name and --tokenizer_dir both name the tokenizer; "
+           "give one";
+  if (!a.modelNameOrPath.empty() && !a.configName.empty())
+    return "--model_name_or_path and --config_name both give the model's "
+           "config; give one";
+  if (a.gradientAccumulationSteps < 1)
+    return "--gradient_accumulation_steps must be positive, got " +
+           std::to_string(a.gradientAccumulationSteps);
+  if (!(a.warmupRatio >= 0 && a.warmupRatio <= 1))
+    return "--warmup_ratio must be in [0, 1], got " +
+           std::to_string(a.warmupRatio);
+  if (a.evalSteps < 1)
+    return "--eval_steps must be positive, got " + std::to_string(a.evalSteps);
+  if (a.validationSplitPercentage < 0 || a.validationSplitPercentage >= 100)
+    return "--validation_split_percentage must be in [0, 100), got " +
+           std::to_string(a.validationSplitPercentage);
+  if (!a.doTrain && !a.doEval)
+    return "--do_train False and --do_eval False: nothing to do";
+  return "";
+}
+
 // The first problem with a model or data setting, or "".
 std::string checkModelAndData(const TrainArgs &a) {
   auto positive = [](const char *flag, long v) -> std::string {
@@ -401,7 +309,7 @@ std::string checkTraining(const TrainArgs &a) {
     return "--logging_steps must be positive, got " + str(a.loggingSteps);
   if (a.saveSteps < 0)
     return "--save_steps must not be negative, got " + str(a.saveSteps);
-  if (a.saveSteps > 0 && a.outputDir.empty())
+  if (a.given.count("save_steps") && a.saveSteps > 0 && a.outputDir.empty())
     return "--save_steps needs --output_dir";
   if (a.saveTotalLimit < 0)
     return "--save_total_limit must not be negative, got " +
@@ -462,7 +370,9 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   }
   result.args = copyFlags(flags);
   TrainArgs &a = result.args;
-  std::string problem = checkModelAndData(a);
+  std::string problem = copyHuggingFaceFlags(flags, a);
+  if (problem.empty())
+    problem = checkModelAndData(a);
   if (problem.empty())
     problem = checkTraining(a);
   if (problem.empty() && flags.fp16 && flags.bf16)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace kiln::train {
@@ -25,8 +26,22 @@ struct TrainArgs {
   int64_t nLayer = 2, nEmbd = 64, nHead = 4, nPositions = 128;
   int64_t vocabSize = 0;
   double dropout = 0.1;
+  /// Hugging Face names (folders or hub ids), resolved to folders and files
+  /// by resolveHubNames (kiln-train.cpp) before anything is built; the hub
+  /// cache searched ("" : $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/...).
+  std::string modelNameOrPath, configName, tokenizerName, hubCacheDir;
+  /// The folder whose weights the model starts from ("": fresh weights).
+  std::string pretrainedFolder;
   // Data.
   std::string tokenizerDir, trainFile, validationFile;
+  /// --dataset_name / --dataset_config_name (files under a kiln data dir).
+  std::string datasetName, datasetConfigName;
+  /// The validation set is the first validationSplitPercentage % of the
+  /// training texts (a named data set without a validation split).
+  bool splitValidation = false;
+  int64_t validationSplitPercentage = 5;
+  /// --preprocessing_num_workers as given (tokenizing is single-threaded).
+  int64_t preprocessingNumWorkers = 0;
   /// "text" | "sst2" | "jsonl" (resolved from the file name when "auto").
   std::string dataset = "auto";
   int64_t blockSize = 32;
@@ -39,7 +54,24 @@ struct TrainArgs {
   int64_t trainBatchSize = 8, evalBatchSize = 8;
   double learningRate = 2e-3, weightDecay = 0, maxGradNorm = 1.0;
   int64_t warmupSteps = 0;
+  /// --warmup_ratio: warmup steps = ceil(ratio * total) when warmupSteps is 0.
+  double warmupRatio = 0;
   std::string lrSchedulerType = "linear";
+  /// Micro-batches per optimizer step.
+  int64_t gradientAccumulationSteps = 1;
+  /// Train, then evaluate on the validation set (--do_train / --do_eval;
+  /// neither given: train, and evaluate when there is validation data).
+  bool doTrain = true, doEval = false;
+  /// When to log the loss, evaluate and save (TrainingArguments' strategies).
+  enum class Strategy { no, steps, epoch };
+  Strategy loggingStrategy = Strategy::steps, evalStrategy = Strategy::no,
+           saveStrategy = Strategy::steps;
+  /// Steps between evaluations under Strategy::steps (0: loggingSteps).
+  int64_t evalSteps = 0;
+  /// Drop each epoch's ragged last batch; else pad it with ignored rows.
+  bool dataloaderDropLast = false;
+  /// The tqdm-style bar on a terminal (--disable_tqdm turns it off).
+  bool progressBar = true;
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;
   int64_t loggingSteps = 10;
@@ -56,7 +88,7 @@ struct TrainArgs {
   /// Start afresh even when output_dir holds checkpoints, deleting them
   /// (all but one that --resume_from_checkpoint names).
   bool overwriteOutputDir = false;
-  int64_t saveSteps = 0;
+  int64_t saveSteps = 500;
   /// Keep at most this many checkpoint-N folders (0: all), deleting the
   /// oldest after each save.
   int64_t saveTotalLimit = 0;
@@ -75,12 +107,14 @@ struct TrainArgs {
   /// --auto_find_batch_size: the largest batch up to trainBatchSize whose
   /// step plans within memoryBudget (kiln::largest_planned_batch).
   bool autoFindBatchSize = false;
-  /// --memory_budget in bytes: a compiled step whose planned peak exceeds
-  /// it fails before it runs, naming the largest buffers.
+  /// --memory_budget in bytes: the process's peak (the device's on cuda);
+  /// a step's plan gets it less the process's own memory (budgetThePlans).
   std::optional<uint64_t> memoryBudget;
   std::string dumpGraphs;
   /// The persistent compile cache's directory ("" : $KILN_CACHE_DIR).
   std::string cacheDir;
+  /// The flags given on the command line, by name ("n_layer", ...).
+  std::set<std::string> given;
 };
 
 /// argv → the arguments, or the exit status to return: 0 after --help or

@@ -1,6 +1,8 @@
 // Reads, tokenizes and groups kiln-train's data (see TrainData.h).
 #include "examples/TrainData.h"
 
+#include <cmath>
+
 #include "examples/DefaultCorpus.h"
 
 #include "frontends/data/Datasets.h"
@@ -76,6 +78,26 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
       return Failure{std::string(loaded.status().message()), 2};
     train = std::move(*loaded);
     out.source = a.trainFile;
+  }
+  if (a.splitValidation && a.validationFile.empty()) {
+    // run_clm.py's split of a data set without one: validation is
+    // train[:p%], training train[p%:] (the datasets library's rounding).
+    auto count = size_t(std::llround(double(train.texts.size()) *
+                                     double(a.validationSplitPercentage) /
+                                     100.0));
+    eval.texts.assign(train.texts.begin(), train.texts.begin() + long(count));
+    train.texts.erase(train.texts.begin(), train.texts.begin() + long(count));
+    if (train.labels.size() >= count) {
+      eval.labels.assign(train.labels.begin(),
+                         train.labels.begin() + long(count));
+      train.labels.erase(train.labels.begin(),
+                         train.labels.begin() + long(count));
+    }
+    haveEval = count > 0;
+    out.source += " (the first " +
+                  std::to_string(a.validationSplitPercentage) + "% of its " +
+                  std::to_string(count + train.texts.size()) +
+                  " texts held out for validation)";
   }
   if (!a.validationFile.empty()) {
     auto loaded =

@@ -4,11 +4,14 @@
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <unistd.h>
 
 namespace kiln::train {
@@ -45,14 +48,23 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
 
 namespace {
 
+/// --warmup_steps, else --warmup_ratio of the total, rounded up (the
+/// Trainer's get_warmup_steps).
+int64_t warmupSteps(const TrainArgs &a, int64_t totalSteps) {
+  if (a.warmupSteps > 0)
+    return a.warmupSteps;
+  return int64_t(std::ceil(a.warmupRatio * double(totalSteps)));
+}
+
 nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
+  int64_t warmup = warmupSteps(a, totalSteps);
   if (a.lrSchedulerType == "cosine")
-    return nn::cosine_schedule_with_warmup(a.warmupSteps, totalSteps);
+    return nn::cosine_schedule_with_warmup(warmup, totalSteps);
   if (a.lrSchedulerType == "constant")
     return nn::constant_schedule();
   if (a.lrSchedulerType == "constant_with_warmup")
-    return nn::constant_schedule_with_warmup(a.warmupSteps);
-  return nn::linear_schedule_with_warmup(a.warmupSteps, totalSteps);
+    return nn::constant_schedule_with_warmup(warmup);
+  return nn::linear_schedule_with_warmup(warmup, totalSteps);
 }
 
 // The mean loss over every validation block, in fixed-shape batches (the
@@ -141,20 +153,25 @@ std::string configJson(const nn::GPT2Config &c, std::optional<int32_t> eos) {
          ",\n  \"tie_word_embeddings\": true\n}\n";
 }
 
-data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks) {
+data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
+                            const data::Tokenizer &tokenizer) {
   data::LoaderOptions o;
   o.batchSize = a.trainBatchSize;
   o.seed = a.seed;
   o.numEpochs = 0; // endless: max_steps decides when training ends
+  // A ragged last batch is padded with rows the loss ignores (the same
+  // shape, so the same compiled step) unless --dataloader_drop_last.
+  o.dropLast = a.dataloaderDropLast;
+  o.padId = tokenizer.eosId().value_or(0);
   auto loader = data::DataLoader::create(blocks, o);
   // checkAgainstData() made sure that one batch fits.
   return std::move(*loader);
 }
 
-int64_t totalSteps(const TrainArgs &a, int64_t stepsPerEpoch) {
+int64_t totalSteps(const TrainArgs &a, int64_t updatesPerEpoch) {
   if (a.maxSteps > 0)
     return a.maxSteps;
-  return int64_t(std::ceil(a.numTrainEpochs * double(stepsPerEpoch)));
+  return int64_t(std::ceil(a.numTrainEpochs * double(updatesPerEpoch)));
 }
 
 } // namespace
@@ -164,11 +181,17 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       model_(modelConfig(args, args.vocabSize ? args.vocabSize
                                               : data.tokenizer->vocabSize())),
       optimizer_(model_.named_parameters(), adamOptions(args, model_)),
-      loader_(makeLoader(args, data.train)),
-      totalSteps_(totalSteps(args, loader_.batchesPerEpoch())),
+      loader_(makeLoader(args, data.train, *data.tokenizer)),
+      updatesPerEpoch_(std::max<int64_t>(
+          loader_.batchesPerEpoch() / args.gradientAccumulationSteps, 1)),
+      totalSteps_(totalSteps(args, updatesPerEpoch_)),
       scheduler_(optimizer_, schedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
+  if (!args.pretrainedFolder.empty()) {
+    set_graph_tag("pretrained load");
+    nn::load_hf_gpt2_folder(model_, args.pretrainedFolder);
+  }
   model_.train();
 }
 
@@ -197,7 +220,7 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   }
   globalStep_ = startStep_ = state.step;
   scheduler_.set_step(state.step);
-  loader_.seek(state.step);
+  loader_.seek(state.step * args_.gradientAccumulationSteps);
   std::fprintf(stderr,
                "  Continuing training from checkpoint %s, global step "
                "%lld\n",
@@ -205,25 +228,32 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
 }
 
 void Trainer::printBanner() const {
+  const int64_t accumulation = args_.gradientAccumulationSteps;
   std::fprintf(
       stderr,
       "***** Running training *****\n"
       "  Data = %s\n  Num examples = %lld (blocks of %lld tokens)\n"
       "  Num Epochs = %lld\n"
       "  Instantaneous batch size per device = %lld\n"
+      "  Total train batch size (w. accumulation) = %lld\n"
+      "  Gradient Accumulation steps = %lld\n"
       "  Total optimization steps = %lld\n"
       "  Number of trainable parameters = %lld\n"
       "  Model = gpt2 n_layer %lld, n_embd %lld, n_head %lld, "
-      "vocab %lld, n_positions %lld\n"
+      "vocab %lld, n_positions %lld%s\n"
       "  Backend = %s, %s%s\n",
       data_.source.c_str(), (long long)data_.train.numBlocks(),
       (long long)args_.blockSize,
-      (long long)((totalSteps_ + loader_.batchesPerEpoch() - 1) /
-                  loader_.batchesPerEpoch()),
-      (long long)args_.trainBatchSize, (long long)totalSteps_,
+      (long long)((totalSteps_ + updatesPerEpoch_ - 1) / updatesPerEpoch_),
+      (long long)args_.trainBatchSize,
+      (long long)(args_.trainBatchSize * accumulation),
+      (long long)accumulation, (long long)totalSteps_,
       (long long)model_.num_parameters(), (long long)args_.nLayer,
       (long long)args_.nEmbd, (long long)args_.nHead,
       (long long)model_.config().vocab_size, (long long)args_.nPositions,
+      args_.pretrainedFolder.empty()
+          ? ""
+          : (", weights from " + args_.pretrainedFolder).c_str(),
       std::string(backendName(options().backend)).c_str(),
       mode() == Mode::eager ? "eager (one kernel per op)" : "compiled graphs",
       options().productType == DType::bf16 ? ", bf16 mixed precision"
@@ -232,33 +262,60 @@ void Trainer::printBanner() const {
           : "");
 }
 
-void Trainer::trainStep(const data::Batch &batch) {
-  // Labels are the inputs: the model shifts them.
-  Tensor ids = idsTensor(batch.inputIds, batch.shape());
-  Tensor loss = model_.loss(ids, ids);
-  // The schedule advances on a skipped fp16 step too (PyTorch's AMP
-  // recipe; the Trainer would hold it back, which needs the host to know).
-  nn::backward_and_step(loss, optimizer_, args_.maxGradNorm, scaler_.get());
-  scheduler_.step();
-  kiln::step();
-  // The loss is device data now: reading it forces no sync.
-  double value = loss.item();
+void Trainer::trainStep() {
+  const int64_t micro = args_.gradientAccumulationSteps;
+  std::vector<Tensor> losses;
+  for (int64_t i = 0; i < micro; ++i) {
+    data::Batch batch = *loader_.next();
+    // The model shifts the labels: they are the inputs, with the loss's
+    // ignore index on padding rows.
+    Tensor ids = idsTensor(batch.inputIds, batch.shape());
+    Tensor labels = idsTensor(batch.labels, batch.shape());
+    Tensor loss = model_.loss(ids, labels);
+    losses.push_back(loss);
+    // As the Trainer: each micro-batch's loss over their number, so the
+    // summed gradients are those of the mean.
+    Tensor part = micro > 1 ? loss * (1.0 / double(micro)) : loss;
+    if (i + 1 < micro) {
+      (scaler_ ? scaler_->scale(part) : part).backward();
+      kiln::step(); // gradients so far become device data
+      continue;
+    }
+    // The schedule advances on a skipped fp16 step too (PyTorch's AMP
+    // recipe; the Trainer would hold it back, which needs the host to
+    // know).
+    gradNorm_ =
+        nn::backward_and_step(part, optimizer_, args_.maxGradNorm, scaler_.get());
+    scheduler_.step();
+    kiln::step();
+  }
+  // The losses are device data now: reading them forces no sync.
+  double value = 0;
+  for (const Tensor &loss : losses)
+    value += loss.item();
+  value /= double(micro);
   windowLoss_ += value;
   runLoss_ += value;
   ++windowSteps_;
   ++globalStep_;
 }
 
-void Trainer::maybeLog() {
-  if (globalStep_ % args_.loggingSteps != 0 && globalStep_ != totalSteps_)
-    return;
-  if (windowSteps_ == 0)
+void Trainer::maybeLog(bool epochEnded, bool last) {
+  using Strategy = TrainArgs::Strategy;
+  bool due = args_.loggingStrategy == Strategy::steps
+                 ? globalStep_ % args_.loggingSteps == 0 || last
+             : args_.loggingStrategy == Strategy::epoch ? epochEnded || last
+                                                        : false;
+  if (!due || windowSteps_ == 0)
     return;
   // As the Trainer: mean loss of the window rounded to 4 digits, the
-  // learning rate of the next step, the fractional epoch.
-  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)},
-                 {"learning_rate", scheduler_.last_lr()},
-                 {"epoch", pythonRound(epoch(), 2)}};
+  // learning rate of the next step, the fractional epoch;
+  // grad_norm: the last step's, before clipping (none without clipping).
+  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)}};
+  if (gradNorm_.defined())
+    log.push_back({"grad_norm", gradNorm_.item()});
+  log.push_back({"learning_rate", scheduler_.last_lr()});
+  log.push_back({"epoch", pythonRound(epoch(), 2)});
   int64_t windowStepsLogged = windowSteps_;
   windowLoss_ = 0;
   windowSteps_ = 0;
@@ -280,6 +337,32 @@ void Trainer::maybeLog() {
   history_.push_back(log);
 }
 
+void Trainer::evaluateAndLog() {
+  if (!data_.eval || data_.eval->numBlocks() == 0) {
+    std::fprintf(stderr,
+                 "kiln-train: warning: the validation data has fewer "
+                 "than %lld tokens; no evaluation\n",
+                 (long long)args_.blockSize);
+    return;
+  }
+  auto evalStart = std::chrono::steady_clock::now();
+  double loss = evaluate(model_, *data_.eval, args_.evalBatchSize);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - evalStart)
+                       .count();
+  LogDict eval = {{"eval_loss", loss},
+                  {"perplexity", std::exp(loss)},
+                  {"eval_runtime", pythonRound(seconds, 4)},
+                  {"eval_samples", double(data_.eval->numBlocks())},
+                  {"epoch", pythonRound(epoch(), 2)}};
+  if (bar_)
+    bar_->clear();
+  std::printf("%s\n", formatLogDict(eval).c_str());
+  std::fflush(stdout);
+  eval.push_back({"step", double(globalStep_)});
+  history_.push_back(eval);
+}
+
 void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   nn::CheckpointState state;
   state.step = globalStep_;
@@ -298,6 +381,24 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
     nn::save_checkpoint((dir / file).string(), model_, nullptr, {}, state);
   writeText(dir / "config.json",
             configJson(model_.config(), data_.tokenizer->eosId()));
+  // The tokenizer's files beside the model, as Trainer.save_model writes
+  // them, so the folder is a --model_name_or_path on its own (the built-in
+  // byte-level tokenizer has no files).
+  if (!args_.tokenizerDir.empty())
+    for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt",
+                             "tokenizer_config.json",
+                             "special_tokens_map.json"}) {
+      fs::path from = fs::path(args_.tokenizerDir) / name;
+      std::error_code ec;
+      if (!fs::is_regular_file(from, ec) ||
+          fs::equivalent(from, dir / name, ec))
+        continue;
+      std::ifstream in(from, std::ios::binary);
+      std::string text(std::istreambuf_iterator<char>(in), {});
+      if (!in.good() && !in.eof())
+        throw Failure{"cannot read " + from.string(), 1};
+      writeText(dir / name, text); // synced and renamed, as the rest
+    }
   std::string logs;
   for (const LogDict &log : history_)
     logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
@@ -336,56 +437,62 @@ void Trainer::saveCheckpoint() {
         folder.c_str());
 }
 
-void Trainer::run() {
+void Trainer::train() {
+  using Strategy = TrainArgs::Strategy;
   printBanner();
-  // Names the graphs in --dump_graphs' manifest (input of kilnc precompile).
-  set_graph_tag("train step");
-  ProgressBar bar(totalSteps_, globalStep_);
+  ProgressBar bar(totalSteps_, globalStep_, args_.progressBar);
   bar_ = &bar;
   auto start = std::chrono::steady_clock::now();
   while (globalStep_ < totalSteps_) {
-    trainStep(*loader_.next());
-    maybeLog();
-    if (args_.saveSteps > 0 && globalStep_ % args_.saveSteps == 0)
+    // Names the graphs in --dump_graphs' manifest (kilnc precompile's
+    // input); an evaluation in between names its own.
+    set_graph_tag("train step");
+    trainStep();
+    bool epochEnded = globalStep_ % updatesPerEpoch_ == 0;
+    bool last = globalStep_ == totalSteps_;
+    // The Trainer's order: log, evaluate, save.
+    maybeLog(epochEnded, last);
+    if ((args_.evalStrategy == Strategy::steps &&
+         globalStep_ % args_.evalSteps == 0) ||
+        (args_.evalStrategy == Strategy::epoch && epochEnded))
+      evaluateAndLog();
+    if (!args_.outputDir.empty() &&
+        ((args_.saveStrategy == Strategy::steps && args_.saveSteps > 0 &&
+          globalStep_ % args_.saveSteps == 0) ||
+         (args_.saveStrategy == Strategy::epoch && epochEnded)))
       saveCheckpoint();
     bar.update(globalStep_);
   }
   bar.finish();
+  bar_ = nullptr;
   double runtime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   int64_t steps = globalStep_ - startStep_;
+  int64_t samplesPerStep =
+      args_.trainBatchSize * args_.gradientAccumulationSteps;
   LogDict summary = {
       {"train_runtime", pythonRound(runtime, 4)},
       {"train_samples_per_second",
-       pythonRound(double(steps * args_.trainBatchSize) / runtime, 3)},
+       pythonRound(double(steps * samplesPerStep) / runtime, 3)},
       {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
       {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")},
       {"epoch", pythonRound(epoch(), 2)}};
   std::printf("%s\n", formatLogDict(summary).c_str());
   std::fflush(stdout);
-  if (data_.eval && data_.eval->numBlocks() > 0) {
-    auto evalStart = std::chrono::steady_clock::now();
-    double loss = evaluate(model_, *data_.eval, args_.evalBatchSize);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - evalStart)
-                         .count();
-    LogDict eval = {{"eval_loss", loss},
-                    {"perplexity", std::exp(loss)},
-                    {"eval_runtime", pythonRound(seconds, 4)},
-                    {"eval_samples", double(data_.eval->numBlocks())},
-                    {"epoch", pythonRound(epoch(), 2)}};
-    std::printf("%s\n", formatLogDict(eval).c_str());
-    std::fflush(stdout);
-  } else if (data_.eval) {
-    std::fprintf(stderr,
-                 "kiln-train: warning: the validation data has fewer "
-                 "than %lld tokens; no evaluation\n",
-                 (long long)args_.blockSize);
-  }
-  if (!args_.outputDir.empty()) {
+}
+
+void Trainer::run() {
+  if (args_.doTrain)
+    train();
+  // Without --do_eval given, evaluation runs where there is validation
+  // data; with it, kiln-train checked that there is.
+  if (args_.doEval && data_.eval)
+    evaluateAndLog();
+  if (args_.doTrain && !args_.outputDir.empty()) {
     writeFiles(args_.outputDir, /*withOptimizer=*/false);
-    bar_->clear();
+    if (bar_)
+      bar_->clear();
     std::fprintf(stderr, "Saving model checkpoint to %s\n",
                  args_.outputDir.c_str());
   }

@@ -38,24 +38,35 @@ Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape);
 /// that the logs report.
 class Trainer {
 public:
+  /// Builds the model (fresh, or args.pretrainedFolder's weights; throws
+  /// kiln::Error when they do not load), optimizer, schedule and loader.
   Trainer(const TrainArgs &args, PreparedData &data);
   /// Restores the checkpoint in `dir`, whose file read_checkpoint_file
   /// read; throws kiln::Error when it does not fit this model.
   void resume(const std::string &dir, nn::SafetensorsData file);
   int64_t step() const { return globalStep_; }
-  /// Trains to the last step, printing logs; then evaluates and saves.
+  /// With --do_train: trains to the last step, logging, evaluating and
+  /// saving as the strategies say, then saves the model to output_dir;
+  /// with --do_eval: evaluates on the validation set.
   void run();
 
 private:
-  void trainStep(const data::Batch &batch);
-  void maybeLog();
+  void train();
+  /// One optimizer step over gradientAccumulationSteps micro-batches.
+  void trainStep();
+  /// Logs the loss since the last log if the logging strategy says so.
+  void maybeLog(bool epochEnded, bool last);
+  /// Evaluates on the validation set and prints the metrics dict.
+  void evaluateAndLog();
   /// output_dir/checkpoint-N, written crash-safely, then rotation.
   void saveCheckpoint();
   /// The files of a checkpoint (with the optimizer) or of the final model.
   void writeFiles(const std::filesystem::path &dir, bool withOptimizer);
   void printBanner() const;
+  /// Epochs so far, fractional: micro-batches over batches per epoch.
   double epoch() const {
-    return double(globalStep_) / double(loader_.batchesPerEpoch());
+    return double(globalStep_ * args_.gradientAccumulationSteps) /
+           double(loader_.batchesPerEpoch());
   }
 
   const TrainArgs &args_;
@@ -63,6 +74,9 @@ private:
   nn::GPT2LMHeadModel model_;
   nn::AdamW optimizer_;
   data::DataLoader loader_;
+  /// Optimizer steps per epoch, as the Trainer counts them:
+  /// max(batches per epoch / gradient accumulation steps, 1).
+  int64_t updatesPerEpoch_;
   int64_t totalSteps_;
   nn::LambdaLR scheduler_;
   /// f16 mixed precision's loss scaling (absent otherwise).
@@ -71,6 +85,8 @@ private:
   int64_t skippedAtLastLog_ = 0;
   int64_t globalStep_ = 0, startStep_ = 0;
   double windowLoss_ = 0, runLoss_ = 0;
+  /// The last step's gradient norm (device data; read when logged).
+  Tensor gradNorm_;
   int64_t windowSteps_ = 0;
   std::vector<LogDict> history_;
   ProgressBar *bar_ = nullptr;

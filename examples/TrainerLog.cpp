@@ -88,8 +88,8 @@ std::string clockText(double seconds) {
 }
 } // namespace
 
-ProgressBar::ProgressBar(int64_t total, int64_t initial)
-    : enabled_(isatty(STDERR_FILENO) != 0), total_(total), initial_(initial),
+ProgressBar::ProgressBar(int64_t total, int64_t initial, bool enabled)
+    : enabled_(enabled && isatty(STDERR_FILENO) != 0), total_(total), initial_(initial),
       position_(initial), start_(std::chrono::steady_clock::now()),
       lastDraw_(start_) {}
 

@@ -26,11 +26,12 @@ using LogDict = std::vector<std::pair<std::string, double>>;
 std::string formatLogDict(const LogDict &dict);
 
 /// A tqdm-style bar (" 40%|████      | 80/200 [00:10<00:15, 7.90it/s]")
-/// redrawn in place on stderr; inert when stderr is not a terminal.
+/// redrawn in place on stderr; inert when stderr is not a terminal or
+/// `enabled` is false (--disable_tqdm).
 class ProgressBar {
 public:
   /// `total` steps, counting from `initial` (a resumed run).
-  ProgressBar(int64_t total, int64_t initial);
+  ProgressBar(int64_t total, int64_t initial, bool enabled = true);
   /// Sets the position to `step` and redraws (at most ~10 times a second).
   void update(int64_t step);
   /// Clears the bar's line so a log line can be printed; the next update

@@ -20,6 +20,7 @@
 // of a run never stopped, bit for bit.
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
+#include "examples/HubFolders.h"
 #include "examples/Trainer.h"
 #include "compiler/MemoryPlanner.h"
 
@@ -27,6 +28,7 @@
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/GPT2.h"
+#include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
@@ -38,6 +40,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <tuple>
 #include <unistd.h>
 
 namespace kiln::train {
@@ -175,6 +179,90 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
   }
 }
 
+/// The text of `path`, or nullopt when it cannot be read.
+std::optional<std::string> readText(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool hasTokenizerFiles(const fs::path &dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "tokenizer.json", ec) ||
+         fs::is_regular_file(dir / "vocab.json", ec);
+}
+
+/// The model shape of `folder`'s config.json → `a` (the n_* flags may not
+/// contradict it). `flag` names the flag that gave the folder.
+void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
+  fs::path file = folder / "config.json";
+  std::optional<std::string> text = readText(file);
+  if (!text)
+    throw Failure{"--" + flag + ": cannot read " + file.string(), 1};
+  absl::StatusOr<nn::GPT2Config> config =
+      nn::parseGPT2ConfigJson(*text, file.string());
+  if (!config.ok())
+    throw Failure{std::string(config.status().message()), 1};
+  for (const char *shape :
+       {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
+    if (a.given.count(shape))
+      throw Failure{"--" + std::string(shape) + ": the model's shape comes "
+                    "from " + file.string() + " (--" + flag + "); drop --" +
+                        shape,
+                    2};
+  a.nLayer = config->n_layer, a.nEmbd = config->n_embd;
+  a.nHead = config->n_head, a.nPositions = config->n_positions;
+  a.vocabSize = config->vocab_size;
+  if (!a.given.count("dropout"))
+    a.dropout = config->resid_pdrop;
+}
+
+/// Hugging Face names → folders and files, as run_clm.py resolves them but
+/// on this machine only (HubFolders.h): the tokenizer, the model's config
+/// (and weights), the data set's files.
+void resolveHubNames(TrainArgs &a) {
+  auto folder = [&](const std::string &flag, const std::string &name) {
+    absl::StatusOr<std::string> dir =
+        resolveModelFolder(flag, name, a.hubCacheDir);
+    if (!dir.ok())
+      throw Failure{std::string(dir.status().message()), 2};
+    return *dir;
+  };
+  if (!a.tokenizerName.empty())
+    a.tokenizerDir = folder("tokenizer_name", a.tokenizerName);
+  for (auto [flag, name, weights] :
+       {std::tuple{"model_name_or_path", a.modelNameOrPath, true},
+        std::tuple{"config_name", a.configName, false}}) {
+    if (name.empty())
+      continue;
+    std::string dir = folder(flag, name);
+    takeConfig(a, flag, dir);
+    if (weights)
+      a.pretrainedFolder = dir;
+    // run_clm.py takes the tokenizer from the model unless one is named.
+    if (a.tokenizerDir.empty()) {
+      if (!hasTokenizerFiles(dir))
+        throw Failure{"--" + std::string(flag) + " " + name + ": " + dir +
+                          " has no tokenizer.json or vocab.json; name the "
+                          "tokenizer with --tokenizer_name",
+                      2};
+      a.tokenizerDir = dir;
+    }
+  }
+  if (!a.datasetName.empty()) {
+    absl::StatusOr<DatasetFiles> files =
+        resolveDataset(a.datasetName, a.datasetConfigName);
+    if (!files.ok())
+      throw Failure{std::string(files.status().message()), 2};
+    a.trainFile = files->train;
+    if (a.validationFile.empty())
+      a.validationFile = files->validation;
+    a.splitValidation =
+        a.validationFile.empty() && a.validationSplitPercentage > 0;
+  }
+}
+
 /// --memory_budget is what the process may hold, the memory a job is
 /// measured by. Where a step's memory is the host's (not on the cuda
 /// backend, whose budget is the device's), its plan gets the budget less
@@ -223,9 +311,11 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
     };
     auto probe = std::make_shared<Probe>(model.named_parameters(),
                                          adamOptions(args, model));
-    Tensor ids = idsTensor(std::vector<int64_t>(batch * args.blockSize, 0),
-                           {batch, args.blockSize});
-    probe->loss = model.loss(ids, ids);
+    // Inputs and labels are two inputs, as in the training step.
+    std::vector<int64_t> zeros(batch * args.blockSize, 0);
+    Tensor ids = idsTensor(zeros, {batch, args.blockSize});
+    Tensor labels = idsTensor(zeros, {batch, args.blockSize});
+    probe->loss = model.loss(ids, labels);
     nn::backward_and_step(probe->loss, probe->optimizer, args.maxGradNorm,
                           probe->scaler.get());
     return probe;
@@ -279,11 +369,24 @@ int runMain(const TrainArgs &askedArgs) {
     for (const std::string &note : *notes)
       warn(note);
   }
+  resolveHubNames(args);
+  if (args.preprocessingNumWorkers > 1)
+    std::fprintf(stderr,
+                 "kiln-train: note: --preprocessing_num_workers %lld: kiln "
+                 "tokenizes on one thread\n",
+                 (long long)args.preprocessingNumWorkers);
   PreparedData data;
   if (auto failure = prepareData(args, data))
     throw *failure;
   if (auto failure = checkAgainstData(args, data))
     throw *failure;
+  if (args.given.count("do_eval") && args.doEval &&
+      !(data.eval && data.eval->numBlocks() > 0))
+    throw Failure{"--do_eval needs validation data of at least one block: "
+                  "--validation_file, or a --dataset_name with a validation "
+                  "split (else --validation_split_percentage of its training "
+                  "texts)",
+                  2};
   budgetThePlans(args);
   if (args.autoFindBatchSize)
     args.trainBatchSize = findBatchSize(args, data);

@@ -5,7 +5,11 @@
 #include "frontends/nn/Safetensors.h"
 
 
+#include "llvm/Support/JSON.h"
+
 #include <cmath>
+#include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -219,6 +223,64 @@ LoadResult load_hf_gpt2(GPT2LMHeadModel &model, const std::string &path,
     state.emplace(std::move(name), std::move(t.tensor));
   }
   return model.load_state_dict(state, strict);
+}
+
+void load_hf_gpt2_folder(GPT2LMHeadModel &model, const std::string &dir) {
+  namespace fs = std::filesystem;
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  std::error_code ec;
+  if (fs::is_regular_file(single, ec)) {
+    load_hf_gpt2(model, single.string(), /*strict=*/true);
+    return;
+  }
+  std::ifstream in(index, std::ios::binary);
+  if (!in)
+    throw Error("load_hf_gpt2_folder: " + dir +
+                " has neither model.safetensors nor "
+                "model.safetensors.index.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    throw Error(index.string() + ": not JSON: " +
+                llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
+  if (!map)
+    throw Error(index.string() + ": no \"weight_map\" object");
+  std::set<std::string> shards;
+  for (const auto &[name, file] : *map) {
+    std::optional<llvm::StringRef> shard = file.getAsString();
+    if (!shard || shard->contains('/') || *shard == "..")
+      throw Error(index.string() + ": the file of " + name.str() +
+                  " is not a file name in the folder");
+    shards.insert(shard->str());
+  }
+  // A parameter is loaded when some shard holds it: the keys every shard
+  // lacks are the missing ones.
+  std::set<std::string> missing;
+  for (const auto &[name, tensor] : model.named_parameters())
+    missing.insert(name);
+  for (const std::string &shard : shards) {
+    fs::path path = fs::path(dir) / shard;
+    if (!fs::is_regular_file(path, ec))
+      throw Error(index.string() + " names the shard " + shard +
+                  ", which is not in " + dir);
+    LoadResult loaded = load_hf_gpt2(model, path.string(), /*strict=*/false);
+    if (!loaded.unexpectedKeys.empty())
+      throw Error(path.string() + ": " + loaded.unexpectedKeys[0] +
+                  " is not a parameter of the model");
+    std::set<std::string> lacks(loaded.missingKeys.begin(),
+                                loaded.missingKeys.end());
+    for (auto it = missing.begin(); it != missing.end();)
+      it = lacks.count(*it) ? std::next(it) : missing.erase(it);
+  }
+  if (!missing.empty())
+    throw Error(index.string() + ": no shard holds " + *missing.begin() +
+                (missing.size() > 1
+                     ? " (and " + std::to_string(missing.size() - 1) +
+                           " more parameters)"
+                     : std::string()));
 }
 
 } // namespace kiln::nn

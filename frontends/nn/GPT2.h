@@ -117,6 +117,13 @@ private:
 LoadResult load_hf_gpt2(GPT2LMHeadModel &model, const std::string &path,
                         bool strict = true);
 
+/// The weights of a Hugging Face model folder → `model`: `dir`/
+/// model.safetensors, or the shards that model.safetensors.index.json's
+/// weight_map names (each loaded as load_hf_gpt2 does). Throws kiln::Error
+/// naming the file on a malformed index, a shard the index names that is
+/// absent, or a parameter no file holds (or a name no parameter takes).
+void load_hf_gpt2_folder(GPT2LMHeadModel &model, const std::string &dir);
+
 } // namespace kiln::nn
 
 #endif // KILN_FRONTENDS_NN_GPT2_H

@@ -151,22 +151,24 @@ void GradScaler::load_state(const HostState &state) {
   skipped_.assign_(skipped);
 }
 
-void backward_and_step(const Tensor &loss, Optimizer &optimizer,
-                       double max_grad_norm, GradScaler *scaler) {
+Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
+                         double max_grad_norm, GradScaler *scaler) {
   (scaler ? scaler->scale(loss) : loss).backward();
   if (scaler)
     scaler->unscale_(optimizer);
+  Tensor norm;
   if (max_grad_norm > 0) {
     std::vector<Tensor> params;
     for (const auto &entry : optimizer.params())
       params.push_back(entry.second);
-    clip_grad_norm_(params, max_grad_norm);
+    norm = clip_grad_norm_(params, max_grad_norm);
   }
   if (scaler)
     scaler->step(optimizer);
   else
     optimizer.step();
   optimizer.zero_grad();
+  return norm;
 }
 
 } // namespace kiln::nn

@@ -29,7 +29,7 @@ def train(kiln_train, cache_dir):
     env.pop("KILN_CACHE_DIR", None)
     cmd = [kiln_train] + TRAIN_FLAGS
     if cache_dir:
-        cmd += ["--cache_dir", cache_dir]
+        cmd += ["--kiln_cache_dir", cache_dir]
     run = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError("kiln-train exited %d:\n%s" % (run.returncode,

@@ -157,7 +157,7 @@ def main():
     # One compile cache for all runs: a restart then costs no compilation,
     # so the kills land in training and saving, not in the compiler.
     cache = os.path.join(work, "cache")
-    MODEL.extend(["--cache_dir", cache])
+    MODEL.extend(["--kiln_cache_dir", cache])
 
     started = time.monotonic()
     ref_losses, ref_eval, ref_out, _, _ = reference(

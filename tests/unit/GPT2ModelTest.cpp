@@ -272,6 +272,71 @@ TEST(GPT2, LoadsHuggingFaceFilesByName) {
   ::rmdir(dir);
 }
 
+TEST(GPT2, LoadsShardedFoldersByTheirIndex) {
+  GPT2LMHeadModel source(tinyConfig());
+  char dir[] = "/tmp/kiln-hf-shards-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string folder = dir;
+  // Two shards, split in the middle, and the index that maps every name.
+  std::vector<NamedTensor> all = hfStyle(source);
+  size_t half = all.size() / 2;
+  std::vector<NamedTensor> first(all.begin(), all.begin() + long(half)),
+      second(all.begin() + long(half), all.end());
+  ASSERT_TRUE(saveSafetensors(folder + "/model-00001-of-00002.safetensors",
+                              first, {{"format", "pt"}})
+                  .ok());
+  ASSERT_TRUE(saveSafetensors(folder + "/model-00002-of-00002.safetensors",
+                              second, {{"format", "pt"}})
+                  .ok());
+  auto writeIndex = [&](size_t entries, const std::string &secondShard) {
+    std::ofstream index(folder + "/model.safetensors.index.json");
+    index << "{\"metadata\": {}, \"weight_map\": {";
+    for (size_t i = 0; i < entries; ++i)
+      index << (i ? ", " : "") << '"' << all[i].name << "\": \""
+            << (i < half ? "model-00001-of-00002.safetensors" : secondShard)
+            << '"';
+    index << "}}";
+  };
+  writeIndex(all.size(), "model-00002-of-00002.safetensors");
+  GPT2Config other = tinyConfig();
+  other.init_seed = 99;
+  GPT2LMHeadModel target(other);
+  load_hf_gpt2_folder(target, folder);
+  kiln::step();
+  NamedTensors a = source.named_parameters(), b = target.named_parameters();
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(a[i].second.to_host().bitwiseEqual(b[i].second.to_host()))
+        << a[i].first;
+
+  auto expectError = [&](const std::string &needle) {
+    try {
+      GPT2LMHeadModel fresh(tinyConfig());
+      load_hf_gpt2_folder(fresh, folder);
+      ADD_FAILURE() << "loaded, expected an error with: " << needle;
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << e.what();
+    }
+  };
+  // A shard the index names that is not there.
+  writeIndex(all.size(), "model-00003-of-00003.safetensors");
+  expectError("names the shard model-00003-of-00003.safetensors, which is "
+              "not in");
+  // An index that maps only the first shard: the second's parameters are
+  // missing.
+  writeIndex(half, "");
+  expectError("no shard holds");
+  // Not JSON, and no weights at all.
+  { std::ofstream(folder + "/model.safetensors.index.json") << "{oops"; }
+  expectError("model.safetensors.index.json: not JSON");
+  ::unlink((folder + "/model.safetensors.index.json").c_str());
+  expectError("has neither model.safetensors nor");
+  for (const char *f : {"/model-00001-of-00002.safetensors",
+                        "/model-00002-of-00002.safetensors"})
+    ::unlink((folder + f).c_str());
+  ::rmdir(dir);
+}
+
 TEST(GPT2, ExemptsBiasesAndLayerNormsFromWeightDecayAsHFDoes) {
   GPT2LMHeadModel model(tinyConfig());
   std::set<std::string> names = bias_and_norm_names(model);
