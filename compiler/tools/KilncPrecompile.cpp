@@ -29,10 +29,13 @@ namespace {
 struct Job {
   std::string graph;   // file name inside the dump directory
   std::string logPath; // the worker's stdout and stderr
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
 struct Tally {
   int hits = 0, compiled = 0, notStored = 0, failed = 0;
+  size_t total = 0; // graphs in the dump
+  int done() const { return hits + compiled + notStored + failed; }
 };
 
 std::vector<std::string> dumpedGraphs(const std::string &dir) {
@@ -129,30 +132,46 @@ std::string firstErrorLine(const std::string &log) {
   return line.empty() ? "(no output)" : line;
 }
 
+/// Counts a finished worker and prints its line, prefixed with the
+/// progress over the dump ("[3/12]") and what the graph took.
 void finishJob(const std::string &dumpDir, const Job &job, int status,
                Tally &tally) {
   std::string log = slurp(job.logPath);
   ::unlink(job.logPath.c_str());
   bool exited = WIFEXITED(status);
   int code = exited ? WEXITSTATUS(status) : -1;
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - job.start)
+                       .count();
+  auto progress = [&] {
+    char text[64];
+    std::snprintf(text, sizeof text, "[%d/%zu, %.1f s]", tally.done(),
+                  tally.total, seconds);
+    return std::string(text);
+  };
   if (exited && code == 0) {
     bool hit = log.find(": hit") != std::string::npos;
     ++(hit ? tally.hits : tally.compiled);
-    std::printf("kilnc: %s: %s\n", job.graph.c_str(),
-                hit ? "already cached" : "compiled and cached");
+    std::printf("kilnc: %s: %s %s\n", job.graph.c_str(),
+                hit ? "already cached" : "compiled and cached",
+                progress().c_str());
+    std::fflush(stdout);
     return;
   }
   if (exited && code == kExitNotCached) {
     ++tally.notStored;
-    std::printf("kilnc: %s: compiled but not cached (see warnings)\n%s",
-                job.graph.c_str(), log.c_str());
+    std::printf("kilnc: %s: compiled but not cached (see warnings) %s\n%s",
+                job.graph.c_str(), progress().c_str(), log.c_str());
+    std::fflush(stdout);
     return;
   }
   ++tally.failed;
   std::string what = describeStatus(status);
   writeReproducer(dumpDir, job, what, log);
-  std::printf("kilnc: %s: FAILED (%s): %s; reproducer in failures/\n",
-              job.graph.c_str(), what.c_str(), firstErrorLine(log).c_str());
+  std::printf("kilnc: %s: FAILED (%s): %s; reproducer in failures/ %s\n",
+              job.graph.c_str(), what.c_str(), firstErrorLine(log).c_str(),
+              progress().c_str());
+  std::fflush(stdout);
 }
 
 uint64_t defaultWorkerMemory(int jobs) {
@@ -227,6 +246,7 @@ int runPrecompile(int argc, char **argv) {
 
   auto start = std::chrono::steady_clock::now();
   Tally tally;
+  tally.total = graphs.size();
   std::map<pid_t, Job> running;
   char logDir[] = "/tmp/kilnc-logs-XXXXXX";
   if (!::mkdtemp(logDir))
