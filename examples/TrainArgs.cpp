@@ -139,6 +139,9 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.datasetName = f.datasetName, a.datasetConfigName = f.datasetConfigName;
   a.validationSplitPercentage = f.validationSplitPercentage;
   a.preprocessingNumWorkers = f.preprocessingNumWorkers;
+  a.useLora = f.useLora, a.mergeLora = f.mergeLora;
+  a.loraR = f.loraR, a.loraAlpha = f.loraAlpha, a.loraDropout = f.loraDropout;
+  a.loraTargets.assign(f.loraTargetModules.begin(), f.loraTargetModules.end());
   a.gradientAccumulationSteps = f.gradientAccumulationSteps;
   a.warmupRatio = f.warmupRatio;
   a.dataloaderDropLast = f.dataloaderDropLast;
@@ -215,6 +218,16 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
            std::to_string(a.validationSplitPercentage);
   if (!a.doTrain && !a.doEval)
     return "--do_train False and --do_eval False: nothing to do";
+  if (a.loraR < 1)
+    return "--lora_r must be positive, got " + std::to_string(a.loraR);
+  if (!(a.loraDropout >= 0 && a.loraDropout < 1))
+    return "--lora_dropout must be in [0, 1), got " +
+           std::to_string(a.loraDropout);
+  if (!std::isfinite(a.loraAlpha) || a.loraAlpha <= 0)
+    return "--lora_alpha must be positive";
+  if (a.mergeLora && a.given.count("output_dir") == 0)
+    return "--merge_lora needs --output_dir (the merged model goes to "
+           "output_dir/merged)";
   return "";
 }
 

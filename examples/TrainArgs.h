@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace kiln::train {
 
@@ -32,6 +33,19 @@ struct TrainArgs {
   std::string modelNameOrPath, configName, tokenizerName, hubCacheDir;
   /// The folder whose weights the model starts from ("": fresh weights).
   std::string pretrainedFolder;
+  /// --use_lora: PEFT-style adapters on a frozen base (nn::apply_lora);
+  /// targets empty until resolved (the model type's default). An adapter
+  /// folder as --model_name_or_path sets adapterFolder (its weights are
+  /// loaded after the branches are added) and, without --use_lora, the
+  /// LoRA settings from its adapter_config.json.
+  bool useLora = false, mergeLora = false;
+  int64_t loraR = 8;
+  double loraAlpha = 16, loraDropout = 0.05;
+  std::vector<std::string> loraTargets;
+  std::string adapterFolder;
+  /// The base model's name for adapter_config.json (what
+  /// --model_name_or_path, or an adapter's config, named; "" from scratch).
+  std::string baseModelName;
   // Data.
   std::string tokenizerDir, trainFile, validationFile;
   /// --dataset_name / --dataset_config_name (files under a kiln data dir).

@@ -59,6 +59,32 @@ struct Flags {
       "dropout", cl::desc("resid/embd/attn dropout probability (default: 0.1)"),
       cl::init(0.1), cl::cat(model)};
 
+  cl::opt<bool> useLora{
+      "use_lora",
+      cl::desc("fine-tune LoRA adapters (PEFT's LoraConfig) on a frozen "
+               "base; the final model is adapter_config.json + "
+               "adapter_model.safetensors, which peft's PeftModel loads"),
+      cl::cat(model)};
+  cl::opt<long> loraR{"lora_r", cl::desc("LoRA rank (default: 8)"),
+                      cl::init(8), cl::cat(model)};
+  cl::opt<double> loraAlpha{"lora_alpha",
+                            cl::desc("LoRA alpha; the branch is scaled by "
+                                     "alpha / r (default: 16)"),
+                            cl::init(16.0), cl::cat(model)};
+  cl::opt<double> loraDropout{
+      "lora_dropout", cl::desc("dropout on the LoRA branch's input (default: 0.05)"),
+      cl::init(0.05), cl::cat(model)};
+  cl::list<std::string> loraTargetModules{
+      "lora_target_modules",
+      cl::desc("modules to adapt, PEFT's names, comma-separated (default: "
+               "the model type's, c_attn for gpt2)"),
+      cl::CommaSeparated, cl::cat(model)};
+  cl::opt<bool> mergeLora{
+      "merge_lora",
+      cl::desc("also write output_dir/merged: the base with the adapters "
+               "folded in, a plain model folder"),
+      cl::cat(model)};
+
   cl::OptionCategory data{"Data"};
   cl::opt<std::string> tokenizerDir{
       "tokenizer_dir",
@@ -310,7 +336,7 @@ struct Flags {
     return {&model, &data, &training, &checkpoints, &execution};
   }
   std::vector<const cl::opt<bool> *> booleans() const {
-    return {&doTrain,    &doEval,      &dataloaderDropLast,
+    return {&useLora,    &mergeLora,   &doTrain,    &doEval,      &dataloaderDropLast,
             &disableTqdm, &overwriteOutputDir, &eager,
             &tf32,       &bf16,        &fp16,
             &autoFindBatchSize};

@@ -3,6 +3,9 @@
 
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
+#include "frontends/nn/Lora.h"
+
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 
@@ -180,7 +183,7 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
     : args_(args), data_(data),
       model_(modelConfig(args, args.vocabSize ? args.vocabSize
                                               : data.tokenizer->vocabSize())),
-      optimizer_(model_.named_parameters(), adamOptions(args, model_)),
+      optimizer_(prepareModel(), adamOptions(args, model_)),
       loader_(makeLoader(args, data.train, *data.tokenizer)),
       updatesPerEpoch_(std::max<int64_t>(
           loader_.batchesPerEpoch() / args.gradientAccumulationSteps, 1)),
@@ -188,11 +191,27 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       scheduler_(optimizer_, schedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
-  if (!args.pretrainedFolder.empty()) {
-    set_graph_tag("pretrained load");
-    nn::load_hf_gpt2_folder(model_, args.pretrainedFolder);
-  }
   model_.train();
+}
+
+nn::NamedTensors Trainer::prepareModel() {
+  if (!args_.pretrainedFolder.empty()) {
+    set_graph_tag("pretrained load");
+    nn::load_hf_gpt2_folder(model_, args_.pretrainedFolder);
+  }
+  if (!args_.useLora) {
+    kiln::step(); // loaded weights become device data before the first step
+    return model_.named_parameters();
+  }
+  lora_.r = args_.loraR;
+  lora_.alpha = args_.loraAlpha;
+  lora_.dropout = args_.loraDropout;
+  lora_.target_modules = args_.loraTargets;
+  adapted_ = nn::apply_lora(model_, lora_, args_.seed, &model_.generator());
+  if (!args_.adapterFolder.empty())
+    nn::load_lora_adapter(model_, lora_, args_.adapterFolder);
+  kiln::step();
+  return nn::trainable_parameters(model_);
 }
 
 void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
@@ -229,6 +248,9 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
 
 void Trainer::printBanner() const {
   const int64_t accumulation = args_.gradientAccumulationSteps;
+  int64_t trainable = 0;
+  for (const auto &entry : optimizer_.params())
+    trainable += entry.second.numel();
   std::fprintf(
       stderr,
       "***** Running training *****\n"
@@ -248,7 +270,7 @@ void Trainer::printBanner() const {
       (long long)args_.trainBatchSize,
       (long long)(args_.trainBatchSize * accumulation),
       (long long)accumulation, (long long)totalSteps_,
-      (long long)model_.num_parameters(), (long long)args_.nLayer,
+      (long long)trainable, (long long)args_.nLayer,
       (long long)args_.nEmbd, (long long)args_.nHead,
       (long long)model_.config().vocab_size, (long long)args_.nPositions,
       args_.pretrainedFolder.empty()
@@ -260,6 +282,19 @@ void Trainer::printBanner() const {
       : options().productType == DType::f16
           ? ", fp16 mixed precision with dynamic loss scaling"
           : "");
+  if (args_.useLora)
+    std::fprintf(stderr,
+                 "  LoRA = r %lld, alpha %g, dropout %g on %s (%zu modules): "
+                 "%lld trainable of %lld parameters (%.3f%%), the base "
+                 "frozen%s\n",
+                 (long long)lora_.r, lora_.alpha, lora_.dropout,
+                 absl::StrJoin(lora_.target_modules, ",").c_str(),
+                 adapted_.size(), (long long)trainable,
+                 (long long)model_.num_parameters(),
+                 100.0 * double(trainable) / double(model_.num_parameters()),
+                 args_.adapterFolder.empty()
+                     ? ""
+                     : (", adapter from " + args_.adapterFolder).c_str());
 }
 
 void Trainer::trainStep() {
@@ -363,6 +398,42 @@ void Trainer::evaluateAndLog() {
   history_.push_back(eval);
 }
 
+void Trainer::writeTokenizerFiles(const fs::path &dir) const {
+  // The tokenizer's files beside the model, as Trainer.save_model writes
+  // them, so the folder is a --model_name_or_path on its own (the built-in
+  // byte-level tokenizer has no files).
+  if (args_.tokenizerDir.empty())
+    return;
+  for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt",
+                           "tokenizer_config.json", "special_tokens_map.json"}) {
+    fs::path from = fs::path(args_.tokenizerDir) / name;
+    std::error_code ec;
+    if (!fs::is_regular_file(from, ec) || fs::equivalent(from, dir / name, ec))
+      continue;
+    std::ifstream in(from, std::ios::binary);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    if (!in.good() && !in.eof())
+      throw Failure{"cannot read " + from.string(), 1};
+    writeText(dir / name, text); // synced and renamed, as the rest
+  }
+}
+
+void Trainer::writeMergedModel(const fs::path &dir) {
+  std::error_code ec;
+  if (!fs::create_directories(dir, ec) && ec)
+    throw Failure{"cannot create " + dir.string() + ": " + ec.message(), 1};
+  std::vector<nn::NamedTensor> tensors;
+  for (auto &[name, tensor] : nn::merged_state_dict(model_))
+    tensors.push_back({name, tensor.to_host()});
+  absl::Status saved = nn::saveSafetensors((dir / "model.safetensors").string(),
+                                           tensors, {{"format", "pt"}});
+  if (!saved.ok())
+    throw Failure{"--merge_lora: " + std::string(saved.message()), 1};
+  writeText(dir / "config.json",
+            configJson(model_.config(), data_.tokenizer->eosId()));
+  writeTokenizerFiles(dir);
+}
+
 void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   nn::CheckpointState state;
   state.step = globalStep_;
@@ -372,33 +443,23 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                     {"seed", std::to_string(args_.seed)}};
   if (scaler_ && withOptimizer)
     state.metadata.merge(scaler_->state().metadata());
-  std::string file =
-      withOptimizer ? "checkpoint.safetensors" : "model.safetensors";
+  // A checkpoint holds everything a resume needs (the frozen base too);
+  // with LoRA it is also a PEFT checkpoint (its adapter files), and the
+  // final folder is the adapter alone, as PeftModel.save_pretrained
+  // writes it (--merge_lora adds the merged model beside it).
   if (withOptimizer)
-    nn::save_checkpoint((dir / file).string(), model_, &optimizer_,
-                        {{"dropout", &model_.generator()}}, state);
-  else
-    nn::save_checkpoint((dir / file).string(), model_, nullptr, {}, state);
-  writeText(dir / "config.json",
-            configJson(model_.config(), data_.tokenizer->eosId()));
-  // The tokenizer's files beside the model, as Trainer.save_model writes
-  // them, so the folder is a --model_name_or_path on its own (the built-in
-  // byte-level tokenizer has no files).
-  if (!args_.tokenizerDir.empty())
-    for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt",
-                             "tokenizer_config.json",
-                             "special_tokens_map.json"}) {
-      fs::path from = fs::path(args_.tokenizerDir) / name;
-      std::error_code ec;
-      if (!fs::is_regular_file(from, ec) ||
-          fs::equivalent(from, dir / name, ec))
-        continue;
-      std::ifstream in(from, std::ios::binary);
-      std::string text(std::istreambuf_iterator<char>(in), {});
-      if (!in.good() && !in.eof())
-        throw Failure{"cannot read " + from.string(), 1};
-      writeText(dir / name, text); // synced and renamed, as the rest
-    }
+    nn::save_checkpoint((dir / "checkpoint.safetensors").string(), model_,
+                        &optimizer_, {{"dropout", &model_.generator()}},
+                        state);
+  else if (!args_.useLora)
+    nn::save_checkpoint((dir / "model.safetensors").string(), model_, nullptr,
+                        {}, state);
+  if (args_.useLora)
+    nn::save_lora_adapter(model_, lora_, dir.string(), args_.baseModelName);
+  if (withOptimizer || !args_.useLora)
+    writeText(dir / "config.json",
+              configJson(model_.config(), data_.tokenizer->eosId()));
+  writeTokenizerFiles(dir);
   std::string logs;
   for (const LogDict &log : history_)
     logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
@@ -491,10 +552,15 @@ void Trainer::run() {
     evaluateAndLog();
   if (args_.doTrain && !args_.outputDir.empty()) {
     writeFiles(args_.outputDir, /*withOptimizer=*/false);
-    if (bar_)
-      bar_->clear();
-    std::fprintf(stderr, "Saving model checkpoint to %s\n",
-                 args_.outputDir.c_str());
+    std::fprintf(stderr, "Saving model checkpoint to %s%s\n",
+                 args_.outputDir.c_str(),
+                 args_.useLora ? " (the LoRA adapter)" : "");
+  }
+  if (args_.mergeLora) {
+    fs::path merged = fs::path(args_.outputDir) / "merged";
+    writeMergedModel(merged);
+    std::fprintf(stderr, "Saving the merged model to %s\n",
+                 merged.string().c_str());
   }
 }
 

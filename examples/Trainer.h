@@ -14,6 +14,7 @@
 #include "frontends/data/DataLoader.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/GradScaler.h"
+#include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
@@ -51,6 +52,9 @@ public:
   void run();
 
 private:
+  /// The pretrained weights and LoRA branches (with an adapter folder's
+  /// weights) → the parameters the optimizer updates.
+  nn::NamedTensors prepareModel();
   void train();
   /// One optimizer step over gradientAccumulationSteps micro-batches.
   void trainStep();
@@ -62,6 +66,10 @@ private:
   void saveCheckpoint();
   /// The files of a checkpoint (with the optimizer) or of the final model.
   void writeFiles(const std::filesystem::path &dir, bool withOptimizer);
+  /// The tokenizer's files (if it has any) into `dir`.
+  void writeTokenizerFiles(const std::filesystem::path &dir) const;
+  /// --merge_lora: `dir` as a plain model folder, the branches folded in.
+  void writeMergedModel(const std::filesystem::path &dir);
   void printBanner() const;
   /// Epochs so far, fractional: micro-batches over batches per epoch.
   double epoch() const {
@@ -72,6 +80,10 @@ private:
   const TrainArgs &args_;
   PreparedData &data_;
   nn::GPT2LMHeadModel model_;
+  /// --use_lora's settings and the adapted modules (empty without LoRA);
+  /// declared before optimizer_, whose construction fills them.
+  nn::LoraConfig lora_;
+  std::vector<std::string> adapted_;
   nn::AdamW optimizer_;
   data::DataLoader loader_;
   /// Optimizer steps per epoch, as the Trainer counts them:

@@ -30,6 +30,7 @@
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/GradScaler.h"
+#include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
@@ -218,6 +219,36 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
     a.dropout = config->resid_pdrop;
 }
 
+/// An adapter folder as --model_name_or_path (PEFT's AutoPeftModel): its
+/// LoRA settings (unless --use_lora gives them; load_lora_adapter then
+/// checks they agree), tokenizer if it has one, and the base model its
+/// adapter_config.json names → the base's folder, resolved by `folder`.
+template <typename Resolve>
+std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
+                        Resolve folder) {
+  std::string baseName;
+  nn::LoraConfig saved;
+  try {
+    saved = nn::read_lora_adapter_config(adapterDir, baseName);
+  } catch (const Error &e) {
+    throw Failure{e.what(), 1};
+  }
+  if (baseName.empty())
+    throw Failure{adapterDir + "/" + nn::kAdapterConfigFile +
+                      ": no base_model_name_or_path to load the adapter on",
+                  1};
+  a.adapterFolder = adapterDir;
+  a.baseModelName = baseName;
+  if (!a.useLora) {
+    a.useLora = true;
+    a.loraR = saved.r, a.loraAlpha = saved.alpha;
+    a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
+  }
+  if (a.tokenizerDir.empty() && hasTokenizerFiles(adapterDir))
+    a.tokenizerDir = adapterDir;
+  return folder("model_name_or_path", baseName);
+}
+
 /// Hugging Face names → folders and files, as run_clm.py resolves them but
 /// on this machine only (HubFolders.h): the tokenizer, the model's config
 /// (and weights), the data set's files.
@@ -237,9 +268,14 @@ void resolveHubNames(TrainArgs &a) {
     if (name.empty())
       continue;
     std::string dir = folder(flag, name);
+    if (weights && fs::exists(fs::path(dir) / nn::kAdapterConfigFile))
+      dir = takeAdapter(a, dir, folder);
     takeConfig(a, flag, dir);
-    if (weights)
+    if (weights) {
       a.pretrainedFolder = dir;
+      if (a.adapterFolder.empty())
+        a.baseModelName = name;
+    }
     // run_clm.py takes the tokenizer from the model unless one is named.
     if (a.tokenizerDir.empty()) {
       if (!hasTokenizerFiles(dir))
@@ -249,6 +285,19 @@ void resolveHubNames(TrainArgs &a) {
                       2};
       a.tokenizerDir = dir;
     }
+  }
+  for (const char *flag : {"lora_r", "lora_alpha", "lora_dropout",
+                           "lora_target_modules", "merge_lora"})
+    if (a.given.count(flag) && !a.useLora)
+      throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
+                    "adapter folder as --model_name_or_path)",
+                    2};
+  if (a.useLora && a.loraTargets.empty()) {
+    a.loraTargets = nn::default_lora_targets(a.modelType);
+    if (a.loraTargets.empty())
+      throw Failure{"--use_lora: no default target modules for model type " +
+                        a.modelType + "; give --lora_target_modules",
+                    2};
   }
   if (!a.datasetName.empty()) {
     absl::StatusOr<DatasetFiles> files =

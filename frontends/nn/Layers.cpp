@@ -53,7 +53,46 @@ Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias) {
 Tensor Linear::forward(const Tensor &x) const {
   Tensor y = project(x, weight.transpose(0, 1), weight.size(1), weight.size(0),
                      "Linear");
-  return bias.defined() ? y + bias : y;
+  return add_lora_output(x, bias.defined() ? y + bias : y);
+}
+
+void Projection::add_lora(int64_t r, double alpha, double dropout,
+                          InitContext &init, Generator *generator) {
+  if (has_lora())
+    throw Error("add_lora: the projection already has a LoRA branch");
+  if (r < 1)
+    throw Error("add_lora: r must be positive, got " + std::to_string(r));
+  // PEFT's init: lora_A as nn.Linear (kaiming_uniform(a=sqrt(5)), that is
+  // uniform(±1/sqrt(in))), lora_B zero.
+  lora_A_ = register_module(
+      "lora_A", std::make_shared<Linear>(in_features(), r, init, false));
+  lora_B_ = register_module(
+      "lora_B", std::make_shared<Linear>(r, out_features(), init, false));
+  {
+    NoGradGuard noGrad; // an initial value, not a step to differentiate
+    lora_B_->weight.assign_(Tensor::zeros({out_features(), r}, init.dtype()));
+  }
+  loraDropout_ = register_module("lora_dropout",
+                                 std::make_shared<Dropout>(dropout, generator));
+  loraScaling_ = alpha / double(r);
+}
+
+int64_t Projection::lora_r() const {
+  return has_lora() ? lora_A_->weight.size(0) : 0;
+}
+
+Tensor Projection::lora_delta() const {
+  if (!has_lora())
+    throw Error("lora_delta: the projection has no LoRA branch");
+  Tensor delta = lora_B_->weight.matmul(lora_A_->weight) * loraScaling_;
+  return weight_is_in_out() ? delta.transpose(0, 1) : delta;
+}
+
+Tensor Projection::add_lora_output(const Tensor &x, const Tensor &y) const {
+  if (!has_lora())
+    return y;
+  return y + lora_B_->forward(lora_A_->forward(loraDropout_->forward(x))) *
+                 loraScaling_;
 }
 
 Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
@@ -62,7 +101,8 @@ Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
 }
 
 Tensor Conv1D::forward(const Tensor &x) const {
-  return project(x, weight, weight.size(0), weight.size(1), "Conv1D") + bias;
+  return add_lora_output(
+      x, project(x, weight, weight.size(0), weight.size(1), "Conv1D") + bias);
 }
 
 Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {

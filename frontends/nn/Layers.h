@@ -32,26 +32,77 @@ private:
   DType dtype_;
 };
 
+class Linear;
+class Dropout;
+
+/// A learned projection [..., in] → [..., out] (Linear or Conv1D) that can
+/// carry a LoRA branch (Hu et al., as PEFT's LoraLayer): y = base(x) +
+/// lora_B(lora_A(lora_dropout(x))) * alpha / r, where lora_A [r, in] starts
+/// as PyTorch's Linear does and lora_B [out, r] at zero, so an adapted
+/// model starts as its base. The branch's modules are children named
+/// lora_A, lora_B and lora_dropout, so parameter names are PEFT's
+/// (`...c_attn.lora_A.weight`). frontends/nn/Lora.h applies and saves them.
+class Projection : public Module {
+public:
+  virtual int64_t in_features() const = 0;
+  virtual int64_t out_features() const = 0;
+  /// Adds the LoRA branch (once; kiln::Error on a second call).
+  void add_lora(int64_t r, double alpha, double dropout, InitContext &init,
+                Generator *generator);
+  bool has_lora() const { return lora_A_ != nullptr; }
+  int64_t lora_r() const;
+  double lora_scaling() const { return loraScaling_; }
+  /// The branch's change to the weight, in the weight's layout: B A * s
+  /// ([out, in]) for Linear, its transpose for Conv1D ([in, out]);
+  /// kiln::Error without a branch.
+  Tensor lora_delta() const;
+  /// The base weight (Linear [out, in], Conv1D [in, out]).
+  virtual const Tensor &base_weight() const = 0;
+
+protected:
+  /// `y` (the base projection of `x`) plus the branch's output, if any.
+  Tensor add_lora_output(const Tensor &x, const Tensor &y) const;
+  /// Whether base_weight() is [in, out] (Conv1D) rather than [out, in].
+  virtual bool weight_is_in_out() const = 0;
+
+private:
+  std::shared_ptr<Linear> lora_A_, lora_B_;
+  std::shared_ptr<Dropout> loraDropout_;
+  double loraScaling_ = 0;
+};
+
 /// y = x Wᵀ + b over the last dimension; weight [out, in], bias [out].
 /// Initialised as PyTorch does: uniform(±1/sqrt(in)).
-class Linear : public Module {
+class Linear : public Projection {
 public:
   Linear(int64_t in, int64_t out, InitContext &init, bool bias = true);
   /// [..., in] → [..., out].
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
+  int64_t in_features() const override { return weight.size(1); }
+  int64_t out_features() const override { return weight.size(0); }
+  const Tensor &base_weight() const override { return weight; }
   Tensor weight, bias;
+
+protected:
+  bool weight_is_in_out() const override { return false; }
 };
 
 /// y = x W + b with weight [in, out] (Hugging Face's Conv1D, GPT-2's
 /// projections). Initialised normal(0, std), zero bias.
-class Conv1D : public Module {
+class Conv1D : public Projection {
 public:
   Conv1D(int64_t in, int64_t out, InitContext &init, double std = 0.02);
   /// [..., in] → [..., out].
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
+  int64_t in_features() const override { return weight.size(0); }
+  int64_t out_features() const override { return weight.size(1); }
+  const Tensor &base_weight() const override { return weight; }
   Tensor weight, bias;
+
+protected:
+  bool weight_is_in_out() const override { return true; }
 };
 
 /// A table of `num` vectors of size `dim`; weight [num, dim], normal(0, std).

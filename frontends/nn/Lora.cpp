@@ -1,0 +1,249 @@
+// LoRA adapters: applying, saving, loading and merging; see Lora.h.
+#include "frontends/nn/Lora.h"
+
+#include "frontends/nn/Safetensors.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+namespace kiln::nn {
+namespace {
+
+bool isLoraParameter(const std::string &name) {
+  return name.find(".lora_A.") != std::string::npos ||
+         name.find(".lora_B.") != std::string::npos;
+}
+
+/// PEFT's rule: the target is the whole name or its last dotted parts.
+bool matchesTarget(const std::string &name, const std::string &target) {
+  if (name == target)
+    return true;
+  return name.size() > target.size() &&
+         name.compare(name.size() - target.size(), target.size(), target) ==
+             0 &&
+         name[name.size() - target.size() - 1] == '.';
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  absl::Status status = writeFileAtomically(path, [&](int fd) {
+    size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return absl::InternalError(std::strerror(errno));
+      done += size_t(n);
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok())
+    throw Error("cannot write " + path + ": " + std::string(status.message()));
+}
+
+} // namespace
+
+std::vector<std::string> default_lora_targets(const std::string &model_type) {
+  if (model_type == "gpt2")
+    return {"c_attn"};
+  if (model_type == "llama" || model_type == "mistral")
+    return {"q_proj", "v_proj"};
+  return {};
+}
+
+std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
+                                    uint64_t seed, Generator *generator) {
+  if (config.target_modules.empty())
+    throw Error("apply_lora: no target modules");
+  std::vector<std::pair<std::string, Projection *>> targets;
+  for (auto &[name, module] : model.named_modules()) {
+    bool wanted = false;
+    for (const std::string &target : config.target_modules)
+      wanted |= matchesTarget(name, target);
+    if (!wanted)
+      continue;
+    auto *projection = dynamic_cast<Projection *>(module);
+    if (!projection)
+      throw Error("apply_lora: " + name +
+                  " matches the target modules but is not a Linear or "
+                  "Conv1D projection");
+    targets.emplace_back(name, projection);
+  }
+  if (targets.empty())
+    throw Error("apply_lora: target modules {" +
+                absl::StrJoin(config.target_modules, ", ") +
+                "} not found in the base model");
+  // Frozen first: the branches added next are the only trainable tensors.
+  for (auto &[name, param] : model.named_parameters())
+    param.requires_grad_(false);
+  InitContext init(seed, targets.front().second->base_weight().dtype());
+  std::vector<std::string> names;
+  for (auto &[name, projection] : targets) {
+    projection->add_lora(config.r, config.alpha, config.dropout, init,
+                         generator);
+    names.push_back(name);
+  }
+  return names;
+}
+
+NamedTensors trainable_parameters(const Module &model) {
+  NamedTensors out;
+  for (auto &entry : model.named_parameters())
+    if (entry.second.requires_grad())
+      out.push_back(entry);
+  return out;
+}
+
+void save_lora_adapter(const Module &model, const LoraConfig &config,
+                       const std::string &dir, const std::string &base_model) {
+  std::vector<NamedTensor> tensors;
+  for (auto &[name, param] : model.named_parameters())
+    if (isLoraParameter(name))
+      tensors.push_back({kPeftKeyPrefix + name, param.to_host()});
+  if (tensors.empty())
+    throw Error("save_lora_adapter: the model has no LoRA branches");
+  absl::Status saved = saveSafetensors(dir + "/" + kAdapterWeightsFile,
+                                       tensors, {{"format", "pt"}});
+  if (!saved.ok())
+    throw Error("save_lora_adapter: " + std::string(saved.message()));
+  llvm::json::Array targets;
+  for (const std::string &t : config.target_modules)
+    targets.push_back(t);
+  // GPT-2's projections are Conv1D, [in, out]: PEFT's fan_in_fan_out.
+  bool fanInFanOut = false;
+  for (auto &[name, module] : const_cast<Module &>(model).named_modules())
+    if (auto *c = dynamic_cast<Conv1D *>(module); c && c->has_lora())
+      fanInFanOut = true;
+  llvm::json::Object adapter{
+      {"peft_type", "LORA"},
+      {"task_type", "CAUSAL_LM"},
+      {"base_model_name_or_path", base_model},
+      {"r", config.r},
+      {"lora_alpha", config.alpha},
+      {"lora_dropout", config.dropout},
+      {"target_modules", std::move(targets)},
+      {"fan_in_fan_out", fanInFanOut},
+      {"bias", "none"},
+      {"inference_mode", true},
+      {"init_lora_weights", true},
+      {"use_rslora", false},
+      {"use_dora", false},
+      {"modules_to_save", nullptr},
+      {"layers_to_transform", nullptr},
+      {"layers_pattern", nullptr},
+      {"rank_pattern", llvm::json::Object{}},
+      {"alpha_pattern", llvm::json::Object{}},
+      {"revision", nullptr}};
+  writeText(dir + "/" + kAdapterConfigFile,
+            llvm::formatv("{0:2}", llvm::json::Value(std::move(adapter))).str() +
+                "\n");
+}
+
+LoraConfig read_lora_adapter_config(const std::string &dir,
+                                    std::string &base_model) {
+  const std::string path = dir + "/" + kAdapterConfigFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path + ": cannot read the adapter's config");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    throw Error(path + ": not JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    throw Error(path + ": not a JSON object");
+  if (std::optional<llvm::StringRef> type = root->getString("peft_type");
+      type && *type != "LORA")
+    throw Error(path + ": a " + type->str() + " adapter, not LORA");
+  LoraConfig config;
+  std::optional<int64_t> r = root->getInteger("r");
+  std::optional<double> alpha = root->getNumber("lora_alpha");
+  if (!r || *r < 1 || !alpha)
+    throw Error(path + ": no positive integer \"r\" or number \"lora_alpha\"");
+  config.r = *r;
+  config.alpha = *alpha;
+  config.dropout = root->getNumber("lora_dropout").value_or(0.0);
+  if (const llvm::json::Array *list = root->getArray("target_modules")) {
+    for (const llvm::json::Value &v : *list)
+      if (std::optional<llvm::StringRef> s = v.getAsString())
+        config.target_modules.push_back(s->str());
+  } else if (std::optional<llvm::StringRef> one =
+                 root->getString("target_modules")) {
+    config.target_modules.push_back(one->str());
+  }
+  if (config.target_modules.empty())
+    throw Error(path + ": no \"target_modules\"");
+  base_model = root->getString("base_model_name_or_path").value_or("").str();
+  return config;
+}
+
+void load_lora_adapter(Module &model, const LoraConfig &config,
+                       const std::string &dir) {
+  const std::string configPath = dir + "/" + kAdapterConfigFile;
+  std::string baseModel;
+  LoraConfig saved = read_lora_adapter_config(dir, baseModel);
+  if (saved.r != config.r || saved.alpha != config.alpha)
+    throw Error(absl::StrCat(configPath, ": the adapter has r ", saved.r,
+                             ", lora_alpha ", saved.alpha,
+                             "; this model's LoRA has r ", config.r,
+                             ", lora_alpha ", config.alpha));
+  std::set<std::string> theirs(saved.target_modules.begin(),
+                               saved.target_modules.end()),
+      ours(config.target_modules.begin(), config.target_modules.end());
+  if (theirs != ours)
+    throw Error(configPath + ": the adapter targets {" +
+                absl::StrJoin(theirs, ", ") + "}; this model's LoRA targets {" +
+                absl::StrJoin(ours, ", ") + "}");
+
+  const std::string weightsPath = dir + "/" + kAdapterWeightsFile;
+  absl::StatusOr<SafetensorsData> file = loadSafetensors(weightsPath);
+  if (!file.ok())
+    throw Error(std::string(file.status().message()));
+  std::map<std::string, HostTensor> state;
+  const std::string prefix = kPeftKeyPrefix;
+  for (NamedTensor &t : file->tensors) {
+    std::string name = t.name.rfind(prefix, 0) == 0
+                           ? t.name.substr(prefix.size())
+                           : t.name;
+    if (!isLoraParameter(name))
+      throw Error(weightsPath + ": " + t.name + " is not a LoRA tensor");
+    state.emplace(std::move(name), std::move(t.tensor));
+  }
+  std::set<std::string> wanted;
+  for (auto &[name, param] : model.named_parameters())
+    if (isLoraParameter(name))
+      wanted.insert(name);
+  for (const std::string &name : wanted)
+    if (!state.count(name))
+      throw Error(weightsPath + ": no tensor for " + name);
+  LoadResult loaded = model.load_state_dict(state, /*strict=*/false);
+  if (!loaded.unexpectedKeys.empty())
+    throw Error(weightsPath + ": " + loaded.unexpectedKeys.front() +
+                " is not a LoRA parameter of this model");
+}
+
+NamedTensors merged_state_dict(Module &model) {
+  std::map<std::string, Tensor> merged;
+  for (auto &[name, module] : model.named_modules())
+    if (auto *p = dynamic_cast<Projection *>(module); p && p->has_lora())
+      merged[name + ".weight"] = p->base_weight().detach() + p->lora_delta();
+  NamedTensors out;
+  for (auto &[name, param] : model.named_parameters()) {
+    if (isLoraParameter(name))
+      continue;
+    auto it = merged.find(name);
+    out.emplace_back(name, it == merged.end() ? param : it->second);
+  }
+  return out;
+}
+
+} // namespace kiln::nn

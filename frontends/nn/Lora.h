@@ -1,0 +1,77 @@
+// LoRA fine-tuning as Hugging Face's PEFT does it: low-rank branches on the
+// projections a config names (Projection::add_lora), every other parameter
+// frozen, so the compiled training step computes no base-weight gradients
+// and the optimizer keeps no state for them; adapters saved in PEFT's
+// layout (adapter_config.json + adapter_model.safetensors, which
+// peft.PeftModel loads) and read back with the config checked; and the
+// merged model (PEFT's merge_and_unload) as a plain state dict.
+#ifndef KILN_FRONTENDS_NN_LORA_H
+#define KILN_FRONTENDS_NN_LORA_H
+
+#include "frontends/nn/Layers.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::nn {
+
+/// PEFT's LoraConfig, the fields that shape the adapters.
+struct LoraConfig {
+  int64_t r = 8;
+  double alpha = 16;
+  double dropout = 0.05;
+  /// Module names as PEFT matches them: a module whose dotted name is a
+  /// target or ends with "." + target.
+  std::vector<std::string> target_modules;
+};
+
+/// PEFT's default targets for a model type (gpt2: c_attn; llama: q_proj,
+/// v_proj); empty for a type it has none for.
+std::vector<std::string> default_lora_targets(const std::string &model_type);
+
+/// Adds a LoRA branch to every projection `config` targets and freezes
+/// every parameter that is not a branch's (requires_grad false). The
+/// branches' lora_A start from `seed`; their dropout draws from
+/// `generator`. → the adapted modules' dotted names. Throws kiln::Error
+/// naming the targets when none matches (as PEFT) or when a matching module
+/// is not a Linear or Conv1D.
+std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
+                                    uint64_t seed, Generator *generator);
+
+/// The parameters that require grad (what an optimizer should update).
+NamedTensors trainable_parameters(const Module &model);
+
+/// PEFT's file names and key prefix.
+inline constexpr const char *kAdapterConfigFile = "adapter_config.json";
+inline constexpr const char *kAdapterWeightsFile = "adapter_model.safetensors";
+inline constexpr const char *kPeftKeyPrefix = "base_model.model.";
+
+/// Writes `dir`/adapter_config.json (PEFT's LoraConfig for a causal LM,
+/// base_model_name_or_path = `base_model`) and adapter_model.safetensors
+/// (every LoRA parameter as base_model.model.<name>), each atomically.
+/// Throws kiln::Error when a file cannot be written.
+void save_lora_adapter(const Module &model, const LoraConfig &config,
+                       const std::string &dir, const std::string &base_model);
+
+/// `dir`/adapter_config.json → its LoRA config (r, lora_alpha,
+/// lora_dropout, target_modules) and, in `base_model`, its
+/// base_model_name_or_path ("" when null). Throws kiln::Error naming the
+/// file when it is missing, malformed or not a LoRA config.
+LoraConfig read_lora_adapter_config(const std::string &dir,
+                                    std::string &base_model);
+
+/// Reads `dir`'s adapter into `model`'s branches. Throws kiln::Error naming
+/// the file when it is missing or malformed, when its r, lora_alpha or
+/// target_modules differ from `config`, or when a branch has no tensor (or
+/// a tensor no branch).
+void load_lora_adapter(Module &model, const LoraConfig &config,
+                       const std::string &dir);
+
+/// `model`'s state dict with every branch folded into its projection's
+/// weight (W + B A * alpha / r, in the weight's layout) and the branches'
+/// own parameters left out: the merged model, loadable without PEFT.
+NamedTensors merged_state_dict(Module &model);
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_LORA_H

@@ -1,0 +1,275 @@
+// LoRA (frontends/nn/Lora.h) on a tiny GPT-2: an adapted model starts as
+// its base, and only the branches train; with non-zero branches its logits
+// are those of the merged model (an independent path: plain projections
+// with W + B A * alpha / r); the branches' gradients match finite
+// differences in f64 and the base gets none; the planned training step is
+// smaller than full fine-tuning's and AdamW keeps state for the branches
+// only; adapters round-trip through PEFT's files, and a config that does
+// not match them is an error naming the file.
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Lora.h"
+#include "frontends/nn/Optimizer.h"
+#include "frontends/nn/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+namespace kiln::nn {
+namespace {
+
+GPT2Config tinyConfig(DType dtype = DType::f32) {
+  GPT2Config c;
+  c.vocab_size = 40;
+  c.n_positions = 8;
+  c.n_embd = 16;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.with_dropout(0.0);
+  c.dtype = dtype;
+  c.init_seed = 5;
+  c.initializer_range = 0.2;
+  return c;
+}
+
+Tensor randomIds(int64_t b, int64_t t, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> ids(b * t);
+  for (double &id : ids)
+    id = static_cast<double>(rng() % vocab);
+  return Tensor::from_vector(ids, {b, t}, DType::i64);
+}
+
+LoraConfig loraConfig(std::vector<std::string> targets = {"c_attn"}) {
+  LoraConfig c;
+  c.r = 4;
+  c.alpha = 8;
+  c.dropout = 0.0;
+  c.target_modules = std::move(targets);
+  return c;
+}
+
+/// Every LoRA parameter set to random values, so the branches matter.
+void randomiseBranches(GPT2LMHeadModel &model, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 0.3);
+  std::map<std::string, HostTensor> state;
+  for (auto &[name, param] : trainable_parameters(model)) {
+    HostTensor value = param.to_host();
+    for (int64_t i = 0; i < value.numElements(); ++i)
+      value.setDouble(i, normal(rng));
+    state.emplace(name, std::move(value));
+  }
+  model.load_state_dict(state, /*strict=*/false);
+  kiln::step();
+}
+
+TEST(Lora, StartsAsTheBaseAndTrainsOnlyTheBranches) {
+  GPT2LMHeadModel model(tinyConfig());
+  Tensor ids = randomIds(2, 8, 40, 1);
+  HostTensor before = model.forward(ids).to_host();
+  std::vector<std::string> adapted =
+      apply_lora(model, loraConfig(), 7, &model.generator());
+  EXPECT_EQ(adapted, (std::vector<std::string>{"transformer.h.0.attn.c_attn",
+                                               "transformer.h.1.attn.c_attn"}));
+  EXPECT_TRUE(model.forward(ids).to_host().bitwiseEqual(before));
+  NamedTensors trainable = trainable_parameters(model);
+  ASSERT_EQ(trainable.size(), 4u);
+  EXPECT_EQ(trainable[0].first, "transformer.h.0.attn.c_attn.lora_A.weight");
+  EXPECT_EQ(trainable[0].second.shape(), (Shape{4, 16}));
+  EXPECT_EQ(trainable[1].first, "transformer.h.0.attn.c_attn.lora_B.weight");
+  EXPECT_EQ(trainable[1].second.shape(), (Shape{48, 4}));
+  // PEFT's errors: no module matches, or a match is not a projection.
+  GPT2LMHeadModel other(tinyConfig());
+  try {
+    apply_lora(other, loraConfig({"q_proj", "v_proj"}), 7, nullptr);
+    ADD_FAILURE() << "applied LoRA to no module";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "target modules {q_proj, v_proj} not found in the base model"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(apply_lora(other, loraConfig({"ln_1"}), 7, nullptr), Error);
+}
+
+TEST(Lora, LogitsAreTheMergedModelsAndMergingChangesOnlyTargets) {
+  GPT2LMHeadModel model(tinyConfig());
+  apply_lora(model, loraConfig({"c_attn", "c_fc"}), 7, &model.generator());
+  randomiseBranches(model, 3);
+  Tensor ids = randomIds(2, 8, 40, 2);
+  HostTensor adapted = model.forward(ids).to_host();
+
+  NamedTensors merged = merged_state_dict(model);
+  std::map<std::string, HostTensor> state;
+  for (auto &[name, tensor] : merged)
+    state.emplace(name, tensor.to_host());
+  GPT2LMHeadModel plain(tinyConfig()); // no branches: the base path only
+  plain.load_state_dict(state, /*strict=*/true);
+  HostTensor viaMerge = plain.forward(ids).to_host();
+  double worst = 0;
+  for (int64_t i = 0; i < adapted.numElements(); ++i)
+    worst = std::max(worst,
+                     std::abs(adapted.getDouble(i) - viaMerge.getDouble(i)));
+  EXPECT_LT(worst, 2e-5);
+  // The branches changed the output (the comparison is not vacuous), and
+  // untargeted weights are carried over untouched.
+  GPT2LMHeadModel base(tinyConfig());
+  HostTensor baseLogits = base.forward(ids).to_host();
+  double moved = 0;
+  for (int64_t i = 0; i < adapted.numElements(); ++i)
+    moved = std::max(moved, std::abs(adapted.getDouble(i) -
+                                     baseLogits.getDouble(i)));
+  EXPECT_GT(moved, 1e-2);
+  EXPECT_TRUE(state.at("transformer.h.0.attn.c_proj.weight")
+                  .bitwiseEqual(base.transformer->h[0]->attn->c_proj->weight
+                                    .to_host()));
+  EXPECT_FALSE(state.at("transformer.h.0.attn.c_attn.weight")
+                   .bitwiseEqual(base.transformer->h[0]->attn->c_attn->weight
+                                     .to_host()));
+}
+
+TEST(Lora, BranchGradientsMatchFiniteDifferencesAndTheBaseGetsNone) {
+  GPT2LMHeadModel model(tinyConfig(DType::f64));
+  apply_lora(model, loraConfig(), 7, &model.generator());
+  randomiseBranches(model, 4);
+  Tensor ids = randomIds(2, 8, 40, 3);
+  Tensor loss = model.loss(ids, ids);
+  loss.backward();
+  kiln::step();
+  for (auto &[name, param] : model.named_parameters())
+    EXPECT_EQ(param.grad().defined(), name.find(".lora_") != std::string::npos)
+        << name;
+
+  std::mt19937_64 rng(9);
+  for (auto &[name, param] : trainable_parameters(model)) {
+    HostTensor base = param.to_host(), grad = param.grad().to_host();
+    for (int probe = 0; probe < 3; ++probe) {
+      int64_t index = int64_t(rng() % uint64_t(base.numElements()));
+      auto lossAt = [&](double delta) {
+        HostTensor moved = base;
+        moved.setDouble(index, base.getDouble(index) + delta);
+        NoGradGuard noGrad;
+        Tensor p = param;
+        p.assign_(Tensor::from_host(std::move(moved)));
+        Tensor l = model.loss(ids, ids);
+        kiln::step();
+        return l.item();
+      };
+      const double h = 1e-4;
+      double numeric = (lossAt(-2 * h) - 8 * lossAt(-h) + 8 * lossAt(h) -
+                        lossAt(2 * h)) /
+                       (12 * h);
+      EXPECT_NEAR(grad.getDouble(index), numeric,
+                  1e-6 * std::abs(numeric) + 1e-10)
+          << name << "[" << index << "]";
+      NoGradGuard noGrad;
+      Tensor p = param;
+      p.assign_(Tensor::from_host(base));
+      kiln::step();
+    }
+  }
+}
+
+TEST(Lora, TheStepPlansLessThanFullFineTuningAndAdamKeepsBranchStateOnly) {
+  Options o = options_from_env();
+  Options saved = o;
+  o.backend = Backend::cpu;
+  o.mode = Mode::graph;
+  set_options(o);
+  auto planStep = [](bool lora) {
+    GPT2Config c = tinyConfig();
+    c.n_embd = 64;
+    c.n_head = 4;
+    c.vocab_size = 200;
+    auto model = std::make_shared<GPT2LMHeadModel>(c);
+    if (lora)
+      apply_lora(*model, loraConfig({"c_attn", "c_proj", "c_fc"}), 7,
+                 &model->generator());
+    kiln::step();
+    NamedTensors params =
+        lora ? trainable_parameters(*model) : model->named_parameters();
+    AdamW optimizer(params, AdamW::Options{});
+    std::optional<uint64_t> peak = plan_traced([&]() -> TracedStep {
+      Tensor ids = randomIds(4, 8, 200, 5);
+      Tensor loss = model->loss(ids, ids);
+      loss.backward();
+      optimizer.step();
+      optimizer.zero_grad();
+      return std::make_shared<Tensor>(loss);
+    });
+    return std::pair{peak.value_or(0), params.size()};
+  };
+  auto [full, fullParams] = planStep(false);
+  auto [lora, loraParams] = planStep(true);
+  // A and B on 4 projections a layer (c_proj is attn.c_proj and
+  // mlp.c_proj, as PEFT matches suffixes), 2 layers.
+  EXPECT_EQ(loraParams, 2u * 4u * 2u);
+  EXPECT_GT(fullParams, loraParams);
+  ASSERT_GT(lora, 0u);
+  // No base gradients, no AdamW moments for the base: the frozen weights
+  // are read, nothing more.
+  EXPECT_LT(double(lora), 0.75 * double(full)) << lora << " vs " << full;
+  set_options(saved);
+}
+
+TEST(Lora, AdaptersRoundTripThroughPeftFilesAndMismatchesAreNamed) {
+  char dir[] = "/tmp/kiln-lora-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  GPT2LMHeadModel model(tinyConfig());
+  LoraConfig config = loraConfig();
+  apply_lora(model, config, 7, &model.generator());
+  randomiseBranches(model, 6);
+  save_lora_adapter(model, config, dir, "tiny-gpt2");
+  std::ifstream in(std::string(dir) + "/adapter_config.json");
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  for (const char *field :
+       {"\"peft_type\": \"LORA\"", "\"task_type\": \"CAUSAL_LM\"", "\"r\": 4",
+        "\"lora_alpha\": 8", "\"fan_in_fan_out\": true",
+        "\"base_model_name_or_path\": \"tiny-gpt2\""})
+    EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
+  absl::StatusOr<SafetensorsData> weights =
+      loadSafetensors(std::string(dir) + "/adapter_model.safetensors");
+  ASSERT_TRUE(weights.ok());
+  EXPECT_NE(weights->find("base_model.model.transformer.h.1.attn.c_attn."
+                          "lora_B.weight"),
+            nullptr);
+
+  GPT2LMHeadModel loaded(tinyConfig());
+  apply_lora(loaded, config, 99, &loaded.generator());
+  load_lora_adapter(loaded, config, dir);
+  kiln::step();
+  NamedTensors a = trainable_parameters(model), b = trainable_parameters(loaded);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(a[i].second.to_host().bitwiseEqual(b[i].second.to_host()))
+        << a[i].first;
+
+  auto expectMismatch = [&](LoraConfig other, const std::string &needle) {
+    GPT2LMHeadModel m(tinyConfig());
+    apply_lora(m, other, 1, nullptr);
+    try {
+      load_lora_adapter(m, other, dir);
+      ADD_FAILURE() << "loaded a mismatched adapter";
+    } catch (const Error &e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("adapter_config.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  LoraConfig rank = config;
+  rank.r = 8;
+  expectMismatch(rank, "the adapter has r 4, lora_alpha 8; this model's LoRA "
+                       "has r 8");
+  expectMismatch(loraConfig({"c_attn", "c_fc"}),
+                 "the adapter targets {c_attn}; this model's LoRA targets "
+                 "{c_attn, c_fc}");
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((std::string(dir) + f).c_str());
+  ::rmdir(dir);
+}
+
+} // namespace
+} // namespace kiln::nn
