@@ -1,12 +1,11 @@
 // Reads, tokenizes and groups kiln-train's data (see TrainData.h).
 #include "examples/TrainData.h"
 
-#include <cmath>
-
 #include "examples/DefaultCorpus.h"
 
 #include "frontends/data/Datasets.h"
 
+#include <cmath>
 #include <filesystem>
 
 namespace kiln::train {
@@ -35,10 +34,21 @@ absl::StatusOr<data::TextDataset> loadTexts(const std::string &kind,
   return data::loadTextFile(path);
 }
 
-// Texts → block_size blocks, as run_clm's tokenize + group_texts.
+// Texts → block_size blocks, as run_clm's tokenize + group_texts;
+// instruction records → one block each, the loss on the responses.
 absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
                                         const data::TextDataset &texts,
                                         int64_t blockSize) {
+  if (!texts.promptBytes.empty()) {
+    std::optional<int32_t> eos = tokenizer.eosId();
+    if (!eos)
+      return absl::InvalidArgumentError(
+          "instruction data (JSONL records) needs a tokenizer with an "
+          "end-of-text token, which ends every response and pads the "
+          "blocks; the byte-level tokenizer has none: give --tokenizer_dir "
+          "or --tokenizer_name");
+    return data::instructionBlocks(tokenizer, texts, blockSize, *eos);
+  }
   auto ids = data::tokenizeTexts(tokenizer, texts.texts);
   if (!ids.ok())
     return ids.status();
@@ -50,7 +60,7 @@ absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
 // The first `maxBlocks` blocks (all when -1 or more than there are).
 data::LmBlocks truncated(data::LmBlocks blocks, int64_t maxBlocks) {
   if (maxBlocks >= 0 && maxBlocks < blocks.numBlocks())
-    blocks.ids.resize(size_t(maxBlocks * blocks.blockSize));
+    blocks.truncate(maxBlocks);
   return blocks;
 }
 
@@ -87,6 +97,12 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
                                      100.0));
     eval.texts.assign(train.texts.begin(), train.texts.begin() + long(count));
     train.texts.erase(train.texts.begin(), train.texts.begin() + long(count));
+    if (!train.promptBytes.empty()) {
+      eval.promptBytes.assign(train.promptBytes.begin(),
+                              train.promptBytes.begin() + long(count));
+      train.promptBytes.erase(train.promptBytes.begin(),
+                              train.promptBytes.begin() + long(count));
+    }
     if (train.labels.size() >= count) {
       eval.labels.assign(train.labels.begin(),
                          train.labels.begin() + long(count));
@@ -110,7 +126,16 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
   if (!trainBlocks.ok())
     return Failure{std::string(trainBlocks.status().message()), 2};
   out.train = truncated(std::move(*trainBlocks), a.maxTrainSamples);
+  out.instruction = !train.promptBytes.empty();
   if (haveEval) {
+    if (!eval.promptBytes.empty()) {
+      eval.texts.resize(std::min(eval.texts.size(),
+                                 size_t(a.maxEvalSamples < 0
+                                            ? eval.texts.size()
+                                            : size_t(a.maxEvalSamples))));
+      eval.promptBytes.resize(eval.texts.size());
+      out.evalRecords = eval;
+    }
     auto evalBlocks = toBlocks(*out.tokenizer, eval, a.blockSize);
     if (!evalBlocks.ok())
       return Failure{std::string(evalBlocks.status().message()), 2};

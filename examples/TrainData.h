@@ -8,6 +8,7 @@
 
 #include "examples/TrainArgs.h"
 
+#include "frontends/data/Datasets.h"
 #include "frontends/data/GroupTexts.h"
 #include "frontends/data/Tokenizer.h"
 
@@ -31,6 +32,12 @@ struct PreparedData {
   std::optional<data::LmBlocks> eval;
   /// What the training data is, for the banner.
   std::string source;
+  /// The training data is instruction records: one per block, the loss on
+  /// the responses.
+  bool instruction = false;
+  /// Validation instruction records (prompts and reference responses),
+  /// for the generation pass of the evaluation.
+  std::optional<data::TextDataset> evalRecords;
 };
 
 /// The arguments → tokenizer and blocks in `out`, or the failure (exit 2:

@@ -1,5 +1,6 @@
 // The training loop of kiln-train (see kiln-train.cpp and Trainer.h).
 #include "examples/Trainer.h"
+#include "examples/InstructionEval.h"
 
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
@@ -254,7 +255,7 @@ void Trainer::printBanner() const {
   std::fprintf(
       stderr,
       "***** Running training *****\n"
-      "  Data = %s\n  Num examples = %lld (blocks of %lld tokens)\n"
+      "  Data = %s\n  Num examples = %lld (%s of %lld tokens)\n"
       "  Num Epochs = %lld\n"
       "  Instantaneous batch size per device = %lld\n"
       "  Total train batch size (w. accumulation) = %lld\n"
@@ -265,6 +266,9 @@ void Trainer::printBanner() const {
       "vocab %lld, n_positions %lld%s\n"
       "  Backend = %s, %s%s\n",
       data_.source.c_str(), (long long)data_.train.numBlocks(),
+      data_.instruction ? "instruction records, the loss on the responses, "
+                          "one a block"
+                        : "blocks",
       (long long)args_.blockSize,
       (long long)((totalSteps_ + updatesPerEpoch_ - 1) / updatesPerEpoch_),
       (long long)args_.trainBatchSize,
@@ -385,11 +389,20 @@ void Trainer::evaluateAndLog() {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - evalStart)
                        .count();
-  LogDict eval = {{"eval_loss", loss},
-                  {"perplexity", std::exp(loss)},
-                  {"eval_runtime", pythonRound(seconds, 4)},
-                  {"eval_samples", double(data_.eval->numBlocks())},
-                  {"epoch", pythonRound(epoch(), 2)}};
+  LogDict eval = {{"eval_loss", loss}, {"perplexity", std::exp(loss)}};
+  if (data_.evalRecords) {
+    // Instruction data: the answers the model generates, scored.
+    GenerationScore score =
+        scoreGeneration(model_, *data_.tokenizer, *data_.evalRecords,
+                        args_.blockSize, args_.evalBatchSize);
+    eval.push_back({"eval_accuracy", pythonRound(score.accuracy(), 4)});
+    seconds = std::chrono::duration<double>(
+                  std::chrono::steady_clock::now() - evalStart)
+                  .count();
+  }
+  eval.push_back({"eval_runtime", pythonRound(seconds, 4)});
+  eval.push_back({"eval_samples", double(data_.eval->numBlocks())});
+  eval.push_back({"epoch", pythonRound(epoch(), 2)});
   if (bar_)
     bar_->clear();
   std::printf("%s\n", formatLogDict(eval).c_str());

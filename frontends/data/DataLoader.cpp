@@ -103,10 +103,12 @@ Batch DataLoader::batchAt(int64_t step) {
   batch.attentionMask.assign(size, 0);
   for (int64_t row = 0; row < batch.numRows; ++row) {
     absl::Span<const int32_t> ids = blocks_.block(order_[first + row]);
+    absl::Span<const int32_t> labels =
+        blocks_.blockLabels(order_[first + row]);
     size_t offset = size_t(row * batch.blockSize);
     for (size_t j = 0; j < ids.size(); ++j) {
       batch.inputIds[offset + j] = ids[j];
-      batch.labels[offset + j] = ids[j];
+      batch.labels[offset + j] = labels[j];
       batch.attentionMask[offset + j] = 1;
     }
   }

@@ -24,9 +24,6 @@
 
 namespace kiln::data {
 
-/// The label of a position the loss ignores (PyTorch's ignore_index).
-inline constexpr int64_t kIgnoreIndex = -100;
-
 struct LoaderOptions {
   int64_t batchSize = 8;
   bool shuffle = true;

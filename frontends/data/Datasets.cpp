@@ -207,8 +207,10 @@ parseInstructionJsonl(std::string_view contents, std::string_view fileName,
         status = field.status();
         return;
       }
-    dataset.texts.push_back(
-        formatInstruction(tmpl, *fields[0], *fields[1], *fields[2]));
+    std::string text =
+        formatInstruction(tmpl, *fields[0], *fields[1], *fields[2]);
+    dataset.promptBytes.push_back(text.size() - fields[2]->size());
+    dataset.texts.push_back(std::move(text));
   });
   if (!status.ok())
     return status;

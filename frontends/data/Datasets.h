@@ -34,6 +34,10 @@ struct TextDataset {
   std::vector<std::string> texts;
   /// Empty, or one label per text.
   std::vector<int64_t> labels;
+  /// Instruction records only: per text, the length in bytes of its prompt
+  /// (the template up to and including the response header); the rest of
+  /// the text is the response. Empty for other data.
+  std::vector<size_t> promptBytes;
 
   size_t size() const { return texts.size(); }
 };

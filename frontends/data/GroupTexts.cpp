@@ -55,4 +55,48 @@ absl::StatusOr<LmBlocks> groupTexts(absl::Span<const std::vector<int32_t>> examp
   return blocks;
 }
 
+absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
+                                           const TextDataset &records,
+                                           int64_t blockSize, int32_t eos) {
+  if (records.promptBytes.size() != records.texts.size())
+    return absl::InvalidArgumentError(
+        "instruction blocks need instruction records (prompt and response)");
+  if (blockSize < 2)
+    return absl::InvalidArgumentError(
+        absl::StrCat("block size must be at least 2, got ", blockSize));
+  LmBlocks blocks;
+  blocks.blockSize = blockSize;
+  for (size_t i = 0; i < records.texts.size(); ++i) {
+    const std::string &text = records.texts[i];
+    const size_t split = std::min(records.promptBytes[i], text.size());
+    absl::StatusOr<std::vector<int32_t>> prompt =
+        tokenizer.encode(text.substr(0, split));
+    if (!prompt.ok())
+      return prompt.status();
+    absl::StatusOr<std::vector<int32_t>> response =
+        tokenizer.encode(text.substr(split));
+    if (!response.ok())
+      return response.status();
+    response->push_back(eos);
+    // The response (and its end) first: cut the prompt's start, then the
+    // response's end.
+    if (int64_t(response->size()) > blockSize)
+      response->resize(size_t(blockSize));
+    size_t promptRoom = size_t(blockSize) - response->size();
+    if (prompt->size() > promptRoom)
+      prompt->erase(prompt->begin(),
+                    prompt->end() - static_cast<std::ptrdiff_t>(promptRoom));
+    size_t start = blocks.ids.size();
+    blocks.ids.insert(blocks.ids.end(), prompt->begin(), prompt->end());
+    blocks.ids.insert(blocks.ids.end(), response->begin(), response->end());
+    blocks.labels.resize(blocks.ids.size(), int32_t(kIgnoreIndex));
+    std::copy(response->begin(), response->end(),
+              blocks.labels.begin() + static_cast<std::ptrdiff_t>(
+                                          start + prompt->size()));
+    blocks.ids.resize(start + size_t(blockSize), eos);
+    blocks.labels.resize(blocks.ids.size(), int32_t(kIgnoreIndex));
+  }
+  return blocks;
+}
+
 } // namespace kiln::data

@@ -9,6 +9,7 @@
 #ifndef KILN_FRONTENDS_DATA_GROUPTEXTS_H
 #define KILN_FRONTENDS_DATA_GROUPTEXTS_H
 
+#include "frontends/data/Datasets.h"
 #include "frontends/data/Tokenizer.h"
 
 #include "absl/status/statusor.h"
@@ -34,19 +35,48 @@ struct GroupOptions {
 };
 
 /// Fixed-size blocks of token ids, row-major [numBlocks, blockSize].
+/// The label of a position the loss ignores (PyTorch's ignore_index).
+inline constexpr int64_t kIgnoreIndex = -100;
+
 struct LmBlocks {
   int64_t blockSize = 0;
   std::vector<int32_t> ids;
+  /// Per id, its label (kIgnoreIndex where no loss is taken), or empty:
+  /// the labels are the ids.
+  std::vector<int32_t> labels;
 
   int64_t numBlocks() const {
     return blockSize == 0 ? 0 : int64_t(ids.size()) / blockSize;
   }
-  /// Block i's ids (also its labels).
+  /// Block i's ids.
   absl::Span<const int32_t> block(int64_t i) const {
     return absl::MakeConstSpan(ids).subspan(size_t(i * blockSize),
                                             size_t(blockSize));
   }
+  /// Block i's labels (its ids when there are no separate labels).
+  absl::Span<const int32_t> blockLabels(int64_t i) const {
+    return labels.empty() ? block(i)
+                          : absl::MakeConstSpan(labels).subspan(
+                                size_t(i * blockSize), size_t(blockSize));
+  }
+  /// Keeps the first `count` blocks.
+  void truncate(int64_t count) {
+    ids.resize(size_t(count * blockSize));
+    if (!labels.empty())
+      labels.resize(ids.size());
+  }
 };
+
+/// Instruction records (TextDataset::promptBytes set) → one block each, as
+/// supervised fine-tuning lays them out: the prompt's tokens, the
+/// response's, then `eos`, padded with `eos` to `blockSize`; the loss is
+/// taken on the response and its first end-of-text only (labels
+/// kIgnoreIndex elsewhere). A record longer than the block loses the start
+/// of its prompt, then the end of its response. InvalidArgument for data
+/// without prompts or a block under 2 tokens.
+absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
+                                           const TextDataset &records,
+                                           int64_t blockSize, int32_t eos);
 
 /// Tokenized examples → blocks; fails when blockSize or examplesPerGroup is
 /// out of range.

@@ -6,6 +6,7 @@
 #include "frontends/data/DataLoader.h"
 #include "frontends/data/Datasets.h"
 #include "frontends/data/GroupTexts.h"
+#include "frontends/data/Tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -151,6 +152,53 @@ TEST(GroupTexts, AppendsEosAfterNonEmptyDocuments) {
   EXPECT_EQ(blocks->ids, (Ids{1, 2, 3, 0, 4, 5, 0, 6, 7, 8, 9, 0}));
   options.blockSize = 0;
   EXPECT_FALSE(groupTexts(examples, options).ok());
+}
+
+TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
+  auto bytes = loadTokenizer({"", "", "", ""}); // byte-level: id = byte
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  TextDataset records;
+  records.texts = {"P:ab", "xyz:ab", "Q:abcdef"};
+  records.promptBytes = {2, 4, 2};
+  const int32_t eos = 3, ignore = int32_t(kIgnoreIndex);
+  auto blocks = instructionBlocks(**bytes, records, 6, eos);
+  ASSERT_TRUE(blocks.ok()) << blocks.status();
+  ASSERT_EQ(blocks->numBlocks(), 3);
+  // Prompt, response, end-of-text, then end-of-text padding the loss skips.
+  EXPECT_EQ(Ids(blocks->block(0).begin(), blocks->block(0).end()),
+            (Ids{'P', ':', 'a', 'b', eos, eos}));
+  EXPECT_EQ(Ids(blocks->blockLabels(0).begin(), blocks->blockLabels(0).end()),
+            (Ids{ignore, ignore, 'a', 'b', eos, ignore}));
+  // Too long: the prompt loses its start.
+  EXPECT_EQ(Ids(blocks->block(1).begin(), blocks->block(1).end()),
+            (Ids{'y', 'z', ':', 'a', 'b', eos}));
+  EXPECT_EQ(Ids(blocks->blockLabels(1).begin(), blocks->blockLabels(1).end()),
+            (Ids{ignore, ignore, ignore, 'a', 'b', eos}));
+  // A response longer than the block keeps its start, and no prompt.
+  EXPECT_EQ(Ids(blocks->block(2).begin(), blocks->block(2).end()),
+            (Ids{'a', 'b', 'c', 'd', 'e', 'f'}));
+  EXPECT_EQ(Ids(blocks->blockLabels(2).begin(), blocks->blockLabels(2).end()),
+            (Ids{'a', 'b', 'c', 'd', 'e', 'f'}));
+  // The loader hands out those labels.
+  LoaderOptions o;
+  o.batchSize = 3;
+  o.shuffle = false;
+  auto loader = DataLoader::create(*blocks, o);
+  ASSERT_TRUE(loader.ok());
+  Batch batch = *loader->next();
+  EXPECT_EQ(batch.labels[2], 'a');
+  EXPECT_EQ(batch.labels[5], ignore);
+  EXPECT_EQ(batch.labels[6], ignore);
+  // Plain texts, or a block under 2, are refused.
+  TextDataset plain;
+  plain.texts = {"abc"};
+  EXPECT_FALSE(instructionBlocks(**bytes, plain, 6, eos).ok());
+  EXPECT_FALSE(instructionBlocks(**bytes, records, 1, eos).ok());
+  // JSONL records carry their prompts' lengths.
+  auto dolly = parseInstructionJsonl(
+      R"({"instruction": "Hi?", "response": "Hello."})", "d.jsonl");
+  ASSERT_TRUE(dolly.ok());
+  EXPECT_EQ(dolly->texts[0].substr(dolly->promptBytes[0]), "Hello.");
 }
 
 // Ten blocks of two ids; block b holds {10b, 10b + 1}.
