@@ -112,19 +112,7 @@ std::string jsonDict(const LogDict &dict) {
 // Writes a small text file atomically (as the checkpoint itself), so a
 // crash never leaves a torn trainer_state.json beside a good checkpoint.
 void writeText(const fs::path &path, const std::string &text) {
-  absl::Status status =
-      nn::writeFileAtomically(path.string(), [&](int fd) -> absl::Status {
-        size_t done = 0;
-        while (done < text.size()) {
-          ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n <= 0)
-            return absl::InternalError(std::strerror(errno));
-          done += size_t(n);
-        }
-        return absl::OkStatus();
-      });
+  absl::Status status = nn::writeTextAtomically(path.string(), text);
   if (!status.ok())
     throw Failure{"cannot write " + path.string() + ": " +
                       std::string(status.message()),

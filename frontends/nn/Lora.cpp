@@ -8,12 +8,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 namespace kiln::nn {
 namespace {
@@ -34,19 +31,7 @@ bool matchesTarget(const std::string &name, const std::string &target) {
 }
 
 void writeText(const std::string &path, const std::string &text) {
-  absl::Status status = writeFileAtomically(path, [&](int fd) {
-    size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return absl::InternalError(std::strerror(errno));
-      done += size_t(n);
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok())
+  if (absl::Status status = writeTextAtomically(path, text); !status.ok())
     throw Error("cannot write " + path + ": " + std::string(status.message()));
 }
 

@@ -526,4 +526,11 @@ loadSafetensors(const std::string &path,
   return out;
 }
 
+absl::Status writeTextAtomically(const std::string &path,
+                                 std::string_view text) {
+  return writeFileAtomically(path, [&](int fd) {
+    return writeAll(fd, text.data(), text.size());
+  });
+}
+
 } // namespace kiln::nn

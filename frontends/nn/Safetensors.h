@@ -94,6 +94,10 @@ absl::Status
 writeFileAtomically(const std::string &path,
                     const std::function<absl::Status(int fd)> &write);
 
+/// `text` → the file at `path`, atomically as writeFileAtomically.
+absl::Status writeTextAtomically(const std::string &path,
+                                 std::string_view text);
+
 } // namespace kiln::nn
 
 #endif // KILN_FRONTENDS_NN_SAFETENSORS_H
