@@ -20,9 +20,12 @@ namespace cl = llvm::cl;
 // options that name it.
 struct Flags {
   cl::OptionCategory model{"Model (GPT-2 configuration)"};
-  cl::opt<std::string> modelType{"model_type",
-                                 cl::desc("model family (default: gpt2)"),
-                                 cl::init("gpt2"), cl::cat(model)};
+  cl::opt<std::string> modelType{
+      "model_type",
+      cl::desc("model family: gpt2. Given (as run_clm.py takes it), the "
+               "model starts from transformers' GPT2Config(): GPT-2 124M, "
+               "the n_* flags overriding; not given, kiln's small defaults"),
+      cl::init("gpt2"), cl::cat(model)};
   cl::opt<std::string> modelNameOrPath{
       "model_name_or_path",
       cl::desc("start from this model: a folder with config.json and "
