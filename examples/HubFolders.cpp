@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -116,11 +117,9 @@ absl::StatusOr<DatasetFiles> resolveDataset(const std::string &name,
     relative.push_back(name + "/" + config);
     relative.push_back(config);
     for (const char *suffix : {"-raw-v1", "-v1"})
-      if (config.size() > std::string(suffix).size() &&
-          config.compare(config.size() - std::string(suffix).size(),
-                         std::string::npos, suffix) == 0) {
-        relative.push_back(
-            config.substr(0, config.size() - std::string(suffix).size()));
+      if (absl::string_view stem = config;
+          absl::ConsumeSuffix(&stem, suffix) && !stem.empty()) {
+        relative.emplace_back(stem);
         break;
       }
   }

@@ -3,6 +3,7 @@
 #include "examples/InstructionEval.h"
 
 #include "frontends/nn/Checkpoint.h"
+#include "frontends/data/Files.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
 
@@ -15,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <unistd.h>
 
 namespace kiln::train {
@@ -411,11 +411,10 @@ void Trainer::writeTokenizerFiles(const fs::path &dir) const {
     std::error_code ec;
     if (!fs::is_regular_file(from, ec) || fs::equivalent(from, dir / name, ec))
       continue;
-    std::ifstream in(from, std::ios::binary);
-    std::string text(std::istreambuf_iterator<char>(in), {});
-    if (!in.good() && !in.eof())
-      throw Failure{"cannot read " + from.string(), 1};
-    writeText(dir / name, text); // synced and renamed, as the rest
+    absl::StatusOr<std::string> text = data::readFile(from.string());
+    if (!text.ok())
+      throw Failure{std::string(text.status().message()), 1};
+    writeText(dir / name, *text); // synced and renamed, as the rest
   }
 }
 

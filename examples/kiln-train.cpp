@@ -25,6 +25,7 @@
 #include "compiler/MemoryPlanner.h"
 
 #include "frontends/data/DataLoader.h"
+#include "frontends/data/Files.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/GPT2.h"
@@ -41,7 +42,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <tuple>
 #include <unistd.h>
 
@@ -180,14 +180,6 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
   }
 }
 
-/// The text of `path`, or nullopt when it cannot be read.
-std::optional<std::string> readText(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 bool hasTokenizerFiles(const fs::path &dir) {
   std::error_code ec;
   return fs::is_regular_file(dir / "tokenizer.json", ec) ||
@@ -198,9 +190,10 @@ bool hasTokenizerFiles(const fs::path &dir) {
 /// contradict it). `flag` names the flag that gave the folder.
 void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   fs::path file = folder / "config.json";
-  std::optional<std::string> text = readText(file);
-  if (!text)
-    throw Failure{"--" + flag + ": cannot read " + file.string(), 1};
+  absl::StatusOr<std::string> text = data::readFile(file.string());
+  if (!text.ok())
+    throw Failure{"--" + flag + ": " + std::string(text.status().message()),
+                  1};
   absl::StatusOr<nn::GPT2Config> config =
       nn::parseGPT2ConfigJson(*text, file.string());
   if (!config.ok())

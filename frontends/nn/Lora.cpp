@@ -4,6 +4,7 @@
 #include "frontends/nn/Safetensors.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -22,12 +23,7 @@ bool isLoraParameter(const std::string &name) {
 
 /// PEFT's rule: the target is the whole name or its last dotted parts.
 bool matchesTarget(const std::string &name, const std::string &target) {
-  if (name == target)
-    return true;
-  return name.size() > target.size() &&
-         name.compare(name.size() - target.size(), target.size(), target) ==
-             0 &&
-         name[name.size() - target.size() - 1] == '.';
+  return name == target || absl::EndsWith(name, "." + target);
 }
 
 void writeText(const std::string &path, const std::string &text) {
