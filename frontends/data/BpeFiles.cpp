@@ -243,26 +243,82 @@ bool unset(const llvm::json::Value *value) {
   return s && s->empty();
 }
 
+// The pre-tokenizer → which of kiln's two it is: GPT-2's ByteLevel (with its
+// own regex), or Llama 3's Sequence of a Split on its regex (Isolated) and a
+// ByteLevel without a regex. Anything else would split differently.
+absl::Status readPreTokenizer(const llvm::json::Object &root,
+                              absl::string_view file, BpeModel &model) {
+  const llvm::json::Object *pre = root.getObject("pre_tokenizer");
+  if (!pre)
+    return absl::OkStatus(); // GPT-2's files without one: the default
+  auto byteLevel = [](const llvm::json::Object *o, bool regex) {
+    const llvm::json::Value *useRegex = o ? o->get("use_regex") : nullptr;
+    bool usesRegex = !useRegex || useRegex->getAsBoolean() != false;
+    return o && o->getString("type") == llvm::StringRef("ByteLevel") &&
+           unset(o->get("add_prefix_space")) && usesRegex == regex;
+  };
+  if (byteLevel(pre, /*regex=*/true)) {
+    model.preTokenizer = PreTokenizerKind::gpt2;
+    return absl::OkStatus();
+  }
+  const llvm::json::Array *steps = pre->getArray("pretokenizers");
+  if (pre->getString("type") == llvm::StringRef("Sequence") && steps &&
+      steps->size() == 2) {
+    const llvm::json::Object *split = (*steps)[0].getAsObject();
+    const llvm::json::Object *pattern =
+        split ? split->getObject("pattern") : nullptr;
+    std::optional<llvm::StringRef> regex =
+        pattern ? pattern->getString("Regex") : std::nullopt;
+    if (split && split->getString("type") == llvm::StringRef("Split") &&
+        regex && std::string_view(*regex) == preTokenizerPattern(PreTokenizerKind::llama3) &&
+        split->getString("behavior") == llvm::StringRef("Isolated") &&
+        unset(split->get("invert")) &&
+        byteLevel((*steps)[1].getAsObject(), /*regex=*/false)) {
+      model.preTokenizer = PreTokenizerKind::llama3;
+      return absl::OkStatus();
+    }
+  }
+  return jsonError(file, "pre_tokenizer",
+                   "unsupported (kiln implements GPT-2's ByteLevel "
+                   "pre-tokenizer and Llama 3's Split + ByteLevel, without "
+                   "add_prefix_space)");
+}
+
+// The beginning-of-sequence token a TemplateProcessing post-processor puts
+// before each text (Llama's <|begin_of_text|>), alone or in a Sequence.
+void readBosToken(const llvm::json::Object *post, BpeModel &model) {
+  if (!post)
+    return;
+  if (const llvm::json::Array *steps = post->getArray("processors"))
+    for (const llvm::json::Value &step : *steps)
+      readBosToken(step.getAsObject(), model);
+  const llvm::json::Array *single = post->getArray("single");
+  if (post->getString("type") != llvm::StringRef("TemplateProcessing") ||
+      !single || single->empty())
+    return;
+  const llvm::json::Object *first = (*single)[0].getAsObject();
+  const llvm::json::Object *special =
+      first ? first->getObject("SpecialToken") : nullptr;
+  if (std::optional<llvm::StringRef> id =
+          special ? special->getString("id") : std::nullopt)
+    model.bosToken = id->str();
+}
+
 // Refuses the settings that would make kiln's ids differ from the file's.
 absl::Status checkSupported(const llvm::json::Object &root,
                             const llvm::json::Object &model,
-                            absl::string_view file) {
+                            absl::string_view file, BpeModel &result) {
   if (!unset(root.get("normalizer")))
     return jsonError(file, "normalizer", "unsupported (expected null)");
-  if (const llvm::json::Object *pre = root.getObject("pre_tokenizer")) {
-    const llvm::json::Value *useRegex = pre->get("use_regex");
-    if (pre->getString("type") != llvm::StringRef("ByteLevel") ||
-        !unset(pre->get("add_prefix_space")) ||
-        (useRegex && useRegex->getAsBoolean() == false))
-      return jsonError(file, "pre_tokenizer",
-                       "unsupported (kiln implements GPT-2's ByteLevel "
-                       "pre-tokenizer without add_prefix_space)");
-  }
-  for (const char *key : {"dropout", "byte_fallback", "ignore_merges",
+  if (absl::Status s = readPreTokenizer(root, file, result); !s.ok())
+    return s;
+  for (const char *key : {"dropout", "byte_fallback",
                           "continuing_subword_prefix", "end_of_word_suffix"})
     if (!unset(model.get(key)))
       return jsonError(file, absl::StrCat("model.", key),
                        "unsupported (expected null, false or \"\")");
+  result.ignoreMerges = model.getBoolean("ignore_merges").value_or(false);
+  readBosToken(root.getObject("post_processor"), result);
   return absl::OkStatus();
 }
 
@@ -312,14 +368,14 @@ absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
     return jsonError(file, "model.type",
                      absl::StrCat("expected \"BPE\", got \"", type->str(),
                                   "\""));
-  if (absl::Status s = checkSupported(*root, *model, file); !s.ok())
+  BpeModel result;
+  if (absl::Status s = checkSupported(*root, *model, file, result); !s.ok())
     return s;
   const llvm::json::Object *vocab = model->getObject("vocab");
   const llvm::json::Array *merges = model->getArray("merges");
   if (!vocab || !merges)
     return jsonError(file, "model",
                      "expected \"vocab\" (object) and \"merges\" (array)");
-  BpeModel result;
   if (std::optional<llvm::StringRef> unk = model->getString("unk_token"))
     result.unkToken = unk->str();
   for (const auto &[key, value] : *vocab) {

@@ -129,6 +129,16 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   }
   if (auto it = symbolToId_.find(options.eosToken); it != symbolToId_.end())
     eosId_ = it->second;
+  if (!model.bosToken.empty()) {
+    auto it = symbolToId_.find(model.bosToken);
+    if (it == symbolToId_.end())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the post-processor's token \"", model.bosToken,
+          "\" is not in the vocabulary"));
+    bosId_ = it->second;
+  }
+  preTokenizer_ = model.preTokenizer;
+  ignoreMerges_ = model.ignoreMerges;
   const std::string &unk =
       options.unkToken.empty() ? model.unkToken : options.unkToken;
   if (!unk.empty()) {
@@ -204,7 +214,13 @@ absl::Status BpeTokenizer::encodePiece(std::string_view piece,
       return absl::OkStatus();
     }
   }
-  std::vector<int32_t> ids = mergePiece(piece);
+  std::vector<int32_t> ids;
+  if (auto whole = ignoreMerges_ ? symbolToId_.find(bytesToSymbol(piece))
+                                 : symbolToId_.end();
+      whole != symbolToId_.end())
+    ids.push_back(whole->second);
+  else
+    ids = mergePiece(piece);
   for (int32_t &id : ids) {
     if (id >= 0)
       continue;
@@ -236,7 +252,8 @@ BpeTokenizer::encode(std::string_view text) const {
         specialAt = found, special = &candidate;
     }
     size_t end = special ? specialAt : text.size();
-    for (std::string_view piece : preTokenize(text.substr(pos, end - pos)))
+    for (std::string_view piece :
+         preTokenize(text.substr(pos, end - pos), preTokenizer_))
       if (absl::Status s = encodePiece(piece, ids); !s.ok())
         return s;
     if (!special)

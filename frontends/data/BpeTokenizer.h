@@ -1,13 +1,16 @@
-// GPT-2's byte-level BPE tokenizer over Hugging Face files (vocab.json +
-// merges.txt, or tokenizer.json). Encoding: split out special tokens
-// (`<|endoftext|>`), pre-tokenize each remaining span with GPT-2's regex,
-// then run BPE on each piece's bytes, merging the adjacent pair of lowest
-// rank until none is left, with a cache of piece → ids. Vocabulary and merges
+// Byte-level BPE tokenizers (GPT-2's, Llama 3's) over Hugging Face files
+// (vocab.json + merges.txt, or tokenizer.json). Encoding: split out special
+// tokens (`<|endoftext|>`, `<|eot_id|>`), pre-tokenize each remaining span
+// with the model's regex, then run BPE on each piece's bytes, merging the
+// adjacent pair of lowest rank until none is left (a piece that is itself a
+// token stays whole under Llama 3's ignore_merges), with a cache of piece →
+// ids. Vocabulary and merges
 // are converted once from GPT-2's printable alphabet ("Ġthe") to raw bytes
 // (" the"), so encoding and decoding never translate characters.
 #ifndef KILN_FRONTENDS_DATA_BPETOKENIZER_H
 #define KILN_FRONTENDS_DATA_BPETOKENIZER_H
 
+#include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Tokenizer.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -43,6 +46,14 @@ struct BpeModel {
   std::vector<VocabEntry> specialTokens;
   /// tokenizer.json's model.unk_token (BpeOptions::unkToken overrides it).
   std::string unkToken;
+  /// The pre-tokenizer's regex (GPT-2's unless tokenizer.json says Llama
+  /// 3's).
+  PreTokenizerKind preTokenizer = PreTokenizerKind::gpt2;
+  /// tokenizer.json's model.ignore_merges: a piece that is in the
+  /// vocabulary is one token, whatever the merges would make of it.
+  bool ignoreMerges = false;
+  /// The special token tokenizer.json's post-processor puts first, if any.
+  std::string bosToken;
 };
 
 struct BpeOptions {
@@ -81,6 +92,7 @@ public:
   decode(absl::Span<const int32_t> ids) const override;
   int32_t vocabSize() const override { return int32_t(idToText_.size()); }
   std::optional<int32_t> eosId() const override { return eosId_; }
+  std::optional<int32_t> bosId() const override { return bosId_; }
 
   /// A symbol in GPT-2's alphabet ("Ġthe") → its id, if in the vocabulary.
   std::optional<int32_t> tokenToId(std::string_view symbol) const;
@@ -113,7 +125,10 @@ private:
   absl::flat_hash_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
   std::vector<std::pair<std::string, int32_t>> specials_;
   std::optional<int32_t> eosId_;
+  std::optional<int32_t> bosId_;
   std::optional<int32_t> unkId_;
+  PreTokenizerKind preTokenizer_ = PreTokenizerKind::gpt2;
+  bool ignoreMerges_ = false;
   size_t cacheCapacity_ = 0;
 
   mutable absl::Mutex cacheMutex_;
@@ -128,9 +143,9 @@ parseVocabJson(std::string_view text, std::string_view fileName);
 absl::StatusOr<std::vector<MergeEntry>>
 parseMergesTxt(std::string_view text, std::string_view fileName);
 /// tokenizer.json's text → its BPE model. Settings kiln does not implement
-/// (a normalizer, a pre-tokenizer other than GPT-2's ByteLevel, dropout,
-/// byte_fallback, ignore_merges, subword prefixes / suffixes) are errors
-/// rather than silently different ids.
+/// (a normalizer, a pre-tokenizer other than GPT-2's ByteLevel or Llama 3's
+/// Split + ByteLevel, dropout, byte_fallback, subword prefixes / suffixes)
+/// are errors rather than silently different ids.
 absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
                                             std::string_view fileName);
 

@@ -34,6 +34,9 @@ public:
   virtual int32_t vocabSize() const = 0;
   /// The end-of-text token's id (GPT-2: `<|endoftext|>`, 50256), if any.
   virtual std::optional<int32_t> eosId() const = 0;
+  /// The token a model's files put before every text (Llama's
+  /// <|begin_of_text|>), if any; encode() never adds it.
+  virtual std::optional<int32_t> bosId() const { return std::nullopt; }
 };
 
 /// Ids are bytes: vocabulary 256, no merges, no special tokens.

@@ -2,14 +2,9 @@
 // GPT2.h.
 #include "frontends/nn/GPT2.h"
 
-#include "frontends/nn/Safetensors.h"
-
-
-#include "llvm/Support/JSON.h"
+#include "absl/strings/match.h"
 
 #include <cmath>
-#include <filesystem>
-#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -163,32 +158,23 @@ Tensor GPT2LMHeadModel::forward(const Tensor &input_ids) const {
 
 Tensor GPT2LMHeadModel::loss_from_logits(const Tensor &logits,
                                          const Tensor &labels) {
-  if (logits.dim() != 3 || labels.dim() != 2 ||
-      labels.size(0) != logits.size(0) || labels.size(1) != logits.size(1))
-    throw Error("GPT2 loss: expected logits [B, T, V] and labels [B, T], "
-                "got " +
-                logits.str() + " and " + labels.str());
-  const int64_t t = logits.size(1), v = logits.size(2);
-  // Position i predicts token i + 1 (HF shifts the same way).
-  Tensor shiftedLogits = logits.slice(1, 0, t - 1).reshape({-1, v});
-  Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
-  return cross_entropy(shiftedLogits, shiftedLabels, -100);
+  return causal_lm_loss_from_logits(logits, labels);
 }
 
 Tensor GPT2LMHeadModel::loss(const Tensor &input_ids,
                              const Tensor &labels) const {
-  if (input_ids.dim() != 2 || labels.dim() != 2 ||
-      labels.size(0) != input_ids.size(0) || labels.size(1) != input_ids.size(1))
-    throw Error("GPT2 loss: expected input_ids and labels [B, T], got " +
-                input_ids.str() + " and " + labels.str());
   // loss_from_logits(forward(input_ids), labels) without the [B, T, V]
   // logits: the head and the loss are one fused op over the shifted rows.
-  Tensor hidden = transformer->forward(input_ids); // [B, T, C]
-  const int64_t t = hidden.size(1);
-  Tensor rows = hidden.slice(1, 0, t - 1).reshape({-1, config_.n_embd});
-  Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
-  return linear_cross_entropy(rows, transformer->wte->weight, shiftedLabels,
-                              -100);
+  return causal_lm_loss(transformer->forward(input_ids),
+                        transformer->wte->weight, labels);
+}
+
+std::string GPT2LMHeadModel::describe() const {
+  return "gpt2 n_layer " + std::to_string(config_.n_layer) + ", n_embd " +
+         std::to_string(config_.n_embd) + ", n_head " +
+         std::to_string(config_.n_head) + ", vocab " +
+         std::to_string(config_.vocab_size) + ", n_positions " +
+         std::to_string(config_.n_positions);
 }
 
 GPT2Config load_gpt2_config(const std::string &path) {
@@ -203,84 +189,37 @@ GPT2Config load_gpt2_config(const std::string &path) {
   return *config;
 }
 
+namespace {
+
+// GPT-2's checkpoint names → the model's: GPT2Model's files lack the
+// "transformer." prefix, and old ones carry the causal mask as buffers,
+// which HF ignores too.
+std::optional<std::string> gpt2Name(const std::string &name) {
+  if (absl::EndsWith(name, ".attn.bias") ||
+      absl::EndsWith(name, ".attn.masked_bias"))
+    return std::nullopt;
+  if (absl::StartsWith(name, "transformer.") || name == "lm_head.weight")
+    return name;
+  return "transformer." + name;
+}
+
+} // namespace
+
 LoadResult load_hf_gpt2(GPT2LMHeadModel &model, const std::string &path,
                         bool strict) {
-  absl::StatusOr<SafetensorsData> file = loadSafetensors(path);
-  if (!file.ok())
-    throw Error("load_hf_gpt2: " + std::string(file.status().message()));
-  auto endsWith = [](const std::string &s, const std::string &suffix) {
-    return s.size() >= suffix.size() &&
-           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  std::map<std::string, HostTensor> state;
-  for (NamedTensor &t : file->tensors) {
-    // Old HF checkpoints carry the causal mask as buffers; HF ignores them.
-    if (endsWith(t.name, ".attn.bias") || endsWith(t.name, ".attn.masked_bias"))
-      continue;
-    std::string name = t.name;
-    if (name.rfind("transformer.", 0) != 0 && name != "lm_head.weight")
-      name = "transformer." + name; // saved from GPT2Model
-    state.emplace(std::move(name), std::move(t.tensor));
+  try {
+    return load_hf_safetensors(model, path, strict, gpt2Name);
+  } catch (const Error &e) {
+    throw Error(std::string("load_hf_gpt2: ") + e.what());
   }
-  return model.load_state_dict(state, strict);
 }
 
 void load_hf_gpt2_folder(GPT2LMHeadModel &model, const std::string &dir) {
-  namespace fs = std::filesystem;
-  const fs::path single = fs::path(dir) / "model.safetensors";
-  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  std::error_code ec;
-  if (fs::is_regular_file(single, ec)) {
-    load_hf_gpt2(model, single.string(), /*strict=*/true);
-    return;
+  try {
+    load_hf_folder(model, dir, gpt2Name);
+  } catch (const Error &e) {
+    throw Error(std::string("load_hf_gpt2_folder: ") + e.what());
   }
-  std::ifstream in(index, std::ios::binary);
-  if (!in)
-    throw Error("load_hf_gpt2_folder: " + dir +
-                " has neither model.safetensors nor "
-                "model.safetensors.index.json");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    throw Error(index.string() + ": not JSON: " +
-                llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
-  if (!map)
-    throw Error(index.string() + ": no \"weight_map\" object");
-  std::set<std::string> shards;
-  for (const auto &[name, file] : *map) {
-    std::optional<llvm::StringRef> shard = file.getAsString();
-    if (!shard || shard->contains('/') || *shard == "..")
-      throw Error(index.string() + ": the file of " + name.str() +
-                  " is not a file name in the folder");
-    shards.insert(shard->str());
-  }
-  // A parameter is loaded when some shard holds it: the keys every shard
-  // lacks are the missing ones.
-  std::set<std::string> missing;
-  for (const auto &[name, tensor] : model.named_parameters())
-    missing.insert(name);
-  for (const std::string &shard : shards) {
-    fs::path path = fs::path(dir) / shard;
-    if (!fs::is_regular_file(path, ec))
-      throw Error(index.string() + " names the shard " + shard +
-                  ", which is not in " + dir);
-    LoadResult loaded = load_hf_gpt2(model, path.string(), /*strict=*/false);
-    if (!loaded.unexpectedKeys.empty())
-      throw Error(path.string() + ": " + loaded.unexpectedKeys[0] +
-                  " is not a parameter of the model");
-    std::set<std::string> lacks(loaded.missingKeys.begin(),
-                                loaded.missingKeys.end());
-    for (auto it = missing.begin(); it != missing.end();)
-      it = lacks.count(*it) ? std::next(it) : missing.erase(it);
-  }
-  if (!missing.empty())
-    throw Error(index.string() + ": no shard holds " + *missing.begin() +
-                (missing.size() > 1
-                     ? " (and " + std::to_string(missing.size() - 1) +
-                           " more parameters)"
-                     : std::string()));
 }
 
 } // namespace kiln::nn

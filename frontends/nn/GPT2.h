@@ -9,6 +9,7 @@
 #ifndef KILN_FRONTENDS_NN_GPT2_H
 #define KILN_FRONTENDS_NN_GPT2_H
 
+#include "frontends/nn/CausalLM.h"
 #include "frontends/nn/Layers.h"
 #include "frontends/nn/ModelConfig.h"
 
@@ -77,7 +78,7 @@ public:
 };
 
 /// GPT-2 with its language-modelling head (tied to the token embedding).
-class GPT2LMHeadModel : public Module {
+class GPT2LMHeadModel : public CausalLM {
 public:
   explicit GPT2LMHeadModel(const GPT2Config &config);
   /// Out of line: the key function that emits the vtable (with its type
@@ -85,21 +86,21 @@ public:
   ~GPT2LMHeadModel() override;
 
   /// input ids [B, T] → logits [B, T, vocab].
-  Tensor forward(const Tensor &input_ids) const;
-  Tensor operator()(const Tensor &input_ids) const {
-    return forward(input_ids);
-  }
+  Tensor forward(const Tensor &input_ids) const override;
   /// The mean next-token cross-entropy as Hugging Face computes it: logits
   /// at positions 0..T-2 against labels at 1..T-1 (labels of -100 are
   /// ignored) → a 0-d tensor. The head and the loss are one fused op
   /// (linear_cross_entropy), so the [B, T, vocab] logits are never stored.
-  Tensor loss(const Tensor &input_ids, const Tensor &labels) const;
+  Tensor loss(const Tensor &input_ids, const Tensor &labels) const override;
   /// The same from logits already computed by forward().
   static Tensor loss_from_logits(const Tensor &logits, const Tensor &labels);
 
   const GPT2Config &config() const { return config_; }
-  /// The dropout generator (its state belongs in checkpoints).
-  Generator &generator() { return *generator_; }
+  Generator &generator() override { return *generator_; }
+  std::string model_type() const override { return "gpt2"; }
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  int64_t max_positions() const override { return config_.n_positions; }
+  std::string describe() const override;
 
   std::shared_ptr<GPT2Model> transformer;
 

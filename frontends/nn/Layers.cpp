@@ -50,6 +50,13 @@ Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias) {
     bias = register_parameter("bias", init.uniform({out}, -bound, bound));
 }
 
+Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias,
+               double std) {
+  weight = register_parameter("weight", init.normal({out, in}, 0.0, std));
+  if (hasBias)
+    bias = register_parameter("bias", init.full({out}, 0.0));
+}
+
 Tensor Linear::forward(const Tensor &x) const {
   Tensor y = project(x, weight.transpose(0, 1), weight.size(1), weight.size(0),
                      "Linear");
@@ -120,6 +127,18 @@ LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
 
 Tensor LayerNorm::forward(const Tensor &x) const {
   return layer_norm(x, weight, bias, eps);
+}
+
+RMSNorm::RMSNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
+  weight = register_parameter("weight", init.full({dim}, 1.0));
+}
+
+Tensor RMSNorm::forward(const Tensor &x) const {
+  if (x.dim() < 1 || x.size(-1) != weight.size(0))
+    throw Error("RMSNorm: expected input [..., " +
+                std::to_string(weight.size(0)) + "], got " + x.str());
+  Tensor meanSquare = (x * x).mean({-1}, /*keepdim=*/true);
+  return x * (meanSquare + eps).rsqrt() * weight;
 }
 
 Dropout::Dropout(double p, Generator *generator) : p(p), generator(generator) {

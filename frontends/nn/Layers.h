@@ -1,6 +1,6 @@
 // The basic layers: Linear (PyTorch layout, weight [out, in]), Conv1D (the
 // Hugging Face GPT-2 projection, weight [in, out]), Embedding, LayerNorm,
-// Dropout and GELU. Parameters are initialised on the host from an
+// RMSNorm, Dropout and GELU. Parameters are initialised on the host from an
 // InitContext (a seeded generator and the parameter dtype), so building a
 // model runs no graph and is the same on every backend; models that need
 // their own initialisation (GPT-2) overwrite it with the same context.
@@ -76,6 +76,9 @@ private:
 class Linear : public Projection {
 public:
   Linear(int64_t in, int64_t out, InitContext &init, bool bias = true);
+  /// Initialised as Hugging Face's _init_weights does for most models:
+  /// weight normal(0, std), zero bias.
+  Linear(int64_t in, int64_t out, InitContext &init, bool bias, double std);
   /// [..., in] → [..., out].
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
@@ -123,6 +126,18 @@ public:
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
   Tensor weight, bias;
+  double eps;
+};
+
+/// Root-mean-square normalisation of the last dimension (Llama's
+/// LlamaRMSNorm): x / sqrt(mean(x²) + eps) * weight, weight [dim] of ones.
+class RMSNorm : public Module {
+public:
+  RMSNorm(int64_t dim, InitContext &init, double eps = 1e-6);
+  /// [..., dim] → [..., dim].
+  Tensor forward(const Tensor &x) const;
+  Tensor operator()(const Tensor &x) const { return forward(x); }
+  Tensor weight;
   double eps;
 };
 

@@ -15,6 +15,108 @@ namespace {
 /// of two sizes then stay far from int64 overflow.
 constexpr int64_t kMaxSize = int64_t{1} << 30;
 
+/// Reads typed fields of one JSON object, keeping the first problem: the
+/// parsers read every field, then report what went wrong once.
+class FieldReader {
+public:
+  explicit FieldReader(const llvm::json::Object &obj) : obj_(obj) {}
+
+  /// A positive integer up to kMaxSize; absent keys keep `field`.
+  void readSize(const char *key, int64_t &field) {
+    if (const llvm::json::Value *v = obj_.get(key); v && problem_.empty()) {
+      std::optional<int64_t> i = v->getAsInteger();
+      if (!i || *i <= 0 || *i > kMaxSize)
+        problem_ = absl::StrCat("'", key, "' must be an integer in [1, ",
+                                kMaxSize, "]");
+      else
+        field = *i;
+    }
+  }
+  /// A number in [0, limit); absent keys keep `field`.
+  void readNumber(const char *key, double &field, double limit) {
+    if (const llvm::json::Value *v = obj_.get(key); v && problem_.empty()) {
+      std::optional<double> d = v->getAsNumber();
+      if (!d || !(*d >= 0 && *d < limit))
+        problem_ = absl::StrCat("'", key, "' must be a number in [0, ", limit,
+                                ")");
+      else
+        field = *d;
+    }
+  }
+  void readBool(const char *key, bool &field) {
+    if (const llvm::json::Value *v = obj_.get(key); v && problem_.empty()) {
+      if (std::optional<bool> b = v->getAsBoolean())
+        field = *b;
+      else
+        problem_ = absl::StrCat("'", key, "' must be true or false");
+    }
+  }
+  /// Whether `key` is present and not null.
+  bool has(const char *key) const {
+    const llvm::json::Value *v = obj_.get(key);
+    return v && v->kind() != llvm::json::Value::Null;
+  }
+  const std::string &problem() const { return problem_; }
+
+private:
+  const llvm::json::Object &obj_;
+  std::string problem_;
+};
+
+/// The file's text → its top-level object, or an error naming the file.
+absl::StatusOr<llvm::json::Value> parseObject(std::string_view text,
+                                              std::string_view fileName) {
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!json)
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName),
+                     "': not valid JSON: ", llvm::toString(json.takeError())));
+  if (!json->getAsObject())
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName), "': not a JSON object"));
+  return std::move(*json);
+}
+
+/// rope_parameters (or the older rope_scaling) → `c`'s RoPE settings; an
+/// error message, or "" when they are fine.
+std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
+  const llvm::json::Object *rope = obj.getObject("rope_parameters");
+  if (!rope)
+    rope = obj.getObject("rope_scaling");
+  if (!rope)
+    return "";
+  FieldReader fields(*rope);
+  fields.readNumber("rope_theta", c.rope_theta, 1e12);
+  std::optional<llvm::StringRef> type = rope->getString("rope_type");
+  if (!type)
+    type = rope->getString("type"); // the pre-4.40 spelling
+  RopeScaling &s = c.rope_scaling;
+  if (!type || *type == "default") {
+    s.kind = RopeScaling::Kind::none;
+  } else if (*type == "linear" || *type == "llama3") {
+    s.kind = *type == "linear" ? RopeScaling::Kind::linear
+                               : RopeScaling::Kind::llama3;
+    if (!fields.has("factor"))
+      return absl::StrCat("rope type '", type->str(), "' needs 'factor'");
+    fields.readNumber("factor", s.factor, 1e6);
+    fields.readNumber("low_freq_factor", s.low_freq_factor, 1e6);
+    fields.readNumber("high_freq_factor", s.high_freq_factor, 1e6);
+    s.original_max_position_embeddings = c.max_position_embeddings;
+    fields.readSize("original_max_position_embeddings",
+                    s.original_max_position_embeddings);
+    if (fields.problem().empty() && !(s.factor > 0))
+      return "rope 'factor' must be positive";
+    if (fields.problem().empty() && s.kind == RopeScaling::Kind::llama3 &&
+        !(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0))
+      return "llama3 rope needs 0 < low_freq_factor < high_freq_factor";
+  } else {
+    return absl::StrCat("rope type '", type->str(),
+                        "' is not supported (default, linear and llama3 are)");
+  }
+  return fields.problem().empty() ? "" : "rope: " + fields.problem();
+}
+
 } // namespace
 
 absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
@@ -23,49 +125,26 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
     return absl::InvalidArgumentError(
         absl::StrCat("'", std::string(fileName), "': ", message));
   };
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!json)
-    return fail("not valid JSON: " + llvm::toString(json.takeError()));
+  absl::StatusOr<llvm::json::Value> json = parseObject(text, fileName);
+  if (!json.ok())
+    return json.status();
   const llvm::json::Object *obj = json->getAsObject();
-  if (!obj)
-    return fail("not a JSON object");
 
   GPT2Config c;
-  std::string problem;
-  auto readInt = [&](const char *key, int64_t &field) {
-    if (const llvm::json::Value *v = obj->get(key); v && problem.empty()) {
-      std::optional<int64_t> i = v->getAsInteger();
-      if (!i || *i <= 0 || *i > kMaxSize)
-        problem = absl::StrCat("'", key, "' must be an integer in [1, ",
-                               kMaxSize, "]");
-      else
-        field = *i;
-    }
-  };
-  auto readDouble = [&](const char *key, double &field, double limit) {
-    if (const llvm::json::Value *v = obj->get(key); v && problem.empty()) {
-      std::optional<double> d = v->getAsNumber();
-      if (!d || !(*d >= 0 && *d < limit))
-        problem = absl::StrCat("'", key, "' must be a number in [0, ", limit,
-                               ")");
-      else
-        field = *d;
-    }
-  };
-  readInt("n_ctx", c.n_positions);
-  readInt("n_positions", c.n_positions);
-  readInt("vocab_size", c.vocab_size);
-  readInt("n_embd", c.n_embd);
-  readInt("n_layer", c.n_layer);
-  readInt("n_head", c.n_head);
-  readDouble("resid_pdrop", c.resid_pdrop, 1);
-  readDouble("embd_pdrop", c.embd_pdrop, 1);
-  readDouble("attn_pdrop", c.attn_pdrop, 1);
-  readDouble("layer_norm_epsilon", c.layer_norm_epsilon, 1);
-  readDouble("initializer_range", c.initializer_range, 1e3);
-  if (!problem.empty())
-    return fail(problem);
+  FieldReader fields(*obj);
+  fields.readSize("n_ctx", c.n_positions);
+  fields.readSize("n_positions", c.n_positions);
+  fields.readSize("vocab_size", c.vocab_size);
+  fields.readSize("n_embd", c.n_embd);
+  fields.readSize("n_layer", c.n_layer);
+  fields.readSize("n_head", c.n_head);
+  fields.readNumber("resid_pdrop", c.resid_pdrop, 1);
+  fields.readNumber("embd_pdrop", c.embd_pdrop, 1);
+  fields.readNumber("attn_pdrop", c.attn_pdrop, 1);
+  fields.readNumber("layer_norm_epsilon", c.layer_norm_epsilon, 1);
+  fields.readNumber("initializer_range", c.initializer_range, 1e3);
+  if (!fields.problem().empty())
+    return fail(fields.problem());
 
   // Options that change the architecture: refuse what is not implemented
   // rather than load weights into a different model.
@@ -87,6 +166,74 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
     return fail(absl::StrCat("n_embd ", c.n_embd,
                              " is not divisible by n_head ", c.n_head));
   return c;
+}
+
+absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
+                                                 std::string_view fileName) {
+  auto fail = [&](const std::string &message) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName), "': ", message));
+  };
+  absl::StatusOr<llvm::json::Value> json = parseObject(text, fileName);
+  if (!json.ok())
+    return json.status();
+  const llvm::json::Object *obj = json->getAsObject();
+
+  LlamaConfig c;
+  FieldReader fields(*obj);
+  fields.readSize("vocab_size", c.vocab_size);
+  fields.readSize("hidden_size", c.hidden_size);
+  fields.readSize("intermediate_size", c.intermediate_size);
+  fields.readSize("num_hidden_layers", c.num_hidden_layers);
+  fields.readSize("num_attention_heads", c.num_attention_heads);
+  c.num_key_value_heads = c.num_attention_heads; // HF's default
+  if (fields.has("num_key_value_heads"))
+    fields.readSize("num_key_value_heads", c.num_key_value_heads);
+  c.head_dim = c.hidden_size / c.num_attention_heads;
+  if (fields.has("head_dim"))
+    fields.readSize("head_dim", c.head_dim);
+  fields.readSize("max_position_embeddings", c.max_position_embeddings);
+  fields.readNumber("rms_norm_eps", c.rms_norm_eps, 1);
+  fields.readNumber("rope_theta", c.rope_theta, 1e12);
+  fields.readNumber("attention_dropout", c.attention_dropout, 1);
+  fields.readNumber("initializer_range", c.initializer_range, 1e3);
+  fields.readBool("attention_bias", c.attention_bias);
+  fields.readBool("mlp_bias", c.mlp_bias);
+  fields.readBool("tie_word_embeddings", c.tie_word_embeddings);
+  if (!fields.problem().empty())
+    return fail(fields.problem());
+  if (std::string rope = readRope(*obj, c); !rope.empty())
+    return fail(rope);
+
+  if (std::optional<llvm::StringRef> act = obj->getString("hidden_act");
+      act && *act != "silu")
+    return fail("hidden_act '" + act->str() +
+                "' is not supported (only silu)");
+  if (std::optional<int64_t> tp = obj->getInteger("pretraining_tp");
+      tp && *tp != 1)
+    return fail("pretraining_tp other than 1 is not supported");
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    return fail(absl::StrCat("num_attention_heads ", c.num_attention_heads,
+                             " is not a multiple of num_key_value_heads ",
+                             c.num_key_value_heads));
+  if (c.head_dim % 2 != 0)
+    return fail(absl::StrCat("head_dim ", c.head_dim,
+                             " is odd (rotary embeddings rotate pairs)"));
+  if (!fields.has("head_dim") && c.hidden_size % c.num_attention_heads != 0)
+    return fail(absl::StrCat("hidden_size ", c.hidden_size,
+                             " is not divisible by num_attention_heads ",
+                             c.num_attention_heads));
+  return c;
+}
+
+absl::StatusOr<std::string> readModelType(std::string_view text,
+                                          std::string_view fileName) {
+  absl::StatusOr<llvm::json::Value> json = parseObject(text, fileName);
+  if (!json.ok())
+    return json.status();
+  std::optional<llvm::StringRef> type =
+      json->getAsObject()->getString("model_type");
+  return type ? type->str() : std::string();
 }
 
 } // namespace kiln::nn

@@ -48,6 +48,62 @@ struct GPT2Config {
 absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
                                                std::string_view fileName);
 
+/// How rotary embeddings stretch to longer contexts (Hugging Face's
+/// rope_parameters / rope_scaling): none, "linear" (inverse frequencies
+/// divided by factor) or "llama3" (Llama 3.1's: low frequencies divided by
+/// factor, high ones kept, a smooth blend between).
+struct RopeScaling {
+  enum class Kind { none, linear, llama3 };
+  Kind kind = Kind::none;
+  double factor = 1;
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  int64_t original_max_position_embeddings = 8192;
+};
+
+/// The hyper-parameters of Hugging Face's LlamaConfig that shape the model
+/// (Llama 2 and 3, and configs of the same architecture).
+struct LlamaConfig {
+  int64_t vocab_size = 32000;
+  int64_t hidden_size = 4096;
+  int64_t intermediate_size = 11008;
+  int64_t num_hidden_layers = 32;
+  int64_t num_attention_heads = 32;
+  /// Grouped-query attention: key/value heads (divides the query heads).
+  int64_t num_key_value_heads = 32;
+  /// hidden_size / num_attention_heads unless config.json says otherwise.
+  int64_t head_dim = 128;
+  int64_t max_position_embeddings = 2048;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000;
+  RopeScaling rope_scaling;
+  double attention_dropout = 0;
+  bool attention_bias = false;
+  bool mlp_bias = false;
+  bool tie_word_embeddings = false;
+  double initializer_range = 0.02;
+  /// The parameters' dtype (f64 for gradient checks).
+  DType dtype = DType::f32;
+  /// Seeds the host generator of the initial weights.
+  uint64_t init_seed = 0;
+  /// Seeds the model's dropout generator (attention and LoRA dropout).
+  uint64_t dropout_seed = 0;
+};
+
+/// A Llama `config.json`'s text → the config. Reads both of Hugging Face's
+/// spellings of RoPE settings (rope_theta + rope_scaling, and the newer
+/// rope_parameters); InvalidArgument naming `fileName` on bad JSON, a bad
+/// value or what kiln's Llama does not implement (hidden_act other than
+/// silu, pretraining_tp > 1, a rope type other than default, linear and
+/// llama3, heads that do not divide).
+absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
+                                                 std::string_view fileName);
+
+/// A config.json's "model_type" ("gpt2", "llama"); an empty string when the
+/// file has none, InvalidArgument naming the file when it is not JSON.
+absl::StatusOr<std::string> readModelType(std::string_view text,
+                                          std::string_view fileName);
+
 } // namespace kiln::nn
 
 #endif // KILN_FRONTENDS_NN_MODELCONFIG_H

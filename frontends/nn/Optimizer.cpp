@@ -209,7 +209,7 @@ std::set<std::string> bias_and_norm_names(Module &model) {
         (name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0))
       names.insert(name);
   for (const auto &[name, module] : model.named_modules())
-    if (dynamic_cast<LayerNorm *>(module))
+    if (dynamic_cast<LayerNorm *>(module) || dynamic_cast<RMSNorm *>(module))
       names.insert(name + ".weight");
   return names;
 }

@@ -125,8 +125,8 @@ private:
   Options options_;
 };
 
-/// model → the names of its biases and LayerNorm weights: the parameters
-/// Hugging Face's Trainer exempts from weight decay.
+/// model → the names of its biases and LayerNorm / RMSNorm weights: the
+/// parameters Hugging Face's Trainer exempts from weight decay.
 std::set<std::string> bias_and_norm_names(Module &model);
 
 /// Scales the gradients of `params` in place so that their global L2 norm is

@@ -7,6 +7,8 @@
 #include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Unicode.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -315,6 +317,59 @@ TEST(BpeFiles, MatchesHuggingFaceTokenizersOnGoldenCases) {
   EXPECT_EQ(checked, 63);
 }
 
+TEST(PreTokenizer, Llama3PatternSplitsAsTiktoken) {
+  auto pieces = [](std::string_view text) {
+    return preTokenize(text, PreTokenizerKind::llama3);
+  };
+  // Digits in threes, apart from the space before them.
+  EXPECT_EQ(pieces("ab 12345"), (Pieces{"ab", " ", "123", "45"}));
+  // Contractions in any case; one non-letter may lead a word.
+  EXPECT_EQ(pieces("IT'S (x"), (Pieces{"IT", "'S", " (", "x"}));
+  EXPECT_EQ(pieces("\tword"), (Pieces{"\tword"}));
+  // Punctuation keeps its trailing newlines; white space up to its last
+  // newline is one piece.
+  EXPECT_EQ(pieces("hi!\n\nyo"), (Pieces{"hi", "!\n\n", "yo"}));
+  EXPECT_EQ(pieces("a \n  b"), (Pieces{"a", " \n", " ", " b"}));
+  EXPECT_EQ(pieces("end  "), (Pieces{"end", "  "}));
+}
+
+// Ids that Hugging Face `tokenizers` gives with a small BPE in Llama 3's
+// tokenizer.json layout (tests/data/llama3-hf-small/generate.py): SST-2's
+// dev split, WikiText-2 test lines and pre-tokenisation cases.
+TEST(BpeFiles, MatchesHuggingFaceTokenizersWithLlama3Layout) {
+  std::string dir = testDataDir() + "/llama3-hf-small";
+  auto tokenizer = BpeTokenizer::fromTokenizerJson(dir + "/tokenizer.json");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  std::ifstream cases(dir + "/cases.jsonl");
+  ASSERT_TRUE(cases.good());
+  std::string header;
+  std::getline(cases, header);
+  llvm::Expected<llvm::json::Value> meta = llvm::json::parse(header);
+  ASSERT_TRUE(bool(meta)) << llvm::toString(meta.takeError());
+  EXPECT_EQ((*tokenizer)->bosId(),
+            std::optional<int32_t>(meta->getAsObject()->getInteger("bos")));
+  int checked = 0, differ = 0;
+  for (std::string line; std::getline(cases, line);) {
+    llvm::Expected<llvm::json::Value> c = llvm::json::parse(line);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    const llvm::json::Array &pair = *c->getAsArray();
+    std::string text = pair[0].getAsString()->str();
+    std::vector<int32_t> expected;
+    for (const llvm::json::Value &id : *pair[1].getAsArray())
+      expected.push_back(int32_t(*id.getAsInteger()));
+    std::vector<int32_t> ids = encodeOk(**tokenizer, text);
+    if (ids != expected && ++differ <= 5)
+      ADD_FAILURE() << "text: " << text << "\nkiln:  "
+                    << ::testing::PrintToString(ids) << "\ntokenizers: "
+                    << ::testing::PrintToString(expected);
+    // Decoding gives the text back.
+    EXPECT_EQ((*tokenizer)->decode(ids).value(), text);
+    ++checked;
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(checked, meta->getAsObject()->getInteger("cases"));
+}
+
 void expectError(const absl::Status &status, std::string_view where) {
   EXPECT_FALSE(status.ok());
   EXPECT_NE(std::string(status.message()).find(where), std::string::npos)
@@ -327,6 +382,23 @@ BpeModel modelOf(std::vector<VocabEntry> vocab,
   model.vocab = std::move(vocab);
   model.merges = std::move(merges);
   return model;
+}
+
+// Llama 3's ignore_merges: a piece that is a token is that token, even where
+// the merges would split it ("abc" has no merge; "ab" + "c" otherwise).
+TEST(BpeFiles, IgnoreMergesKeepsPiecesThatAreTokens) {
+  BpeModel model = modelOf(
+      {{"a", 0, ""}, {"b", 1, ""}, {"c", 2, ""}, {"ab", 3, ""}, {"abc", 4, ""}},
+      {{"a", "b", ""}});
+  auto merging = BpeTokenizer::create(model);
+  ASSERT_TRUE(merging.ok()) << merging.status();
+  EXPECT_EQ(encodeOk(**merging, "abc"), (std::vector<int32_t>{3, 2}));
+  model.ignoreMerges = true;
+  auto whole = BpeTokenizer::create(model);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(encodeOk(**whole, "abc"), (std::vector<int32_t>{4}));
+  // A piece that is not a token still merges.
+  EXPECT_EQ(encodeOk(**whole, "abcab"), (std::vector<int32_t>{3, 2, 3}));
 }
 
 TEST(BpeFiles, MalformedVocabNamesFileAndLine) {
@@ -392,8 +464,18 @@ TEST(BpeFiles, MissingOrMalformedFilesAreErrors) {
       "model": {"vocab": {}, "merges": []}})", "t.json").status(),
               "t.json: pre_tokenizer: unsupported");
   expectError(parseTokenizerJson(R"({"model": {"vocab": {}, "merges": [],
-      "ignore_merges": true}})", "t.json").status(),
-              "t.json: model.ignore_merges: unsupported");
+      "byte_fallback": true}})", "t.json").status(),
+              "t.json: model.byte_fallback: unsupported");
+  // A Split on any regex but Llama 3's would split differently.
+  expectError(parseTokenizerJson(R"({"pre_tokenizer": {"type": "Sequence",
+      "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\s+"},
+        "behavior": "Isolated", "invert": false},
+       {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]},
+      "model": {"vocab": {}, "merges": []}})", "t.json").status(),
+              "t.json: pre_tokenizer: unsupported");
+  expectError(parseTokenizerJson(R"({"model": {"type": "Unigram",
+      "vocab": []}})", "t.json").status(),
+              "t.json: model.type: expected \"BPE\"");
 }
 
 TEST(LoadTokenizer, FallsBackToBytesAndReadsDirectories) {

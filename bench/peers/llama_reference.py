@@ -1,0 +1,101 @@
+"""Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
+
+Builds two small random LlamaForCausalLM models with transformers, saves each
+as a Hugging Face folder (config.json + model.safetensors), and writes what
+transformers computes from those weights to reference.json in the folder:
+the RoPE inverse frequencies, the logits of one batch (eval mode), and the
+losses of the first training steps (AdamW, each step on its own batch).
+
+  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied}/...
+
+Variants: "llama3" has Llama 3.1's rope scaling, grouped-query attention
+(4 query heads, 2 key/value heads) and an untied head; "tied" has plain RoPE,
+as many key/value heads as query heads, attention and MLP biases and the
+head tied to the embedding.
+"""
+import json
+import os
+import sys
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+VOCAB, BATCH, SEQ, STEPS = 320, 2, 24, 4
+LR, WEIGHT_DECAY = 1e-3, 0.01
+
+VARIANTS = {
+    "llama3": dict(
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
+        rope_parameters={
+            "rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+            "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+            # Small enough that the 8 frequencies of head_dim 16 fall in all
+            # three bands (kept, blended, divided by factor).
+            "original_max_position_embeddings": 64,
+        },
+    ),
+    "tied": dict(
+        num_key_value_heads=4,
+        tie_word_embeddings=True,
+        attention_bias=True,
+        mlp_bias=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    ),
+}
+
+
+def build(name, extra, out):
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
+        num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=256,
+        rms_norm_eps=1e-5, attention_dropout=0.0, **extra)
+    model = LlamaForCausalLM(config).float()
+    # Larger weights than the 0.02 init, and norm weights away from 1, so
+    # every part of the model moves the logits well above the tolerance.
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if "norm" in pname:
+                p.copy_(1 + 0.05 * torch.randn_like(p))
+            else:
+                p.normal_(0, 0.1)
+    folder = os.path.join(out, name)
+    model.save_pretrained(folder)
+
+    gen = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (STEPS, BATCH, SEQ), generator=gen)
+    model.eval()
+    with torch.no_grad():
+        logits = model(ids[0]).logits
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=LR,
+                            weight_decay=WEIGHT_DECAY)
+    losses = []
+    for step in range(STEPS):
+        loss = model(ids[step], labels=ids[step]).loss
+        losses.append(loss.item())
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    reference = {
+        "transformers": __import__("transformers").__version__,
+        "torch": torch.__version__,
+        "lr": LR, "weight_decay": WEIGHT_DECAY,
+        "ids": ids.tolist(),
+        "inv_freq": model.model.rotary_emb.inv_freq.tolist(),
+        "logits": logits.flatten().tolist(),
+        "losses": losses,
+    }
+    with open(os.path.join(folder, "reference.json"), "w") as f:
+        json.dump(reference, f)
+
+
+def main():
+    out = sys.argv[1]
+    for name, extra in VARIANTS.items():
+        build(name, extra, out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+// The causal-LM loss and Hugging Face folder loading shared by the models;
+// see CausalLM.h.
+#include "frontends/nn/CausalLM.h"
+
+#include "frontends/nn/Safetensors.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+namespace kiln::nn {
+
+CausalLM::~CausalLM() = default;
+
+Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
+                      const Tensor &labels) {
+  if (hidden.dim() != 3 || labels.dim() != 2 ||
+      labels.size(0) != hidden.size(0) || labels.size(1) != hidden.size(1))
+    throw Error("causal LM loss: expected hidden states [B, T, C] and "
+                "labels [B, T], got " +
+                hidden.str() + " and " + labels.str());
+  const int64_t t = hidden.size(1);
+  Tensor rows = hidden.slice(1, 0, t - 1).reshape({-1, hidden.size(2)});
+  Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
+  return linear_cross_entropy(rows, head_weight, shiftedLabels, -100);
+}
+
+Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {
+  if (logits.dim() != 3 || labels.dim() != 2 ||
+      labels.size(0) != logits.size(0) || labels.size(1) != logits.size(1))
+    throw Error("causal LM loss: expected logits [B, T, V] and labels "
+                "[B, T], got " +
+                logits.str() + " and " + labels.str());
+  const int64_t t = logits.size(1), v = logits.size(2);
+  Tensor shiftedLogits = logits.slice(1, 0, t - 1).reshape({-1, v});
+  Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
+  return cross_entropy(shiftedLogits, shiftedLabels, -100);
+}
+
+LoadResult load_hf_safetensors(Module &model, const std::string &path,
+                               bool strict, const HfNameMap &rename) {
+  absl::StatusOr<SafetensorsData> file = loadSafetensors(path);
+  if (!file.ok())
+    throw Error(std::string(file.status().message()));
+  std::map<std::string, HostTensor> state;
+  for (NamedTensor &t : file->tensors)
+    if (std::optional<std::string> name = rename(t.name))
+      state.emplace(std::move(*name), std::move(t.tensor));
+  return model.load_state_dict(state, strict);
+}
+
+void load_hf_folder(Module &model, const std::string &dir,
+                    const HfNameMap &rename) {
+  namespace fs = std::filesystem;
+  const fs::path single = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  std::error_code ec;
+  if (fs::is_regular_file(single, ec)) {
+    load_hf_safetensors(model, single.string(), /*strict=*/true, rename);
+    return;
+  }
+  std::ifstream in(index, std::ios::binary);
+  if (!in)
+    throw Error(dir + " has neither model.safetensors nor "
+                      "model.safetensors.index.json");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed)
+    throw Error(index.string() + ": not JSON: " +
+                llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
+  if (!map)
+    throw Error(index.string() + ": no \"weight_map\" object");
+  std::set<std::string> shards;
+  for (const auto &[name, file] : *map) {
+    std::optional<llvm::StringRef> shard = file.getAsString();
+    if (!shard || shard->contains('/') || *shard == "..")
+      throw Error(index.string() + ": the file of " + name.str() +
+                  " is not a file name in the folder");
+    shards.insert(shard->str());
+  }
+  // A parameter is loaded when some shard holds it: the keys every shard
+  // lacks are the missing ones.
+  std::set<std::string> missing;
+  for (const auto &[name, tensor] : model.named_parameters())
+    missing.insert(name);
+  for (const std::string &shard : shards) {
+    fs::path path = fs::path(dir) / shard;
+    if (!fs::is_regular_file(path, ec))
+      throw Error(index.string() + " names the shard " + shard +
+                  ", which is not in " + dir);
+    LoadResult loaded =
+        load_hf_safetensors(model, path.string(), /*strict=*/false, rename);
+    if (!loaded.unexpectedKeys.empty())
+      throw Error(path.string() + ": " + loaded.unexpectedKeys[0] +
+                  " is not a parameter of the model");
+    std::set<std::string> lacks(loaded.missingKeys.begin(),
+                                loaded.missingKeys.end());
+    for (auto it = missing.begin(); it != missing.end();)
+      it = lacks.count(*it) ? std::next(it) : missing.erase(it);
+  }
+  if (!missing.empty())
+    throw Error(index.string() + ": no shard holds " + *missing.begin() +
+                (missing.size() > 1
+                     ? " (and " + std::to_string(missing.size() - 1) +
+                           " more parameters)"
+                     : std::string()));
+}
+
+} // namespace kiln::nn

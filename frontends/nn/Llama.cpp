@@ -1,0 +1,285 @@
+// Llama modules, rotary embeddings, forward pass and Hugging Face weight
+// loading; see Llama.h.
+#include "frontends/nn/Llama.h"
+
+#include "absl/strings/match.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace kiln::nn {
+namespace {
+
+bool isInteger(DType dtype) {
+  return dtype == DType::i32 || dtype == DType::i64;
+}
+
+// HF's _init_weights: every Linear normal(0, initializer_range), no bias
+// unless the config asks for one (then zero).
+std::shared_ptr<Linear> projection(int64_t in, int64_t out, bool bias,
+                                   const LlamaConfig &config,
+                                   InitContext &init) {
+  return std::make_shared<Linear>(in, out, init, bias,
+                                  config.initializer_range);
+}
+
+} // namespace
+
+LlamaConfig load_llama_config(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw Error("load_llama_config: '" + path + "': cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<LlamaConfig> config = parseLlamaConfigJson(text.str(), path);
+  if (!config.ok())
+    throw Error("load_llama_config: " +
+                std::string(config.status().message()));
+  return *config;
+}
+
+std::vector<float> rope_inverse_frequencies(const LlamaConfig &config) {
+  // f32 throughout, in transformers' order of operations, so the angles
+  // (and hence cos/sin) are the ones a transformers model uses.
+  const int64_t dim = config.head_dim;
+  std::vector<float> invFreq(size_t(dim / 2));
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    float exponent = float(2 * i) / float(dim);
+    invFreq[i] = 1.0f / std::pow(float(config.rope_theta), exponent);
+  }
+  const RopeScaling &s = config.rope_scaling;
+  if (s.kind == RopeScaling::Kind::linear) {
+    for (float &f : invFreq)
+      f /= float(s.factor);
+  } else if (s.kind == RopeScaling::Kind::llama3) {
+    const float oldContext = float(s.original_max_position_embeddings);
+    const double lowFreqWavelen =
+        double(s.original_max_position_embeddings) / s.low_freq_factor;
+    const double highFreqWavelen =
+        double(s.original_max_position_embeddings) / s.high_freq_factor;
+    for (float &f : invFreq) {
+      float wavelen = float(2 * M_PI) / f;
+      float scaled = wavelen > float(lowFreqWavelen) ? f / float(s.factor) : f;
+      bool medium = !(wavelen < float(highFreqWavelen)) &&
+                    !(wavelen > float(lowFreqWavelen));
+      if (medium) {
+        float smooth = (oldContext / wavelen - float(s.low_freq_factor)) /
+                       float(s.high_freq_factor - s.low_freq_factor);
+        scaled = (1 - smooth) * scaled / float(s.factor) + smooth * scaled;
+      }
+      f = scaled;
+    }
+  }
+  return invFreq;
+}
+
+RotaryEmbedding::RotaryEmbedding(const LlamaConfig &config)
+    : invFreq_(rope_inverse_frequencies(config)), dtype_(config.dtype) {}
+
+const std::pair<Tensor, Tensor> &RotaryEmbedding::tables(int64_t t) const {
+  auto it = tables_.find(t);
+  if (it != tables_.end())
+    return it->second;
+  const int64_t half = int64_t(invFreq_.size()), dim = 2 * half;
+  HostTensor cos(dtype_, {t, dim}), sin(dtype_, {t, dim});
+  for (int64_t pos = 0; pos < t; ++pos)
+    for (int64_t i = 0; i < half; ++i) {
+      // The angle in f32 (transformers' inv_freq @ positions), both halves
+      // the same (its cat((freqs, freqs), -1)).
+      double angle = double(invFreq_[i] * float(pos));
+      for (int64_t j : {i, i + half}) {
+        cos.setDouble(pos * dim + j, double(float(std::cos(angle))));
+        sin.setDouble(pos * dim + j, double(float(std::sin(angle))));
+      }
+    }
+  return tables_
+      .emplace(t, std::pair{Tensor::from_host(std::move(cos)),
+                            Tensor::from_host(std::move(sin))})
+      .first->second;
+}
+
+Tensor RotaryEmbedding::apply(const Tensor &x,
+                              const std::pair<Tensor, Tensor> &table) {
+  const int64_t dim = x.size(-1), half = dim / 2;
+  Tensor rotated = cat({-x.slice(-1, half, dim), x.slice(-1, 0, half)}, -1);
+  return x * table.first + rotated * table.second;
+}
+
+LlamaAttention::LlamaAttention(const LlamaConfig &config, InitContext &init,
+                               Generator *generator)
+    : num_heads(config.num_attention_heads),
+      num_key_value_heads(config.num_key_value_heads),
+      head_dim(config.head_dim), dropout(config.attention_dropout),
+      generator(generator) {
+  const int64_t c = config.hidden_size;
+  const bool bias = config.attention_bias;
+  q_proj = register_module(
+      "q_proj", projection(c, num_heads * head_dim, bias, config, init));
+  k_proj = register_module(
+      "k_proj",
+      projection(c, num_key_value_heads * head_dim, bias, config, init));
+  v_proj = register_module(
+      "v_proj",
+      projection(c, num_key_value_heads * head_dim, bias, config, init));
+  o_proj = register_module(
+      "o_proj", projection(num_heads * head_dim, c, bias, config, init));
+}
+
+Tensor LlamaAttention::forward(const Tensor &x,
+                               const std::pair<Tensor, Tensor> &rope) const {
+  const int64_t b = x.size(0), t = x.size(1);
+  auto heads = [&](const Tensor &projected, int64_t n) { // → [B, n, T, D]
+    return projected.reshape({b, t, n, head_dim}).permute({0, 2, 1, 3});
+  };
+  Tensor q = RotaryEmbedding::apply(heads(q_proj->forward(x), num_heads), rope);
+  Tensor k = RotaryEmbedding::apply(
+      heads(k_proj->forward(x), num_key_value_heads), rope);
+  Tensor v = heads(v_proj->forward(x), num_key_value_heads);
+  // One fused op, grouped-query heads as they are (no repeated k/v).
+  double p = is_training() ? dropout : 0.0;
+  Tensor y = scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
+                                          std::nullopt, generator)
+                 .permute({0, 2, 1, 3})
+                 .reshape({b, t, num_heads * head_dim});
+  return o_proj->forward(y);
+}
+
+LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init) {
+  const int64_t c = config.hidden_size, inner = config.intermediate_size;
+  const bool bias = config.mlp_bias;
+  gate_proj =
+      register_module("gate_proj", projection(c, inner, bias, config, init));
+  up_proj = register_module("up_proj", projection(c, inner, bias, config, init));
+  down_proj =
+      register_module("down_proj", projection(inner, c, bias, config, init));
+}
+
+Tensor LlamaMLP::forward(const Tensor &x) const {
+  Tensor gate = gate_proj->forward(x);
+  Tensor silu = gate * gate.sigmoid();
+  return down_proj->forward(silu * up_proj->forward(x));
+}
+
+LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config,
+                                     InitContext &init, Generator *generator) {
+  const double eps = config.rms_norm_eps;
+  self_attn = register_module(
+      "self_attn", std::make_shared<LlamaAttention>(config, init, generator));
+  mlp = register_module("mlp", std::make_shared<LlamaMLP>(config, init));
+  input_layernorm = register_module(
+      "input_layernorm",
+      std::make_shared<RMSNorm>(config.hidden_size, init, eps));
+  post_attention_layernorm = register_module(
+      "post_attention_layernorm",
+      std::make_shared<RMSNorm>(config.hidden_size, init, eps));
+}
+
+Tensor LlamaDecoderLayer::forward(const Tensor &x,
+                                  const std::pair<Tensor, Tensor> &rope) const {
+  Tensor h = x + self_attn->forward(input_layernorm->forward(x), rope);
+  return h + mlp->forward(post_attention_layernorm->forward(h));
+}
+
+LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
+                       Generator *generator)
+    : rotary_emb(config) {
+  embed_tokens = register_module(
+      "embed_tokens",
+      std::make_shared<Embedding>(config.vocab_size, config.hidden_size, init,
+                                  config.initializer_range));
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i)
+    layers.push_back(register_module(
+        "layers." + std::to_string(i),
+        std::make_shared<LlamaDecoderLayer>(config, init, generator)));
+  norm = register_module("norm",
+                         std::make_shared<RMSNorm>(config.hidden_size, init,
+                                                   config.rms_norm_eps));
+}
+
+Tensor LlamaModel::forward(const Tensor &input_ids) const {
+  if (input_ids.dim() != 2 || !isInteger(input_ids.dtype()))
+    throw Error("Llama: expected integer input_ids [B, T], got " +
+                input_ids.str());
+  const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(input_ids.size(1));
+  Tensor x = embed_tokens->forward(input_ids);
+  for (const auto &layer : layers)
+    x = layer->forward(x, rope);
+  return norm->forward(x);
+}
+
+LlamaForCausalLM::~LlamaForCausalLM() = default;
+
+LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig &config)
+    : config_(config),
+      generator_(std::make_unique<Generator>(config.dropout_seed)) {
+  if (config.vocab_size <= 0 || config.hidden_size <= 0 ||
+      config.intermediate_size <= 0 || config.num_hidden_layers < 0 ||
+      config.num_attention_heads <= 0 || config.num_key_value_heads <= 0 ||
+      config.head_dim <= 0 || config.head_dim % 2 != 0 ||
+      config.num_attention_heads % config.num_key_value_heads != 0)
+    throw Error("Llama: every size must be positive, head_dim even and "
+                "num_attention_heads a multiple of num_key_value_heads");
+  if (!isFloat(config.dtype))
+    throw Error("Llama: dtype must be a float type");
+  InitContext init(config.init_seed, config.dtype);
+  model = register_module(
+      "model", std::make_shared<LlamaModel>(config, init, generator_.get()));
+  if (config.tie_word_embeddings)
+    register_alias("lm_head.weight", "model.embed_tokens.weight");
+  else
+    lm_head = register_module(
+        "lm_head", projection(config.hidden_size, config.vocab_size, false,
+                              config, init));
+}
+
+const Tensor &LlamaForCausalLM::head_weight() const {
+  return lm_head ? lm_head->weight : model->embed_tokens->weight;
+}
+
+Tensor LlamaForCausalLM::forward(const Tensor &input_ids) const {
+  Tensor hidden = model->forward(input_ids); // [B, T, C]
+  if (lm_head)
+    return lm_head->forward(hidden);
+  const int64_t b = hidden.size(0), t = hidden.size(1);
+  return hidden.reshape({b * t, config_.hidden_size})
+      .matmul(head_weight().transpose(0, 1))
+      .reshape({b, t, config_.vocab_size});
+}
+
+Tensor LlamaForCausalLM::loss(const Tensor &input_ids,
+                              const Tensor &labels) const {
+  if (lm_head && lm_head->has_lora())
+    return causal_lm_loss_from_logits(forward(input_ids), labels);
+  return causal_lm_loss(model->forward(input_ids), head_weight(), labels);
+}
+
+std::string LlamaForCausalLM::describe() const {
+  const LlamaConfig &c = config_;
+  return "llama num_hidden_layers " + std::to_string(c.num_hidden_layers) +
+         ", hidden_size " + std::to_string(c.hidden_size) +
+         ", num_attention_heads " + std::to_string(c.num_attention_heads) +
+         " (" + std::to_string(c.num_key_value_heads) +
+         " key/value), intermediate_size " +
+         std::to_string(c.intermediate_size) + ", vocab " +
+         std::to_string(c.vocab_size);
+}
+
+void load_hf_llama_folder(LlamaForCausalLM &model, const std::string &dir) {
+  // LlamaModel's files lack the "model." prefix; rotary inv_freq buffers
+  // that old checkpoints saved are recomputed, as transformers does.
+  auto rename = [](const std::string &name) -> std::optional<std::string> {
+    if (absl::EndsWith(name, ".rotary_emb.inv_freq"))
+      return std::nullopt;
+    if (absl::StartsWith(name, "model.") || name == "lm_head.weight")
+      return name;
+    return "model." + name;
+  };
+  try {
+    load_hf_folder(model, dir, rename);
+  } catch (const Error &e) {
+    throw Error(std::string("load_hf_llama_folder: ") + e.what());
+  }
+}
+
+} // namespace kiln::nn

@@ -1,0 +1,145 @@
+// The Llama family (Llama 2 and 3 and their shape) with Hugging Face's
+// parameter names and layouts, so LlamaForCausalLM's safetensors load by
+// name: model.embed_tokens, model.layers.{i} of input_layernorm (RMSNorm),
+// self_attn.{q,k,v,o}_proj (Linear, weight [out, in]), post_attention_
+// layernorm and mlp.{gate,up,down}_proj (SwiGLU), then model.norm and an
+// lm_head that is its own tensor unless tie_word_embeddings. Queries and
+// keys turn by rotary position embeddings (RoPE, with Llama 3.1's frequency
+// scaling); keys and values may have fewer heads than queries (grouped-query
+// attention, which the fused attention op takes as is). The cos/sin tables
+// are computed on the host, as transformers computes them, once per
+// sequence length, and fed as device data.
+#ifndef KILN_FRONTENDS_NN_LLAMA_H
+#define KILN_FRONTENDS_NN_LLAMA_H
+
+#include "frontends/nn/CausalLM.h"
+#include "frontends/nn/Layers.h"
+#include "frontends/nn/ModelConfig.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::nn {
+
+/// A Llama `config.json` → the config; throws kiln::Error naming the file
+/// (see parseLlamaConfigJson).
+LlamaConfig load_llama_config(const std::string &path);
+
+/// The inverse frequencies of RoPE (head_dim / 2 of them), in f32 as
+/// transformers computes them: 1 / theta^(2i / head_dim), then the config's
+/// scaling (linear: divided by factor; llama3: wavelengths beyond
+/// original_max / low_freq_factor divided by factor, those below
+/// original_max / high_freq_factor kept, a linear blend between).
+std::vector<float> rope_inverse_frequencies(const LlamaConfig &config);
+
+/// Rotary position embeddings: x [..., T, D] turned by the angles of
+/// positions 0..T-1 (cos and sin [T, D], rotate-half layout).
+class RotaryEmbedding {
+public:
+  explicit RotaryEmbedding(const LlamaConfig &config);
+  /// cos and sin [T, head_dim] for positions 0..T-1 (device data, made
+  /// once per T).
+  const std::pair<Tensor, Tensor> &tables(int64_t t) const;
+  /// x·cos + rotate_half(x)·sin, where rotate_half(x) = [-x₂, x₁] for x's
+  /// halves x₁, x₂ along the last dimension.
+  static Tensor apply(const Tensor &x, const std::pair<Tensor, Tensor> &table);
+
+private:
+  std::vector<float> invFreq_;
+  DType dtype_;
+  mutable std::map<int64_t, std::pair<Tensor, Tensor>> tables_;
+};
+
+/// Causal self-attention with RoPE and grouped-query heads:
+/// q_proj [H·D, C], k_proj and v_proj [Hkv·D, C], o_proj [C, H·D].
+class LlamaAttention : public Module {
+public:
+  LlamaAttention(const LlamaConfig &config, InitContext &init,
+                 Generator *generator);
+  /// [B, T, C] → [B, T, C].
+  Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
+
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
+  int64_t num_heads, num_key_value_heads, head_dim;
+  double dropout;
+  Generator *generator;
+};
+
+/// SwiGLU: down_proj(silu(gate_proj(x)) * up_proj(x)).
+class LlamaMLP : public Module {
+public:
+  LlamaMLP(const LlamaConfig &config, InitContext &init);
+  /// [B, T, C] → [B, T, C].
+  Tensor forward(const Tensor &x) const;
+
+  std::shared_ptr<Linear> gate_proj, up_proj, down_proj;
+};
+
+/// A pre-norm block: x + attn(norm(x)), then + mlp(norm(h)).
+class LlamaDecoderLayer : public Module {
+public:
+  LlamaDecoderLayer(const LlamaConfig &config, InitContext &init,
+                    Generator *generator);
+  Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
+
+  std::shared_ptr<RMSNorm> input_layernorm, post_attention_layernorm;
+  std::shared_ptr<LlamaAttention> self_attn;
+  std::shared_ptr<LlamaMLP> mlp;
+};
+
+/// Embeddings, the decoder layers and the final norm (HF's LlamaModel).
+class LlamaModel : public Module {
+public:
+  LlamaModel(const LlamaConfig &config, InitContext &init,
+             Generator *generator);
+  /// input ids [B, T] (i32 or i64) → hidden states [B, T, C].
+  Tensor forward(const Tensor &input_ids) const;
+
+  std::shared_ptr<Embedding> embed_tokens;
+  std::vector<std::shared_ptr<LlamaDecoderLayer>> layers;
+  std::shared_ptr<RMSNorm> norm;
+  RotaryEmbedding rotary_emb;
+};
+
+/// Llama with its language-modelling head.
+class LlamaForCausalLM : public CausalLM {
+public:
+  explicit LlamaForCausalLM(const LlamaConfig &config);
+  ~LlamaForCausalLM() override;
+
+  /// input ids [B, T] → logits [B, T, vocab].
+  Tensor forward(const Tensor &input_ids) const override;
+  /// The shifted next-token loss; the head and the loss are one fused op
+  /// unless the head carries a LoRA branch.
+  Tensor loss(const Tensor &input_ids, const Tensor &labels) const override;
+  Generator &generator() override { return *generator_; }
+  std::string model_type() const override { return "llama"; }
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  int64_t max_positions() const override {
+    return config_.max_position_embeddings;
+  }
+  std::string describe() const override;
+  const LlamaConfig &config() const { return config_; }
+  /// The head's weight [V, C] (embed_tokens' when tied).
+  const Tensor &head_weight() const;
+
+  std::shared_ptr<LlamaModel> model;
+  /// Absent when tie_word_embeddings (the embedding is the head).
+  std::shared_ptr<Linear> lm_head;
+
+private:
+  LlamaConfig config_;
+  std::unique_ptr<Generator> generator_;
+};
+
+/// The weights of a Hugging Face Llama folder (model.safetensors or its
+/// shards, LlamaForCausalLM's or LlamaModel's names) → `model`; errors as
+/// load_hf_folder's.
+void load_hf_llama_folder(LlamaForCausalLM &model, const std::string &dir);
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_LLAMA_H

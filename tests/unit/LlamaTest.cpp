@@ -1,0 +1,321 @@
+// The Llama family: config.json parsing (both of Hugging Face's RoPE
+// spellings, and what kiln refuses), Llama 3.1's RoPE frequency bands,
+// gradients against finite differences (grouped-query attention, llama3
+// RoPE, untied head, in f64), and parity with transformers'
+// LlamaForCausalLM from the same weights: logits and the first training
+// losses within 1e-5 (f32). The parity test runs bench/peers/
+// llama_reference.py with the peers' Python (KILN_PEERS_PYTHON, else
+// bench/peers/.venv; bench/peers/setup.sh installs torch, and transformers
+// beside it) and is skipped, saying why, where that has no transformers.
+#include "GradCheckSupport.h"
+#include "frontends/nn/GradScaler.h"
+#include "frontends/nn/Llama.h"
+#include "frontends/nn/Optimizer.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <unistd.h>
+
+namespace kiln::nn {
+namespace {
+
+LlamaConfig parseOk(const std::string &text) {
+  absl::StatusOr<LlamaConfig> c = parseLlamaConfigJson(text, "config.json");
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : LlamaConfig();
+}
+
+void expectRefused(const std::string &text, const std::string &message) {
+  absl::StatusOr<LlamaConfig> c = parseLlamaConfigJson(text, "dir/config.json");
+  ASSERT_FALSE(c.ok()) << text;
+  EXPECT_NE(std::string(c.status().message()).find("dir/config.json"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_NE(std::string(c.status().message()).find(message), std::string::npos)
+      << c.status().message();
+}
+
+TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
+  // Llama 3.1 8B's config as the Hub has it (rope_theta + rope_scaling).
+  LlamaConfig c = parseOk(R"({"model_type": "llama", "vocab_size": 128256,
+    "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8,
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0, "hidden_act": "silu", "tie_word_embeddings": false,
+    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+      "rope_type": "llama3"}})");
+  EXPECT_EQ(c.vocab_size, 128256);
+  EXPECT_EQ(c.num_key_value_heads, 8);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.rope_theta, 500000.0);
+  EXPECT_EQ(c.rope_scaling.kind, RopeScaling::Kind::llama3);
+  EXPECT_EQ(c.rope_scaling.factor, 8.0);
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
+  EXPECT_FALSE(c.tie_word_embeddings);
+
+  // transformers 5's spelling, an explicit head_dim and HF's defaults.
+  c = parseOk(R"({"hidden_size": 64, "num_attention_heads": 4,
+    "head_dim": 32, "tie_word_embeddings": true,
+    "rope_parameters": {"rope_type": "linear", "rope_theta": 1000.0,
+      "factor": 2.0}})");
+  EXPECT_EQ(c.head_dim, 32);
+  EXPECT_EQ(c.num_key_value_heads, 4); // = num_attention_heads
+  EXPECT_EQ(c.rope_theta, 1000.0);
+  EXPECT_EQ(c.rope_scaling.kind, RopeScaling::Kind::linear);
+  EXPECT_EQ(c.rope_scaling.factor, 2.0);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.rms_norm_eps, 1e-6);
+}
+
+TEST(LlamaConfig, RefusesWhatItDoesNotImplementNamingTheFile) {
+  expectRefused("{", "not valid JSON");
+  expectRefused("[1]", "not a JSON object");
+  expectRefused(R"({"hidden_act": "gelu"})", "hidden_act 'gelu'");
+  expectRefused(R"({"pretraining_tp": 2})", "pretraining_tp");
+  expectRefused(R"({"num_attention_heads": 6, "num_key_value_heads": 4})",
+                "not a multiple of num_key_value_heads");
+  expectRefused(R"({"hidden_size": 100, "num_attention_heads": 8})",
+                "not divisible");
+  expectRefused(R"({"hidden_size": 66, "num_attention_heads": 2})", "odd");
+  expectRefused(R"({"rope_scaling": {"rope_type": "yarn", "factor": 4}})",
+                "rope type 'yarn' is not supported");
+  expectRefused(R"({"rope_scaling": {"rope_type": "llama3"}})",
+                "needs 'factor'");
+  expectRefused(R"({"vocab_size": -3})", "'vocab_size' must be an integer");
+  expectRefused(R"({"tie_word_embeddings": "yes"})", "true or false");
+}
+
+TEST(LlamaRope, Llama3ScalingKeepsHighFrequenciesAndDividesLowOnes) {
+  LlamaConfig c;
+  c.head_dim = 16;
+  c.rope_theta = 500000;
+  std::vector<float> plain = rope_inverse_frequencies(c);
+  ASSERT_EQ(plain.size(), 8u);
+  for (size_t i = 0; i < plain.size(); ++i)
+    EXPECT_NEAR(plain[i], std::pow(500000.0, -double(2 * i) / 16),
+                1e-6 * plain[i]);
+  c.rope_scaling.kind = RopeScaling::Kind::llama3;
+  c.rope_scaling.factor = 8;
+  c.rope_scaling.original_max_position_embeddings = 64;
+  std::vector<float> scaled = rope_inverse_frequencies(c);
+  // Wavelengths 2π/f: 6.3 (below 64/4: kept), 32.4 (between: blended),
+  // then above 64/1: divided by 8.
+  EXPECT_EQ(scaled[0], plain[0]);
+  EXPECT_LT(scaled[1], plain[1]);
+  EXPECT_GT(scaled[1], plain[1] / 8);
+  for (size_t i = 2; i < plain.size(); ++i)
+    EXPECT_FLOAT_EQ(scaled[i], plain[i] / 8) << i;
+}
+
+LlamaConfig tinyConfig() {
+  LlamaConfig c;
+  c.vocab_size = 48;
+  c.hidden_size = 32;
+  c.intermediate_size = 40;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 8;
+  c.max_position_embeddings = 64;
+  c.rms_norm_eps = 1e-5;
+  c.rope_theta = 500000;
+  c.rope_scaling.kind = RopeScaling::Kind::llama3;
+  c.rope_scaling.factor = 8;
+  c.rope_scaling.original_max_position_embeddings = 16;
+  return c;
+}
+
+TEST(LlamaModel, NamesAndShapesAreHuggingFaces) {
+  LlamaForCausalLM model(tinyConfig());
+  std::map<std::string, Shape> shapes;
+  for (const auto &[name, tensor] : model.named_parameters())
+    shapes[name] = tensor.shape();
+  EXPECT_EQ(shapes.size(), 2 + 2 * 9u + 1); // embed, norm, head + 9 a layer
+  EXPECT_EQ(shapes["model.embed_tokens.weight"], (Shape{48, 32}));
+  EXPECT_EQ(shapes["model.layers.1.self_attn.q_proj.weight"], (Shape{32, 32}));
+  EXPECT_EQ(shapes["model.layers.1.self_attn.k_proj.weight"], (Shape{16, 32}));
+  EXPECT_EQ(shapes["model.layers.0.mlp.gate_proj.weight"], (Shape{40, 32}));
+  EXPECT_EQ(shapes["model.layers.0.mlp.down_proj.weight"], (Shape{32, 40}));
+  EXPECT_EQ(shapes["model.layers.0.post_attention_layernorm.weight"],
+            (Shape{32}));
+  EXPECT_EQ(shapes["lm_head.weight"], (Shape{48, 32}));
+  // Norm weights are exempt from weight decay, as the Trainer exempts them.
+  std::set<std::string> noDecay = bias_and_norm_names(model);
+  EXPECT_TRUE(noDecay.count("model.norm.weight"));
+  EXPECT_TRUE(noDecay.count("model.layers.0.input_layernorm.weight"));
+  EXPECT_FALSE(noDecay.count("model.layers.0.mlp.up_proj.weight"));
+
+  LlamaConfig tied = tinyConfig();
+  tied.tie_word_embeddings = true;
+  LlamaForCausalLM tiedModel(tied);
+  EXPECT_EQ(tiedModel.named_parameters().size(), shapes.size() - 1);
+  Tensor ids = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}, DType::i64);
+  EXPECT_EQ(tiedModel.forward(ids).shape(), (Shape{2, 3, 48}));
+}
+
+TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
+  LlamaConfig c = tinyConfig();
+  c.dtype = DType::f64;
+  c.init_seed = 5;
+  // Larger weights than the 0.02 init so attention is far from uniform and
+  // every part of the model moves the loss.
+  c.initializer_range = 0.3;
+  LlamaForCausalLM model(c);
+  const int64_t batch = 2, seq = 12;
+  std::mt19937_64 rng(13);
+  std::vector<double> ids(batch * seq);
+  for (double &id : ids)
+    id = static_cast<double>(rng() % c.vocab_size);
+  Tensor input = Tensor::from_vector(ids, {batch, seq}, DType::i64);
+  kiln::testing::expectGradientsMatchFiniteDifferences(
+      model, [&] { return model.loss(input, input); }, /*seed=*/rng());
+}
+
+//===--- Parity with transformers -----------------------------------------===//
+
+std::string peersPython() {
+  if (const char *python = std::getenv("KILN_PEERS_PYTHON"))
+    return python;
+  return KILN_SOURCE_DIR "/bench/peers/.venv/bin/python";
+}
+
+/// The reference folders (written once per test binary), or "" with the
+/// reason they could not be made in `why`.
+std::string referenceFolders(std::string &why) {
+  // Removed when the test binary exits.
+  static struct Folder {
+    std::string path;
+    ~Folder() {
+      std::error_code ec;
+      if (!path.empty())
+        std::filesystem::remove_all(path, ec);
+    }
+  } folder;
+  static std::string &dir = folder.path;
+  static std::string reason;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    std::string python = peersPython();
+    if (std::system(("'" + python +
+                     "' -c 'import transformers, torch' >/dev/null 2>&1")
+                        .c_str()) != 0) {
+      reason = python + " cannot import transformers and torch (run "
+                        "bench/peers/setup.sh and pip install transformers "
+                        "there, or set KILN_PEERS_PYTHON)";
+    } else {
+      std::string out = (std::filesystem::temp_directory_path() /
+                         ("kiln-llama-ref-" + std::to_string(getpid())))
+                            .string();
+      std::string command = "'" + python + "' '" KILN_SOURCE_DIR
+                            "/bench/peers/llama_reference.py' '" +
+                            out + "' >/dev/null 2>&1";
+      if (std::system(command.c_str()) == 0)
+        dir = out;
+      else
+        reason = "failed: " + command;
+    }
+  }
+  why = reason;
+  return dir;
+}
+
+std::vector<double> numbers(const llvm::json::Array &array) {
+  std::vector<double> out;
+  for (const llvm::json::Value &v : array)
+    out.push_back(v.getAsNumber().value_or(std::nan("")));
+  return out;
+}
+
+class LlamaParity : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
+  std::string why;
+  std::string root = referenceFolders(why);
+  if (root.empty())
+    GTEST_SKIP() << why;
+  std::string dir = root + "/" + GetParam();
+  auto text = llvm::MemoryBuffer::getFile(dir + "/reference.json");
+  ASSERT_TRUE(bool(text)) << dir;
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*text)->getBuffer());
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const llvm::json::Object &ref = *parsed->getAsObject();
+
+  LlamaConfig config = load_llama_config(dir + "/config.json");
+  LlamaForCausalLM model(config);
+  load_hf_llama_folder(model, dir);
+
+  std::vector<double> invFreq = numbers(*ref.getArray("inv_freq"));
+  std::vector<float> ours = rope_inverse_frequencies(config);
+  ASSERT_EQ(ours.size(), invFreq.size());
+  for (size_t i = 0; i < ours.size(); ++i)
+    EXPECT_NEAR(ours[i], invFreq[i], 1e-7 * invFreq[i]) << i;
+
+  // ids [steps, B, T]: batch s trains step s; batch 0 gives the logits.
+  std::vector<Tensor> batches;
+  for (const llvm::json::Value &step : *ref.getArray("ids")) {
+    std::vector<double> flat;
+    int64_t rows = 0, cols = 0;
+    for (const llvm::json::Value &row : *step.getAsArray()) {
+      std::vector<double> r = numbers(*row.getAsArray());
+      cols = int64_t(r.size());
+      flat.insert(flat.end(), r.begin(), r.end());
+      ++rows;
+    }
+    batches.push_back(Tensor::from_vector(flat, {rows, cols}, DType::i64));
+  }
+  model.eval();
+  std::vector<double> logits;
+  {
+    NoGradGuard noGrad;
+    logits = model.forward(batches[0]).to_vector();
+  }
+  std::vector<double> expected = numbers(*ref.getArray("logits"));
+  ASSERT_EQ(logits.size(), expected.size());
+  double worst = 0;
+  for (size_t i = 0; i < logits.size(); ++i)
+    worst = std::max(worst, std::fabs(logits[i] - expected[i]));
+  EXPECT_LE(worst, 1e-5);
+
+  model.train();
+  AdamW::Options o;
+  o.lr = ref.getNumber("lr").value_or(0);
+  o.weight_decay = ref.getNumber("weight_decay").value_or(0);
+  AdamW optimizer(model.named_parameters(), o);
+  std::vector<double> losses, expectedLosses =
+                                  numbers(*ref.getArray("losses"));
+  ASSERT_EQ(expectedLosses.size(), batches.size());
+  double worstLoss = 0;
+  for (const Tensor &batch : batches) {
+    Tensor loss = model.loss(batch, batch);
+    backward_and_step(loss, optimizer, /*max_grad_norm=*/0, nullptr);
+    kiln::step();
+    losses.push_back(loss.item());
+    worstLoss = std::max(worstLoss, std::fabs(losses.back() -
+                                              expectedLosses[losses.size() - 1]));
+  }
+  EXPECT_LE(worstLoss, 1e-5) << "kiln " << ::testing::PrintToString(losses)
+                             << ", transformers "
+                             << ::testing::PrintToString(expectedLosses);
+  // The steps trained: the losses differ from one step to the next.
+  EXPECT_NE(losses[1], losses[2]);
+  std::printf("%s: logits max |diff| %.3g, losses max |diff| %.3g over %zu "
+              "steps (transformers %s)\n",
+              GetParam(), worst, worstLoss, losses.size(),
+              ref.getString("transformers").value_or("?").str().c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
+                         ::testing::Values("llama3", "tied"));
+
+} // namespace
+} // namespace kiln::nn
