@@ -28,7 +28,7 @@ struct Row {
 
 } // namespace
 
-GenerationScore scoreGeneration(nn::GPT2LMHeadModel &model,
+GenerationScore scoreGeneration(nn::CausalLM &model,
                                 const data::Tokenizer &tokenizer,
                                 const data::TextDataset &records,
                                 int64_t blockSize, int64_t batchSize) {
@@ -62,6 +62,8 @@ GenerationScore scoreGeneration(nn::GPT2LMHeadModel &model,
           tokenizer.encode(prompts[first + r]);
       if (!ids.ok())
         throw Error(std::string(ids.status().message()));
+      if (std::optional<int32_t> bos = tokenizer.bosId())
+        ids->insert(ids->begin(), *bos); // as instructionBlocks lays it out
       // The prompt keeps its end, cut as training cut it (room for the
       // reference and its end-of-text), so the model sees the context it
       // was trained on.

@@ -7,7 +7,7 @@
 
 #include "frontends/data/Datasets.h"
 #include "frontends/data/Tokenizer.h"
-#include "frontends/nn/GPT2.h"
+#include "frontends/nn/CausalLM.h"
 
 #include <cstdint>
 
@@ -27,7 +27,7 @@ struct GenerationScore {
 /// the reference response, both trimmed and lower-cased. A prompt too long
 /// for the block keeps its end. Throws kiln::Error if the tokenizer has no
 /// end-of-text token.
-GenerationScore scoreGeneration(nn::GPT2LMHeadModel &model,
+GenerationScore scoreGeneration(nn::CausalLM &model,
                                 const data::Tokenizer &tokenizer,
                                 const data::TextDataset &records,
                                 int64_t blockSize, int64_t batchSize);

@@ -160,14 +160,19 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   if (a.given.count("model_type") && a.modelNameOrPath.empty() &&
       a.configName.empty()) {
     nn::GPT2Config hf;
-    for (auto [flag, field, value] :
-         {std::tuple{"n_layer", &a.nLayer, hf.n_layer},
-          std::tuple{"n_embd", &a.nEmbd, hf.n_embd},
-          std::tuple{"n_head", &a.nHead, hf.n_head},
-          std::tuple{"n_positions", &a.nPositions, hf.n_positions},
-          std::tuple{"vocab_size", &a.vocabSize, hf.vocab_size}})
+    nn::LlamaConfig llama; // transformers' LlamaConfig(): Llama 2 7B's shape
+    bool isLlama = a.modelType == "llama";
+    for (auto [flag, field, gpt2, llamaValue] :
+         {std::tuple{"n_layer", &a.nLayer, hf.n_layer,
+                     llama.num_hidden_layers},
+          std::tuple{"n_embd", &a.nEmbd, hf.n_embd, llama.hidden_size},
+          std::tuple{"n_head", &a.nHead, hf.n_head, llama.num_attention_heads},
+          std::tuple{"n_positions", &a.nPositions, hf.n_positions,
+                     llama.max_position_embeddings},
+          std::tuple{"vocab_size", &a.vocabSize, hf.vocab_size,
+                     llama.vocab_size}})
       if (!a.given.count(flag))
-        *field = value;
+        *field = isLlama ? llamaValue : gpt2;
   }
   std::string evalWord = f.evalStrategy;
   if (f.evaluationStrategy.getNumOccurrences()) {
@@ -248,9 +253,11 @@ std::string checkModelAndData(const TrainArgs &a) {
            {"default_corpus_lines", a.defaultCorpusLines}})
     if (std::string e = positive(flag, v); !e.empty())
       return e;
-  if (a.modelType != "gpt2")
-    return "unknown --model_type '" + a.modelType + "'; expected gpt2";
-  if (a.nEmbd % a.nHead != 0)
+  if (a.modelType != "gpt2" && a.modelType != "llama")
+    return "unknown --model_type '" + a.modelType +
+           "'; expected gpt2 or llama";
+  // (A loaded Llama config may set head_dim apart from n_embd / n_head.)
+  if (!a.llamaConfig && a.nEmbd % a.nHead != 0)
     return "--n_embd (" + std::to_string(a.nEmbd) +
            ") must be a multiple of --n_head (" + std::to_string(a.nHead) + ")";
   if (a.vocabSize < 0)

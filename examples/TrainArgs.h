@@ -5,6 +5,7 @@
 #ifndef KILN_EXAMPLES_TRAINARGS_H
 #define KILN_EXAMPLES_TRAINARGS_H
 
+#include "frontends/nn/ModelConfig.h"
 #include "support/HostTensor.h"
 
 #include <cstdint>
@@ -22,10 +23,13 @@ inline constexpr const char *kDefaultBackend = "cpu";
 
 /// Every setting of a run, after validation.
 struct TrainArgs {
-  // Model (GPT2Config overrides; vocab_size 0 = the tokenizer's).
+  // Model: "gpt2" or "llama"; the n_* shape (a loaded config's too;
+  // vocab_size 0 = the tokenizer's).
   std::string modelType = "gpt2";
   int64_t nLayer = 2, nEmbd = 64, nHead = 4, nPositions = 128;
   int64_t vocabSize = 0;
+  /// A Llama folder's config.json as read (absent: the n_* flags' shape).
+  std::optional<nn::LlamaConfig> llamaConfig;
   double dropout = 0.1;
   /// Hugging Face names (folders or hub ids), resolved to folders and files
   /// by resolveHubNames (kiln-train.cpp) before anything is built; the hub

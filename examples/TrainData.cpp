@@ -68,8 +68,11 @@ data::LmBlocks truncated(data::LmBlocks blocks, int64_t maxBlocks) {
 
 std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
   auto tokenizer = data::loadTokenizer({a.tokenizerDir, "", "", ""});
+  // A folder that is not there is a bad flag (2); a file there that is
+  // malformed or of a kind kiln does not implement is bad input (1).
   if (!tokenizer.ok())
-    return Failure{std::string(tokenizer.status().message()), 2};
+    return Failure{std::string(tokenizer.status().message()),
+                   absl::IsNotFound(tokenizer.status()) ? 2 : 1};
   out.tokenizer = std::move(*tokenizer);
   data::TextDataset train, eval;
   bool haveEval = !a.validationFile.empty();

@@ -19,12 +19,16 @@ namespace cl = llvm::cl;
 // Members are constructed in order, so a category exists before the
 // options that name it.
 struct Flags {
-  cl::OptionCategory model{"Model (GPT-2 configuration)"};
+  cl::OptionCategory model{"Model (GPT-2 or Llama configuration)"};
   cl::opt<std::string> modelType{
       "model_type",
-      cl::desc("model family: gpt2. Given (as run_clm.py takes it), the "
-               "model starts from transformers' GPT2Config(): GPT-2 124M, "
-               "the n_* flags overriding; not given, kiln's small defaults"),
+      cl::desc("model family: gpt2 or llama. Given (as run_clm.py takes "
+               "it), the model starts from transformers' default config "
+               "(GPT2Config(): GPT-2 124M; LlamaConfig(): Llama 2 7B's "
+               "shape), the n_* flags overriding; not given, kiln's small "
+               "defaults. A Llama of n_* flags has as many key/value heads "
+               "as heads and an MLP 8/3 as wide as n_embd. A folder's "
+               "config.json decides the family instead"),
       cl::init("gpt2"), cl::cat(model)};
   cl::opt<std::string> modelNameOrPath{
       "model_name_or_path",

@@ -22,19 +22,6 @@ namespace kiln::train {
 
 namespace fs = std::filesystem;
 
-nn::GPT2Config modelConfig(const TrainArgs &a, int64_t vocabSize) {
-  nn::GPT2Config c;
-  c.vocab_size = vocabSize;
-  c.n_positions = a.nPositions;
-  c.n_embd = a.nEmbd;
-  c.n_layer = a.nLayer;
-  c.n_head = a.nHead;
-  c.with_dropout(a.dropout);
-  c.init_seed = a.seed;
-  c.dropout_seed = a.seed;
-  return c;
-}
-
 // Row-major int64 values of `shape` → a device-data tensor (a graph input).
 Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape) {
   HostTensor host(DType::i64, shape);
@@ -74,7 +61,7 @@ nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
 // The mean loss over every validation block, in fixed-shape batches (the
 // last padded with ignored rows, so no new shape), weighted by real rows as
 // the Trainer's evaluation loop does.
-double evaluate(nn::GPT2LMHeadModel &model, const data::LmBlocks &blocks,
+double evaluate(nn::CausalLM &model, const data::LmBlocks &blocks,
                 int64_t batchSize) {
   data::LoaderOptions o;
   o.batchSize = batchSize;
@@ -119,32 +106,6 @@ void writeText(const fs::path &path, const std::string &text) {
                   1};
 }
 
-// config.json with Hugging Face's GPT-2 keys, so the directory loads there.
-/// `eos`: the tokenizer's end-of-text id, which GPT2Config uses for
-/// bos_token_id and eos_token_id too; none (the byte-level tokenizer has
-/// none) writes null, as transformers wants an id inside the vocabulary.
-std::string configJson(const nn::GPT2Config &c, std::optional<int32_t> eos) {
-  auto num = [](double v) { return pythonFloat(v); };
-  std::string special = eos ? std::to_string(*eos) : "null";
-  return "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": "
-         "[\"GPT2LMHeadModel\"],\n  \"activation_function\": \"gelu_new\",\n"
-         "  \"vocab_size\": " +
-         std::to_string(c.vocab_size) +
-         ",\n  \"n_positions\": " + std::to_string(c.n_positions) +
-         ",\n  \"n_ctx\": " + std::to_string(c.n_positions) +
-         ",\n  \"n_embd\": " + std::to_string(c.n_embd) +
-         ",\n  \"n_layer\": " + std::to_string(c.n_layer) +
-         ",\n  \"n_head\": " + std::to_string(c.n_head) +
-         ",\n  \"resid_pdrop\": " + num(c.resid_pdrop) +
-         ",\n  \"embd_pdrop\": " + num(c.embd_pdrop) +
-         ",\n  \"attn_pdrop\": " + num(c.attn_pdrop) +
-         ",\n  \"layer_norm_epsilon\": " + num(c.layer_norm_epsilon) +
-         ",\n  \"initializer_range\": " + num(c.initializer_range) +
-         ",\n  \"bos_token_id\": " + special +
-         ",\n  \"eos_token_id\": " + special +
-         ",\n  \"tie_word_embeddings\": true\n}\n";
-}
-
 data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
                             const data::Tokenizer &tokenizer) {
   data::LoaderOptions o;
@@ -170,9 +131,10 @@ int64_t totalSteps(const TrainArgs &a, int64_t updatesPerEpoch) {
 
 Trainer::Trainer(const TrainArgs &args, PreparedData &data)
     : args_(args), data_(data),
-      model_(modelConfig(args, args.vocabSize ? args.vocabSize
-                                              : data.tokenizer->vocabSize())),
-      optimizer_(prepareModel(), adamOptions(args, model_)),
+      spec_(modelSpec(args, args.vocabSize ? args.vocabSize
+                                           : data.tokenizer->vocabSize())),
+      model_(buildModel(spec_)),
+      optimizer_(prepareModel(), adamOptions(args, *model_)),
       loader_(makeLoader(args, data.train, *data.tokenizer)),
       updatesPerEpoch_(std::max<int64_t>(
           loader_.batchesPerEpoch() / args.gradientAccumulationSteps, 1)),
@@ -180,34 +142,34 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       scheduler_(optimizer_, schedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
-  model_.train();
+  model_->train();
 }
 
 nn::NamedTensors Trainer::prepareModel() {
   if (!args_.pretrainedFolder.empty()) {
     set_graph_tag("pretrained load");
-    nn::load_hf_gpt2_folder(model_, args_.pretrainedFolder);
+    loadPretrained(spec_, *model_, args_.pretrainedFolder);
   }
   if (!args_.useLora) {
     kiln::step(); // loaded weights become device data before the first step
-    return model_.named_parameters();
+    return model_->named_parameters();
   }
   lora_.r = args_.loraR;
   lora_.alpha = args_.loraAlpha;
   lora_.dropout = args_.loraDropout;
   lora_.target_modules = args_.loraTargets;
-  adapted_ = nn::apply_lora(model_, lora_, args_.seed, &model_.generator());
+  adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
   if (!args_.adapterFolder.empty())
-    nn::load_lora_adapter(model_, lora_, args_.adapterFolder);
+    nn::load_lora_adapter(*model_, lora_, args_.adapterFolder);
   kiln::step();
-  return nn::trainable_parameters(model_);
+  return nn::trainable_parameters(*model_);
 }
 
 void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   set_graph_tag("checkpoint load");
   nn::CheckpointState state = nn::load_checkpoint(
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
-      model_, &optimizer_, {{"dropout", &model_.generator()}});
+      *model_, &optimizer_, {{"dropout", &model_->generator()}});
   // The data order is a function of (seed, step) only: a different batch
   // size or seed would continue on other batches.
   for (auto [key, value] :
@@ -250,8 +212,7 @@ void Trainer::printBanner() const {
       "  Gradient Accumulation steps = %lld\n"
       "  Total optimization steps = %lld\n"
       "  Number of trainable parameters = %lld\n"
-      "  Model = gpt2 n_layer %lld, n_embd %lld, n_head %lld, "
-      "vocab %lld, n_positions %lld%s\n"
+      "  Model = %s%s\n"
       "  Backend = %s, %s%s\n",
       data_.source.c_str(), (long long)data_.train.numBlocks(),
       data_.instruction ? "instruction records, the loss on the responses, "
@@ -262,9 +223,7 @@ void Trainer::printBanner() const {
       (long long)args_.trainBatchSize,
       (long long)(args_.trainBatchSize * accumulation),
       (long long)accumulation, (long long)totalSteps_,
-      (long long)trainable, (long long)args_.nLayer,
-      (long long)args_.nEmbd, (long long)args_.nHead,
-      (long long)model_.config().vocab_size, (long long)args_.nPositions,
+      (long long)trainable, model_->describe().c_str(),
       args_.pretrainedFolder.empty()
           ? ""
           : (", weights from " + args_.pretrainedFolder).c_str(),
@@ -282,8 +241,8 @@ void Trainer::printBanner() const {
                  (long long)lora_.r, lora_.alpha, lora_.dropout,
                  absl::StrJoin(lora_.target_modules, ",").c_str(),
                  adapted_.size(), (long long)trainable,
-                 (long long)model_.num_parameters(),
-                 100.0 * double(trainable) / double(model_.num_parameters()),
+                 (long long)model_->num_parameters(),
+                 100.0 * double(trainable) / double(model_->num_parameters()),
                  args_.adapterFolder.empty()
                      ? ""
                      : (", adapter from " + args_.adapterFolder).c_str());
@@ -298,7 +257,7 @@ void Trainer::trainStep() {
     // ignore index on padding rows.
     Tensor ids = idsTensor(batch.inputIds, batch.shape());
     Tensor labels = idsTensor(batch.labels, batch.shape());
-    Tensor loss = model_.loss(ids, labels);
+    Tensor loss = model_->loss(ids, labels);
     losses.push_back(loss);
     // As the Trainer: each micro-batch's loss over their number, so the
     // summed gradients are those of the mean.
@@ -373,7 +332,7 @@ void Trainer::evaluateAndLog() {
     return;
   }
   auto evalStart = std::chrono::steady_clock::now();
-  double loss = evaluate(model_, *data_.eval, args_.evalBatchSize);
+  double loss = evaluate(*model_, *data_.eval, args_.evalBatchSize);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - evalStart)
                        .count();
@@ -381,7 +340,7 @@ void Trainer::evaluateAndLog() {
   if (data_.evalRecords) {
     // Instruction data: the answers the model generates, scored.
     GenerationScore score =
-        scoreGeneration(model_, *data_.tokenizer, *data_.evalRecords,
+        scoreGeneration(*model_, *data_.tokenizer, *data_.evalRecords,
                         args_.blockSize, args_.evalBatchSize);
     eval.push_back({"eval_accuracy", pythonRound(score.accuracy(), 4)});
     seconds = std::chrono::duration<double>(
@@ -423,14 +382,14 @@ void Trainer::writeMergedModel(const fs::path &dir) {
   if (!fs::create_directories(dir, ec) && ec)
     throw Failure{"cannot create " + dir.string() + ": " + ec.message(), 1};
   std::vector<nn::NamedTensor> tensors;
-  for (auto &[name, tensor] : nn::merged_state_dict(model_))
+  for (auto &[name, tensor] : nn::merged_state_dict(*model_))
     tensors.push_back({name, tensor.to_host()});
   absl::Status saved = nn::saveSafetensors((dir / "model.safetensors").string(),
                                            tensors, {{"format", "pt"}});
   if (!saved.ok())
     throw Failure{"--merge_lora: " + std::string(saved.message()), 1};
   writeText(dir / "config.json",
-            configJson(model_.config(), data_.tokenizer->eosId()));
+            configJson(spec_, *data_.tokenizer));
   writeTokenizerFiles(dir);
 }
 
@@ -448,17 +407,17 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   // final folder is the adapter alone, as PeftModel.save_pretrained
   // writes it (--merge_lora adds the merged model beside it).
   if (withOptimizer)
-    nn::save_checkpoint((dir / "checkpoint.safetensors").string(), model_,
-                        &optimizer_, {{"dropout", &model_.generator()}},
+    nn::save_checkpoint((dir / "checkpoint.safetensors").string(), *model_,
+                        &optimizer_, {{"dropout", &model_->generator()}},
                         state);
   else if (!args_.useLora)
-    nn::save_checkpoint((dir / "model.safetensors").string(), model_, nullptr,
+    nn::save_checkpoint((dir / "model.safetensors").string(), *model_, nullptr,
                         {}, state);
   if (args_.useLora)
-    nn::save_lora_adapter(model_, lora_, dir.string(), args_.baseModelName);
+    nn::save_lora_adapter(*model_, lora_, dir.string(), args_.baseModelName);
   if (withOptimizer || !args_.useLora)
     writeText(dir / "config.json",
-              configJson(model_.config(), data_.tokenizer->eosId()));
+              configJson(spec_, *data_.tokenizer));
   writeTokenizerFiles(dir);
   std::string logs;
   for (const LogDict &log : history_)

@@ -7,12 +7,12 @@
 #ifndef KILN_EXAMPLES_TRAINER_H
 #define KILN_EXAMPLES_TRAINER_H
 
+#include "examples/Models.h"
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/TrainerLog.h"
 
 #include "frontends/data/DataLoader.h"
-#include "frontends/nn/GPT2.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
@@ -24,9 +24,6 @@
 #include <vector>
 
 namespace kiln::train {
-
-/// The GPT-2 configuration the arguments ask for, with `vocabSize` rows.
-nn::GPT2Config modelConfig(const TrainArgs &a, int64_t vocabSize);
 
 /// AdamW with the arguments' learning rate and decay (none on biases and
 /// LayerNorm weights, as the Trainer).
@@ -79,7 +76,9 @@ private:
 
   const TrainArgs &args_;
   PreparedData &data_;
-  nn::GPT2LMHeadModel model_;
+  /// The family and config; model_ is built from it.
+  ModelSpec spec_;
+  std::unique_ptr<nn::CausalLM> model_;
   /// --use_lora's settings and the adapted modules (empty without LoRA);
   /// declared before optimizer_, whose construction fills them.
   nn::LoraConfig lora_;

@@ -21,6 +21,7 @@
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/HubFolders.h"
+#include "examples/Models.h"
 #include "examples/Trainer.h"
 #include "compiler/MemoryPlanner.h"
 
@@ -28,7 +29,6 @@
 #include "frontends/data/Files.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
-#include "frontends/nn/GPT2.h"
 #include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Lora.h"
@@ -186,18 +186,21 @@ bool hasTokenizerFiles(const fs::path &dir) {
          fs::is_regular_file(dir / "vocab.json", ec);
 }
 
-/// The model shape of `folder`'s config.json → `a` (the n_* flags may not
-/// contradict it). `flag` names the flag that gave the folder.
+/// The model family and shape of `folder`'s config.json → `a` (the n_*
+/// flags may not contradict it). `flag` names the flag that gave the folder.
 void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   fs::path file = folder / "config.json";
   absl::StatusOr<std::string> text = data::readFile(file.string());
   if (!text.ok())
     throw Failure{"--" + flag + ": " + std::string(text.status().message()),
                   1};
-  absl::StatusOr<nn::GPT2Config> config =
-      nn::parseGPT2ConfigJson(*text, file.string());
-  if (!config.ok())
-    throw Failure{std::string(config.status().message()), 1};
+  absl::StatusOr<std::string> type = nn::readModelType(*text, file.string());
+  if (!type.ok())
+    throw Failure{std::string(type.status().message()), 1};
+  if (!type->empty() && *type != "gpt2" && *type != "llama")
+    throw Failure{file.string() + ": model_type '" + *type +
+                      "' is not one kiln implements (gpt2, llama)",
+                  1};
   for (const char *shape :
        {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
     if (a.given.count(shape))
@@ -205,6 +208,26 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
                     "from " + file.string() + " (--" + flag + "); drop --" +
                         shape,
                     2};
+  if (*type == "llama") {
+    absl::StatusOr<nn::LlamaConfig> config =
+        nn::parseLlamaConfigJson(*text, file.string());
+    if (!config.ok())
+      throw Failure{std::string(config.status().message()), 1};
+    a.modelType = "llama";
+    a.llamaConfig = *config;
+    a.nLayer = config->num_hidden_layers, a.nEmbd = config->hidden_size;
+    a.nHead = config->num_attention_heads;
+    a.nPositions = config->max_position_embeddings;
+    a.vocabSize = config->vocab_size;
+    if (!a.given.count("dropout"))
+      a.dropout = config->attention_dropout;
+    return;
+  }
+  absl::StatusOr<nn::GPT2Config> config =
+      nn::parseGPT2ConfigJson(*text, file.string());
+  if (!config.ok())
+    throw Failure{std::string(config.status().message()), 1};
+  a.modelType = "gpt2";
   a.nLayer = config->n_layer, a.nEmbd = config->n_embd;
   a.nHead = config->n_head, a.nPositions = config->n_positions;
   a.vocabSize = config->vocab_size;
@@ -337,8 +360,9 @@ void budgetThePlans(const TrainArgs &args) {
 /// traces the step (forward, backward, clipping, AdamW) on a model of the
 /// run's shape with a probe optimizer, and is planned, never run.
 int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
-  nn::GPT2LMHeadModel model(modelConfig(
+  std::unique_ptr<nn::CausalLM> probeModel = buildModel(modelSpec(
       args, args.vocabSize ? args.vocabSize : data.tokenizer->vocabSize()));
+  nn::CausalLM &model = *probeModel;
   model.train();
   auto traceStep = [&](int64_t batch) -> TracedStep {
     struct Probe {

@@ -43,3 +43,17 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# The peers' Python (bench/peers/setup.sh, or $KILN_PEERS_PYTHON) with
+# transformers: tests that compare with it say `REQUIRES: peer-transformers`
+# and are reported unsupported without it.
+import subprocess
+peers_python = os.environ.get("KILN_PEERS_PYTHON") or os.path.join(
+    config.kiln_src_root, "bench", "peers", ".venv", "bin", "python")
+try:
+    if subprocess.run([peers_python, "-c", "import transformers, torch"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("peer-transformers")
+        config.substitutions.append(("%peers_python", peers_python))
+except (OSError, subprocess.TimeoutExpired):
+    pass

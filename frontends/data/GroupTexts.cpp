@@ -12,12 +12,16 @@ absl::StatusOr<std::vector<std::vector<int32_t>>>
 tokenizeTexts(const Tokenizer &tokenizer, absl::Span<const std::string> texts) {
   std::vector<std::vector<int32_t>> examples;
   examples.reserve(texts.size());
+  const std::optional<int32_t> bos = tokenizer.bosId();
   for (size_t i = 0; i < texts.size(); ++i) {
     absl::StatusOr<std::vector<int32_t>> ids = tokenizer.encode(texts[i]);
     if (!ids.ok())
       return absl::Status(ids.status().code(),
                           absl::StrCat("example ", i, ": ",
                                        ids.status().message()));
+    // As tokenizer(text) in run_clm: the post-processor's BOS first.
+    if (bos)
+      ids->insert(ids->begin(), *bos);
     examples.push_back(std::move(*ids));
   }
   return examples;
@@ -73,6 +77,8 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
         tokenizer.encode(text.substr(0, split));
     if (!prompt.ok())
       return prompt.status();
+    if (std::optional<int32_t> bos = tokenizer.bosId())
+      prompt->insert(prompt->begin(), *bos);
     absl::StatusOr<std::vector<int32_t>> response =
         tokenizer.encode(text.substr(split));
     if (!response.ok())

@@ -22,7 +22,8 @@
 
 namespace kiln::data {
 
-/// Texts → one id list per text, in order.
+/// Texts → one id list per text, in order, each led by the tokenizer's BOS
+/// when it has one (as Hugging Face's tokenizer(text) adds it).
 absl::StatusOr<std::vector<std::vector<int32_t>>>
 tokenizeTexts(const Tokenizer &tokenizer, absl::Span<const std::string> texts);
 
@@ -68,8 +69,8 @@ struct LmBlocks {
 };
 
 /// Instruction records (TextDataset::promptBytes set) → one block each, as
-/// supervised fine-tuning lays them out: the prompt's tokens, the
-/// response's, then `eos`, padded with `eos` to `blockSize`; the loss is
+/// supervised fine-tuning lays them out: the prompt's tokens (led by the
+/// tokenizer's BOS, if any), the response's, then `eos`, padded with `eos` to `blockSize`; the loss is
 /// taken on the response and its first end-of-text only (labels
 /// kIgnoreIndex elsewhere). A record longer than the block loses the start
 /// of its prompt, then the end of its response. InvalidArgument for data

@@ -7,6 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <cerrno>
 #include <cstring>
@@ -57,10 +59,49 @@ ByteTokenizer::decode(absl::Span<const int32_t> ids) const {
   return text;
 }
 
+namespace {
+
+/// A directory's tokenizer_config.json → its eos_token ("" when the file or
+/// the key is absent), as transformers reads it: a string, or an added
+/// token's object with "content".
+absl::StatusOr<std::string> configuredEosToken(const std::string &directory) {
+  std::string path = directory + "/tokenizer_config.json";
+  if (!fileExists(path))
+    return std::string();
+  absl::StatusOr<std::string> text = readFile(path);
+  if (!text.ok())
+    return text.status();
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(*text);
+  if (!json)
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": invalid JSON ", llvm::toString(json.takeError())));
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Value *eos = root ? root->get("eos_token") : nullptr;
+  if (!eos || eos->kind() == llvm::json::Value::Null)
+    return std::string();
+  if (std::optional<llvm::StringRef> s = eos->getAsString())
+    return s->str();
+  const llvm::json::Object *added = eos->getAsObject();
+  if (std::optional<llvm::StringRef> s =
+          added ? added->getString("content") : std::nullopt)
+    return s->str();
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": eos_token: expected a string or an object with "
+                         "\"content\""));
+}
+
+} // namespace
+
 absl::StatusOr<std::unique_ptr<Tokenizer>>
 loadTokenizer(const TokenizerFiles &files) {
   TokenizerFiles chosen = files;
+  BpeOptions options;
   if (!files.directory.empty()) {
+    absl::StatusOr<std::string> eos = configuredEosToken(files.directory);
+    if (!eos.ok())
+      return eos.status();
+    if (!eos->empty())
+      options.eosToken = *eos;
     chosen = TokenizerFiles{};
     std::string json = files.directory + "/tokenizer.json";
     if (fileExists(json)) {
@@ -71,7 +112,7 @@ loadTokenizer(const TokenizerFiles &files) {
     }
   }
   if (!chosen.tokenizerJson.empty()) {
-    auto bpe = BpeTokenizer::fromTokenizerJson(chosen.tokenizerJson);
+    auto bpe = BpeTokenizer::fromTokenizerJson(chosen.tokenizerJson, options);
     if (!bpe.ok())
       return bpe.status();
     return std::unique_ptr<Tokenizer>(std::move(*bpe));
@@ -81,7 +122,8 @@ loadTokenizer(const TokenizerFiles &files) {
         "a BPE tokenizer needs both vocab.json and merges.txt");
   if (chosen.vocabJson.empty())
     return std::unique_ptr<Tokenizer>(std::make_unique<ByteTokenizer>());
-  auto bpe = BpeTokenizer::fromFiles(chosen.vocabJson, chosen.mergesTxt);
+  auto bpe =
+      BpeTokenizer::fromFiles(chosen.vocabJson, chosen.mergesTxt, options);
   if (!bpe.ok())
     return bpe.status();
   return std::unique_ptr<Tokenizer>(std::move(*bpe));

@@ -53,7 +53,8 @@ public:
 /// Where a tokenizer comes from; all empty means the byte-level tokenizer.
 struct TokenizerFiles {
   /// A Hugging Face tokenizer directory: tokenizer.json if it exists, else
-  /// vocab.json + merges.txt.
+  /// vocab.json + merges.txt; its tokenizer_config.json's eos_token, if
+  /// any, names the end-of-text token (else GPT-2's <|endoftext|>).
   std::string directory;
   /// Or the files themselves (ignored when `directory` is set).
   std::string tokenizerJson;
@@ -61,8 +62,8 @@ struct TokenizerFiles {
   std::string mergesTxt;
 };
 
-/// The files → a GPT-2 BPE tokenizer, or the byte-level one when none are
-/// named.
+/// The files → a byte-level BPE tokenizer (GPT-2's or Llama 3's), or the
+/// byte-level one when none are named.
 absl::StatusOr<std::unique_ptr<Tokenizer>>
 loadTokenizer(const TokenizerFiles &files);
 

@@ -69,6 +69,12 @@ tok.post_processor = processors.Sequence([
         special_tokens=[("<|begin_of_text|>", bos)]),
 ])
 tok.save("tokenizer.json")
+# What transformers' AutoTokenizer and kiln read for the special tokens.
+with open("tokenizer_config.json", "w", encoding="utf-8") as f:
+    json.dump({"tokenizer_class": "PreTrainedTokenizerFast",
+               "bos_token": "<|begin_of_text|>",
+               "eos_token": "<|end_of_text|>"}, f, indent=2)
+    f.write("\n")
 
 cases = [
     "Hello world", "hello  world", "  leading", "trailing   ", "a\n\nb",

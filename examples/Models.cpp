@@ -1,0 +1,158 @@
+// GPT-2 and Llama for kiln-train; see Models.h.
+#include "examples/Models.h"
+
+#include "examples/TrainerLog.h"
+
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Llama.h"
+
+namespace kiln::train {
+namespace {
+
+nn::GPT2Config gpt2Config(const TrainArgs &a, int64_t vocabSize) {
+  nn::GPT2Config c;
+  c.vocab_size = vocabSize;
+  c.n_positions = a.nPositions;
+  c.n_embd = a.nEmbd;
+  c.n_layer = a.nLayer;
+  c.n_head = a.nHead;
+  c.with_dropout(a.dropout);
+  return c;
+}
+
+/// A Llama of the n_* flags' shape: as many key/value heads as query heads
+/// and Llama's MLP width, 8/3 of the hidden size (rounded up to a multiple
+/// of 16), unless the flags are transformers' LlamaConfig() defaults.
+nn::LlamaConfig llamaConfigFromFlags(const TrainArgs &a) {
+  nn::LlamaConfig c;
+  c.hidden_size = a.nEmbd;
+  c.num_hidden_layers = a.nLayer;
+  c.num_attention_heads = c.num_key_value_heads = a.nHead;
+  c.head_dim = a.nEmbd / a.nHead;
+  c.max_position_embeddings = a.nPositions;
+  if (a.nEmbd != nn::LlamaConfig().hidden_size)
+    c.intermediate_size = (8 * a.nEmbd / 3 + 15) / 16 * 16;
+  return c;
+}
+
+std::string ropeJson(const nn::LlamaConfig &c) {
+  const nn::RopeScaling &s = c.rope_scaling;
+  std::string theta = "\"rope_theta\": " + pythonFloat(c.rope_theta);
+  if (s.kind == nn::RopeScaling::Kind::none)
+    return "{" + theta + ", \"rope_type\": \"default\"}";
+  std::string json = "{" + theta + ", \"factor\": " + pythonFloat(s.factor);
+  if (s.kind == nn::RopeScaling::Kind::linear)
+    return json + ", \"rope_type\": \"linear\"}";
+  return json + ", \"low_freq_factor\": " + pythonFloat(s.low_freq_factor) +
+         ", \"high_freq_factor\": " + pythonFloat(s.high_freq_factor) +
+         ", \"original_max_position_embeddings\": " +
+         std::to_string(s.original_max_position_embeddings) +
+         ", \"rope_type\": \"llama3\"}";
+}
+
+std::string idOrNull(std::optional<int32_t> id) {
+  return id ? std::to_string(*id) : "null";
+}
+
+std::string gpt2Json(const nn::GPT2Config &c, std::optional<int32_t> eos) {
+  auto num = [](double v) { return pythonFloat(v); };
+  // GPT2Config uses the end-of-text token for both.
+  std::string special = idOrNull(eos);
+  return "{\n  \"model_type\": \"gpt2\",\n  \"architectures\": "
+         "[\"GPT2LMHeadModel\"],\n  \"activation_function\": \"gelu_new\",\n"
+         "  \"vocab_size\": " +
+         std::to_string(c.vocab_size) +
+         ",\n  \"n_positions\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_ctx\": " + std::to_string(c.n_positions) +
+         ",\n  \"n_embd\": " + std::to_string(c.n_embd) +
+         ",\n  \"n_layer\": " + std::to_string(c.n_layer) +
+         ",\n  \"n_head\": " + std::to_string(c.n_head) +
+         ",\n  \"resid_pdrop\": " + num(c.resid_pdrop) +
+         ",\n  \"embd_pdrop\": " + num(c.embd_pdrop) +
+         ",\n  \"attn_pdrop\": " + num(c.attn_pdrop) +
+         ",\n  \"layer_norm_epsilon\": " + num(c.layer_norm_epsilon) +
+         ",\n  \"initializer_range\": " + num(c.initializer_range) +
+         ",\n  \"bos_token_id\": " + special +
+         ",\n  \"eos_token_id\": " + special +
+         ",\n  \"tie_word_embeddings\": true\n}\n";
+}
+
+std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
+                      std::optional<int32_t> eos) {
+  auto num = [](double v) { return pythonFloat(v); };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  // RoPE in both of transformers' spellings: rope_parameters (5.x) and
+  // rope_theta + rope_scaling (4.x, which ignores the former).
+  std::string rope = ropeJson(c);
+  std::string scaling =
+      c.rope_scaling.kind == nn::RopeScaling::Kind::none ? "null" : rope;
+  return "{\n  \"model_type\": \"llama\",\n  \"architectures\": "
+         "[\"LlamaForCausalLM\"],\n  \"hidden_act\": \"silu\",\n"
+         "  \"vocab_size\": " +
+         std::to_string(c.vocab_size) +
+         ",\n  \"hidden_size\": " + std::to_string(c.hidden_size) +
+         ",\n  \"intermediate_size\": " + std::to_string(c.intermediate_size) +
+         ",\n  \"num_hidden_layers\": " + std::to_string(c.num_hidden_layers) +
+         ",\n  \"num_attention_heads\": " +
+         std::to_string(c.num_attention_heads) +
+         ",\n  \"num_key_value_heads\": " +
+         std::to_string(c.num_key_value_heads) +
+         ",\n  \"head_dim\": " + std::to_string(c.head_dim) +
+         ",\n  \"max_position_embeddings\": " +
+         std::to_string(c.max_position_embeddings) +
+         ",\n  \"rms_norm_eps\": " + num(c.rms_norm_eps) +
+         ",\n  \"rope_theta\": " + num(c.rope_theta) +
+         ",\n  \"rope_scaling\": " + scaling +
+         ",\n  \"rope_parameters\": " + rope +
+         ",\n  \"attention_bias\": " + flag(c.attention_bias) +
+         ",\n  \"attention_dropout\": " + num(c.attention_dropout) +
+         ",\n  \"mlp_bias\": " + flag(c.mlp_bias) +
+         ",\n  \"initializer_range\": " + num(c.initializer_range) +
+         ",\n  \"pretraining_tp\": 1" +
+         ",\n  \"bos_token_id\": " + idOrNull(bos) +
+         ",\n  \"eos_token_id\": " + idOrNull(eos) +
+         ",\n  \"tie_word_embeddings\": " + flag(c.tie_word_embeddings) +
+         "\n}\n";
+}
+
+} // namespace
+
+ModelSpec modelSpec(const TrainArgs &a, int64_t vocabSize) {
+  ModelSpec spec;
+  spec.type = a.modelType;
+  if (spec.type == "llama") {
+    spec.llama = a.llamaConfig ? *a.llamaConfig : llamaConfigFromFlags(a);
+    spec.llama.vocab_size = vocabSize;
+    if (a.given.count("dropout"))
+      spec.llama.attention_dropout = a.dropout;
+    spec.llama.init_seed = spec.llama.dropout_seed = a.seed;
+  } else {
+    spec.gpt2 = gpt2Config(a, vocabSize);
+    spec.gpt2.init_seed = spec.gpt2.dropout_seed = a.seed;
+  }
+  return spec;
+}
+
+std::unique_ptr<nn::CausalLM> buildModel(const ModelSpec &spec) {
+  if (spec.type == "llama")
+    return std::make_unique<nn::LlamaForCausalLM>(spec.llama);
+  return std::make_unique<nn::GPT2LMHeadModel>(spec.gpt2);
+}
+
+void loadPretrained(const ModelSpec &spec, nn::CausalLM &model,
+                    const std::string &dir) {
+  // buildModel(spec) made `model`, so its class is the spec's.
+  if (spec.type == "llama")
+    nn::load_hf_llama_folder(static_cast<nn::LlamaForCausalLM &>(model), dir);
+  else
+    nn::load_hf_gpt2_folder(static_cast<nn::GPT2LMHeadModel &>(model), dir);
+}
+
+std::string configJson(const ModelSpec &spec,
+                       const data::Tokenizer &tokenizer) {
+  if (spec.type == "llama")
+    return llamaJson(spec.llama, tokenizer.bosId(), tokenizer.eosId());
+  return gpt2Json(spec.gpt2, tokenizer.eosId());
+}
+
+} // namespace kiln::train
