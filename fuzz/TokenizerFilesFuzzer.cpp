@@ -1,6 +1,7 @@
 // libFuzzer target: bytes → a tokenizer's files (frontends/data/
-// BpeTokenizer.h): vocab.json, merges.txt or tokenizer.json, chosen by the
-// first byte. A tokenizer.json that parses is also built (the vocabulary and
+// BpeTokenizer.h): vocab.json, merges.txt or tokenizer.json, or text for the
+// GPT-2 and Llama 3 pre-tokenizers (whose pieces must partition it), chosen
+// by the first byte. A tokenizer.json that parses is also built (the vocabulary and
 // merge checks) and used: it encodes a fixed text and the ids must decode
 // back to it (or the encode fails cleanly when the vocabulary cannot spell a
 // byte), so a hostile vocabulary cannot make BPE loop, read out of bounds
@@ -13,13 +14,27 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace kiln::data;
-  auto [mode, rest] = kiln::fuzz::splitMode(data, size, 3);
+  auto [mode, rest] = kiln::fuzz::splitMode(data, size, 4);
   switch (mode) {
   case 0:
     (void)parseVocabJson(rest, "vocab.json");
     return 0;
   case 1:
     (void)parseMergesTxt(rest, "merges.txt");
+    return 0;
+  case 3:
+    for (PreTokenizerKind kind :
+         {PreTokenizerKind::gpt2, PreTokenizerKind::llama3}) {
+      size_t at = 0;
+      for (std::string_view piece : preTokenize(rest, kind)) {
+        // Each piece non-empty and next in the text: a partition.
+        if (piece.empty() || piece.data() != rest.data() + at)
+          std::abort();
+        at += piece.size();
+      }
+      if (at != rest.size())
+        std::abort();
+    }
     return 0;
   default:
     break;
