@@ -27,6 +27,7 @@
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/data/Files.h"
+#include "frontends/nn/BatchAdvisor.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/ModelConfig.h"
@@ -364,32 +365,14 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
       args, args.vocabSize ? args.vocabSize : data.tokenizer->vocabSize()));
   nn::CausalLM &model = *probeModel;
   model.train();
-  auto traceStep = [&](int64_t batch) -> TracedStep {
-    struct Probe {
-      Probe(nn::NamedTensors params, const nn::AdamW::Options &options)
-          : optimizer(std::move(params), options) {
-        if (kiln::options().productType == DType::f16)
-          scaler = std::make_unique<nn::GradScaler>();
-      }
-      nn::AdamW optimizer;
-      std::unique_ptr<nn::GradScaler> scaler;
-      Tensor loss;
-    };
-    auto probe = std::make_shared<Probe>(model.named_parameters(),
-                                         adamOptions(args, model));
-    // Inputs and labels are two inputs, as in the training step.
-    std::vector<int64_t> zeros(batch * args.blockSize, 0);
-    Tensor ids = idsTensor(zeros, {batch, args.blockSize});
-    Tensor labels = idsTensor(zeros, {batch, args.blockSize});
-    probe->loss = model.loss(ids, labels);
-    nn::backward_and_step(probe->loss, probe->optimizer, args.maxGradNorm,
-                          probe->scaler.get());
-    return probe;
-  };
+  nn::TrainingStepShape shape;
+  shape.seq = args.blockSize;
+  shape.optimizer = adamOptions(args, model);
+  shape.max_grad_norm = args.maxGradNorm;
   // The plans' budget (budgetThePlans): the process's less its own memory.
   std::string budget = compiler::formatBytes(options().memoryBudgetBytes);
-  int64_t batch = largest_planned_batch(
-      args.trainBatchSize, traceStep,
+  int64_t batch = nn::largest_trainable_batch(
+      model, model.named_parameters(), args.trainBatchSize, shape,
       [&](int64_t probed, std::optional<uint64_t> peak) {
         std::string verdict =
             peak && *peak <= options().memoryBudgetBytes

@@ -77,6 +77,7 @@ std::vector<std::string> targetFlagWords(const Args &args);
 int runCompile(int argc, char **argv);
 int runPrecompile(int argc, char **argv);
 int runCache(int argc, char **argv);
+int runPlan(int argc, char **argv);
 
 } // namespace kiln::kilnc
 

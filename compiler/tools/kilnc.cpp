@@ -2,7 +2,8 @@
 // module into a serialized CPU executable (and/or a persistent cache entry,
 // under the same key a training run computes); `kilnc precompile DUMP_DIR`
 // fills a cache from the graphs a trial run dumped, in parallel worker
-// processes; `kilnc cache ls|verify|prune|clear` looks after a cache. Every
+// processes; `kilnc cache ls|verify|prune|clear` looks after a cache;
+// `kilnc plan --max_batch` is the batch advisor (KilncPlan.cpp). Every
 // bad input or flag ends in a message and a non-zero exit, never a signal,
 // and an output file is written to a temp name and renamed, never partly.
 #include "compiler/CachedCompiler.h"
@@ -455,6 +456,14 @@ const char *const kUsage =
     "       kilnc precompile DUMP_DIR --cache DIR [--jobs N]\n"
     "                    [--worker-memory BYTES] [--max-size BYTES] [TARGET]\n"
     "       kilnc cache ls|verify|prune|clear --cache DIR [--max-size BYTES]\n"
+    "       kilnc plan --config DIR|config.json (--max_batch --memory_budget "
+    "BYTES\n"
+    "                    [--batch_limit N] | --batch N) [--block_size N]\n"
+    "                    [--use_lora [--lora_r R] [--lora_target_modules "
+    "a,b]] [TARGET]\n"
+    "                    the largest batch whose training step (AdamW, "
+    "clipping)\n"
+    "                    plans within the budget, from the plan alone\n"
     "TARGET: --backend cpu|cuda (default cpu); with cuda, --cuda_arch "
     "sm_80|sm_90\n"
     "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "
@@ -486,6 +495,8 @@ int main(int argc, char **argv) {
     return runPrecompile(argc, argv);
   if (command == "cache")
     return runCache(argc, argv);
+  if (command == "plan")
+    return runPlan(argc, argv);
   std::fprintf(stderr, "kilnc: error: unknown command '%s'\n",
                command.c_str());
   return usage(kExitUsage);

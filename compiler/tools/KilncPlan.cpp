@@ -1,0 +1,208 @@
+// `kilnc plan`: the batch advisor from the command line. A Hugging Face
+// config.json (GPT-2 or Llama) gives the model; its training step (loss,
+// backward, clipping, AdamW; LoRA's when asked) is traced and planned for
+// the target, never run, so the answer for a GPU comes on a machine without
+// one: `kilnc plan --max_batch --config DIR --block_size 512
+// --memory_budget 16GiB --backend cuda --bf16`.
+#include "compiler/MemoryPlanner.h"
+#include "compiler/tools/KilncCommon.h"
+
+#include "frontends/nn/AutoModel.h"
+#include "frontends/nn/BatchAdvisor.h"
+#include "frontends/nn/Lora.h"
+
+#include "absl/strings/str_split.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace kiln::kilnc {
+namespace {
+
+/// --memory_budget (or --memory-budget) → bytes; 0 when absent or bad
+/// (after printing why).
+std::optional<uint64_t> budgetFlag(const Args &args) {
+  std::string flag = args.has("--memory_budget") ? "--memory_budget"
+                                                 : "--memory-budget";
+  if (!args.has(flag))
+    return uint64_t(0);
+  std::optional<uint64_t> budget = parseBytes(args.get(flag));
+  if (!budget || *budget == 0) {
+    fail(flag + ": expected a byte count such as 16GiB, got '" +
+             args.get(flag) + "'",
+         kExitUsage);
+    return std::nullopt;
+  }
+  return budget;
+}
+
+/// A positive integer flag, or `fallback` when absent; nullopt (after a
+/// message) when malformed.
+std::optional<int64_t> positiveFlag(const Args &args, const std::string &flag,
+                                    int64_t fallback) {
+  if (!args.has(flag))
+    return fallback;
+  std::string text = args.get(flag);
+  char *end = nullptr;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 1) {
+    fail(flag + ": expected a positive integer, got '" + text + "'",
+         kExitUsage);
+    return std::nullopt;
+  }
+  return int64_t(value);
+}
+
+std::string describeTarget(const compiler::KeyOptions &key) {
+  std::string target = key.backend == compiler::Backend::cuda
+                           ? "cuda " + key.cudaArch
+                           : std::string("cpu");
+  if (key.productType == DType::bf16)
+    target += ", bf16";
+  else if (key.productType == DType::f16)
+    target += ", fp16";
+  return target;
+}
+
+} // namespace
+
+int runPlan(int argc, char **argv) {
+  std::set<std::string> valued = {"--config",       "--block_size",
+                                  "--batch",        "--batch_limit",
+                                  "--memory_budget", "--memory-budget",
+                                  "--max_grad_norm", "--lora_r",
+                                  "--lora_target_modules"};
+  valued.insert(kTargetFlags.begin(), kTargetFlags.end());
+  std::set<std::string> switches = {"--max_batch", "--use_lora"};
+  switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
+  std::optional<Args> args = parseArgs(argc, argv, 2, valued, switches);
+  if (!args)
+    return kExitUsage;
+  if (args->has("--help"))
+    return usage(0);
+  if (!args->positional.empty())
+    return fail("plan: unexpected argument '" + args->positional[0] +
+                    "' (the model is --config)",
+                kExitUsage);
+  if (!args->has("--config"))
+    return fail("plan: --config (a config.json or a model folder) is "
+                "required",
+                kExitUsage);
+  if (args->has("--max_batch") == args->has("--batch"))
+    return fail("plan: give --max_batch (the largest batch that fits "
+                "--memory_budget) or --batch N (one batch's planned peak)",
+                kExitUsage);
+  compiler::KeyOptions key;
+  if (!parseTargetFlags(*args, key))
+    return kExitUsage;
+  std::optional<uint64_t> budget = budgetFlag(*args);
+  if (!budget)
+    return kExitUsage;
+  if (args->has("--max_batch") && *budget == 0)
+    return fail("plan --max_batch needs --memory_budget", kExitUsage);
+  std::optional<int64_t> limit = positiveFlag(*args, "--batch_limit", 1024);
+  std::optional<int64_t> batch = positiveFlag(*args, "--batch", 1);
+  std::optional<int64_t> loraR = positiveFlag(*args, "--lora_r", 8);
+  if (!limit || !batch || !loraR)
+    return kExitUsage;
+  double maxGradNorm = std::strtod(args->get("--max_grad_norm", "1").c_str(),
+                                   nullptr);
+
+  std::string path = args->get("--config");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    path += "/config.json";
+  auto text = llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return fail(path + ": " + text.getError().message());
+  try {
+    Options options;
+    options.backend = key.backend == compiler::Backend::cuda ? Backend::cuda
+                                                             : Backend::cpu;
+    options.cudaArch = key.cudaArch;
+    options.tf32 = key.tf32;
+    options.productType = key.productType;
+    options.memoryBudgetBytes = *budget;
+    set_options(options);
+    absl::StatusOr<std::unique_ptr<nn::CausalLM>> model =
+        nn::causal_lm_from_config((*text)->getBuffer().str(), path);
+    if (!model.ok())
+      return fail(std::string(model.status().message()));
+    nn::TrainingStepShape shape;
+    shape.seq = std::min<int64_t>(1024, (*model)->max_positions());
+    std::optional<int64_t> seq =
+        positiveFlag(*args, "--block_size", shape.seq);
+    if (!seq)
+      return kExitUsage;
+    shape.seq = *seq;
+    shape.max_grad_norm = maxGradNorm;
+    if (shape.seq > (*model)->max_positions())
+      return fail("--block_size " + std::to_string(shape.seq) +
+                      " exceeds the model's " +
+                      std::to_string((*model)->max_positions()) +
+                      " positions",
+                  kExitUsage);
+    nn::NamedTensors params = (*model)->named_parameters();
+    std::string what = (*model)->describe();
+    if (args->has("--use_lora")) {
+      nn::LoraConfig lora;
+      lora.r = *loraR;
+      lora.alpha = 2.0 * double(lora.r);
+      lora.target_modules =
+          args->has("--lora_target_modules")
+              ? std::vector<std::string>(absl::StrSplit(
+                    args->get("--lora_target_modules"), ','))
+              : nn::default_lora_targets((*model)->model_type());
+      nn::apply_lora(**model, lora, 0, &(*model)->generator());
+      params = nn::trainable_parameters(**model);
+      what += ", LoRA r " + std::to_string(lora.r);
+    }
+    (*model)->train();
+    std::string target = describeTarget(key);
+    if (args->has("--batch")) {
+      shape.batch = *batch;
+      std::optional<uint64_t> peak = plan_traced(
+          [&] { return nn::trace_training_step(**model, params, shape); });
+      if (!peak)
+        return fail("batch " + std::to_string(*batch) +
+                    " does not fit --memory_budget " +
+                    compiler::formatBytes(*budget) + " even with recomputation");
+      std::printf("batch %lld, seq %lld: planned peak %s (%s; %s)\n",
+                  (long long)*batch, (long long)shape.seq,
+                  compiler::formatBytes(*peak).c_str(), what.c_str(),
+                  target.c_str());
+      return 0;
+    }
+    int64_t best = nn::largest_trainable_batch(
+        **model, params, *limit, shape,
+        [&](int64_t probed, std::optional<uint64_t> peak) {
+          bool fits = peak && *peak <= *budget;
+          std::fprintf(stderr, "kilnc: plan: batch %lld: %s\n",
+                       (long long)probed,
+                       peak ? ("plans " + compiler::formatBytes(*peak) +
+                               (fits ? ": fits" : ": over"))
+                                  .c_str()
+                            : "over the budget even with recomputation");
+        });
+    if (best == 0)
+      return fail("not even batch 1 plans within --memory_budget " +
+                  compiler::formatBytes(*budget));
+    // The answer's peak, planned once more for the summary line.
+    std::optional<uint64_t> peak = plan_traced([&] {
+      shape.batch = best;
+      return nn::trace_training_step(**model, params, shape);
+    });
+    std::printf("largest batch %lld%s: planned peak %s of %s (%s, seq %lld; "
+                "%s)\n",
+                (long long)best, best == *limit ? " (--batch_limit)" : "",
+                peak ? compiler::formatBytes(*peak).c_str() : "?",
+                compiler::formatBytes(*budget).c_str(), what.c_str(),
+                (long long)shape.seq, target.c_str());
+    return 0;
+  } catch (const Error &e) {
+    return fail(e.what());
+  }
+}
+
+} // namespace kiln::kilnc
