@@ -166,6 +166,20 @@ nn::NamedTensors Trainer::prepareModel() {
 }
 
 void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
+  // A LoRA run's checkpoint holds the adapters; the base is the model the
+  // run started from, which must be loaded for the adapters to mean
+  // anything.
+  auto scope = file.metadata.find(nn::kCheckpointModelKey);
+  if (scope != file.metadata.end() && args_.pretrainedFolder.empty()) {
+    auto base = file.metadata.find("base_model_name_or_path");
+    throw Failure{dir + "/" + nn::kCheckpointFileName +
+                      " holds only the LoRA adapters and their optimizer "
+                      "state; resume with --model_name_or_path " +
+                      (base == file.metadata.end() ? std::string("<the base>")
+                                                   : base->second) +
+                      " --use_lora, as the run started",
+                  1};
+  }
   set_graph_tag("checkpoint load");
   nn::CheckpointState state = nn::load_checkpoint(
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
@@ -402,14 +416,22 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                     {"seed", std::to_string(args_.seed)}};
   if (scaler_ && withOptimizer)
     state.metadata.merge(scaler_->state().metadata());
-  // A checkpoint holds everything a resume needs (the frozen base too);
-  // with LoRA it is also a PEFT checkpoint (its adapter files), and the
-  // final folder is the adapter alone, as PeftModel.save_pretrained
-  // writes it (--merge_lora adds the merged model beside it).
+  // A checkpoint holds what a resume needs; with LoRA it is also a PEFT
+  // checkpoint (its adapter files), and the final folder is the adapter
+  // alone, as PeftModel.save_pretrained writes it (--merge_lora adds the
+  // merged model beside it). LoRA on a pretrained base: the checkpoint
+  // holds the adapters and their optimizer state (as PEFT's do) and a
+  // resume reloads the base from --model_name_or_path, so an 8B base is
+  // not copied at every save; a base trained from scratch is saved whole.
+  const bool adaptersOnly = args_.useLora && !args_.pretrainedFolder.empty();
+  if (adaptersOnly)
+    state.metadata["base_model_name_or_path"] = args_.baseModelName;
   if (withOptimizer)
     nn::save_checkpoint((dir / "checkpoint.safetensors").string(), *model_,
                         &optimizer_, {{"dropout", &model_->generator()}},
-                        state);
+                        state,
+                        adaptersOnly ? nn::CheckpointScope::trainable_only
+                                     : nn::CheckpointScope::whole_model);
   else if (!args_.useLora)
     nn::save_checkpoint((dir / "model.safetensors").string(), *model_, nullptr,
                         {}, state);

@@ -26,9 +26,12 @@ std::string exactDouble(double value) {
 void save_checkpoint(const std::string &path, const Module &model,
                      const Optimizer *optimizer,
                      const NamedGenerators &generators,
-                     const CheckpointState &state) {
+                     const CheckpointState &state, CheckpointScope scope) {
+  const bool trainableOnly = scope == CheckpointScope::trainable_only;
   std::vector<NamedTensor> tensors;
   for (const auto &[name, tensor] : model.state_dict()) {
+    if (trainableOnly && !tensor.requires_grad())
+      continue;
     if (startsWith(name, kCheckpointOptimizerPrefix) ||
         startsWith(name, kCheckpointRngPrefix))
       throw Error("save_checkpoint: parameter name '" + name +
@@ -43,6 +46,8 @@ void save_checkpoint(const std::string &path, const Module &model,
   }
   meta[kCheckpointFormatKey] = kCheckpointFormat;
   meta["kiln.step"] = std::to_string(state.step);
+  if (trainableOnly)
+    meta[kCheckpointModelKey] = kCheckpointTrainableOnly;
   if (optimizer) {
     for (const auto &[name, tensor] : optimizer->state())
       tensors.push_back(
@@ -108,6 +113,18 @@ CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
   } catch (const Error &e) {
     throw fail(e.what());
   }
+  if (contents->trainableOnly) {
+    // Frozen parameters are the caller's to load; trainable ones must be
+    // here.
+    std::map<std::string, bool> trainable;
+    for (const auto &[name, tensor] : model.named_parameters())
+      trainable[name] = tensor.requires_grad();
+    std::vector<std::string> missing;
+    for (const std::string &k : keys.missingKeys)
+      if (trainable[k])
+        missing.push_back(k);
+    keys.missingKeys = std::move(missing);
+  }
   if (!keys.missingKeys.empty() || !keys.unexpectedKeys.empty()) {
     std::string list;
     for (const std::string &k : keys.missingKeys)
@@ -118,7 +135,7 @@ CheckpointState load_checkpoint(SafetensorsData file, const std::string &path,
   }
 
   // 2. Restore.
-  model.load_state_dict(contents->model);
+  model.load_state_dict(contents->model, /*strict=*/!contents->trainableOnly);
   if (optimizer) {
     optimizer->load_state(contents->optimizerState,
                           contents->optimizer->stepCount);

@@ -37,13 +37,19 @@ struct CheckpointState {
   std::map<std::string, std::string> metadata;
 };
 
+/// Which parameters a checkpoint holds: all, or only those that require
+/// grad (a LoRA run's adapters: its frozen base, often most of the model,
+/// is the pretrained model it started from and is loaded from there).
+enum class CheckpointScope { whole_model, trainable_only };
+
 /// model (+ optimizer, generators, state) → an atomically written file at
 /// `path`. Pending tensors are synced first (call after kiln::step() to
 /// avoid a forced sync). Throws kiln::Error when writing fails.
 void save_checkpoint(const std::string &path, const Module &model,
                      const Optimizer *optimizer,
                      const NamedGenerators &generators,
-                     const CheckpointState &state = {});
+                     const CheckpointState &state = {},
+                     CheckpointScope scope = CheckpointScope::whole_model);
 
 /// A file written by save_checkpoint → the model's parameters, the
 /// optimizer's state, step count and learning rate, and the generators'
@@ -51,7 +57,8 @@ void save_checkpoint(const std::string &path, const Module &model,
 /// next training step hits the graph cache) → the step and metadata.
 /// Throws kiln::Error (naming the file) on a corrupt file, a missing or
 /// unexpected tensor, a shape mismatch or another optimizer kind; nothing
-/// is changed then.
+/// is changed then. A trainable-only file leaves the frozen parameters as
+/// they are (the caller loaded them) and may lack only those.
 CheckpointState load_checkpoint(const std::string &path, Module &model,
                                 Optimizer *optimizer,
                                 const NamedGenerators &generators);

@@ -71,6 +71,12 @@ parseCheckpointContents(SafetensorsData file, const std::string &path) {
       return badKey(path, "kiln.optimizer.lr", "is missing or not a number");
     out.optimizer = std::move(optimizer);
   }
+  if (auto scope = meta.find(kCheckpointModelKey); scope != meta.end()) {
+    if (scope->second != kCheckpointTrainableOnly)
+      return badKey(path, kCheckpointModelKey,
+                    "must be \"trainable\" where present");
+    out.trainableOnly = true;
+  }
   const std::string optimizerPrefix = kCheckpointOptimizerPrefix;
   const std::string rngPrefix = kCheckpointRngPrefix;
   for (NamedTensor &t : file.tensors) {

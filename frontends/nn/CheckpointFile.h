@@ -24,6 +24,10 @@ inline constexpr const char *kCheckpointFormat = "kiln-checkpoint-1";
 /// Name prefixes of optimizer state and generator state tensors.
 inline constexpr const char *kCheckpointOptimizerPrefix = "optimizer.";
 inline constexpr const char *kCheckpointRngPrefix = "rng.";
+/// Metadata of a checkpoint that holds the trainable parameters only (a
+/// LoRA run's adapters; its frozen base is the model it started from).
+inline constexpr const char *kCheckpointModelKey = "kiln.model";
+inline constexpr const char *kCheckpointTrainableOnly = "trainable";
 
 /// The optimizer part of a checkpoint.
 struct CheckpointOptimizer {
@@ -38,6 +42,8 @@ struct CheckpointContents {
   int64_t step = 0;
   /// Set when the file holds optimizer state.
   std::optional<CheckpointOptimizer> optimizer;
+  /// The model's trainable parameters only (kiln.model = "trainable").
+  bool trainableOnly = false;
   /// Tensors by name, the owner's prefix removed.
   std::map<std::string, HostTensor> model, optimizerState, rng;
   /// The user's metadata (keys not starting with "kiln.").
