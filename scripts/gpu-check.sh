@@ -11,7 +11,8 @@
 #      weights and first 4 batches (cpu-124m), and the SST-2 run on the cpu
 #      (sst2-cpu);
 #   3. the GPU unit tests (CudaRuntimeTest, CudaBackendTest, NumericsTest,
-#      CudaRandomGraphTest with KILN_RANDOM_GRAPHS=1000), --gtest_output=json;
+#      CudaRandomGraphTest with KILN_RANDOM_GRAPHS=1000, LlamaTest's parity
+#      with transformers on cuda), --gtest_output=json;
 #   4. sst2-cuda: 300 steps of kiln-train on SST-2 on the GPU, then its
 #      eval loss and model folder; hf-load: transformers' GPT2LMHeadModel
 #      loads that folder and computes the same eval loss
@@ -368,6 +369,14 @@ for repro in /tmp/kiln-cuda-repro-*.mlir; do
   [[ -e $repro ]] && { echo "--- $repro"; cat "$repro"; } >> "$work/CudaRandomGraphTest.log"
 done
 record_gtest CudaRandomGraphTest 1
+
+# Llama parity on the GPU: transformers' LlamaForCausalLM (the machine's
+# python3) against kiln on cuda from the same weights, logits and four
+# training losses within 1e-5 (bench/peers/llama_reference.py).
+KILN_BACKEND=cuda KILN_PEERS_PYTHON=$(command -v python3) \
+  run_part LlamaParity 90 "$bin/LlamaTest" --gtest_filter='Variants/LlamaParity.*' \
+  --gtest_output="json:$work/gtest_LlamaParity.json"
+record_gtest LlamaParity 1
 collect
 
 #===--- 4. SST-2 on the GPU ---------------------------------------------===#

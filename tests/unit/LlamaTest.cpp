@@ -3,10 +3,10 @@
 // gradients against finite differences (grouped-query attention, llama3
 // RoPE, untied head, in f64), and parity with transformers'
 // LlamaForCausalLM from the same weights: logits and the first training
-// losses within 1e-5 (f32). The parity test runs bench/peers/
-// llama_reference.py with the peers' Python (KILN_PEERS_PYTHON, else
-// bench/peers/.venv; bench/peers/setup.sh installs torch, and transformers
-// beside it) and is skipped, saying why, where that has no transformers.
+// losses within 1e-5 (f32), on the backend KILN_BACKEND names. The parity
+// test runs bench/peers/llama_reference.py with the peers' Python
+// (KILN_PEERS_PYTHON, else bench/peers/.venv, which bench/peers/setup.sh
+// makes) and is skipped, saying why, where that has no transformers.
 #include "GradCheckSupport.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Llama.h"
@@ -181,10 +181,17 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
 
 //===--- Parity with transformers -----------------------------------------===//
 
+/// The source tree: $KILN_SOURCE_DIR (the GPU machine's copy), else where
+/// this test was built from.
+std::string sourceDir() {
+  const char *dir = std::getenv("KILN_SOURCE_DIR");
+  return dir ? dir : KILN_SOURCE_DIR;
+}
+
 std::string peersPython() {
   if (const char *python = std::getenv("KILN_PEERS_PYTHON"))
     return python;
-  return KILN_SOURCE_DIR "/bench/peers/.venv/bin/python";
+  return sourceDir() + "/bench/peers/.venv/bin/python";
 }
 
 /// The reference folders (written once per test binary), or "" with the
@@ -215,9 +222,9 @@ std::string referenceFolders(std::string &why) {
       std::string out = (std::filesystem::temp_directory_path() /
                          ("kiln-llama-ref-" + std::to_string(getpid())))
                             .string();
-      std::string command = "'" + python + "' '" KILN_SOURCE_DIR
-                            "/bench/peers/llama_reference.py' '" +
-                            out + "' >/dev/null 2>&1";
+      std::string command = "'" + python + "' '" + sourceDir() +
+                            "/bench/peers/llama_reference.py' '" + out +
+                            "' >/dev/null 2>&1";
       if (std::system(command.c_str()) == 0)
         dir = out;
       else
@@ -238,6 +245,8 @@ std::vector<double> numbers(const llvm::json::Array &array) {
 class LlamaParity : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
+  // KILN_BACKEND picks the backend (the CPU backend by default).
+  set_options(options_from_env());
   std::string why;
   std::string root = referenceFolders(why);
   if (root.empty())
