@@ -63,8 +63,9 @@ absl::StatusOr<TextDataset> parseTsv(std::string_view contents,
 absl::StatusOr<TextDataset> loadTsv(const std::string &path);
 
 /// How an instruction example becomes one training text. The default renders
+/// the dolly records the way the fine-tuning issue's workflow names them,
 ///   ### Instruction:\n{instruction}\n\n### Context:\n{context}\n\n
-///   ### Response:\n{response}
+///   ### Answer:\n{response}
 /// (without the line break after "\n\n" shown here), leaving out the context
 /// section when the context is empty.
 struct InstructionTemplate {
@@ -73,7 +74,7 @@ struct InstructionTemplate {
   std::string responseKey = "response";
   std::string instructionHeader = "### Instruction:\n";
   std::string contextHeader = "### Context:\n";
-  std::string responseHeader = "### Response:\n";
+  std::string responseHeader = "### Answer:\n";
   std::string sectionSeparator = "\n\n";
 };
 

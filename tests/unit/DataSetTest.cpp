@@ -97,10 +97,10 @@ TEST(Jsonl, RendersTheInstructionTemplate) {
   auto dataset = parseInstructionJsonl(jsonl, "dolly.jsonl");
   ASSERT_TRUE(dataset.ok()) << dataset.status();
   EXPECT_EQ(dataset->texts,
-            (Texts{"### Instruction:\nName a color.\n\n### Response:\nBlue.",
+            (Texts{"### Instruction:\nName a color.\n\n### Answer:\nBlue.",
                    "### Instruction:\nSummarize.\n\n### Context:\nCats nap.\n"
-                   "A lot.\n\n### Response:\nCats sleep.",
-                   "### Instruction:\nHi?\n\n### Response:\nHello."}));
+                   "A lot.\n\n### Answer:\nCats sleep.",
+                   "### Instruction:\nHi?\n\n### Answer:\nHello."}));
 }
 
 TEST(Jsonl, MalformedRowsNameFileAndLine) {
