@@ -37,8 +37,8 @@ public:
     if (const llvm::json::Value *v = obj_.get(key); v && problem_.empty()) {
       std::optional<double> d = v->getAsNumber();
       if (!d || !(*d >= 0 && *d < limit))
-        problem_ = absl::StrCat("'", key, "' must be a number in [0, ", limit,
-                                ")");
+        problem_ =
+            absl::StrCat("'", key, "' must be a number in [0, ", limit, ")");
       else
         field = *d;
     }
@@ -117,21 +117,25 @@ std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
   return fields.problem().empty() ? "" : "rope: " + fields.problem();
 }
 
-} // namespace
-
-absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
-                                               std::string_view fileName) {
-  auto fail = [&](const std::string &message) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", std::string(fileName), "': ", message));
-  };
+/// A config file's text → `Config` by `read` (which returns the first
+/// problem, or ""), the problem prefixed with the file's name.
+template <typename Config>
+absl::StatusOr<Config>
+parseConfig(std::string_view text, std::string_view fileName,
+            std::string (*read)(const llvm::json::Object &, Config &)) {
   absl::StatusOr<llvm::json::Value> json = parseObject(text, fileName);
   if (!json.ok())
     return json.status();
-  const llvm::json::Object *obj = json->getAsObject();
+  Config config;
+  if (std::string problem = read(*json->getAsObject(), config);
+      !problem.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName), "': ", problem));
+  return config;
+}
 
-  GPT2Config c;
-  FieldReader fields(*obj);
+std::string readGPT2(const llvm::json::Object &obj, GPT2Config &c) {
+  FieldReader fields(obj);
   fields.readSize("n_ctx", c.n_positions);
   fields.readSize("n_positions", c.n_positions);
   fields.readSize("vocab_size", c.vocab_size);
@@ -144,43 +148,31 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
   fields.readNumber("layer_norm_epsilon", c.layer_norm_epsilon, 1);
   fields.readNumber("initializer_range", c.initializer_range, 1e3);
   if (!fields.problem().empty())
-    return fail(fields.problem());
+    return fields.problem();
 
   // Options that change the architecture: refuse what is not implemented
   // rather than load weights into a different model.
-  if (std::optional<llvm::StringRef> act =
-          obj->getString("activation_function");
+  if (std::optional<llvm::StringRef> act = obj.getString("activation_function");
       act && *act != "gelu_new")
-    return fail("activation_function '" + act->str() +
-                "' is not supported (only gelu_new)");
-  if (const llvm::json::Value *inner = obj->get("n_inner");
+    return "activation_function '" + act->str() +
+           "' is not supported (only gelu_new)";
+  if (const llvm::json::Value *inner = obj.get("n_inner");
       inner && inner->kind() != llvm::json::Value::Null &&
       inner->getAsInteger() != std::optional<int64_t>(4 * c.n_embd))
-    return fail("n_inner other than 4 * n_embd is not supported");
-  if (obj->getBoolean("tie_word_embeddings") == std::optional<bool>(false))
-    return fail("untied word embeddings are not supported");
-  if (obj->getBoolean("scale_attn_by_inverse_layer_idx") ==
+    return "n_inner other than 4 * n_embd is not supported";
+  if (obj.getBoolean("tie_word_embeddings") == std::optional<bool>(false))
+    return "untied word embeddings are not supported";
+  if (obj.getBoolean("scale_attn_by_inverse_layer_idx") ==
       std::optional<bool>(true))
-    return fail("scale_attn_by_inverse_layer_idx is not supported");
+    return "scale_attn_by_inverse_layer_idx is not supported";
   if (c.n_embd % c.n_head != 0)
-    return fail(absl::StrCat("n_embd ", c.n_embd,
-                             " is not divisible by n_head ", c.n_head));
-  return c;
+    return absl::StrCat("n_embd ", c.n_embd, " is not divisible by n_head ",
+                        c.n_head);
+  return "";
 }
 
-absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
-                                                 std::string_view fileName) {
-  auto fail = [&](const std::string &message) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", std::string(fileName), "': ", message));
-  };
-  absl::StatusOr<llvm::json::Value> json = parseObject(text, fileName);
-  if (!json.ok())
-    return json.status();
-  const llvm::json::Object *obj = json->getAsObject();
-
-  LlamaConfig c;
-  FieldReader fields(*obj);
+std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
+  FieldReader fields(obj);
   fields.readSize("vocab_size", c.vocab_size);
   fields.readSize("hidden_size", c.hidden_size);
   fields.readSize("intermediate_size", c.intermediate_size);
@@ -201,29 +193,40 @@ absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
   fields.readBool("mlp_bias", c.mlp_bias);
   fields.readBool("tie_word_embeddings", c.tie_word_embeddings);
   if (!fields.problem().empty())
-    return fail(fields.problem());
-  if (std::string rope = readRope(*obj, c); !rope.empty())
-    return fail(rope);
+    return fields.problem();
+  if (std::string rope = readRope(obj, c); !rope.empty())
+    return rope;
 
-  if (std::optional<llvm::StringRef> act = obj->getString("hidden_act");
+  if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
       act && *act != "silu")
-    return fail("hidden_act '" + act->str() +
-                "' is not supported (only silu)");
-  if (std::optional<int64_t> tp = obj->getInteger("pretraining_tp");
+    return "hidden_act '" + act->str() + "' is not supported (only silu)";
+  if (std::optional<int64_t> tp = obj.getInteger("pretraining_tp");
       tp && *tp != 1)
-    return fail("pretraining_tp other than 1 is not supported");
+    return "pretraining_tp other than 1 is not supported";
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    return fail(absl::StrCat("num_attention_heads ", c.num_attention_heads,
-                             " is not a multiple of num_key_value_heads ",
-                             c.num_key_value_heads));
+    return absl::StrCat("num_attention_heads ", c.num_attention_heads,
+                        " is not a multiple of num_key_value_heads ",
+                        c.num_key_value_heads);
   if (c.head_dim % 2 != 0)
-    return fail(absl::StrCat("head_dim ", c.head_dim,
-                             " is odd (rotary embeddings rotate pairs)"));
+    return absl::StrCat("head_dim ", c.head_dim,
+                        " is odd (rotary embeddings rotate pairs)");
   if (!fields.has("head_dim") && c.hidden_size % c.num_attention_heads != 0)
-    return fail(absl::StrCat("hidden_size ", c.hidden_size,
-                             " is not divisible by num_attention_heads ",
-                             c.num_attention_heads));
-  return c;
+    return absl::StrCat("hidden_size ", c.hidden_size,
+                        " is not divisible by num_attention_heads ",
+                        c.num_attention_heads);
+  return "";
+}
+
+} // namespace
+
+absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
+                                               std::string_view fileName) {
+  return parseConfig<GPT2Config>(text, fileName, readGPT2);
+}
+
+absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
+                                                 std::string_view fileName) {
+  return parseConfig<LlamaConfig>(text, fileName, readLlama);
 }
 
 absl::StatusOr<std::string> readModelType(std::string_view text,

@@ -30,12 +30,9 @@ TEST(GPT2GradCheck, GradientsMatchFiniteDifferencesInF64) {
   c.initializer_range = 0.2;
   GPT2LMHeadModel model(c);
 
-  const int64_t batch = 2, seq = 16;
   std::mt19937_64 rng(11);
-  std::vector<double> ids(batch * seq);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % c.vocab_size);
-  Tensor input = Tensor::from_vector(ids, {batch, seq}, DType::i64);
+  Tensor input = kiln::testing::randomIds(/*batch=*/2, /*seq=*/16,
+                                          c.vocab_size, rng);
   kiln::testing::expectGradientsMatchFiniteDifferences(
       model, [&] { return model.loss(input, input); }, /*seed=*/rng());
 }

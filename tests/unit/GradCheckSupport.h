@@ -21,6 +21,15 @@
 
 namespace kiln::testing {
 
+/// Token ids [batch, seq] drawn uniformly from [0, vocab) by `rng` (i64).
+inline Tensor randomIds(int64_t batch, int64_t seq, int64_t vocab,
+                        std::mt19937_64 &rng) {
+  std::vector<double> ids(size_t(batch * seq));
+  for (double &id : ids)
+    id = static_cast<double>(rng() % uint64_t(vocab));
+  return Tensor::from_vector(ids, {batch, seq}, DType::i64);
+}
+
 /// Checks `entries` distinct random entries of `model`'s parameters against
 /// finite differences of `loss()` (which records the f64 loss; each call is
 /// run by kiln::step()). At least `minNonZero` of them must have a gradient

@@ -169,12 +169,9 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
   // every part of the model moves the loss.
   c.initializer_range = 0.3;
   LlamaForCausalLM model(c);
-  const int64_t batch = 2, seq = 12;
   std::mt19937_64 rng(13);
-  std::vector<double> ids(batch * seq);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % c.vocab_size);
-  Tensor input = Tensor::from_vector(ids, {batch, seq}, DType::i64);
+  Tensor input = kiln::testing::randomIds(/*batch=*/2, /*seq=*/12,
+                                          c.vocab_size, rng);
   kiln::testing::expectGradientsMatchFiniteDifferences(
       model, [&] { return model.loss(input, input); }, /*seed=*/rng());
 }
