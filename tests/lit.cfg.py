@@ -55,5 +55,10 @@ try:
                       capture_output=True, timeout=120).returncode == 0:
         config.available_features.add("peer-transformers")
         config.substitutions.append(("%peers_python", peers_python))
+        # peft too: tests that load kiln's adapters with PeftModel say
+        # `REQUIRES: peer-peft`.
+        if subprocess.run([peers_python, "-c", "import peft"],
+                          capture_output=True, timeout=120).returncode == 0:
+            config.available_features.add("peer-peft")
 except (OSError, subprocess.TimeoutExpired):
     pass

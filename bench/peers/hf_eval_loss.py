@@ -5,12 +5,16 @@ groups of 1000 and cut into block_size blocks, the mean next-token loss.
 
   python hf_eval_loss.py MODEL_DIR TEXT_FILE BLOCK_SIZE [KILN_OUTPUT]
 
+MODEL_DIR may be a PEFT adapter folder (adapter_config.json): peft's
+AutoPeftModelForCausalLM loads it on the base its config names.
+
 Prints {"eval_loss": ...}. With KILN_OUTPUT (kiln-train --do_eval's stdout),
 also compares with kiln's eval_loss and exits 1 if they differ by more than
 1e-4 (relative) — the check of tests/tools/kiln-train-llama-transformers.test.
 """
 import ast
 import json
+import os
 import sys
 
 import torch
@@ -32,8 +36,15 @@ def blocks(tokenizer, path, block_size):
 
 def main():
     model_dir, text, block_size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer_dir = model_dir
+    if os.path.exists(os.path.join(model_dir, "adapter_config.json")):
+        from peft import AutoPeftModelForCausalLM
+        model = AutoPeftModelForCausalLM.from_pretrained(model_dir).eval()
+        # The base's folder has the config.json AutoTokenizer goes by.
+        tokenizer_dir = model.peft_config["default"].base_model_name_or_path
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     data = blocks(tokenizer, text, block_size)
     with torch.no_grad():
         loss = model(data, labels=data).loss.item()
