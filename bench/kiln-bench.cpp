@@ -628,7 +628,27 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
 
 } // namespace
 
+constexpr const char *kUsage =
+    "usage: kiln-bench [--flag value]...\n"
+    "  model: --n_layer --n_embd --n_head --vocab --seq (GPT-2's shape)\n"
+    "  run: --batch --steps --warmup_steps --lr --weight_decay --dropout\n"
+    "       --max_grad_norm --seed --precision f32|bf16|fp16\n"
+    "       --backend cpu|cuda\n"
+    "  systems: --modes compiled,eager --peers torch,torch_compile,jax\n"
+    "           (\"\" for none) --peers_dir DIR\n"
+    "  memory: --budget_gib --max_rss_gib --bisect_max_batch (0: no\n"
+    "          largest-batch search) --bisect_steps --bisect_max_probes\n"
+    "  parity: --parity_steps --parity_window\n"
+    "  data: --dataset synthetic|sst2|text --train_file --tokenizer_dir\n"
+    "  output: --out DIR (results.json, results.csv, table.md, plots)\n"
+    "docs/PERFORMANCE.md has the commands behind its tables.\n";
+
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    }
   absl::StatusOr<BenchConfig> config = parseFlags(argc, argv);
   if (!config.ok()) {
     std::fprintf(stderr, "kiln-bench: %s\n",
