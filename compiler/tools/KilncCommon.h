@@ -51,6 +51,9 @@ int usage(int code);
 /// "123", "64K", "2MiB", "1.5G" → bytes; nullopt on anything else.
 std::optional<uint64_t> parseBytes(const std::string &text);
 
+/// --memory_budget / --memory-budget (the first given) → bytes; 0 when
+/// absent; nullopt (after a usage message) when not a positive byte count.
+std::optional<uint64_t> memoryBudgetFlag(const Args &args);
 /// Prints "kilnc: error: <message>" and returns kExitFailure.
 int fail(const std::string &message, int code = kExitFailure);
 

@@ -16,26 +16,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 namespace kiln::kilnc {
 namespace {
-
-/// --memory_budget (or --memory-budget) → bytes; 0 when absent or bad
-/// (after printing why).
-std::optional<uint64_t> budgetFlag(const Args &args) {
-  std::string flag = args.has("--memory_budget") ? "--memory_budget"
-                                                 : "--memory-budget";
-  if (!args.has(flag))
-    return uint64_t(0);
-  std::optional<uint64_t> budget = parseBytes(args.get(flag));
-  if (!budget || *budget == 0) {
-    fail(flag + ": expected a byte count such as 16GiB, got '" +
-             args.get(flag) + "'",
-         kExitUsage);
-    return std::nullopt;
-  }
-  return budget;
-}
 
 /// A positive integer flag, or `fallback` when absent; nullopt (after a
 /// message) when malformed.
@@ -96,7 +80,7 @@ int runPlan(int argc, char **argv) {
   compiler::KeyOptions key;
   if (!parseTargetFlags(*args, key))
     return kExitUsage;
-  std::optional<uint64_t> budget = budgetFlag(*args);
+  std::optional<uint64_t> budget = memoryBudgetFlag(*args);
   if (!budget)
     return kExitUsage;
   if (args->has("--max_batch") && *budget == 0)
@@ -106,8 +90,13 @@ int runPlan(int argc, char **argv) {
   std::optional<int64_t> loraR = positiveFlag(*args, "--lora_r", 8);
   if (!limit || !batch || !loraR)
     return kExitUsage;
-  double maxGradNorm = std::strtod(args->get("--max_grad_norm", "1").c_str(),
-                                   nullptr);
+  std::string clipText = args->get("--max_grad_norm", "1");
+  char *clipEnd = nullptr;
+  double maxGradNorm = std::strtod(clipText.c_str(), &clipEnd);
+  if (clipText.empty() || *clipEnd != '\0' || !(maxGradNorm >= 0))
+    return fail("--max_grad_norm: expected a number >= 0 (0: no clipping), "
+                "got '" + clipText + "'",
+                kExitUsage);
 
   std::string path = args->get("--config");
   std::error_code ec;
@@ -174,10 +163,13 @@ int runPlan(int argc, char **argv) {
                   target.c_str());
       return 0;
     }
+    std::map<int64_t, uint64_t> fittingPeaks; // the probes that fit
     int64_t best = nn::largest_trainable_batch(
         **model, params, *limit, shape,
         [&](int64_t probed, std::optional<uint64_t> peak) {
           bool fits = peak && *peak <= *budget;
+          if (fits)
+            fittingPeaks[probed] = *peak;
           std::fprintf(stderr, "kilnc: plan: batch %lld: %s\n",
                        (long long)probed,
                        peak ? ("plans " + compiler::formatBytes(*peak) +
@@ -188,11 +180,12 @@ int runPlan(int argc, char **argv) {
     if (best == 0)
       return fail("not even batch 1 plans within --memory_budget " +
                   compiler::formatBytes(*budget));
-    // The answer's peak, planned once more for the summary line.
-    std::optional<uint64_t> peak = plan_traced([&] {
-      shape.batch = best;
-      return nn::trace_training_step(**model, params, shape);
-    });
+    // The bisection probed its answer: that probe's peak, not a new plan
+    // (each plan compiles the step).
+    auto found = fittingPeaks.find(best);
+    std::optional<uint64_t> peak;
+    if (found != fittingPeaks.end())
+      peak = found->second;
     std::printf("largest batch %lld%s: planned peak %s of %s (%s, seq %lld; "
                 "%s)\n",
                 (long long)best, best == *limit ? " (--batch_limit)" : "",

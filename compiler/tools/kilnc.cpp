@@ -98,6 +98,21 @@ std::optional<uint64_t> parseBytes(const std::string &text) {
   return static_cast<uint64_t>(bytes);
 }
 
+std::optional<uint64_t> memoryBudgetFlag(const Args &args) {
+  std::string flag = args.has("--memory_budget") ? "--memory_budget"
+                                                 : "--memory-budget";
+  if (!args.has(flag))
+    return uint64_t(0);
+  std::optional<uint64_t> budget = parseBytes(args.get(flag));
+  if (!budget || *budget == 0) {
+    fail(flag + ": expected a byte count such as 2GiB, got '" +
+             args.get(flag) + "'",
+         kExitUsage);
+    return std::nullopt;
+  }
+  return budget;
+}
+
 bool parseTargetFlags(const Args &args, compiler::KeyOptions &options) {
   absl::StatusOr<compiler::Backend> backend =
       compiler::parseBackend(args.get("--backend", "cpu"));
@@ -384,14 +399,10 @@ int runCompile(int argc, char **argv) {
   if (!parseTargetFlags(*args, keyOptions))
     return kExitUsage;
   keyOptions.function = args->get("--function");
-  if (args->has("--memory-budget")) {
-    std::optional<uint64_t> budget = parseBytes(args->get("--memory-budget"));
-    if (!budget || *budget == 0)
-      return fail("--memory-budget: expected a byte count such as 2GiB, got '" +
-                      args->get("--memory-budget") + "'",
-                  kExitUsage);
-    keyOptions.memoryBudget = *budget;
-  }
+  std::optional<uint64_t> budget = memoryBudgetFlag(*args);
+  if (!budget)
+    return kExitUsage;
+  keyOptions.memoryBudget = *budget;
   bool quiet = args->has("--quiet");
   std::optional<runtime::PersistentCache> cache;
   if (args->has("--cache")) {
