@@ -47,6 +47,9 @@ struct TrainArgs {
   double loraAlpha = 16, loraDropout = 0.05;
   std::vector<std::string> loraTargets;
   std::string adapterFolder;
+  /// --torch_dtype: the frozen base's storage type under --use_lora (f32:
+  /// auto and float32).
+  DType frozenType = DType::f32;
   /// The base model's name for adapter_config.json (what
   /// --model_name_or_path, or an adapter's config, named; "" from scratch).
   std::string baseModelName;

@@ -86,6 +86,15 @@ struct Flags {
       cl::desc("modules to adapt, PEFT's names, comma-separated (default: "
                "the model type's, c_attn for gpt2)"),
       cl::CommaSeparated, cl::cat(model)};
+  cl::opt<std::string> torchDtype{
+      "torch_dtype",
+      cl::desc("the dtype the model's weights are stored in: auto | "
+               "float32 | bfloat16 | float16 (run_clm.py's flag). With "
+               "--use_lora, bfloat16 or float16 stores the frozen base in "
+               "that type (half the bytes) while the adapters and their "
+               "optimizer stay f32; full fine-tuning keeps f32 weights "
+               "(use --bf16 or --fp16 for mixed precision)"),
+      cl::init("auto"), cl::cat(model)};
   cl::opt<bool> mergeLora{
       "merge_lora",
       cl::desc("also write output_dir/merged: the base with the adapters "

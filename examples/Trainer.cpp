@@ -161,6 +161,14 @@ nn::NamedTensors Trainer::prepareModel() {
   adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
   if (!args_.adapterFolder.empty())
     nn::load_lora_adapter(*model_, lora_, args_.adapterFolder);
+  if (args_.frozenType != DType::f32) {
+    int64_t saved = model_->store_frozen_as(args_.frozenType);
+    std::fprintf(stderr,
+                 "kiln-train: the frozen base is stored in %s (%.1f MiB "
+                 "less)\n",
+                 std::string(dtypeName(args_.frozenType)).c_str(),
+                 double(saved) / (1 << 20));
+  }
   kiln::step();
   return nn::trainable_parameters(*model_);
 }

@@ -309,6 +309,14 @@ void resolveHubNames(TrainArgs &a) {
       throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
                     "adapter folder as --model_name_or_path)",
                     2};
+  if (a.frozenType != DType::f32 && !a.useLora)
+    throw Failure{"--torch_dtype " + std::string(a.frozenType == DType::bf16
+                                                     ? "bfloat16"
+                                                     : "float16") +
+                      " stores a frozen base in 16 bits, so it needs "
+                      "--use_lora; full fine-tuning keeps f32 weights "
+                      "(--bf16 or --fp16 give mixed precision)",
+                  2};
   if (a.useLora && a.loraTargets.empty()) {
     a.loraTargets = nn::default_lora_targets(a.modelType);
     if (a.loraTargets.empty())

@@ -32,6 +32,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -296,6 +297,37 @@ struct Part {
   double optimize = 0, emit = 0;
 };
 
+/// LLVM turns an f32 → bf16 rounding it cannot emit as an instruction (a
+/// CPU without AVX512-BF16) into a call of __truncsfbf2, which libgcc has
+/// only since GCC 13: some fused kernels (Llama's attention backward under
+/// --bf16) then failed to load on a host with an older libgcc. Every
+/// kernel object carries its own weak, hidden definition, added after the
+/// IR optimizer (which could fold its integer rounding back into the very
+/// truncation it implements): round to nearest even, a NaN kept quiet.
+void defineBFloat16Truncation(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *f32 = llvm::Type::getFloatTy(ctx), *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(ctx), {f32},
+                                       /*isVarArg=*/false);
+  auto *f = llvm::dyn_cast<llvm::Function>(
+      module.getOrInsertFunction("__truncsfbf2", type).getCallee());
+  if (!f || !f->isDeclaration())
+    return; // another signature under the name, or already defined
+  f->setLinkage(llvm::GlobalValue::WeakAnyLinkage);
+  f->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  llvm::Value *x = f->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, i32);
+  llvm::Value *high = b.CreateLShr(bits, 16);
+  llvm::Value *bias = b.CreateAdd(b.CreateAnd(high, 1), b.getInt32(0x7FFF));
+  llvm::Value *rounded = b.CreateLShr(b.CreateAdd(bits, bias), 16);
+  llvm::Value *quietNaN = b.CreateOr(high, b.getInt32(0x40));
+  llvm::Value *result =
+      b.CreateSelect(b.CreateFCmpUNO(x, x), quietNaN, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(result, b.getInt16Ty()),
+                              llvm::Type::getBFloatTy(ctx)));
+}
+
 void optimizeAndEmit(Part &part) {
   using Clock = std::chrono::steady_clock;
   absl::StatusOr<HostTarget> host = hostTarget();
@@ -307,6 +339,7 @@ void optimizeAndEmit(Part &part) {
   part.features = host->features;
   auto start = Clock::now();
   optimize(*part.module, *host);
+  defineBFloat16Truncation(*part.module);
   auto mid = Clock::now();
   llvm::raw_svector_ostream os(part.object);
   llvm::legacy::PassManager codegen;

@@ -56,7 +56,7 @@ int runPlan(int argc, char **argv) {
                                   "--batch",        "--batch_limit",
                                   "--memory_budget", "--memory-budget",
                                   "--max_grad_norm", "--lora_r",
-                                  "--lora_target_modules"};
+                                  "--lora_target_modules", "--torch_dtype"};
   valued.insert(kTargetFlags.begin(), kTargetFlags.end());
   std::set<std::string> switches = {"--max_batch", "--use_lora"};
   switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
@@ -98,6 +98,22 @@ int runPlan(int argc, char **argv) {
                 "got '" + clipText + "'",
                 kExitUsage);
 
+  // run_clm's --torch_dtype: the frozen base's storage under --use_lora.
+  static const std::map<std::string, DType> storageTypes = {
+      {"auto", DType::f32},
+      {"float32", DType::f32},
+      {"bfloat16", DType::bf16},
+      {"float16", DType::f16}};
+  auto storage = storageTypes.find(args->get("--torch_dtype", "auto"));
+  if (storage == storageTypes.end())
+    return fail("--torch_dtype: expected auto, float32, bfloat16 or float16, "
+                "got '" + args->get("--torch_dtype") + "'",
+                kExitUsage);
+  if (storage->second != DType::f32 && !args->has("--use_lora"))
+    return fail("--torch_dtype " + args->get("--torch_dtype") +
+                    " stores a frozen base in 16 bits: it needs --use_lora",
+                kExitUsage);
+
   std::string path = args->get("--config");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -114,8 +130,13 @@ int runPlan(int argc, char **argv) {
     options.productType = key.productType;
     options.memoryBudgetBytes = *budget;
     set_options(options);
+    // Planned, never run: the weights are never drawn (an 8B model's fit
+    // in memory that is never touched), and a 16-bit base is built so.
+    nn::ModelBuild build;
+    build.dtype = storage->second;
+    build.draw_initial_values = false;
     absl::StatusOr<std::unique_ptr<nn::CausalLM>> model =
-        nn::causal_lm_from_config((*text)->getBuffer().str(), path);
+        nn::causal_lm_from_config((*text)->getBuffer().str(), path, build);
     if (!model.ok())
       return fail(std::string(model.status().message()));
     nn::TrainingStepShape shape;
@@ -146,6 +167,8 @@ int runPlan(int argc, char **argv) {
       nn::apply_lora(**model, lora, 0, &(*model)->generator());
       params = nn::trainable_parameters(**model);
       what += ", LoRA r " + std::to_string(lora.r);
+      if (storage->second != DType::f32)
+        what += ", base in " + std::string(dtypeName(storage->second));
     }
     (*model)->train();
     std::string target = describeTarget(key);

@@ -218,6 +218,23 @@ Tensor &Tensor::assign_(const Tensor &value) {
   return *this;
 }
 
+Tensor &Tensor::set_data_(const Tensor &value) {
+  implOf(*this, "set_data_");
+  implOf(value, "set_data_");
+  if (value.shape() != shape())
+    throw Error("set_data_: cannot set " + value.str() + " as the data of " +
+                str());
+  if (!impl_->isLeaf || impl_->requiresGrad)
+    throw Error("set_data_: " + str() +
+                " must be a leaf that does not require grad (an optimizer's "
+                "parameter keeps its dtype)");
+  NodePtr node = nodeOf(value);
+  if (value.requires_grad())
+    node = lazy::detach(node);
+  assignNode(*impl_, std::move(node));
+  return *this;
+}
+
 //===--- Generators -------------------------------------------------------===//
 
 Generator::Generator(uint64_t seed) { manual_seed(seed); }

@@ -150,6 +150,11 @@ public:
   /// step() the old buffer is donated when nothing live still needs it.
   /// The tensor's requires_grad flag is kept; `value` is detached.
   Tensor &assign_(const Tensor &value);
+  /// Replaces the value of a leaf that does not require grad with `value`
+  /// of the same shape and any dtype (PyTorch's `p.data = v`): how a frozen
+  /// parameter changes its storage type. Every handle sees the new value
+  /// and dtype; `value` is detached.
+  Tensor &set_data_(const Tensor &value);
 
   //===--- Elementwise ----------------------------------------------------===//
 

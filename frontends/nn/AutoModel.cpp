@@ -10,7 +10,8 @@
 namespace kiln::nn {
 
 absl::StatusOr<std::unique_ptr<CausalLM>>
-causal_lm_from_config(std::string_view text, std::string_view fileName) {
+causal_lm_from_config(std::string_view text, std::string_view fileName,
+                      const ModelBuild &build) {
   absl::StatusOr<std::string> type = readModelType(text, fileName);
   if (!type.ok())
     return type.status();
@@ -18,6 +19,8 @@ causal_lm_from_config(std::string_view text, std::string_view fileName) {
     absl::StatusOr<LlamaConfig> config = parseLlamaConfigJson(text, fileName);
     if (!config.ok())
       return config.status();
+    config->dtype = build.dtype;
+    config->draw_initial_values = build.draw_initial_values;
     return std::unique_ptr<CausalLM>(
         std::make_unique<LlamaForCausalLM>(*config));
   }
@@ -28,6 +31,8 @@ causal_lm_from_config(std::string_view text, std::string_view fileName) {
   absl::StatusOr<GPT2Config> config = parseGPT2ConfigJson(text, fileName);
   if (!config.ok())
     return config.status();
+  config->dtype = build.dtype;
+  config->draw_initial_values = build.draw_initial_values;
   return std::unique_ptr<CausalLM>(std::make_unique<GPT2LMHeadModel>(*config));
 }
 

@@ -14,11 +14,20 @@
 
 namespace kiln::nn {
 
+/// How causal_lm_from_config builds the model beyond the file's fields.
+struct ModelBuild {
+  /// The parameters' storage type.
+  DType dtype = DType::f32;
+  /// false: zero weights, never drawn (a model only planned).
+  bool draw_initial_values = true;
+};
+
 /// config.json's text → a freshly initialised model of its family and
 /// shape; InvalidArgument naming `fileName` on a bad file or a model_type
 /// kiln does not implement.
 absl::StatusOr<std::unique_ptr<CausalLM>>
-causal_lm_from_config(std::string_view text, std::string_view fileName);
+causal_lm_from_config(std::string_view text, std::string_view fileName,
+                      const ModelBuild &build = {});
 
 } // namespace kiln::nn
 

@@ -25,7 +25,8 @@ Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
   const int64_t t = hidden.size(1);
   Tensor rows = hidden.slice(1, 0, t - 1).reshape({-1, hidden.size(2)});
   Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
-  return linear_cross_entropy(rows, head_weight, shiftedLabels, -100);
+  return linear_cross_entropy(rows, compute_value(head_weight), shiftedLabels,
+                              -100);
 }
 
 Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {

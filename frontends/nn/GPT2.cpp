@@ -138,7 +138,7 @@ GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config &config)
     throw Error("GPT2: every size in the config must be positive");
   if (!isFloat(config.dtype))
     throw Error("GPT2: dtype must be a float type");
-  InitContext init(config.init_seed, config.dtype);
+  InitContext init(config.init_seed, config.dtype, config.draw_initial_values);
   transformer = register_module(
       "transformer",
       std::make_shared<GPT2Model>(config, init, generator_.get()));
@@ -149,7 +149,7 @@ GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config &config)
 
 Tensor GPT2LMHeadModel::forward(const Tensor &input_ids) const {
   Tensor hidden = transformer->forward(input_ids); // [B, T, C]
-  const Tensor &wte = transformer->wte->weight;    // [V, C]
+  Tensor wte = compute_value(transformer->wte->weight); // [V, C]
   const int64_t b = hidden.size(0), t = hidden.size(1);
   return hidden.reshape({b * t, config_.n_embd})
       .matmul(wte.transpose(0, 1))

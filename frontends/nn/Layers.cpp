@@ -23,7 +23,7 @@ Tensor project(const Tensor &x, const Tensor &w, int64_t in, int64_t out,
 Tensor InitContext::normal(const Shape &shape, double mean, double std) {
   HostTensor t(dtype_, shape);
   std::normal_distribution<double> dist(mean, std);
-  for (int64_t i = 0; i < t.numElements(); ++i)
+  for (int64_t i = 0; draw_ && i < t.numElements(); ++i)
     t.setDouble(i, dist(rng_));
   return Tensor::from_host(std::move(t), /*requires_grad=*/true);
 }
@@ -31,7 +31,7 @@ Tensor InitContext::normal(const Shape &shape, double mean, double std) {
 Tensor InitContext::uniform(const Shape &shape, double lo, double hi) {
   HostTensor t(dtype_, shape);
   std::uniform_real_distribution<double> dist(lo, hi);
-  for (int64_t i = 0; i < t.numElements(); ++i)
+  for (int64_t i = 0; draw_ && i < t.numElements(); ++i)
     t.setDouble(i, dist(rng_));
   return Tensor::from_host(std::move(t), /*requires_grad=*/true);
 }
@@ -58,9 +58,9 @@ Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias,
 }
 
 Tensor Linear::forward(const Tensor &x) const {
-  Tensor y = project(x, weight.transpose(0, 1), weight.size(1), weight.size(0),
-                     "Linear");
-  return add_lora_output(x, bias.defined() ? y + bias : y);
+  Tensor y = project(x, compute_value(weight).transpose(0, 1), weight.size(1),
+                     weight.size(0), "Linear");
+  return add_lora_output(x, bias.defined() ? y + compute_value(bias) : y);
 }
 
 void Projection::add_lora(int64_t r, double alpha, double dropout,
@@ -109,7 +109,9 @@ Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
 
 Tensor Conv1D::forward(const Tensor &x) const {
   return add_lora_output(
-      x, project(x, weight, weight.size(0), weight.size(1), "Conv1D") + bias);
+      x, project(x, compute_value(weight), weight.size(0), weight.size(1),
+                 "Conv1D") +
+             compute_value(bias));
 }
 
 Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
@@ -117,7 +119,9 @@ Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
 }
 
 Tensor Embedding::forward(const Tensor &indices) const {
-  return embedding(weight, indices);
+  // Rows gathered in the stored type, then widened: a 16-bit table is
+  // never widened whole.
+  return compute_value(embedding(weight, indices));
 }
 
 LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
@@ -126,7 +130,7 @@ LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
 }
 
 Tensor LayerNorm::forward(const Tensor &x) const {
-  return layer_norm(x, weight, bias, eps);
+  return layer_norm(x, compute_value(weight), compute_value(bias), eps);
 }
 
 RMSNorm::RMSNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
@@ -138,7 +142,7 @@ Tensor RMSNorm::forward(const Tensor &x) const {
     throw Error("RMSNorm: expected input [..., " +
                 std::to_string(weight.size(0)) + "], got " + x.str());
   Tensor meanSquare = (x * x).mean({-1}, /*keepdim=*/true);
-  return x * (meanSquare + eps).rsqrt() * weight;
+  return x * (meanSquare + eps).rsqrt() * compute_value(weight);
 }
 
 Dropout::Dropout(double p, Generator *generator) : p(p), generator(generator) {

@@ -14,11 +14,14 @@
 namespace kiln::nn {
 
 /// Where initial parameter values come from: a seeded host generator (so a
-/// seed gives the same model everywhere) and the parameters' dtype.
+/// seed gives the same model everywhere) and the parameters' dtype. With
+/// `draw` false, normal() and uniform() leave their tensors zero (a model
+/// only planned: large host tensors are mapped pages never touched).
 class InitContext {
 public:
-  explicit InitContext(uint64_t seed = 0, DType dtype = DType::f32)
-      : rng_(seed), dtype_(dtype) {}
+  explicit InitContext(uint64_t seed = 0, DType dtype = DType::f32,
+                       bool draw = true)
+      : rng_(seed), dtype_(dtype), draw_(draw) {}
   DType dtype() const { return dtype_; }
   /// shape → a parameter of normal(mean, std) values.
   Tensor normal(const Shape &shape, double mean, double std);
@@ -30,6 +33,7 @@ public:
 private:
   std::mt19937_64 rng_;
   DType dtype_;
+  bool draw_;
 };
 
 class Linear;

@@ -75,7 +75,8 @@ std::vector<float> rope_inverse_frequencies(const LlamaConfig &config) {
 }
 
 RotaryEmbedding::RotaryEmbedding(const LlamaConfig &config)
-    : invFreq_(rope_inverse_frequencies(config)), dtype_(config.dtype) {}
+    : invFreq_(rope_inverse_frequencies(config)),
+      dtype_(compute_type(config.dtype)) {}
 
 const std::pair<Tensor, Tensor> &RotaryEmbedding::tables(int64_t t) const {
   auto it = tables_.find(t);
@@ -222,7 +223,7 @@ LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig &config)
                 "num_attention_heads a multiple of num_key_value_heads");
   if (!isFloat(config.dtype))
     throw Error("Llama: dtype must be a float type");
-  InitContext init(config.init_seed, config.dtype);
+  InitContext init(config.init_seed, config.dtype, config.draw_initial_values);
   model = register_module(
       "model", std::make_shared<LlamaModel>(config, init, generator_.get()));
   if (config.tie_word_embeddings)
@@ -243,7 +244,7 @@ Tensor LlamaForCausalLM::forward(const Tensor &input_ids) const {
     return lm_head->forward(hidden);
   const int64_t b = hidden.size(0), t = hidden.size(1);
   return hidden.reshape({b * t, config_.hidden_size})
-      .matmul(head_weight().transpose(0, 1))
+      .matmul(compute_value(head_weight()).transpose(0, 1))
       .reshape({b, t, config_.vocab_size});
 }
 

@@ -66,7 +66,9 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
   // Frozen first: the branches added next are the only trainable tensors.
   for (auto &[name, param] : model.named_parameters())
     param.requires_grad_(false);
-  InitContext init(seed, targets.front().second->base_weight().dtype());
+  // The adapters train: f32 master weights over a base stored in 16 bits.
+  InitContext init(
+      seed, compute_type(targets.front().second->base_weight().dtype()));
   std::vector<std::string> names;
   for (auto &[name, projection] : targets) {
     projection->add_lora(config.r, config.alpha, config.dropout, init,
@@ -216,13 +218,16 @@ NamedTensors merged_state_dict(Module &model) {
   std::map<std::string, Tensor> merged;
   for (auto &[name, module] : model.named_modules())
     if (auto *p = dynamic_cast<Projection *>(module); p && p->has_lora())
-      merged[name + ".weight"] = p->base_weight().detach() + p->lora_delta();
+      merged[name + ".weight"] =
+          compute_value(p->base_weight()).detach() + p->lora_delta();
+  // A base stored in 16 bits merges as the model computed it: widened.
   NamedTensors out;
   for (auto &[name, param] : model.named_parameters()) {
     if (isLoraParameter(name))
       continue;
     auto it = merged.find(name);
-    out.emplace_back(name, it == merged.end() ? param : it->second);
+    out.emplace_back(name, it == merged.end() ? compute_value(param).detach()
+                                              : it->second);
   }
   return out;
 }

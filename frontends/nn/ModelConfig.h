@@ -30,6 +30,10 @@ struct GPT2Config {
   DType dtype = DType::f32;
   /// Seeds the host generator of the initial weights.
   uint64_t init_seed = 0;
+  /// false: random weights are left zero, never drawn, in memory that is
+  /// never touched: a model that is planned, not trained (kilnc plan holds
+  /// Llama-3-8B's weights this way on a host with less memory than they).
+  bool draw_initial_values = true;
   /// Seeds the model's dropout generator.
   uint64_t dropout_seed = 0;
 
@@ -86,6 +90,10 @@ struct LlamaConfig {
   DType dtype = DType::f32;
   /// Seeds the host generator of the initial weights.
   uint64_t init_seed = 0;
+  /// false: random weights are left zero, never drawn, in memory that is
+  /// never touched: a model that is planned, not trained (kilnc plan holds
+  /// Llama-3-8B's weights this way on a host with less memory than they).
+  bool draw_initial_values = true;
   /// Seeds the model's dropout generator (attention and LoRA dropout).
   uint64_t dropout_seed = 0;
 };

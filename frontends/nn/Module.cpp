@@ -42,6 +42,32 @@ Tensor make_parameter(const HostTensor &value, DType dtype) {
   return Tensor::from_host(converted(value, dtype), /*requires_grad=*/true);
 }
 
+DType compute_type(DType storage) {
+  return storage == DType::bf16 || storage == DType::f16 ? DType::f32
+                                                         : storage;
+}
+
+Tensor compute_value(const Tensor &param) {
+  DType compute = compute_type(param.dtype());
+  return compute == param.dtype() ? param : param.to(compute);
+}
+
+int64_t Module::store_frozen_as(DType dtype) {
+  if (!isFloat(dtype))
+    throw Error("store_frozen_as: expected a float dtype, got " +
+                std::string(dtypeName(dtype)));
+  int64_t saved = 0;
+  for (auto &[name, param] : named_parameters()) {
+    if (param.requires_grad() || !isFloat(param.dtype()) ||
+        param.dtype() == dtype)
+      continue;
+    saved += int64_t(param.numel()) *
+             (int64_t(byteWidth(param.dtype())) - int64_t(byteWidth(dtype)));
+    param.set_data_(Tensor::from_host(converted(param.to_host(), dtype)));
+  }
+  return saved;
+}
+
 Tensor Module::register_parameter(const std::string &name, Tensor value) {
   if (!value.defined())
     throw Error("register_parameter: '" + name + "' is undefined");

@@ -69,6 +69,13 @@ public:
   /// Clears the gradient of every parameter.
   void zero_grad();
 
+  /// Stores every floating-point parameter that does not require grad in
+  /// `dtype`, converted on the host (rounded to nearest even): the frozen
+  /// base of a LoRA fine-tune in bf16, as transformers' torch_dtype loads
+  /// it, at half the bytes. Trainable parameters keep their dtype (f32
+  /// master weights). → the bytes saved (negative when `dtype` is wider).
+  int64_t store_frozen_as(DType dtype);
+
 protected:
   /// Registers `value` (made a leaf that requires grad) as parameter `name`
   /// of this module; returns the stored handle.
@@ -103,6 +110,16 @@ private:
 
 /// host tensor → a parameter leaf of `dtype` that requires grad.
 Tensor make_parameter(const HostTensor &value, DType dtype);
+
+/// The type a parameter stored as `storage` computes in: f32 for the
+/// 16-bit types, else the storage type itself.
+DType compute_type(DType storage);
+
+/// How a layer reads a parameter: one stored in a 16-bit type widened to
+/// f32, so activations stay f32 whatever the storage (a product reading
+/// the widened value reads the stored one directly: kiln-autocast and
+/// kiln-simplify fold the round trip); any other as it is.
+Tensor compute_value(const Tensor &param);
 
 } // namespace kiln::nn
 

@@ -1,0 +1,208 @@
+// A frozen base stored in 16 bits (Module::store_frozen_as, kiln-train's
+// --torch_dtype bfloat16 under --use_lora). The layers read a 16-bit
+// parameter widened to f32 (compute_value), so a model whose frozen base is
+// stored in bf16 computes exactly what the same model computes from f32
+// weights that hold the bf16-rounded values: the widening is exact, and
+// under kiln-autocast the products read the stored bf16 weights where the
+// f32 model's products read its weights rounded to bf16, the same values.
+// So the training losses must be bit-identical, for GPT-2 (Conv1D, tied
+// head through the fused loss, LayerNorm) and Llama (Linear, untied head,
+// RMSNorm, gathers from a 16-bit table), with f32 and with bf16 products;
+// and the planned step is smaller by at least the bytes the storage saves.
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Llama.h"
+#include "frontends/nn/Lora.h"
+#include "frontends/nn/Optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+
+namespace kiln::nn {
+namespace {
+
+/// Sets the options for one test and restores them after.
+class ScopedOptions {
+public:
+  explicit ScopedOptions(DType productType) : saved_(options()) {
+    Options o = options_from_env();
+    o.backend = Backend::cpu;
+    o.mode = Mode::graph;
+    o.productType = productType;
+    set_options(o);
+  }
+  ~ScopedOptions() { set_options(saved_); }
+
+private:
+  Options saved_;
+};
+
+GPT2Config tinyGPT2() {
+  GPT2Config c;
+  c.vocab_size = 64;
+  c.n_positions = 8;
+  c.n_embd = 32;
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.with_dropout(0.0);
+  c.init_seed = 3;
+  c.initializer_range = 0.2;
+  return c;
+}
+
+LlamaConfig tinyLlama() {
+  LlamaConfig c;
+  c.vocab_size = 64;
+  c.hidden_size = 32;
+  c.intermediate_size = 48;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 8;
+  c.max_position_embeddings = 16;
+  c.rms_norm_eps = 1e-5;
+  c.init_seed = 4;
+  c.initializer_range = 0.2;
+  return c;
+}
+
+Tensor randomIds(int64_t b, int64_t t, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> ids(b * t);
+  for (double &id : ids)
+    id = static_cast<double>(rng() % vocab);
+  return Tensor::from_vector(ids, {b, t}, DType::i64);
+}
+
+/// Every frozen parameter's values rounded to bf16 and stored back in f32:
+/// the reference the bf16 storage must reproduce exactly.
+void roundFrozenInPlace(Module &model) {
+  std::map<std::string, HostTensor> state;
+  for (auto &[name, param] : model.named_parameters()) {
+    if (param.requires_grad())
+      continue;
+    HostTensor value = param.to_host();
+    for (int64_t i = 0; i < value.numElements(); ++i)
+      value.setDouble(i, roundToDType(value.getDouble(i), DType::bf16));
+    state.emplace(name, std::move(value));
+  }
+  model.load_state_dict(state, /*strict=*/false);
+}
+
+LoraConfig lora(std::vector<std::string> targets) {
+  LoraConfig c;
+  c.r = 4;
+  c.alpha = 8;
+  c.dropout = 0.0;
+  c.target_modules = std::move(targets);
+  return c;
+}
+
+/// Three AdamW steps of LoRA on `model` → the losses.
+std::vector<double> train(CausalLM &model, int64_t vocab) {
+  AdamW::Options adam;
+  adam.lr = 1e-2;
+  AdamW optimizer(trainable_parameters(model), adam);
+  std::vector<double> losses;
+  for (uint64_t s = 0; s < 3; ++s) {
+    Tensor ids = randomIds(2, 8, vocab, 10 + s);
+    Tensor loss = model.loss(ids, ids);
+    loss.backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    kiln::step();
+    losses.push_back(loss.item());
+  }
+  return losses;
+}
+
+template <typename Model, typename Config>
+void expectStorageIsExact(const Config &config,
+                          std::vector<std::string> targets, int64_t vocab) {
+  for (DType product : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(std::string("products in ") +
+                 std::string(dtypeName(product)));
+    ScopedOptions scoped(product);
+    Model reference(config), stored(config);
+    apply_lora(reference, lora(targets), 7, &reference.generator());
+    apply_lora(stored, lora(targets), 7, &stored.generator());
+    roundFrozenInPlace(reference);
+    int64_t saved = stored.store_frozen_as(DType::bf16);
+    int64_t frozenElements = 0;
+    for (auto &[name, param] : stored.named_parameters()) {
+      EXPECT_EQ(param.dtype(), param.requires_grad() ? DType::f32 : DType::bf16)
+          << name;
+      if (!param.requires_grad())
+        frozenElements += param.numel();
+    }
+    EXPECT_EQ(saved, 2 * frozenElements);
+    kiln::step();
+    std::vector<double> want = train(reference, vocab);
+    std::vector<double> got = train(stored, vocab);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], want[i]) << "step " << i;
+    EXPECT_LT(got.back(), got.front()); // the adapters learn
+  }
+}
+
+TEST(FrozenStorage, GPT2WithABf16BaseTrainsExactlyAsTheRoundedF32Base) {
+  expectStorageIsExact<GPT2LMHeadModel>(tinyGPT2(), {"c_attn", "c_fc"}, 64);
+}
+
+TEST(FrozenStorage, LlamaWithABf16BaseTrainsExactlyAsTheRoundedF32Base) {
+  expectStorageIsExact<LlamaForCausalLM>(tinyLlama(),
+                                         {"q_proj", "v_proj", "lm_head"}, 64);
+}
+
+TEST(FrozenStorage, TheStepPlansLessByAtLeastWhatTheStorageSaves) {
+  ScopedOptions scoped(DType::bf16);
+  auto planned = [](bool bf16Base, int64_t &saved) {
+    LlamaConfig c = tinyLlama();
+    c.hidden_size = 128;
+    c.intermediate_size = 256;
+    c.head_dim = 32;
+    c.vocab_size = 512;
+    auto model = std::make_shared<LlamaForCausalLM>(c);
+    apply_lora(*model, lora({"q_proj", "v_proj"}), 7, &model->generator());
+    saved = bf16Base ? model->store_frozen_as(DType::bf16) : 0;
+    kiln::step();
+    AdamW optimizer(trainable_parameters(*model), AdamW::Options{});
+    std::optional<uint64_t> peak = plan_traced([&]() -> TracedStep {
+      Tensor ids = randomIds(2, 16, 512, 5);
+      Tensor loss = model->loss(ids, ids);
+      loss.backward();
+      optimizer.step();
+      optimizer.zero_grad();
+      return std::make_shared<Tensor>(loss);
+    });
+    return int64_t(peak.value_or(0));
+  };
+  int64_t none = 0, saved = 0;
+  int64_t f32Base = planned(false, none), bf16Base = planned(true, saved);
+  ASSERT_GT(f32Base, 0);
+  ASSERT_GT(saved, 0);
+  // The weights are inputs held through the step; under autocast the f32
+  // base also needs its bf16 copies, which the bf16 base reads in place.
+  EXPECT_LE(bf16Base, f32Base - saved) << bf16Base << " vs " << f32Base;
+}
+
+TEST(FrozenStorage, MergingWidensTheBaseAndSetDataGuardsItsUse) {
+  ScopedOptions scoped(DType::f32);
+  LlamaForCausalLM model(tinyLlama());
+  apply_lora(model, lora({"q_proj"}), 7, &model.generator());
+  model.store_frozen_as(DType::bf16);
+  for (auto &[name, tensor] : merged_state_dict(model))
+    EXPECT_EQ(tensor.dtype(), DType::f32) << name;
+  // An optimizer's parameter keeps its dtype; a shape is never changed.
+  Tensor trainable = trainable_parameters(model).front().second;
+  EXPECT_THROW(trainable.set_data_(trainable.to(DType::bf16).detach()),
+               Error);
+  Tensor frozen = model.named_parameters().front().second;
+  EXPECT_THROW(frozen.set_data_(Tensor::zeros({3}, DType::bf16)), Error);
+  EXPECT_THROW(model.store_frozen_as(DType::i64), Error);
+}
+
+} // namespace
+} // namespace kiln::nn
