@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -44,18 +45,23 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       {"bisect_steps", &c.bisect_steps},
       {"bisect_max_probes", &c.bisect_max_probes},
       {"parity_steps", &c.parity_steps},
-      {"parity_window", &c.parity_window}};
+      {"parity_window", &c.parity_window},
+      {"n_kv_head", &c.n_kv_head}, {"n_inner", &c.n_inner},
+      {"lora_r", &c.lora_r}};
   std::map<std::string, double *> reals = {
       {"lr", &c.lr}, {"weight_decay", &c.weight_decay},
       {"dropout", &c.dropout}, {"max_grad_norm", &c.max_grad_norm},
-      {"budget_gib", &c.budget_gib}, {"max_rss_gib", &c.max_rss_gib}};
+      {"budget_gib", &c.budget_gib}, {"max_rss_gib", &c.max_rss_gib},
+      {"lora_alpha", &c.lora_alpha}, {"lora_dropout", &c.lora_dropout}};
   std::map<std::string, std::string *> strings = {
       {"out", &c.out}, {"backend", &c.backend}, {"peers_dir", &c.peers_dir},
       {"precision", &c.precision},
       {"worker", &c.worker}, {"mode", &c.mode}, {"weights", &c.weights},
       {"batches", &c.batches}, {"result", &c.result},
       {"dataset", &c.dataset}, {"train_file", &c.train_file},
-      {"tokenizer_dir", &c.tokenizer_dir}};
+      {"tokenizer_dir", &c.tokenizer_dir}, {"model", &c.model},
+      {"lora_targets", &c.lora_targets}, {"torch_dtype", &c.torch_dtype},
+      {"init", &c.init}};
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag.rfind("--", 0) != 0)
@@ -93,6 +99,7 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         return absl::InvalidArgumentError("--seed expects an integer");
     } else if (name == "peers") {
       c.peers = splitList(value);
+      c.peers_given = true;
     } else if (name == "modes") {
       c.modes = splitList(value);
     } else {
@@ -112,10 +119,39 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
     if (m != "compiled" && m != "eager")
       return absl::InvalidArgumentError(
           absl::StrCat("unknown mode '", m, "' (compiled, eager)"));
+  if (c.model != "gpt2" && c.model != "llama")
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown model '", c.model, "' (gpt2, llama)"));
+  if (c.model == "llama" &&
+      (c.n_head % std::max<int64_t>(c.n_kv_head, 1) != 0 ||
+       (c.n_embd / c.n_head) % 2 != 0))
+    return absl::InvalidArgumentError(
+        "--model llama: --n_head must be a multiple of --n_kv_head and the "
+        "head size (n_embd / n_head) even");
+  if (c.model == "gpt2" && (c.n_kv_head != 0 || c.n_inner != 0))
+    return absl::InvalidArgumentError(
+        "--n_kv_head and --n_inner shape a Llama (--model llama)");
+  if (c.torch_dtype != "float32" && c.torch_dtype != "bfloat16")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --torch_dtype '", c.torch_dtype, "' (float32, bfloat16)"));
+  if (c.torch_dtype == "bfloat16" && c.lora_r == 0)
+    return absl::InvalidArgumentError(
+        "--torch_dtype bfloat16 stores a frozen base: it needs --lora_r");
+  if (c.lora_dropout >= 1)
+    return absl::InvalidArgumentError("--lora_dropout must be below 1");
+  if (c.init != "shared" && c.init != "own")
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --init '", c.init, "' (shared, own)"));
+  if (fineTuneRun(c) && !c.peers_given)
+    c.peers = {"torch", "torch_compile"};
   for (const std::string &p : c.peers)
     if (p != "torch" && p != "torch_compile" && p != "jax")
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown peer '", p, "' (torch, torch_compile, jax)"));
+    else if (p == "jax" && fineTuneRun(c))
+      return absl::InvalidArgumentError(
+          "peer jax trains kiln-bench's GPT-2 only: a Llama or LoRA run "
+          "compares with torch and torch_compile (transformers + PEFT)");
   if (c.dataset != "synthetic" && c.dataset != "sst2" && c.dataset != "text")
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown dataset '", c.dataset, "' (synthetic, sst2, text)"));
@@ -141,19 +177,37 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
   return c;
 }
 
+bool fineTuneRun(const BenchConfig &c) {
+  return c.model != "gpt2" || c.lora_r > 0;
+}
+
 std::vector<std::string> modelFlags(const BenchConfig &c) {
   auto f = [](double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", v);
     return std::string(buf);
   };
-  return {"--n_layer", std::to_string(c.n_layer), "--n_embd",
+  std::vector<std::string> flags = {"--n_layer", std::to_string(c.n_layer), "--n_embd",
           std::to_string(c.n_embd), "--n_head", std::to_string(c.n_head),
           "--vocab", std::to_string(c.vocab), "--seq", std::to_string(c.seq),
           "--warmup_steps", std::to_string(c.warmup_steps), "--lr", f(c.lr),
           "--weight_decay", f(c.weight_decay), "--dropout", f(c.dropout),
           "--max_grad_norm", f(c.max_grad_norm), "--seed",
           std::to_string(c.seed), "--precision", c.precision};
+  // Only a fine-tuning run's peer (torch_hf.py) reads these.
+  if (fineTuneRun(c))
+    for (const std::string &flag : std::initializer_list<std::string>{
+             "--model", c.model, "--n_kv_head", std::to_string(c.n_kv_head),
+          "--n_inner", std::to_string(c.n_inner), "--lora_r",
+          std::to_string(c.lora_r), "--lora_alpha", f(c.lora_alpha),
+          "--lora_dropout", f(c.lora_dropout), "--torch_dtype", c.torch_dtype,
+          "--init", c.init})
+      flags.push_back(flag);
+  if (fineTuneRun(c) && !c.lora_targets.empty()) {
+    flags.push_back("--lora_targets");
+    flags.push_back(c.lora_targets);
+  }
+  return flags;
 }
 
 //===--- Batches ----------------------------------------------------------===//

@@ -47,9 +47,31 @@ struct BenchConfig {
   std::string dataset = "synthetic", train_file, tokenizer_dir;
   /// Where the peers' scripts and venv live (default: next to the source).
   std::string peers_dir;
+  /// The model: "gpt2", or "llama" (n_kv_head key/value heads, 0: as many
+  /// as n_head; n_inner the MLP's width, 0: 4 n_embd; RoPE theta 500000,
+  /// untied head, as Llama 3).
+  std::string model = "gpt2";
+  int64_t n_kv_head = 0, n_inner = 0;
+  /// LoRA (PEFT's): lora_r > 0 adapts lora_targets (empty: the model
+  /// type's default) and freezes the rest; torch_dtype "bfloat16" stores
+  /// that frozen base in bf16 (transformers' from_pretrained(torch_dtype=)).
+  int64_t lora_r = 0;
+  double lora_alpha = 16, lora_dropout = 0.05;
+  std::string lora_targets, torch_dtype = "float32";
+  /// "shared": every system starts from the weights file kiln-bench writes;
+  /// "own": each draws its own random weights on its device (a model too
+  /// large to write: time and memory compare, losses do not).
+  std::string init = "shared";
+  /// Whether --peers was given (fine-tuning runs default to PyTorch's).
+  bool peers_given = false;
   /// Hidden: run one system in this process ("kiln") with these files.
   std::string worker, mode = "compiled", weights, batches, result;
 };
+
+/// A fine-tuning run (a Llama, or LoRA): the peers are transformers' models
+/// with PEFT (bench/peers/torch_hf.py) rather than kiln-bench's own GPT-2
+/// scripts, and JAX has no peer for it.
+bool fineTuneRun(const BenchConfig &config);
 
 /// argv → config; a bad or unknown flag is an error naming it.
 absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv);

@@ -1,13 +1,14 @@
 // The kiln side of kiln-bench, run in its own process (kiln-bench --worker
-// kiln) so that its peak RSS is its own: GPT-2 from the shared weights file,
+// kiln) so that its peak RSS is its own: the model (BenchModel.h: GPT-2 or
+// Llama, LoRA when asked) from the shared weights file or random on the
+// device,
 // AdamW with Hugging Face's defaults (no decay on biases and LayerNorm
 // weights), gradient clipping and a linear warmup/decay schedule, trained on
 // the shared batches in graph (compiled) or eager mode, one kiln::step() per
 // training step. Writes per-step losses and wall times plus kiln's compile
 // and execute metrics as JSON.
-#include "bench/BenchSupport.h"
+#include "bench/BenchModel.h"
 
-#include "frontends/nn/GPT2.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Optimizer.h"
 
@@ -51,25 +52,26 @@ int runKilnWorker(const BenchConfig &c) {
     }
     const int64_t steps = std::min(c.steps, shape[0]), batch = shape[1];
 
-    nn::GPT2Config g;
-    g.vocab_size = c.vocab;
-    g.n_positions = c.seq;
-    g.n_embd = c.n_embd;
-    g.n_layer = c.n_layer;
-    g.n_head = c.n_head;
-    g.with_dropout(c.dropout);
-    g.init_seed = c.seed;
-    g.dropout_seed = c.seed + 1;
-    nn::GPT2LMHeadModel model(g);
-    nn::load_hf_gpt2(model, c.weights, /*strict=*/true);
+    BenchModel built = build_bench_model(c, /*draw=*/false,
+                                         /*storeBase=*/true);
+    nn::CausalLM &model = *built.model;
+    if (c.init == "own")
+      randomize_on_device(built, c);
+    else // the file holds kiln's own parameter names, LoRA's included
+      nn::load_hf_safetensors(
+          model, c.weights, /*strict=*/true,
+          [](const std::string &name) { return std::optional(name); });
     kiln::step(); // the loaded weights become device data before timing
     model.train();
+    int64_t trainableCount = 0;
+    for (const auto &entry : built.trainable)
+      trainableCount += entry.second.numel();
 
     nn::AdamW::Options o;
     o.lr = c.lr;
     o.weight_decay = c.weight_decay;
     o.no_decay = nn::bias_and_norm_names(model);
-    nn::AdamW opt(model.named_parameters(), o);
+    nn::AdamW opt(built.trainable, o);
     nn::LambdaLR sched(opt, nn::linear_schedule_with_warmup(c.warmup_steps,
                                                             c.steps));
     std::unique_ptr<nn::GradScaler> scaler;
@@ -132,6 +134,8 @@ int runKilnWorker(const BenchConfig &c) {
                   {"fp16_skipped_steps",
                    scaler ? scaler->state().skipped_steps : 0},
                   {"backend", c.backend},
+                  {"trainable_parameters", trainableCount},
+                  {"total_parameters", model.num_parameters()},
                   {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}});
     return 0;
   } catch (const kiln::Error &e) {

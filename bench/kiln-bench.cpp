@@ -10,9 +10,9 @@
 // PyTorch eager (first --parity_steps losses, all losses, and a moving
 // average of the curves), as results.json, results.csv, table.md and PNG
 // plots (bench/plot.py).
+#include "bench/BenchModel.h"
 #include "bench/BenchSupport.h"
 
-#include "frontends/nn/GPT2.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -78,10 +78,15 @@ struct Driver {
                                    double dropout) const {
     BenchConfig c = config;
     c.dropout = dropout;
+    if (dropout == 0) // parity runs: no dropout anywhere, LoRA's included
+      c.lora_dropout = 0;
     std::vector<std::string> argv;
     if (system.rfind("kiln_", 0) == 0)
       argv = {self, "--worker", "kiln", "--mode", system.substr(5),
               "--backend", config.backend};
+    else if (fineTuneRun(config))
+      argv = {python(), peersDir() + "/torch_hf.py", "--mode",
+              system == "torch" ? "eager" : "compile"};
     else if (system == "jax")
       argv = {python(), peersDir() + "/jax_gpt2.py"};
     else
@@ -332,6 +337,9 @@ std::string parityMarkdown(const json::Object &parity, const BenchConfig &c) {
       parity.getString("source").value_or("?"),
       parity.getString("smoothing").value_or("?"), c.parity_steps);
   const json::Object *pairs = parity.getObject("pairs");
+  if (c.init == "own")
+    return md + "| (--init own: every system drew its own weights, so no "
+                "losses compare) | | | |\n";
   if (!pairs || pairs->empty())
     return md + "| (fewer than two of kiln_compiled, kiln_eager, torch ran) "
                 "| | | |\n";
@@ -351,26 +359,23 @@ std::string parityMarkdown(const json::Object &parity, const BenchConfig &c) {
   return md;
 }
 
-/// Writes the initial weights (by Hugging Face name) and the batches.
+/// Writes the initial weights (by Hugging Face name, LoRA's initial
+/// adapters by kiln's; none with --init own) and the batches.
 absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
                            const std::string &batches,
                            const std::vector<int64_t> &ids) {
-  kiln::nn::GPT2Config g;
-  g.vocab_size = c.vocab;
-  g.n_positions = c.seq;
-  g.n_embd = c.n_embd;
-  g.n_layer = c.n_layer;
-  g.n_head = c.n_head;
-  g.init_seed = c.seed;
-  kiln::nn::GPT2LMHeadModel model(g);
-  kiln::step();
-  std::vector<kiln::nn::NamedTensor> tensors;
-  for (const auto &[name, t] : model.state_dict())
-    tensors.push_back({name, t.to_host()});
-  if (absl::Status s = kiln::nn::saveSafetensors(weights, tensors,
-                                                 {{"format", "pt"}});
-      !s.ok())
-    return s;
+  if (c.init == "shared") {
+    BenchModel built = build_bench_model(c, /*draw=*/true,
+                                         /*storeBase=*/false);
+    kiln::step();
+    std::vector<kiln::nn::NamedTensor> tensors;
+    for (const auto &[name, t] : built.model->state_dict())
+      tensors.push_back({name, t.to_host()});
+    if (absl::Status s = kiln::nn::saveSafetensors(weights, tensors,
+                                                   {{"format", "pt"}});
+        !s.ok())
+      return s;
+  }
   return writeNpyInt64(
       batches,
       std::vector<int64_t>(ids.begin(),
@@ -532,11 +537,16 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
 
   // Parity: the main runs when they use no dropout, else dedicated runs
   // with dropout 0 (dropout masks differ between systems).
-  const bool fromMainRuns = c.dropout == 0 && c.steps >= c.parity_steps;
+  const bool fromMainRuns = c.dropout == 0 &&
+                            (c.lora_r == 0 || c.lora_dropout == 0) &&
+                            c.init == "shared" && c.steps >= c.parity_steps;
   std::vector<std::string> candidates;
   for (const char *s : {"kiln_compiled", "kiln_eager", "torch"})
     if (const json::Object *r = systems.getObject(s); r && isOk(*r))
       candidates.push_back(s);
+  // With --init own every system drew its own weights: no curves compare.
+  if (c.init == "own")
+    candidates.clear();
   std::map<std::string, std::vector<double>> curves;
   for (const std::string &s : candidates) {
     const json::Object *r = systems.getObject(s);
@@ -572,7 +582,19 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                       {"backend", c.backend}, {"precision", c.precision},
                       {"budget_gib", c.budget_gib},
                       {"max_rss_gib", c.max_rss_gib},
-                      {"dataset", c.dataset}};
+                      {"dataset", c.dataset},
+                      {"model", c.model}};
+  if (fineTuneRun(c))
+    for (auto [key, value] :
+         {std::pair<const char *, json::Value>{"n_kv_head", c.n_kv_head},
+          {"n_inner", c.n_inner},
+          {"lora_r", c.lora_r},
+          {"lora_alpha", c.lora_alpha},
+          {"lora_dropout", c.lora_dropout},
+          {"lora_targets", c.lora_targets},
+          {"torch_dtype", c.torch_dtype},
+          {"init", c.init}})
+      config[key] = std::move(value);
   if (data)
     config["data"] = json::Object{
         {"train_file", data->path},
@@ -631,6 +653,12 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
 constexpr const char *kUsage =
     "usage: kiln-bench [--flag value]...\n"
     "  model: --n_layer --n_embd --n_head --vocab --seq (GPT-2's shape)\n"
+    "         --model gpt2|llama (llama: --n_kv_head --n_inner)\n"
+    "  fine-tuning: --lora_r R (0: full) --lora_alpha --lora_dropout\n"
+    "         --lora_targets a,b --torch_dtype float32|bfloat16 (the\n"
+    "         frozen base's storage) --init shared|own (own: random\n"
+    "         weights drawn by each system on its device, no weights file);\n"
+    "         a Llama or LoRA run's peers are transformers + PEFT\n"
     "  run: --batch --steps --warmup_steps --lr --weight_decay --dropout\n"
     "       --max_grad_norm --seed --precision f32|bf16|fp16\n"
     "       --backend cpu|cuda\n"

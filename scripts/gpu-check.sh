@@ -41,6 +41,11 @@
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
 #      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
 #      time per sample against batch 16's).
+#  10. (KILN_GPU_CHECK_PARTS=lora only) lora-8b: kiln-bench's Llama-3-8B-
+#      shaped LoRA run (random weights drawn on the GPU, base stored in bf16,
+#      bf16 products, batch 4 x seq 1024, r 8 on q_proj,v_proj) against
+#      transformers + PEFT eager and torch.compile, with the GPU's used
+#      memory sampled for kiln (INFO).
 #   9. (when time is left) bench-124m-fp16 (INFO): the same in fp16 (f16
 #      products with dynamic loss scaling; PyTorch's autocast + GradScaler)
 #      against KILN_GPU_FP16_PEERS (default torch); with all parts,
@@ -58,6 +63,8 @@
 # (all, the default; or speed: parts 1, 7 and 8 only, the measurements
 # without the judged tests, for a short first call of a session, whose
 # OVERALL line then says SPEED ONLY and judges nothing) and
+# KILN_GPU_CHECK_PARTS=lora runs part 10 alone (a call of its own: the
+# fine-tuning issue's Llama-3-8B-shaped LoRA bench takes the whole budget),
 # KILN_GPU_BF16_PEERS (part 8's peers; default torch,torch_compile,jax;
 # empty: kiln alone) and KILN_GPU_FP16_PEERS (part 9's; default torch).
 #
@@ -76,8 +83,8 @@ bundle=${KILN_BUNDLE:-$root/bundle}
 results=${OUT:-$root/gpu-results}
 arch=${KILN_CUDA_ARCH:-sm_90}
 parts=${KILN_GPU_CHECK_PARTS:-all}
-if [[ $parts != all && $parts != speed ]]; then
-  echo "gpu-check: KILN_GPU_CHECK_PARTS must be all or speed, not '$parts'" >&2
+if [[ $parts != all && $parts != speed && $parts != lora ]]; then
+  echo "gpu-check: KILN_GPU_CHECK_PARTS must be all, speed or lora, not '$parts'" >&2
   exit 2
 fi
 start=$(date +%s)
@@ -247,6 +254,51 @@ if [[ -s $work/bundle.log ]]; then
   cat "$work/bundle.log" >&2
 else
   record bundle PASS "${#tools[@]} programs, every library found"
+fi
+
+#===--- 10. LoRA on a Llama-3-8B-shaped model (a call of its own) --------===#
+
+# The fine-tuning issue's anchor (../shared/gpu/llama_lora.py's model): 32
+# layers, hidden 4096, MLP 14336, 32 heads over 8 key/value heads, 128256
+# tokens; every system draws its own random weights (--init own: 16 GB of
+# bf16 is not written to a file), so their losses do not compare, their
+# step times and memory do. kiln's GPU memory is sampled with nvidia-smi
+# (its worker runs first, alone); PyTorch's is max_memory_allocated.
+if [[ $parts == lora ]]; then
+  ( while sleep 0.2; do
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
+    done ) > "$work/lora-8b-memory.txt" 2> /dev/null &
+  sampler=$!
+  run_part lora-8b "${KILN_GPU_CHECK_SECONDS:-520}" kiln-bench --backend cuda \
+    --model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8 \
+    --n_inner 14336 --vocab 128256 --seq 1024 --batch 4 --steps 6 \
+    --warmup_steps 0 --lr 1e-4 --weight_decay 0 --dropout 0 \
+    --lora_r 8 --lora_alpha 16 --lora_dropout 0.05 --lora_targets q_proj,v_proj \
+    --torch_dtype bfloat16 --precision bf16 --init own --modes compiled \
+    --peers "${KILN_GPU_LORA_PEERS-torch,torch_compile}" --bisect_max_batch 0 \
+    --max_rss_gib 100 --peers_dir "$root/bench/peers" --out "$work/lora-8b"
+  kill "$sampler" 2> /dev/null
+  for run in "$work"/lora-8b/runs/*.log; do
+    [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/lora-8b.log"
+  done
+  lora_note=$(python3 -c 'import json, statistics, sys
+systems = json.load(open(sys.argv[1]))["systems"]
+used = [int(x) for x in open(sys.argv[2]).read().split() if x.isdigit()]
+def line(name, r):
+    s = r.get("step_ms") or []
+    if not s: return "%s %s" % (name, r.get("status"))
+    ms = statistics.median(s[len(s) // 2:])
+    mem = ("GPU used at most %d MiB" % max(used or [0]) if name.startswith("kiln")
+           else "peak allocated %.0f MiB" % r.get("peak_gpu_mib", 0))
+    return "%s %.1f ms (%.0f tokens/s, %s)" % (name, ms, 4 * 1024 / ms * 1e3, mem)
+print("; ".join(line(n, r) for n, r in systems.items()))' \
+    "$work/lora-8b/results.json" "$work/lora-8b-memory.txt" 2>&1 | tail -n 1)
+  record lora-8b INFO "$(exit_note lora-8b): $lora_note"
+  [[ -f $work/lora-8b/table.md ]] && cp "$work/lora-8b/table.md" "$results/bench.md"
+  [[ -f $work/lora-8b/results.json ]] && cp "$work/lora-8b/results.json" "$results/results.json"
+  echo "OVERALL LORA ONLY  ($(($(date +%s) - start)) s)" >> "$summary"
+  cat "$summary"
+  exit 0
 fi
 
 #===--- 1. GPT-2 124M on the GPU: speed, and the runs parity compares -----===#
