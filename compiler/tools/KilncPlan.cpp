@@ -174,12 +174,15 @@ int runPlan(int argc, char **argv) {
     std::string target = describeTarget(key);
     if (args->has("--batch")) {
       shape.batch = *batch;
+      std::string overBudget;
       std::optional<uint64_t> peak = plan_traced(
-          [&] { return nn::trace_training_step(**model, params, shape); });
+          [&] { return nn::trace_training_step(**model, params, shape); },
+          &overBudget);
       if (!peak)
         return fail("batch " + std::to_string(*batch) +
                     " does not fit --memory_budget " +
-                    compiler::formatBytes(*budget) + " even with recomputation");
+                    compiler::formatBytes(*budget) +
+                    " even with recomputation: " + overBudget);
       std::printf("batch %lld, seq %lld: planned peak %s (%s; %s)\n",
                   (long long)*batch, (long long)shape.seq,
                   compiler::formatBytes(*peak).c_str(), what.c_str(),

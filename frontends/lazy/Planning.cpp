@@ -49,7 +49,7 @@ uint64_t memory_outside_plans() {
   return resident > tensors ? resident - tensors : 0;
 }
 
-std::optional<uint64_t> plan_step() {
+std::optional<uint64_t> plan_step(std::string *overBudget) {
   checkPlannable("plan_step");
   PendingTensors collected = pendingTensors();
   if (collected.pending.empty())
@@ -58,13 +58,17 @@ std::optional<uint64_t> plan_step() {
   absl::StatusOr<uint64_t> peak = planGraph(graph, stepRequest());
   if (peak.ok())
     return *peak;
-  if (peak.status().code() == absl::StatusCode::kResourceExhausted)
+  if (peak.status().code() == absl::StatusCode::kResourceExhausted) {
+    if (overBudget)
+      *overBudget = std::string(peak.status().message());
     return std::nullopt;
+  }
   throw Error("plan_step: planning the graph failed: " +
               std::string(peak.status().message()));
 }
 
-std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace) {
+std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace,
+                                    std::string *overBudget) {
   checkPlannable("plan_traced");
   struct Saved {
     std::shared_ptr<detail::TensorImpl> impl;
@@ -87,7 +91,7 @@ std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace) {
   };
   try {
     TracedStep alive = trace();
-    std::optional<uint64_t> peak = plan_step();
+    std::optional<uint64_t> peak = plan_step(overBudget);
     alive.reset();
     restore();
     return peak;

@@ -476,8 +476,10 @@ void clear_graph_cache();
 /// options().memoryBudgetBytes after recomputation. Pending computations
 /// stay pending; 0 when nothing is pending. Throws kiln::Error in eager
 /// mode or on the reference backend (nothing to plan) and when compiling
-/// fails otherwise.
-std::optional<uint64_t> plan_step();
+/// fails otherwise. When it is over the budget and `overBudget` is given,
+/// that receives the planner's account: the smallest peak it reached and
+/// the largest buffers live there.
+std::optional<uint64_t> plan_step(std::string *overBudget = nullptr);
 
 /// What a traced step needs kept alive until it is planned: its loss, a
 /// probe optimizer and that optimizer's state.
@@ -487,8 +489,9 @@ using TracedStep = std::shared_ptr<void>;
 /// size), plans the step (plan_step) while what `trace` returned is alive,
 /// then puts every tensor that was live before back as it was (its value,
 /// gradient and pending assignment): nothing `trace` did remains, also when
-/// it throws.
-std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace);
+/// it throws. `overBudget` as plan_step's.
+std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace,
+                                    std::string *overBudget = nullptr);
 
 /// The largest batch in [1, most] whose step, traced by `traceStep(batch)`,
 /// plans within options().memoryBudgetBytes (plan_traced; a bisection, for

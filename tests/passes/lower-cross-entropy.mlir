@@ -136,3 +136,33 @@ func.func @gradients_in_forward(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: t
   %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
   return %l, %dh, %dw : tensor<4xf32>, tensor<4x3xf32>, tensor<10x3xf32>
 }
+
+// -----
+
+// A frozen weight (LoRA's lm_head): nothing reads the weight gradient, so
+// neither lowering computes it, no [V, C] GEMM or sum at all; a chunk waits
+// for the previous chunk's hidden gradient instead.
+// CHECK-LABEL: func.func @frozen_weight_in_forward(
+// CHECK: kiln.dot_general {{.*}} contract = [1] x [1] {{.*}} -> tensor<2x10xf32>
+// CHECK: %[[DH0:.+]] = kiln.dot_general {{.*}} contract = [1] x [0] {{.*}} -> tensor<2x3xf32>
+// CHECK: kiln.optimization_barrier {{.*}}, %[[DH0]] :
+// CHECK-NOT: -> tensor<10x3xf32>
+// CHECK: return
+func.func @frozen_weight_in_forward(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4x3xf32>) {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64> -> tensor<4xf32>
+  %g = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<4xf32>
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
+  return %l, %dh : tensor<4xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @frozen_weight_gradient(
+// CHECK: %[[DH0:.+]] = kiln.dot_general {{.*}} contract = [1] x [0] {{.*}} -> tensor<2x3xf32>
+// CHECK: kiln.optimization_barrier {{.*}}, %[[DH0]] :
+// CHECK-NOT: -> tensor<10x3xf32>
+// CHECK: return
+func.func @frozen_weight_gradient(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>, %g: tensor<4xf32>) -> tensor<4x3xf32> {
+  %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
+  return %dh : tensor<4x3xf32>
+}
