@@ -6,13 +6,13 @@ kiln's batches, in eager mode or with torch.compile (inductor) applied to the
 model (forward and backward; the optimizer step stays eager)."""
 import math
 import os
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import common
+import torch_loop
 
 
 class Conv1D(nn.Module):
@@ -101,29 +101,9 @@ def main():
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: common.lr_at(args, s) / args.lr)
     step_fn = torch.compile(model) if args.mode == "compile" else model
 
-    # PyTorch's automatic mixed precision: bf16 needs no loss scaling; fp16
-    # takes GradScaler (defaults: 2^16, halve on overflow, double after 2000).
-    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
-    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
-    losses, step_ms = [], []
-    for ids in batches:
-        start = time.perf_counter()
-        with torch.autocast(device.type, dtype=half or torch.float32, enabled=half is not None):
-            loss = step_fn(torch.from_numpy(ids).to(device))
-        scaler.scale(loss).backward()
-        scaler.unscale_(opt)
-        if args.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-        scaler.step(opt)
-        scaler.update()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())  # a host sync: the step has finished
-        step_ms.append(1e3 * (time.perf_counter() - start))
-    extra = {}
-    if device.type == "cuda":
-        extra = dict(gpu=torch.cuda.get_device_name(device),
-                     peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20)
+    losses, step_ms = torch_loop.train(args, step_fn, list(model.parameters()),
+                                       opt, sched, batches, device)
+    extra = torch_loop.cuda_memory(device)
     common.write_result(args, batches.shape[1], losses, step_ms, **extra,
                         torch_version=torch.__version__, torch_threads=torch.get_num_threads(),
                         mode=args.mode)

@@ -10,11 +10,11 @@ curves compare); --init own draws random weights on the device (a model too
 large to write to a file: losses are then not comparable, time and memory
 are)."""
 import os
-import time
 
 import torch
 
 import common
+import torch_loop
 
 
 def extra_flags(p):
@@ -115,29 +115,10 @@ def main():
         return model(input_ids=ids, labels=ids).loss
     step_fn = torch.compile(loss_of) if args.mode == "compile" else loss_of
 
-    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
-    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    losses, step_ms = [], []
-    for ids in batches:
-        start = time.perf_counter()
-        with torch.autocast(device.type, dtype=half or torch.float32, enabled=half is not None):
-            loss = step_fn(torch.from_numpy(ids).to(device))
-        scaler.scale(loss).backward()
-        scaler.unscale_(opt)
-        if args.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_([p for _, p in named], args.max_grad_norm)
-        scaler.step(opt)
-        scaler.update()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())  # a host sync: the step has finished
-        step_ms.append(1e3 * (time.perf_counter() - start))
-    extra = dict(trainable_parameters=trainable, total_parameters=total)
-    if device.type == "cuda":
-        extra.update(gpu=torch.cuda.get_device_name(device),
-                     peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20)
+    losses, step_ms = torch_loop.train(args, step_fn, [p for _, p in named],
+                                       opt, sched, batches, device)
+    extra = dict(trainable_parameters=trainable, total_parameters=total,
+                 **torch_loop.cuda_memory(device))
     import transformers
     common.write_result(args, batches.shape[1], losses, step_ms, **extra,
                         torch_version=torch.__version__,

@@ -14,6 +14,8 @@
 #include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
 
+#include "tests/unit/GradCheckSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -67,13 +69,7 @@ LlamaConfig tinyLlama() {
   return c;
 }
 
-Tensor randomIds(int64_t b, int64_t t, int64_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<double> ids(b * t);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % vocab);
-  return Tensor::from_vector(ids, {b, t}, DType::i64);
-}
+using kiln::testing::randomIds;
 
 /// Every frozen parameter's values rounded to bf16 and stored back in f32:
 /// the reference the bf16 storage must reproduce exactly.

@@ -6,6 +6,8 @@
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
+#include "tests/unit/GradCheckSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,13 +29,7 @@ GPT2Config tinyConfig() {
   return c;
 }
 
-Tensor randomIds(int64_t b, int64_t t, int64_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<double> ids(b * t);
-  for (double &id : ids)
-    id = static_cast<double>(rng() % vocab);
-  return Tensor::from_vector(ids, {b, t}, DType::i64);
-}
+using kiln::testing::randomIds;
 
 double stddev(const std::vector<double> &v) {
   double mean = 0, sq = 0;

@@ -30,6 +30,13 @@ inline Tensor randomIds(int64_t batch, int64_t seq, int64_t vocab,
   return Tensor::from_vector(ids, {batch, seq}, DType::i64);
 }
 
+/// The same from a fresh generator seeded with `seed`.
+inline Tensor randomIds(int64_t batch, int64_t seq, int64_t vocab,
+                        uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return randomIds(batch, seq, vocab, rng);
+}
+
 /// Checks `entries` distinct random entries of `model`'s parameters against
 /// finite differences of `loss()` (which records the f64 loss; each call is
 /// run by kiln::step()). At least `minNonZero` of them must have a gradient

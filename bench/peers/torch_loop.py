@@ -1,0 +1,40 @@
+"""The timed training loop both PyTorch peers run (torch_gpt2.py, torch_hf.py):
+one step per batch of kiln-bench's batches file, PyTorch's automatic mixed
+precision for --precision bf16 / fp16 (fp16 with GradScaler's defaults: 2^16,
+halve on overflow, double after 2000 clean steps), clipping of `params` to
+--max_grad_norm, the optimizer and schedule steps, and the loss read back (a
+host sync, so each step's time is the whole step). Kept out of common.py so
+the JAX peer does not import torch."""
+import time
+
+import torch
+
+
+def train(args, loss_of, params, opt, sched, batches, device):
+    """→ (losses, step times in ms), one per batch."""
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
+    losses, step_ms = [], []
+    for ids in batches:
+        start = time.perf_counter()
+        with torch.autocast(device.type, dtype=half or torch.float32, enabled=half is not None):
+            loss = loss_of(torch.from_numpy(ids).to(device))
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        if args.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+        scaler.step(opt)
+        scaler.update()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(loss.item())  # a host sync: the step has finished
+        step_ms.append(1e3 * (time.perf_counter() - start))
+    return losses, step_ms
+
+
+def cuda_memory(device):
+    """The GPU's name and the peak memory PyTorch allocated, on cuda."""
+    if device.type != "cuda":
+        return {}
+    return dict(gpu=torch.cuda.get_device_name(device),
+                peak_gpu_mib=torch.cuda.max_memory_allocated(device) / 2**20)
