@@ -75,7 +75,7 @@ BenchModel build_bench_model(const BenchConfig &c, bool draw, bool storeBase) {
   return out;
 }
 
-void randomize_on_device(BenchModel &m, const BenchConfig &) {
+void randomize_on_device(BenchModel &m) {
   std::set<std::string> keep = nn::bias_and_norm_names(*m.model);
   NoGradGuard noGrad; // initial values, not a step to differentiate
   const double bound = kInitStd * std::sqrt(3.0); // uniform's std = bound/√3

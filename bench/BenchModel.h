@@ -31,7 +31,7 @@ BenchModel build_bench_model(const BenchConfig &config, bool draw,
 /// model's generator in its stored type (uniform with the initializer's
 /// standard deviation: a model too large to draw on the host or write to
 /// a file); norms stay one, biases and LoRA's B zero.
-void randomize_on_device(BenchModel &model, const BenchConfig &config);
+void randomize_on_device(BenchModel &model);
 
 } // namespace kiln::bench
 

@@ -195,18 +195,16 @@ std::vector<std::string> modelFlags(const BenchConfig &c) {
           "--max_grad_norm", f(c.max_grad_norm), "--seed",
           std::to_string(c.seed), "--precision", c.precision};
   // Only a fine-tuning run's peer (torch_hf.py) reads these.
-  if (fineTuneRun(c))
-    for (const std::string &flag : std::initializer_list<std::string>{
-             "--model", c.model, "--n_kv_head", std::to_string(c.n_kv_head),
-          "--n_inner", std::to_string(c.n_inner), "--lora_r",
-          std::to_string(c.lora_r), "--lora_alpha", f(c.lora_alpha),
-          "--lora_dropout", f(c.lora_dropout), "--torch_dtype", c.torch_dtype,
-          "--init", c.init})
-      flags.push_back(flag);
-  if (fineTuneRun(c) && !c.lora_targets.empty()) {
-    flags.push_back("--lora_targets");
-    flags.push_back(c.lora_targets);
-  }
+  if (!fineTuneRun(c))
+    return flags;
+  flags.insert(flags.end(),
+               {"--model", c.model, "--n_kv_head", std::to_string(c.n_kv_head),
+                "--n_inner", std::to_string(c.n_inner), "--lora_r",
+                std::to_string(c.lora_r), "--lora_alpha", f(c.lora_alpha),
+                "--lora_dropout", f(c.lora_dropout), "--torch_dtype",
+                c.torch_dtype, "--init", c.init});
+  if (!c.lora_targets.empty())
+    flags.insert(flags.end(), {"--lora_targets", c.lora_targets});
   return flags;
 }
 

@@ -56,7 +56,7 @@ int runKilnWorker(const BenchConfig &c) {
                                          /*storeBase=*/true);
     nn::CausalLM &model = *built.model;
     if (c.init == "own")
-      randomize_on_device(built, c);
+      randomize_on_device(built);
     else // the file holds kiln's own parameter names, LoRA's included
       nn::load_hf_safetensors(
           model, c.weights, /*strict=*/true,

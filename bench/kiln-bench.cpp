@@ -539,7 +539,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
   // with dropout 0 (dropout masks differ between systems).
   const bool fromMainRuns = c.dropout == 0 &&
                             (c.lora_r == 0 || c.lora_dropout == 0) &&
-                            c.init == "shared" && c.steps >= c.parity_steps;
+                            c.steps >= c.parity_steps;
   std::vector<std::string> candidates;
   for (const char *s : {"kiln_compiled", "kiln_eager", "torch"})
     if (const json::Object *r = systems.getObject(s); r && isOk(*r))

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -143,16 +142,11 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.useLora = f.useLora, a.mergeLora = f.mergeLora;
   a.loraR = f.loraR, a.loraAlpha = f.loraAlpha, a.loraDropout = f.loraDropout;
   a.loraTargets.assign(f.loraTargetModules.begin(), f.loraTargetModules.end());
-  static const std::map<std::string, DType> storageTypes = {
-      {"auto", DType::f32},
-      {"float32", DType::f32},
-      {"bfloat16", DType::bf16},
-      {"float16", DType::f16}};
-  auto storage = storageTypes.find(f.torchDtype);
-  if (storage == storageTypes.end())
+  std::optional<DType> storage = nn::parse_torch_dtype(f.torchDtype.getValue());
+  if (!storage)
     return "--torch_dtype must be auto, float32, bfloat16 or float16, got '" +
            f.torchDtype.getValue() + "'";
-  a.frozenType = storage->second;
+  a.frozenType = *storage;
   a.gradientAccumulationSteps = f.gradientAccumulationSteps;
   a.warmupRatio = f.warmupRatio;
   a.dataloaderDropLast = f.dataloaderDropLast;

@@ -310,9 +310,8 @@ void resolveHubNames(TrainArgs &a) {
                     "adapter folder as --model_name_or_path)",
                     2};
   if (a.frozenType != DType::f32 && !a.useLora)
-    throw Failure{"--torch_dtype " + std::string(a.frozenType == DType::bf16
-                                                     ? "bfloat16"
-                                                     : "float16") +
+    throw Failure{"--torch_dtype " +
+                      std::string(nn::torch_dtype_name(a.frozenType)) +
                       " stores a frozen base in 16 bits, so it needs "
                       "--use_lora; full fine-tuning keeps f32 weights "
                       "(--bf16 or --fp16 give mixed precision)",

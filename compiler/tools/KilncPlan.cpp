@@ -10,6 +10,7 @@
 #include "frontends/nn/AutoModel.h"
 #include "frontends/nn/BatchAdvisor.h"
 #include "frontends/nn/Lora.h"
+#include "frontends/nn/ModelConfig.h"
 
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -99,17 +100,13 @@ int runPlan(int argc, char **argv) {
                 kExitUsage);
 
   // run_clm's --torch_dtype: the frozen base's storage under --use_lora.
-  static const std::map<std::string, DType> storageTypes = {
-      {"auto", DType::f32},
-      {"float32", DType::f32},
-      {"bfloat16", DType::bf16},
-      {"float16", DType::f16}};
-  auto storage = storageTypes.find(args->get("--torch_dtype", "auto"));
-  if (storage == storageTypes.end())
+  std::optional<DType> storage =
+      nn::parse_torch_dtype(args->get("--torch_dtype", "auto"));
+  if (!storage)
     return fail("--torch_dtype: expected auto, float32, bfloat16 or float16, "
                 "got '" + args->get("--torch_dtype") + "'",
                 kExitUsage);
-  if (storage->second != DType::f32 && !args->has("--use_lora"))
+  if (*storage != DType::f32 && !args->has("--use_lora"))
     return fail("--torch_dtype " + args->get("--torch_dtype") +
                     " stores a frozen base in 16 bits: it needs --use_lora",
                 kExitUsage);
@@ -133,7 +130,7 @@ int runPlan(int argc, char **argv) {
     // Planned, never run: the weights are never drawn (an 8B model's fit
     // in memory that is never touched), and a 16-bit base is built so.
     nn::ModelBuild build;
-    build.dtype = storage->second;
+    build.dtype = *storage;
     build.draw_initial_values = false;
     absl::StatusOr<std::unique_ptr<nn::CausalLM>> model =
         nn::causal_lm_from_config((*text)->getBuffer().str(), path, build);
@@ -167,8 +164,8 @@ int runPlan(int argc, char **argv) {
       nn::apply_lora(**model, lora, 0, &(*model)->generator());
       params = nn::trainable_parameters(**model);
       what += ", LoRA r " + std::to_string(lora.r);
-      if (storage->second != DType::f32)
-        what += ", base in " + std::string(dtypeName(storage->second));
+      if (*storage != DType::f32)
+        what += ", base in " + std::string(dtypeName(*storage));
     }
     (*model)->train();
     std::string target = describeTarget(key);

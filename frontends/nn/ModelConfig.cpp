@@ -239,4 +239,20 @@ absl::StatusOr<std::string> readModelType(std::string_view text,
   return type ? type->str() : std::string();
 }
 
+std::optional<DType> parse_torch_dtype(std::string_view word) {
+  if (word == "auto" || word == "float32")
+    return DType::f32;
+  if (word == "bfloat16")
+    return DType::bf16;
+  if (word == "float16")
+    return DType::f16;
+  return std::nullopt;
+}
+
+std::string_view torch_dtype_name(DType dtype) {
+  return dtype == DType::bf16  ? "bfloat16"
+         : dtype == DType::f16 ? "float16"
+                               : "float32";
+}
+
 } // namespace kiln::nn

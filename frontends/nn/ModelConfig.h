@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace kiln::nn {
@@ -106,6 +107,12 @@ struct LlamaConfig {
 /// llama3, heads that do not divide).
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName);
+
+/// transformers' `torch_dtype` words → the storage type: auto and float32
+/// → f32, bfloat16 → bf16, float16 → f16; nullopt for any other word.
+std::optional<DType> parse_torch_dtype(std::string_view word);
+/// The word parse_torch_dtype reads for `dtype` ("float32" for f32).
+std::string_view torch_dtype_name(DType dtype);
 
 /// A config.json's "model_type" ("gpt2", "llama"); an empty string when the
 /// file has none, InvalidArgument naming the file when it is not JSON.
