@@ -9,6 +9,7 @@
 // head through the fused loss, LayerNorm) and Llama (Linear, untied head,
 // RMSNorm, gathers from a 16-bit table), with f32 and with bf16 products;
 // and the planned step is smaller by at least the bytes the storage saves.
+#include "frontends/nn/BatchAdvisor.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Llama.h"
 #include "frontends/nn/Lora.h"
@@ -161,14 +162,11 @@ TEST(FrozenStorage, TheStepPlansLessByAtLeastWhatTheStorageSaves) {
     apply_lora(*model, lora({"q_proj", "v_proj"}), 7, &model->generator());
     saved = bf16Base ? model->store_frozen_as(DType::bf16) : 0;
     kiln::step();
-    AdamW optimizer(trainable_parameters(*model), AdamW::Options{});
-    std::optional<uint64_t> peak = plan_traced([&]() -> TracedStep {
-      Tensor ids = randomIds(2, 16, 512, 5);
-      Tensor loss = model->loss(ids, ids);
-      loss.backward();
-      optimizer.step();
-      optimizer.zero_grad();
-      return std::make_shared<Tensor>(loss);
+    TrainingStepShape shape; // kiln-train's step: AdamW, clipping at 1.0
+    shape.batch = 2;
+    shape.seq = 16;
+    std::optional<uint64_t> peak = plan_traced([&] {
+      return trace_training_step(*model, trainable_parameters(*model), shape);
     });
     return int64_t(peak.value_or(0));
   };
