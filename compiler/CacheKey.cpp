@@ -91,6 +91,8 @@ std::string keyOptionsText(const KeyOptions &options) {
     absl::StrAppend(&text, ";loss-chunk-mb=", layout.lossMiB);
   if (layout.vocabMultiple > 0)
     absl::StrAppend(&text, ";vocab-multiple=", layout.vocabMultiple);
+  if (layout.noCostlyRecompute && options.memoryBudget != 0)
+    absl::StrAppend(&text, ";recompute-costly=0");
   return text;
 }
 

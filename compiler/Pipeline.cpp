@@ -130,8 +130,12 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
     add(createSchedulePass());
   if (options.memoryBudgetBytes != 0) {
     RematerializePassOptions remat;
-    remat.memoryBudget = static_cast<int64_t>(std::min<uint64_t>(
-        options.memoryBudgetBytes, std::numeric_limits<int64_t>::max()));
+    uint64_t target = options.rematerializeTargetBytes != 0
+                          ? options.rematerializeTargetBytes
+                          : options.memoryBudgetBytes;
+    remat.memoryBudget = static_cast<int64_t>(
+        std::min<uint64_t>(target, std::numeric_limits<int64_t>::max()));
+    remat.recomputeCostly = options.recomputeCostly;
     add(createRematerializePass(remat));
   }
 }
@@ -163,6 +167,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("bytes the step may hold at its peak; nonzero runs "
                      "kiln-rematerialize after the scheduler"),
       llvm::cl::init(0)};
+  Option<bool> recomputeCostly{
+      *this, "recompute-costly",
+      llvm::cl::desc("under a memory budget, recompute reductions and GEMMs "
+                     "when nothing cheap lowers the peak"),
+      llvm::cl::init(true)};
   Option<bool> partition{
       *this, "partition",
       llvm::cl::desc("recompute cheap forward values in the backward pass "
@@ -208,6 +217,7 @@ void registerKilnPipeline() {
         options.fuse = cl.fuse;
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
+        options.recomputeCostly = cl.recomputeCostly;
         options.attentionChunkBytes = cl.attentionChunkBytes;
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;

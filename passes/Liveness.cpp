@@ -10,11 +10,22 @@ using namespace mlir;
 namespace kiln {
 
 SmallVector<Value> producedOperands(Operation *op) {
-  SetVector<Value> values;
+  // The estimate calls this for every op of every order it tries (the
+  // rematerializer: thousands of orders of thousands of ops), so ops with
+  // few operands, nearly all, deduplicate by a scan, without a set's heap.
+  constexpr unsigned kScanned = 32;
+  if (op->getNumOperands() > kScanned) {
+    SetVector<Value> values;
+    for (Value operand : op->getOperands())
+      if (operand.getDefiningOp())
+        values.insert(operand);
+    return values.takeVector();
+  }
+  SmallVector<Value> values;
   for (Value operand : op->getOperands())
-    if (operand.getDefiningOp())
-      values.insert(operand);
-  return values.takeVector();
+    if (operand.getDefiningOp() && !llvm::is_contained(values, operand))
+      values.push_back(operand);
+  return values;
 }
 
 int64_t resultBytes(Operation *op) {

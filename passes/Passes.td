@@ -434,15 +434,22 @@ def RematerializePass : Pass<"kiln-rematerialize", "mlir::func::FuncOp"> {
     caller's parameters, optimizer state and batch stay resident), so it
     approximates the backend's planned peak. While the estimate exceeds
     `memory-budget`, the pass takes the values live across the peak op
-    (defined before it, not read by it, read after it) whose producer is
-    cheap to recompute: a loop fusion, a multi-output fusion without
-    reduces, or one elementwise, broadcast_in_dim, convert, iota,
-    transpose, reshape or rng_uniform op (Pure: the same state gives the
-    same bits). dot_general, reduce, reduction fusions, gather,
-    scatter_add, slice, pad and concatenate are never recomputed. Largest
-    first, it clones the producer before its first user after the peak
-    and redirects every later user to the clone; the original is erased
-    when nothing reads it any more. A clone keeps its operands live up to
+    (defined before it, not read by it, read after it) and recomputes one
+    of them after the peak, in two tiers. Cheap producers come first,
+    largest first: a loop fusion, a multi-output fusion without reduces,
+    or one elementwise, broadcast_in_dim, convert, iota, transpose,
+    reshape or rng_uniform op (Pure: the same state gives the same bits).
+    Only when none of them lowers the peak (the budget demands more) come
+    the costly ones (`recompute-costly`, on by default): reduces and
+    reduction fusions, then dot_general, least work per byte freed first
+    (a GEMM is charged 2·M·N·K flops at 16 flops a byte). gather,
+    scatter_add, slice, pad and concatenate are never recomputed. A
+    candidate is a chain: the producer and, up to 4 ops, the producers of
+    operands nothing else reads at or after the peak, when their tier
+    allows them (a bias add with the GEMM it reads). The pass clones the
+    chain before the producer's first user after the peak and redirects
+    every later user to the clone; originals are erased when nothing
+    reads them any more. A clone keeps its operands live up to
     it: the estimate counts that, and a candidate is taken only when the
     peak falls (or stays while fewer ops reach it; such steps are undone
     unless the peak later falls). `memory-budget=0` does nothing; the
@@ -461,6 +468,9 @@ def RematerializePass : Pass<"kiln-rematerialize", "mlir::func::FuncOp"> {
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "the most bytes the step may hold at its estimated peak, "
            "arguments included (0: do nothing)">,
+    Option<"recomputeCostly", "recompute-costly", "bool", "true",
+           "when nothing cheap lowers the peak, recompute reductions and "
+           "GEMMs too">,
     Option<"emitRemarks", "emit-remarks", "bool", "false",
            "report every recomputed value and the estimated peaks with "
            "remarks (pass statistics are no-ops in LLVM release builds)">
@@ -468,6 +478,8 @@ def RematerializePass : Pass<"kiln-rematerialize", "mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numRematerialized", "num-rematerialized",
               "values recomputed after the peak">,
+    Statistic<"numCostly", "num-costly",
+              "reductions and GEMMs among them">,
     Statistic<"bytesSaved", "bytes-saved",
               "estimated peak bytes removed by recomputation">,
     Statistic<"numBudgetsMissed", "budgets-missed",

@@ -1,5 +1,6 @@
-// kiln-rematerialize: under a memory budget, recomputes cheap values after
-// the peak instead of keeping them live across it.
+// kiln-rematerialize: under a memory budget, recomputes values after the
+// peak instead of keeping them live across it: cheap ones first, and GEMMs
+// and reductions only when nothing cheap is left that lowers the peak.
 //
 // The estimate is kiln-schedule's liveness model (passes/Liveness.h) over
 // the function's top-level ops in their current order, plus the bytes of
@@ -9,13 +10,19 @@
 //
 // Steps, repeated while the estimated peak exceeds the budget:
 //   1. find the peak op P (the first op with the largest live bytes);
-//   2. candidates: ops before P, cheap to recompute (isCheapToRecompute),
-//      with results live across P (not read by P, read after P); largest
-//      such bytes first;
-//   3. for a candidate D: clone D before its first user after P and
-//      redirect every user after P to the clone (D is dropped from the
-//      estimate once nothing reads it: it is erased at the end); estimate
-//      again. The clone keeps D's operands live up to it, and the estimate
+//   2. candidates: ops before P whose results are live across P (not read
+//      by P, read after P), in two tiers. The cheap tier (isCheap: loop
+//      fusions and elementwise or index-remapping ops), largest bytes
+//      first, is tried first; only when none of it helps, the costly tier
+//      (costlyWork: reductions, then GEMMs), least work per byte freed
+//      first, so a budget recomputes a layer's cheapest GEMM before its
+//      dearest and never one it does not need;
+//   3. a candidate is a chain: D, and the producers of D's operands that
+//      nothing else reads at or after P (else the clone would keep them
+//      live across P in D's place), when their tier allows (chainFor);
+//      clone the chain before D's first user after P and redirect every
+//      user after P to D's clone (originals nothing reads are dropped from
+//      the estimate and erased at the end); estimate again. The clone keeps D's operands live up to it, and the estimate
 //      counts that, so no lifetime extension goes unaccounted. Keep the
 //      change when the peak falls, or when it stays and fewer ops reach
 //      it (a plateau of equal peaks is walked one op at a time); else undo
@@ -31,8 +38,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
 
 namespace kiln {
 #define GEN_PASS_DEF_REMATERIALIZEPASS
@@ -60,9 +71,10 @@ bool isCheapSingleOp(Operation *op) {
              RngUniformOp>(op);
 }
 
-/// A producer worth recomputing: one cheap op, or a loop or multi-output
-/// fusion whose body holds only cheap ops and constants (no reduce).
-bool isCheapToRecompute(Operation *op) {
+/// A producer worth recomputing whenever it helps: one cheap op, or a loop
+/// or multi-output fusion whose body holds only cheap ops and constants (no
+/// reduce).
+bool isCheap(Operation *op) {
   if (op->getNumResults() == 0 || !isMemoryEffectFree(op))
     return false;
   auto fusion = dyn_cast<FusionOp>(op);
@@ -74,6 +86,43 @@ bool isCheapToRecompute(Operation *op) {
     if (!isa<ConstantOp, YieldOp>(inner) && !isCheapSingleOp(&inner))
       return false;
   return true;
+}
+
+int64_t elementsOf(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.hasStaticShape() ? shaped.getNumElements() : 0;
+}
+
+/// The work of recomputing a costly producer, in bytes moved: a reduce or
+/// a reduction fusion moves its operands and results; a GEMM is charged
+/// its multiply-adds (2·M·N·K flops) at 16 flops a byte, a tensor-core
+/// GPU's and a vector CPU's ratio to within a few times, so that any GEMM
+/// ranks after a reduction of the same size. 0 for a producer that is
+/// cheap or never recomputed (gathers, scatters, slices, pads, concatenates:
+/// copies whose savings the partitioner already weighed).
+int64_t costlyWork(Operation *op) {
+  if (op->getNumResults() == 0 || !isMemoryEffectFree(op) || isCheap(op))
+    return 0;
+  auto fusion = dyn_cast<FusionOp>(op);
+  bool reduction = isa<ReduceOp>(op) ||
+                   (fusion && fusion.getKind() == FusionKind::reduction);
+  if (reduction) {
+    int64_t bytes = resultBytes(op);
+    for (Value operand : op->getOperands())
+      bytes += byteSizeOf(operand.getType());
+    return std::max<int64_t>(bytes, 1);
+  }
+  auto dot = dyn_cast<DotGeneralOp>(op);
+  if (!dot)
+    return 0;
+  // Every result element is a dot product over the contracted dims.
+  ArrayRef<int64_t> lhs = cast<ShapedType>(dot.getLhs().getType()).getShape();
+  int64_t depth = 1;
+  for (int64_t dim : dot.getLhsContractingDimensions())
+    depth *= lhs[dim];
+  constexpr int64_t kFlopsPerByte = 16;
+  return std::max<int64_t>(
+      2 * elementsOf(dot.getResult().getType()) * depth / kFlopsPerByte, 1);
 }
 
 /// The estimated peak (arguments included) of one order.
@@ -104,16 +153,25 @@ Estimate estimate(Block &block, ArrayRef<Operation *> order, int64_t base) {
   return result;
 }
 
-/// One accepted recomputation.
+/// Ops recomputed together: the candidate (the root, last) and the
+/// producers of operands nothing else would keep alive past the peak.
+constexpr size_t kMaxChainLength = 4;
+
+/// One accepted recomputation: the originals and their clones, in program
+/// order, the root last.
 struct Remat {
-  Operation *original;
-  Operation *clone;
-  /// Bytes of the original's results that were live across the peak.
+  SmallVector<Operation *> originals;
+  SmallVector<Operation *> clones;
+  /// Bytes of the root's results that were live across the peak.
   int64_t bytes;
-  /// The op the clone runs just before.
+  /// The op the clones run just before.
   Operation *before;
-  /// Nothing reads the original any more.
-  bool originalDead;
+  /// Originals nothing reads any more (moved, not copied).
+  SmallVector<Operation *> dead;
+  /// From the costly tier (a reduction or a GEMM among the ops).
+  bool costly;
+
+  Operation *root() const { return originals.back(); }
 };
 
 struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
@@ -151,28 +209,40 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
     }
     // Plateau steps that never led to a lower peak.
     while (done.size() > doneAtBest) {
+      for (Operation *op : done.back().dead)
+        dead.erase(op);
       undo(done.back());
-      dead.erase(done.back().original);
       done.pop_back();
     }
 
     if (emitRemarks)
-      for (const Remat &remat : done)
-        remat.clone->emitRemark()
-            << "rematerialized " << remat.bytes << " bytes of '"
-            << remat.original->getName() << "' before '"
-            << remat.before->getName() << "'"
-            << (remat.originalDead ? " (moved: nothing read it before the "
-                                     "peak)"
-                                   : "");
-    for (const Remat &remat : done)
-      if (dead.contains(remat.original) && remat.original->use_empty()) {
-        dead.erase(remat.original);
-        remat.original->erase();
+      for (const Remat &remat : done) {
+        InFlightDiagnostic remark = remat.clones.back()->emitRemark();
+        remark << "rematerialized " << remat.bytes << " bytes of '"
+               << remat.root()->getName() << "' before '"
+               << remat.before->getName() << "'";
+        if (remat.originals.size() > 1) {
+          remark << " with its operands' producers";
+          for (Operation *op : ArrayRef(remat.originals).drop_back())
+            remark << " '" << op->getName() << "'";
+        }
+        remark << (remat.costly ? " (costly tier)" : "")
+               << (llvm::is_contained(remat.dead, remat.root())
+                       ? " (moved: nothing read it before the peak)"
+                       : "");
       }
+    // Dead originals, users first (a chain's root reads its producers).
+    for (const Remat &remat : llvm::reverse(done))
+      for (Operation *op : llvm::reverse(remat.originals))
+        if (dead.contains(op) && op->use_empty()) {
+          dead.erase(op);
+          op->erase();
+        }
 
     int64_t after = best;
+    int64_t costly = llvm::count_if(done, [](const Remat &r) { return r.costly; });
     numRematerialized += done.size();
+    numCostly += costly;
     bytesSaved += before - after;
     if (after > memoryBudget)
       ++numBudgetsMissed;
@@ -182,17 +252,113 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
                           << before << " before, " << after << " after, budget "
                           << static_cast<int64_t>(memoryBudget) << "; "
                           << done.size() << " values rematerialized, "
-                          << before - after << " bytes saved";
+                          << before - after << " bytes saved; " << costly
+                          << " of them reductions or GEMMs";
     if (after > memoryBudget)
       function.emitRemark() << "memory budget of "
                             << static_cast<int64_t>(memoryBudget)
-                            << " bytes not met: nothing cheap left to "
-                               "recompute lowers the peak of "
+                            << " bytes not met: nothing "
+                            << (recomputeCostly ? "" : "cheap ")
+                            << "left to recompute lowers the peak of "
                             << after << " bytes";
   }
 
-  /// One step: the first candidate (largest first) whose recomputation
-  /// improves the estimate. Updates `order` and `current`; false when none.
+  /// A candidate: the ops to recompute (program order, the root last).
+  struct Candidate {
+    SmallVector<Operation *> ops;
+    /// Bytes of the root's results live across the peak.
+    int64_t bytes;
+    /// What it frees at the peak op: `bytes` less the operands the clones
+    /// keep alive there. Candidates are ranked by it.
+    int64_t freed = 0;
+    /// The chain's costly work per byte freed; 0 in the cheap tier.
+    double workPerByte;
+    bool costly;
+  };
+
+  /// `root` and the producers that must be recomputed with it so that its
+  /// operands do not stay live across the peak for the clone alone: an
+  /// operand whose readers all run before the peak has its producer
+  /// recomputed too, when that producer may be (cheap, or costly when
+  /// `costlyAllowed`); up to `maxLength` ops (1: the root alone).
+  /// std::nullopt when `root` itself may not be recomputed.
+  std::optional<Candidate>
+  chainFor(Operation *root, size_t peak, bool costlyAllowed,
+           size_t maxLength,
+           llvm::function_ref<size_t(Operation *)> positionOf) {
+    auto allowed = [&](Operation *op) {
+      return isCheap(op) || (costlyAllowed && costlyWork(op) > 0);
+    };
+    if (!allowed(root))
+      return std::nullopt;
+    SetVector<Operation *> chain;
+    chain.insert(root);
+    for (size_t next = 0; next < chain.size(); ++next) {
+      for (Value operand : producedOperands(chain[next])) {
+        Operation *producer = operand.getDefiningOp();
+        if (chain.contains(producer) || chain.size() >= maxLength)
+          continue;
+        size_t at = positionOf(producer);
+        if (at == ~size_t(0) || at >= peak)
+          continue;
+        // Read at or after the peak by an op outside the chain: it stays
+        // live anyway, so its producer need not run again.
+        bool liveAnyway = llvm::any_of(operand.getUsers(), [&](Operation *u) {
+          size_t uAt = positionOf(u);
+          return uAt != ~size_t(0) && uAt >= peak;
+        });
+        if (!liveAnyway && allowed(producer))
+          chain.insert(producer);
+      }
+    }
+    Candidate candidate;
+    candidate.ops.assign(chain.begin(), chain.end());
+    llvm::sort(candidate.ops, [&](Operation *a, Operation *b) {
+      return positionOf(a) < positionOf(b);
+    });
+    int64_t work = 0;
+    for (Operation *op : candidate.ops)
+      if (!isCheap(op))
+        work += costlyWork(op);
+    candidate.costly = work > 0;
+    candidate.workPerByte = static_cast<double>(work);
+    candidate.bytes = 0;
+    return candidate;
+  }
+
+  /// The bytes a candidate keeps alive at the peak op for its clones: the
+  /// chain's operands that were dead there (every reader before the
+  /// peak). Its root's results stop being live there, so it lowers the
+  /// peak op's bytes by `bytes` less these; one that does not lower them
+  /// cannot lower the peak nor the ops at it, and is never tried.
+  static int64_t
+  addedAtPeak(ArrayRef<Operation *> ops, size_t peak,
+              llvm::function_ref<size_t(Operation *)> positionOf) {
+    int64_t added = 0;
+    SmallVector<Value> seen;
+    for (Operation *op : ops)
+      for (Value operand : producedOperands(op)) {
+        Operation *producer = operand.getDefiningOp();
+        if (llvm::is_contained(ops, producer) ||
+            llvm::is_contained(seen, operand))
+          continue;
+        seen.push_back(operand);
+        size_t at = positionOf(producer);
+        if (at == ~size_t(0) || at >= peak)
+          continue;
+        bool liveAtPeak = llvm::any_of(operand.getUsers(), [&](Operation *u) {
+          size_t uAt = positionOf(u);
+          return uAt != ~size_t(0) && uAt >= peak;
+        });
+        if (!liveAtPeak)
+          added += byteSizeOf(operand.getType());
+      }
+    return added;
+  }
+
+  /// One step: the first candidate (cheap tier, then costly tier) whose
+  /// recomputation improves the estimate. Updates `order` and `current`;
+  /// false when none.
   bool rematerializeOnce(Block &block, SmallVector<Operation *> &order,
                          int64_t base, Estimate &current,
                          DenseSet<Operation *> &dead,
@@ -211,15 +377,9 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
       return it == position.end() ? ~size_t(0) : it->second;
     };
 
-    struct Candidate {
-      Operation *op;
-      int64_t bytes;
-    };
-    SmallVector<Candidate> candidates;
+    SmallVector<Candidate> cheap, costly;
     for (size_t index = 0; index < peak; ++index) {
       Operation *op = order[index];
-      if (!isCheapToRecompute(op))
-        continue;
       int64_t bytes = 0;
       for (Value result : op->getResults()) {
         bool readByPeak = false, readAfter = false;
@@ -231,67 +391,124 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
         if (readAfter && !readByPeak)
           bytes += byteSizeOf(result.getType());
       }
-      if (bytes > 0)
-        candidates.push_back({op, bytes});
+      if (bytes == 0)
+        continue;
+      // Each root alone and as a chain, with cheap producers only and with
+      // costly ones too: the root alone keeps its operands alive across
+      // the peak, which pays when they are small (a GEMM's input), and a
+      // chain when they are not (a bias add's GEMM result). Distinct
+      // variants only; the costly tier only holds those with costly work.
+      SmallVector<Candidate, 4> variants;
+      for (bool costlyAllowed : {false, true}) {
+        if (costlyAllowed && !recomputeCostly)
+          continue;
+        for (size_t length : {size_t(1), kMaxChainLength}) {
+          std::optional<Candidate> variant =
+              chainFor(op, peak, costlyAllowed, length, positionOf);
+          if (!variant || llvm::any_of(variants, [&](const Candidate &c) {
+                return c.ops == variant->ops;
+              }))
+            continue;
+          variant->bytes = bytes;
+          variants.push_back(std::move(*variant));
+        }
+      }
+      for (Candidate &variant : variants) {
+        // Ranked by the bytes it frees at the peak op, net of the operands
+        // it keeps alive there.
+        variant.freed = bytes - addedAtPeak(variant.ops, peak, positionOf);
+        if (variant.freed <= 0)
+          continue;
+        if (variant.costly) {
+          variant.workPerByte /= variant.freed;
+          costly.push_back(std::move(variant));
+        } else {
+          variant.workPerByte = 0;
+          cheap.push_back(std::move(variant));
+        }
+      }
     }
-    // Largest first; on a tie the earliest (it is live the longest).
-    llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
-      return a.bytes > b.bytes;
+    // Cheap: largest first; on a tie the earliest (it is live the longest).
+    llvm::stable_sort(cheap, [](const Candidate &a, const Candidate &b) {
+      return a.freed > b.freed;
     });
-    if (candidates.size() > kMaxTrialsPerStep)
-      candidates.resize(kMaxTrialsPerStep);
+    // Costly: least work per byte freed first, then largest.
+    llvm::stable_sort(costly, [](const Candidate &a, const Candidate &b) {
+      if (a.workPerByte != b.workPerByte)
+        return a.workPerByte < b.workPerByte;
+      return a.freed > b.freed;
+    });
+    if (cheap.size() > kMaxTrialsPerStep)
+      cheap.resize(kMaxTrialsPerStep);
+    if (costly.size() > kMaxTrialsPerStep)
+      costly.resize(kMaxTrialsPerStep);
+    // The costly tier only when no cheap candidate helps.
+    SmallVector<Candidate> candidates = std::move(cheap);
+    candidates.append(std::make_move_iterator(costly.begin()),
+                      std::make_move_iterator(costly.end()));
 
     for (const Candidate &candidate : candidates) {
-      Operation *original = candidate.op;
-      // The first user after the peak: the clone runs just before it.
+      Operation *root = candidate.ops.back();
+      // The first user of the root after the peak: the clones run just
+      // before it.
       size_t first = ~size_t(0);
-      for (Operation *user : original->getUsers()) {
+      for (Operation *user : root->getUsers()) {
         size_t at = positionOf(user);
         if (at != ~size_t(0) && at > peak)
           first = std::min(first, at);
       }
       Operation *before = first == order.size() ? terminator : order[first];
+      Remat remat{candidate.ops, {}, candidate.bytes, before, {},
+                  candidate.costly};
       OpBuilder builder(before);
-      Operation *clone = builder.clone(*original);
+      IRMapping mapping;
+      for (Operation *op : candidate.ops)
+        remat.clones.push_back(builder.clone(*op, mapping));
       for (auto [result, copy] :
-           llvm::zip(original->getResults(), clone->getResults()))
+           llvm::zip(root->getResults(), remat.clones.back()->getResults()))
         result.replaceUsesWithIf(copy, [&](OpOperand &use) {
           size_t at = positionOf(use.getOwner());
           return at != ~size_t(0) && at > peak;
         });
-      bool originalDead = original->use_empty();
+      // Originals nothing reads any more, users first: the root, then
+      // producers read only by dead originals.
+      for (Operation *op : llvm::reverse(candidate.ops))
+        if (llvm::all_of(op->getUsers(), [&](Operation *user) {
+              return llvm::is_contained(remat.dead, user);
+            }))
+          remat.dead.push_back(op);
 
       SmallVector<Operation *> trial;
-      trial.reserve(order.size() + 1);
+      trial.reserve(order.size() + remat.clones.size());
       for (auto [index, op] : llvm::enumerate(order)) {
         if (index == first)
-          trial.push_back(clone);
-        if (!(originalDead && op == original))
+          trial.append(remat.clones.begin(), remat.clones.end());
+        if (!llvm::is_contained(remat.dead, op))
           trial.push_back(op);
       }
       if (first == order.size())
-        trial.push_back(clone);
+        trial.append(remat.clones.begin(), remat.clones.end());
       Estimate next = estimate(block, trial, base);
       if (next.betterThan(current)) {
-        if (originalDead)
-          dead.insert(original);
-        done.push_back(
-            {original, clone, candidate.bytes, before, originalDead});
+        for (Operation *op : remat.dead)
+          dead.insert(op);
+        done.push_back(std::move(remat));
         order = std::move(trial);
         current = next;
         return true;
       }
-      undo({original, clone, candidate.bytes, before, originalDead});
+      undo(remat);
     }
     return false;
   }
 
-  /// Sends the clone's users back to the original and erases the clone.
+  /// Sends the root clone's users back to the root and erases the clones.
   static void undo(const Remat &remat) {
-    for (auto [result, copy] :
-         llvm::zip(remat.original->getResults(), remat.clone->getResults()))
+    for (auto [result, copy] : llvm::zip(remat.root()->getResults(),
+                                         remat.clones.back()->getResults()))
       copy.replaceAllUsesWith(result);
-    remat.clone->erase();
+    for (Operation *clone : llvm::reverse(remat.clones))
+      clone->erase();
   }
 };
 

@@ -83,6 +83,15 @@ const LayoutOverrides &layoutOverrides() {
         wholeNumberFromEnvironment("KILN_LOSS_CHUNK_MB", 65536, " of MiB");
     o.vocabMultiple =
         wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
+    if (const char *costly = std::getenv("KILN_RECOMPUTE_COSTLY");
+        costly && *costly) {
+      o.noCostlyRecompute = std::string_view(costly) == "0";
+      if (!o.noCostlyRecompute && std::string_view(costly) != "1")
+        std::fprintf(stderr,
+                     "kiln: warning: KILN_RECOMPUTE_COSTLY must be 0 or 1, "
+                     "not '%s'; using the default (1)\n",
+                     costly);
+    }
     return o;
   }();
   return overrides;
@@ -114,6 +123,7 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
     pipeline.lossChunkBytes = overrides.lossMiB << 20;
   if (overrides.vocabMultiple > 0)
     pipeline.lossVocabMultiple = overrides.vocabMultiple;
+  pipeline.recomputeCostly = !overrides.noCostlyRecompute;
   return pipeline;
 }
 

@@ -83,6 +83,8 @@ unsigned gpuElementsPerIndex();
 ///   no padding): whole GEMM tiles against the padding's masking.
 struct LayoutOverrides {
   int64_t attentionMiB = 0, lossMiB = 0, vocabMultiple = 0;
+  /// KILN_RECOMPUTE_COSTLY=0: a budget recomputes only cheap values.
+  bool noCostlyRecompute = false;
 };
 const LayoutOverrides &layoutOverrides();
 

@@ -197,7 +197,15 @@ void step() {
     backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");
   if (options().productType != DType::f32)
     backend += " " + std::string(dtypeName(options().productType));
-  std::string key = "backend " + backend + "\n" + canonicalForm(graph);
+  // Every option that changes what compileEntry builds is in the key, so a
+  // budget or the partitioner changed between steps compiles again rather
+  // than reusing the program compiled without it.
+  std::string key = "backend " + backend;
+  if (options().memoryBudgetBytes != 0)
+    key += " memory-budget " + std::to_string(options().memoryBudgetBytes);
+  if (!options().partition)
+    key += " partition 0";
+  key += "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);
 
   // 3. Cache lookup, compiling on a miss.

@@ -400,27 +400,41 @@ TEST(Pipeline, RunningItTwiceFusesNothingMore) {
 
 namespace {
 
-/// Kernels after the pipeline, with `budget` bytes as the memory budget.
-int kernelsAfterPipeline(const std::string &text, uint64_t budget) {
+/// What the pipeline leaves of @main under `budget` bytes of memory budget.
+struct AfterPipeline {
+  int kernels = 0, gemms = 0;
+};
+
+AfterPipeline afterPipeline(const std::string &text, uint64_t budget,
+                            bool recomputeCostly = true) {
   mlir::MLIRContext context;
   kiln::loadKilnDialects(context);
   auto parsed = kiln::parseModule(text, &context);
   EXPECT_TRUE(parsed.ok()) << parsed.status();
   if (!parsed.ok())
-    return 0;
+    return {};
   kiln::PipelineOptions options;
   options.memoryBudgetBytes = budget;
+  options.recomputeCostly = recomputeCostly;
   EXPECT_TRUE(mlir::succeeded(kiln::runKilnPipeline(parsed->get(), options)));
   FuncOp main = parsed->get().lookupSymbol<FuncOp>("main");
-  return main ? kernelCount(main) : 0;
+  if (!main)
+    return {};
+  AfterPipeline after;
+  after.kernels = kernelCount(main);
+  main.walk([&](kiln::DotGeneralOp) { ++after.gemms; });
+  return after;
+}
+
+int kernelsAfterPipeline(const std::string &text, uint64_t budget) {
+  return afterPipeline(text, budget).kernels;
 }
 
 TEST(Pipeline, RematerializationKeepsAGpt2TrainStepBitwise) {
   std::string text =
       readFile(KILN_SOURCE_DIR "/tests/passes/Inputs/gpt2_train_step.mlir");
-  // The estimated peak is about 4.5 MB (arguments included); 3.9 MB is out
-  // of reach, so the pass recomputes everything that helps (loop fusions,
-  // an iota) before giving up.
+  // The estimated peak is about 4.5 MB (arguments included); under 3.9 MB
+  // the pass recomputes loop fusions, an iota and one chain with a GEMM.
   kiln::PipelineOptions options;
   options.memoryBudgetBytes = 3900000;
   checkPipelinePreservesResults(text, "gpt2_train_step under a budget", 0,
@@ -431,6 +445,23 @@ TEST(Pipeline, RematerializationKeepsAGpt2TrainStepBitwise) {
   // A budget already met changes nothing.
   EXPECT_EQ(kernelsAfterPipeline(text, uint64_t(1) << 40),
             kernelsAfterPipeline(text, 0));
+}
+
+TEST(Pipeline, RecomputedGemmsKeepAGpt2TrainStepBitwise) {
+  std::string text =
+      readFile(KILN_SOURCE_DIR "/tests/passes/Inputs/gpt2_train_step.mlir");
+  // Under 3.0 MB, out of reach, the pass recomputes all it can, reductions
+  // and GEMMs included (estimated peak 4.5 -> 3.2 MB), and the step still
+  // computes the same bits.
+  kiln::PipelineOptions options;
+  options.memoryBudgetBytes = 3000000;
+  checkPipelinePreservesResults(text, "gpt2_train_step, GEMMs recomputed", 0,
+                                options);
+  AfterPipeline unlimited = afterPipeline(text, 0);
+  EXPECT_GT(afterPipeline(text, 3000000).gemms, unlimited.gemms);
+  // Its negative twin: with the costly tier off, no GEMM is added.
+  EXPECT_EQ(afterPipeline(text, 3000000, /*recomputeCostly=*/false).gemms,
+            unlimited.gemms);
 }
 
 TEST(Pipeline, RematerializationKeepsAnActivationAcrossAGemmBitwise) {

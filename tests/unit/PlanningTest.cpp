@@ -3,12 +3,18 @@
 // the real step's compile reports; planning leaves no trace (training
 // afterwards has bit-identical losses, and nothing compiled or ran); the
 // batch bisection agrees with trying every batch; planning where nothing
-// can be planned is a clear error.
+// can be planned is a clear error; a budget low enough to recompute a GEMM
+// trains to the same losses.
 #include "TinyGPT2.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <optional>
 
 namespace kiln::testing {
@@ -134,6 +140,70 @@ TEST(Planning, BisectionFindsWhatTryingEveryBatchFinds) {
   EXPECT_EQ(largest_planned_batch(
                 4, [&](int64_t b) { return traceTinyStep(t, b); }),
             0);
+}
+
+/// How many times "kiln.dot_general" occurs in the pass dump `file` of the
+/// step's graph under `dumpDir` (-1 when there is none).
+int gemmsInDump(const std::string &dumpDir, const std::string &file) {
+  std::error_code error;
+  for (llvm::sys::fs::directory_iterator graph(dumpDir, error), end;
+       graph != end && !error; graph.increment(error)) {
+    std::ifstream in(graph->path() + "/" + file);
+    if (!in)
+      continue;
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    int count = 0;
+    for (size_t at = text.find("kiln.dot_general"); at != std::string::npos;
+         at = text.find("kiln.dot_general", at + 1))
+      ++count;
+    return count;
+  }
+  return -1;
+}
+
+TEST(Planning, ABudgetThatRecomputesGemmsTrainsTheSame) {
+  set_options(cpuOptions());
+  std::vector<double> plain, budgeted;
+  uint64_t unlimited = 0;
+  {
+    TinyGPT2Training t(10);
+    std::optional<uint64_t> peak =
+        plan_traced([&] { return traceTinyStep(t, 4); });
+    ASSERT_TRUE(peak);
+    unlimited = *peak;
+    for (int s = 0; s < 3; ++s)
+      plain.push_back(t.step().item());
+  }
+  // 90% of the step's peak is below what recomputing cheap values reaches
+  // for this model, within what recomputing a GEMM too reaches.
+  const uint64_t budget = unlimited * 90 / 100;
+  llvm::SmallString<128> dumpDir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-remat", dumpDir));
+  Options o = cpuOptions(budget);
+  o.passDumpDir = dumpDir.str().str();
+  set_options(o);
+  metrics::reset();
+  {
+    TinyGPT2Training t(10);
+    for (int s = 0; s < 3; ++s)
+      budgeted.push_back(t.step().item());
+  }
+  set_options(options_from_env());
+  // One compile, within the budget, with more GEMMs after the
+  // rematerializer than before it.
+  EXPECT_EQ(metrics::counters().compiles, 1) << metrics::report();
+  EXPECT_GT(metrics::counters().plannedPeakBytes, 0);
+  EXPECT_LE(static_cast<uint64_t>(metrics::counters().plannedPeakBytes),
+            budget);
+  int scheduled = gemmsInDump(o.passDumpDir, "09-kiln-schedule.mlir");
+  int rematerialized = gemmsInDump(o.passDumpDir, "10-kiln-rematerialize.mlir");
+  llvm::sys::fs::remove_directories(o.passDumpDir);
+  EXPECT_GT(scheduled, 0);
+  EXPECT_GT(rematerialized, scheduled);
+  ASSERT_EQ(plain.size(), budgeted.size());
+  for (size_t s = 0; s < plain.size(); ++s)
+    EXPECT_EQ(plain[s], budgeted[s]) << "step " << s;
 }
 
 TEST(Planning, MemoryOutsidePlansIsWhatNoTensorHolds) {
