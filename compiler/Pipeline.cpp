@@ -130,11 +130,8 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
     add(createSchedulePass());
   if (options.memoryBudgetBytes != 0) {
     RematerializePassOptions remat;
-    uint64_t target = options.rematerializeTargetBytes != 0
-                          ? options.rematerializeTargetBytes
-                          : options.memoryBudgetBytes;
-    remat.memoryBudget = static_cast<int64_t>(
-        std::min<uint64_t>(target, std::numeric_limits<int64_t>::max()));
+    remat.memoryBudget = static_cast<int64_t>(std::min<uint64_t>(
+        options.memoryBudgetBytes, std::numeric_limits<int64_t>::max()));
     remat.recomputeCostly = options.recomputeCostly;
     add(createRematerializePass(remat));
   }

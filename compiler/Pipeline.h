@@ -31,10 +31,6 @@ struct PipelineOptions {
   /// inputs and fresh outputs); 0: unlimited. Checked by the backend's
   /// memory planner after the passes, before code generation.
   uint64_t memoryBudgetBytes = 0;
-  /// What kiln-rematerialize aims its IR estimate at: memoryBudgetBytes
-  /// when 0. Lower when a first compile's planned peak overshot the budget
-  /// (the planner counts buffers the IR does not show; compileExecutable).
-  uint64_t rematerializeTargetBytes = 0;
   /// Under a budget, kiln-rematerialize may also recompute reductions and
   /// GEMMs once nothing cheap lowers the peak (its recompute-costly); off
   /// only to measure what that buys (KILN_RECOMPUTE_COSTLY=0).

@@ -263,6 +263,19 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
                             << after << " bytes";
   }
 
+  /// Whether `value` is produced by an op before the peak and read only
+  /// before it: a clone reading it after the peak would keep it alive.
+  static bool deadAtPeak(Value value, size_t peak,
+                         llvm::function_ref<size_t(Operation *)> positionOf) {
+    size_t at = positionOf(value.getDefiningOp());
+    if (at == ~size_t(0) || at >= peak)
+      return false;
+    return llvm::none_of(value.getUsers(), [&](Operation *user) {
+      size_t userAt = positionOf(user);
+      return userAt != ~size_t(0) && userAt >= peak;
+    });
+  }
+
   /// A candidate: the ops to recompute (program order, the root last).
   struct Candidate {
     SmallVector<Operation *> ops;
@@ -298,16 +311,9 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
         Operation *producer = operand.getDefiningOp();
         if (chain.contains(producer) || chain.size() >= maxLength)
           continue;
-        size_t at = positionOf(producer);
-        if (at == ~size_t(0) || at >= peak)
-          continue;
-        // Read at or after the peak by an op outside the chain: it stays
-        // live anyway, so its producer need not run again.
-        bool liveAnyway = llvm::any_of(operand.getUsers(), [&](Operation *u) {
-          size_t uAt = positionOf(u);
-          return uAt != ~size_t(0) && uAt >= peak;
-        });
-        if (!liveAnyway && allowed(producer))
+        // One read at or after the peak keeps it live anyway: its producer
+        // need not run again.
+        if (deadAtPeak(operand, peak, positionOf) && allowed(producer))
           chain.insert(producer);
       }
     }
@@ -343,14 +349,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
             llvm::is_contained(seen, operand))
           continue;
         seen.push_back(operand);
-        size_t at = positionOf(producer);
-        if (at == ~size_t(0) || at >= peak)
-          continue;
-        bool liveAtPeak = llvm::any_of(operand.getUsers(), [&](Operation *u) {
-          size_t uAt = positionOf(u);
-          return uAt != ~size_t(0) && uAt >= peak;
-        });
-        if (!liveAtPeak)
+        if (deadAtPeak(operand, peak, positionOf))
           added += byteSizeOf(operand.getType());
       }
     return added;

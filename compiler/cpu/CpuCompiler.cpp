@@ -691,44 +691,16 @@ compileExecutable(ModuleOp module, const std::string &function,
       passes.splitReductionsMinLanedRow = detail::kMinLanedRow;
     }
   }
-  // Under a budget, the rematerializer aims its IR estimate at it, but the
-  // planner also counts buffers the IR does not show (GEMM operand copies,
-  // ...), so the planned peak can overshoot. Then the pipeline runs again
-  // on the module as it came, aiming lower by the overshoot, a few times.
-  const uint64_t budget = passes.memoryBudgetBytes;
-  OwningOpRef<ModuleOp> original;
-  if (budget != 0)
-    original = module.clone();
-  constexpr int kBudgetAttempts = 3;
+  if (failed(runKilnPipeline(module, passes)))
+    return absl::InternalError("the kiln pass pipeline failed on the module");
+  absl::StatusOr<func::FuncOp> entry = findEntryFunction(module, function);
+  if (!entry.ok())
+    return entry.status();
+  loadKernelDialects(*module.getContext());
   CpuCompileStats local;
-  CpuCompileStats &report = stats ? *stats : local;
-  for (int attempt = 1;; ++attempt) {
-    if (failed(runKilnPipeline(module, passes)))
-      return absl::InternalError(
-          "the kiln pass pipeline failed on the module");
-    absl::StatusOr<func::FuncOp> entry = findEntryFunction(module, function);
-    if (!entry.ok())
-      return entry.status();
-    loadKernelDialects(*module.getContext());
-    report = CpuCompileStats{}; // counts of this attempt only
-    FunctionLowering lowering(*entry, report, budget, kernels);
-    absl::StatusOr<runtime::Executable> executable = lowering.run();
-    const uint64_t planned = report.memory.peakBytes;
-    uint64_t target = passes.rematerializeTargetBytes != 0
-                          ? passes.rematerializeTargetBytes
-                          : budget;
-    bool overshot = !executable.ok() &&
-                    absl::IsResourceExhausted(executable.status()) &&
-                    budget != 0 && planned > budget;
-    if (!overshot || attempt == kBudgetAttempts || planned - budget >= target)
-      return executable;
-    passes.rematerializeTargetBytes = target - (planned - budget);
-    // The module the next attempt compiles: the one that came in.
-    module.getBody()->clear();
-    OwningOpRef<ModuleOp> fresh = original->clone();
-    module.getBody()->getOperations().splice(
-        module.getBody()->end(), fresh->getBody()->getOperations());
-  }
+  FunctionLowering lowering(*entry, stats ? *stats : local,
+                            passes.memoryBudgetBytes, kernels);
+  return lowering.run();
 }
 
 absl::StatusOr<std::unique_ptr<runtime::Program>>
