@@ -280,13 +280,17 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
   struct Candidate {
     SmallVector<Operation *> ops;
     /// Bytes of the root's results live across the peak.
-    int64_t bytes;
+    int64_t bytes = 0;
     /// What it frees at the peak op: `bytes` less the operands the clones
     /// keep alive there. Candidates are ranked by it.
     int64_t freed = 0;
-    /// The chain's costly work per byte freed; 0 in the cheap tier.
-    double workPerByte;
-    bool costly;
+    /// The chain's costly work (costlyWork summed); 0 in the cheap tier.
+    int64_t work = 0;
+
+    bool costly() const { return work > 0; }
+    double workPerByteFreed() const {
+      return static_cast<double>(work) / static_cast<double>(freed);
+    }
   };
 
   /// `root` and the producers that must be recomputed with it so that its
@@ -322,13 +326,8 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
     llvm::sort(candidate.ops, [&](Operation *a, Operation *b) {
       return positionOf(a) < positionOf(b);
     });
-    int64_t work = 0;
     for (Operation *op : candidate.ops)
-      if (!isCheap(op))
-        work += costlyWork(op);
-    candidate.costly = work > 0;
-    candidate.workPerByte = static_cast<double>(work);
-    candidate.bytes = 0;
+      candidate.work += costlyWork(op); // 0 for a cheap op
     return candidate;
   }
 
@@ -418,13 +417,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
         variant.freed = bytes - addedAtPeak(variant.ops, peak, positionOf);
         if (variant.freed <= 0)
           continue;
-        if (variant.costly) {
-          variant.workPerByte /= variant.freed;
-          costly.push_back(std::move(variant));
-        } else {
-          variant.workPerByte = 0;
-          cheap.push_back(std::move(variant));
-        }
+        (variant.costly() ? costly : cheap).push_back(std::move(variant));
       }
     }
     // Cheap: largest first; on a tie the earliest (it is live the longest).
@@ -433,8 +426,8 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
     });
     // Costly: least work per byte freed first, then largest.
     llvm::stable_sort(costly, [](const Candidate &a, const Candidate &b) {
-      if (a.workPerByte != b.workPerByte)
-        return a.workPerByte < b.workPerByte;
+      if (a.workPerByteFreed() != b.workPerByteFreed())
+        return a.workPerByteFreed() < b.workPerByteFreed();
       return a.freed > b.freed;
     });
     if (cheap.size() > kMaxTrialsPerStep)
@@ -458,7 +451,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
       }
       Operation *before = first == order.size() ? terminator : order[first];
       Remat remat{candidate.ops, {}, candidate.bytes, before, {},
-                  candidate.costly};
+                  candidate.costly()};
       OpBuilder builder(before);
       IRMapping mapping;
       for (Operation *op : candidate.ops)

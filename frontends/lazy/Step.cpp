@@ -172,6 +172,19 @@ GraphCompileRequest stepRequest() {
   return request;
 }
 
+std::string compileOptionsText(const GraphCompileRequest &request) {
+  std::string text(compiler::backendName(request.backend));
+  if (request.backend == compiler::Backend::cuda)
+    text += " " + request.cudaArch + (request.tf32 ? " tf32" : "");
+  if (request.productType != DType::f32)
+    text += " " + std::string(dtypeName(request.productType));
+  if (request.memoryBudgetBytes != 0)
+    text += " memory-budget " + std::to_string(request.memoryBudgetBytes);
+  if (!request.partition)
+    text += " partition 0";
+  return text;
+}
+
 } // namespace lazy
 
 void step() {
@@ -192,20 +205,8 @@ void step() {
   ++counters.graphsTraced;
   auto graphStart = std::chrono::steady_clock::now();
   Graph graph = buildGraph(collected.outputs, collected.donatable);
-  std::string backend(backendName(options().backend));
-  if (options().backend == Backend::cuda)
-    backend += " " + options().cudaArch + (options().tf32 ? " tf32" : "");
-  if (options().productType != DType::f32)
-    backend += " " + std::string(dtypeName(options().productType));
-  // Every option that changes what compileEntry builds is in the key, so a
-  // budget or the partitioner changed between steps compiles again rather
-  // than reusing the program compiled without it.
-  std::string key = "backend " + backend;
-  if (options().memoryBudgetBytes != 0)
-    key += " memory-budget " + std::to_string(options().memoryBudgetBytes);
-  if (!options().partition)
-    key += " partition 0";
-  key += "\n" + canonicalForm(graph);
+  std::string backend = lazy::compileOptionsText(lazy::stepRequest());
+  std::string key = "backend " + backend + "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);
 
   // 3. Cache lookup, compiling on a miss.

@@ -34,6 +34,13 @@ PendingTensors pendingTensors();
 /// budget, partition, target, precision); no cache, dump or tag.
 GraphCompileRequest stepRequest();
 
+/// The options of `request` that change what it compiles, as text: the
+/// backend (with the cuda architecture and TF32), the product type, the
+/// memory budget and the partitioner. In the in-process graph cache's key,
+/// so changing any of them between steps compiles again, and in the
+/// summary that says why a graph missed.
+std::string compileOptionsText(const GraphCompileRequest &request);
+
 /// Runs step() on behalf of a host transfer and counts it as a forced sync.
 void forcedSync();
 
