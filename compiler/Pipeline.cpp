@@ -93,7 +93,8 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   add(createCSEPass());
   // After CSE: the gradient's recomputed probabilities must not be merged
   // with the forward's (that would keep them alive in between).
-  add(createLowerAttentionPass({options.attentionChunkBytes}));
+  if (!options.attentionKernel)
+    add(createLowerAttentionPass({options.attentionChunkBytes}));
   add(createLowerCrossEntropyPass(
       {options.lossChunkBytes, options.lossVocabMultiple}));
   // After the lowerings, so their products (attention scores, lm_head
@@ -101,7 +102,12 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // rounded copies at their 2 bytes an element.
   if (options.productType != DType::f32)
     add(createAutocastPass({std::string(dtypeName(options.productType)),
-                            options.halfF32Results}));
+                            options.halfF32Results, options.attentionKernel}));
+  // With an attention kernel, after kiln-autocast has moved the attention
+  // ops the kernel runs to 16 bits: the others are written out.
+  if (options.attentionKernel)
+    add(createLowerAttentionPass(
+        {options.attentionChunkBytes, /*keepKernelAttention=*/true}));
   // Before fusion, so recomputed elementwise work fuses into its backward
   // consumer and is never stored.
   if (options.partition)
@@ -178,6 +184,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "attention-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of attention scores may take"),
       llvm::cl::init(64 << 20)};
+  Option<bool> attentionKernel{
+      *this, "attention-kernel",
+      llvm::cl::desc("keep whole the attention ops an attention kernel runs "
+                     "(moved to the 16-bit product type)"),
+      llvm::cl::init(false)};
   Option<int64_t> splitReductionsBelow{
       *this, "split-reductions-below",
       llvm::cl::desc("nonzero: split reductions with fewer outputs than "
@@ -216,6 +227,7 @@ void registerKilnPipeline() {
         options.memoryBudgetBytes = cl.memoryBudget;
         options.recomputeCostly = cl.recomputeCostly;
         options.attentionChunkBytes = cl.attentionChunkBytes;
+        options.attentionKernel = cl.attentionKernel;
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;
         options.partition = cl.partition;

@@ -44,6 +44,11 @@ struct PipelineOptions {
   /// The most bytes one chunk of attention scores may take when
   /// kiln-lower-attention writes fused attention out (its max-chunk-bytes).
   int64_t attentionChunkBytes = 64 << 20;
+  /// The backend runs whole attention ops in a kernel of its own (cuda's
+  /// flash attention): kiln-autocast moves them to the 16-bit product type
+  /// and kiln-lower-attention, run after it, writes out only the ones no
+  /// kernel runs (f32, or a head dim the kernel does not tile).
+  bool attentionKernel = false;
   /// The most bytes one chunk of logits may take when
   /// kiln-lower-cross-entropy writes the fused linear cross-entropy out.
   int64_t lossChunkBytes = 64 << 20;

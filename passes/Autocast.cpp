@@ -126,6 +126,29 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
         products.push_back(dot);
     });
     carryRoundedThroughBarriers(function, products, roundOnce, rounded);
+    // Each whole attention op an attention kernel can run reads its tensor
+    // operands rounded (the rng state stays) and makes 16-bit results,
+    // widened back to f32 for their readers: its products are the scores
+    // and the weighted values, which the kernel forms from 16-bit tiles
+    // with f32 sums, its softmax staying in f32 inside the kernel.
+    SmallVector<Operation *> attentionOps;
+    if (attention)
+      function.walk([&](Operation *op) {
+        if (fitsAttentionKernel(op, /*sixteenBit=*/false))
+          attentionOps.push_back(op);
+      });
+    for (Operation *op : attentionOps) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (hasElement(operand.get(), &Type::isF32))
+          operand.set(roundOnce(operand.get()));
+      builder.setInsertionPointAfter(op);
+      for (OpResult result : op->getResults()) {
+        result.setType(cast<RankedTensorType>(result.getType()).clone(half));
+        ConvertOp widened = convert(result, builder.getF32Type());
+        result.replaceAllUsesExcept(widened.getResult(), widened);
+      }
+      ++numAttention;
+    }
     // In program order, so a product's widened result exists before a
     // later product reads it.
     for (DotGeneralOp dot : products) {

@@ -251,7 +251,11 @@ struct LowerAttentionPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<FusedAttentionOp, FusedAttentionGradOp>(op))
+      if (!isa<FusedAttentionOp, FusedAttentionGradOp>(op))
+        return;
+      if (keepKernelAttention && fitsAttentionKernel(op))
+        ++numKept;
+      else
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -274,4 +278,16 @@ struct LowerAttentionPass
 };
 
 } // namespace
+
+bool fitsAttentionKernel(Operation *op, bool sixteenBit) {
+  if (!isa<FusedAttentionOp, FusedAttentionGradOp>(op))
+    return false;
+  auto query = cast<RankedTensorType>(op->getOperand(0).getType());
+  Type element = query.getElementType();
+  bool typeOk = sixteenBit ? (element.isBF16() || element.isF16())
+                           : element.isF32();
+  int64_t headDim = query.getShape().back();
+  return typeOk && headDim % 8 == 0 && headDim <= 128;
+}
+
 } // namespace kiln

@@ -16,6 +16,13 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// True when `op` is a kiln.fused_attention or kiln.fused_attention_grad
+/// a backend's attention kernel runs whole: `sixteenBit` (bf16 or f16
+/// operands; with false, f32 ones that kiln-autocast may round) and a head
+/// dim that is a multiple of 8 up to 128 (the kernel's 16-byte loads and
+/// its largest tile).
+bool fitsAttentionKernel(mlir::Operation *op, bool sixteenBit = true);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_PASSES_H

@@ -111,10 +111,14 @@ def LowerAttentionPass : Pass<"kiln-lower-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
   let options = [
     Option<"maxChunkBytes", "max-chunk-bytes", "int64_t", "64 << 20",
-           "the most bytes one chunk's scores may take">
+           "the most bytes one chunk's scores may take">,
+    Option<"keepKernelAttention", "keep-kernel-attention", "bool", "false",
+           "leave whole the attention ops an attention kernel runs (16-bit, "
+           "head dim a multiple of 8 up to 128: kiln::fitsAttentionKernel)">
   ];
   let statistics = [
-    Statistic<"numLowered", "lowered", "attention ops written out">
+    Statistic<"numLowered", "lowered", "attention ops written out">,
+    Statistic<"numKept", "kept", "attention ops left for a kernel">
   ];
 }
 
@@ -157,11 +161,17 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     Option<"halfType", "type", "std::string", "\"bf16\"",
            "the 16-bit type products read: bf16 or f16">,
     Option<"f32Results", "f32-results", "bool", "false",
-           "keep the products' results in f32 (16-bit operands into f32)">
+           "keep the products' results in f32 (16-bit operands into f32)">,
+    Option<"attention", "attention", "bool", "false",
+           "also run whole f32 attention ops in the 16-bit type where an "
+           "attention kernel can (kiln::fitsAttentionKernel): operands "
+           "rounded, results widened">
   ];
   let statistics = [
     Statistic<"numProducts", "products", "products moved to 16-bit inputs">,
-    Statistic<"numRounded", "rounded", "values rounded to the 16-bit type">
+    Statistic<"numRounded", "rounded", "values rounded to the 16-bit type">,
+    Statistic<"numAttention", "attention",
+              "attention ops moved to the 16-bit type whole">
   ];
 }
 

@@ -30,6 +30,12 @@ void forEachSlotUse(const Thunk &thunk,
     use(thunk.copy.src, false);
     use(thunk.copy.dst, true);
     return;
+  case Thunk::Kind::attention:
+    for (uint32_t slot : thunk.attention.readSlots())
+      use(slot, false);
+    for (uint32_t slot : thunk.attention.writtenSlots())
+      use(slot, true);
+    return;
   }
 }
 

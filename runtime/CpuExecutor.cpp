@@ -359,6 +359,10 @@ absl::Status CpuProgram::runThunks() {
       std::memmove(slotPointer(t.copy.dst), slotPointer(t.copy.src),
                    t.copy.bytes);
       break;
+    case Thunk::Kind::attention:
+      // The cpu compiler writes attention out (kiln-lower-attention).
+      return absl::UnimplementedError(
+          "cpu runtime: no attention kernel for " + t.attention.label());
     }
     if (profiling_) {
       ThunkEvent e = thunkEvents_[i];

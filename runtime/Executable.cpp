@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include <cmath>
 #include <cstring>
 
 namespace kiln::runtime {
@@ -158,12 +159,30 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u32(t.copy.dst);
     w.u64(t.copy.bytes);
     break;
+  case Thunk::Kind::attention: {
+    const AttentionThunk &a = t.attention;
+    w.u8(a.gradient);
+    for (uint32_t s : {a.query, a.key, a.value, a.resultGrad, a.rngState,
+                       a.result, a.queryGrad, a.keyGrad, a.valueGrad})
+      w.u32(s);
+    w.u8(static_cast<uint8_t>(a.element));
+    for (int64_t v :
+         {a.batch, a.heads, a.kvHeads, a.queries, a.keys, a.headDim})
+      w.i64(v);
+    for (double v : {a.scale, a.dropout}) {
+      int64_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      w.i64(bits);
+    }
+    w.u8(a.causal);
+    break;
+  }
   }
 }
 
 bool readThunk(Reader &r, Thunk &t) {
   uint8_t kind;
-  if (!r.u8(kind) || kind > static_cast<uint8_t>(Thunk::Kind::copy))
+  if (!r.u8(kind) || kind > static_cast<uint8_t>(Thunk::Kind::attention))
     return false;
   t.kind = static_cast<Thunk::Kind>(kind);
   switch (t.kind) {
@@ -201,9 +220,70 @@ bool readThunk(Reader &r, Thunk &t) {
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
+  case Thunk::Kind::attention: {
+    AttentionThunk &a = t.attention;
+    uint8_t element;
+    int64_t scale, dropout;
+    if (!r.boolean(a.gradient))
+      return false;
+    for (uint32_t *s : {&a.query, &a.key, &a.value, &a.resultGrad,
+                        &a.rngState, &a.result, &a.queryGrad, &a.keyGrad,
+                        &a.valueGrad})
+      if (!r.u32(*s))
+        return false;
+    if (!r.u8(element) || element > static_cast<uint8_t>(GemmType::f16))
+      return false;
+    a.element = static_cast<GemmType>(element);
+    for (int64_t *v : {&a.batch, &a.heads, &a.kvHeads, &a.queries, &a.keys,
+                       &a.headDim})
+      if (!r.i64(*v))
+        return false;
+    if (!r.i64(scale) || !r.i64(dropout) || !r.boolean(a.causal))
+      return false;
+    std::memcpy(&a.scale, &scale, sizeof scale);
+    std::memcpy(&a.dropout, &dropout, sizeof dropout);
+    return true;
+  }
   }
   return false;
 }
+
+/// The slots an attention thunk names exist and hold its tensors: the
+/// operands and results its kind needs, with sizes that cannot wrap.
+bool attentionThunkFits(const AttentionThunk &a, const BufferPlan &plan) {
+  for (int64_t v : {a.batch, a.heads, a.kvHeads, a.queries, a.keys, a.headDim})
+    if (v <= 0 || v >= (1 << 24))
+      return false;
+  if (a.heads % a.kvHeads != 0 || (a.causal && a.queries != a.keys) ||
+      !std::isfinite(a.scale) || !(a.dropout >= 0 && a.dropout < 1) ||
+      (a.dropout > 0) != (a.rngState != kNoSlot))
+    return false;
+  uint64_t element = gemmTypeBytes(a.element);
+  auto fits = [&](uint32_t slot, int64_t heads, int64_t rows) {
+    uint64_t bytes = 0;
+    return slot < plan.slots.size() &&
+           !__builtin_mul_overflow(uint64_t(a.batch), uint64_t(heads),
+                                   &bytes) &&
+           !__builtin_mul_overflow(bytes, uint64_t(rows * a.headDim),
+                                   &bytes) &&
+           !__builtin_mul_overflow(bytes, element, &bytes) &&
+           plan.slots[slot].bytes >= bytes;
+  };
+  bool ok = fits(a.query, a.heads, a.queries) &&
+            fits(a.key, a.kvHeads, a.keys) &&
+            fits(a.value, a.kvHeads, a.keys) &&
+            (a.rngState == kNoSlot || (a.rngState < plan.slots.size() &&
+                                       plan.slots[a.rngState].bytes >= 16));
+  if (a.gradient)
+    return ok && fits(a.resultGrad, a.heads, a.queries) &&
+           fits(a.queryGrad, a.heads, a.queries) &&
+           fits(a.keyGrad, a.kvHeads, a.keys) &&
+           fits(a.valueGrad, a.kvHeads, a.keys) && a.result == kNoSlot;
+  return ok && fits(a.result, a.heads, a.queries) &&
+         a.resultGrad == kNoSlot && a.queryGrad == kNoSlot &&
+         a.keyGrad == kNoSlot && a.valueGrad == kNoSlot;
+}
+
 
 void writePayload(Writer &w, const Executable &e) {
   w.u8(static_cast<uint8_t>(e.device));
@@ -306,6 +386,39 @@ absl::Status invalid(std::string_view what) {
 }
 
 } // namespace
+
+std::string AttentionThunk::label() const {
+  std::string text(gradient ? "attention_grad " : "attention ");
+  text += gemmTypeName(element);
+  absl::StrAppend(&text, " ", batch, "x", heads, "x", queries, "x", headDim);
+  absl::StrAppend(&text, " (kv heads ", kvHeads, ", keys ", keys, ")",
+                  causal ? " causal" : "");
+  if (dropout > 0)
+    absl::StrAppend(&text, " dropout ", dropout);
+  return text;
+}
+
+double AttentionThunk::flops() const {
+  double products = gradient ? 4 : 2;
+  return products * 2.0 * batch * heads * queries * keys * headDim *
+         (causal ? 0.5 : 1.0);
+}
+
+std::vector<uint32_t> AttentionThunk::readSlots() const {
+  std::vector<uint32_t> out;
+  for (uint32_t s : {query, key, value, resultGrad, rngState})
+    if (s != kNoSlot)
+      out.push_back(s);
+  return out;
+}
+
+std::vector<uint32_t> AttentionThunk::writtenSlots() const {
+  std::vector<uint32_t> out;
+  for (uint32_t s : {result, queryGrad, keyGrad, valueGrad})
+    if (s != kNoSlot)
+      out.push_back(s);
+  return out;
+}
 
 std::string serializeExecutable(const Executable &executable) {
   Writer payload;
@@ -429,6 +542,9 @@ absl::Status validateExecutable(const Executable &e) {
       ok = slotOk(t.copy.src) && slotOk(t.copy.dst) &&
            plan.slots[t.copy.src].bytes >= t.copy.bytes &&
            plan.slots[t.copy.dst].bytes >= t.copy.bytes;
+      break;
+    case Thunk::Kind::attention:
+      ok = attentionThunkFits(t.attention, plan);
       break;
     }
     if (!ok)

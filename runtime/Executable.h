@@ -106,12 +106,43 @@ struct CopyThunk {
   uint64_t bytes = 0;
 };
 
+/// A slot field a thunk leaves unused.
+inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
+
+/// kiln.fused_attention (forward: query, key, value [, rng] → result) or
+/// kiln.fused_attention_grad (query, key, value, resultGrad [, rng] →
+/// queryGrad, keyGrad, valueGrad) on bf16 or f16 tensors, run whole by a
+/// backend's attention kernel (cuda: flash attention); docs/IR.md §2.11 is
+/// the semantics. Unused slots are kNoSlot.
+struct AttentionThunk {
+  bool gradient = false;
+  uint32_t query = kNoSlot, key = kNoSlot, value = kNoSlot,
+           resultGrad = kNoSlot, rngState = kNoSlot;
+  uint32_t result = kNoSlot, queryGrad = kNoSlot, keyGrad = kNoSlot,
+           valueGrad = kNoSlot;
+  GemmType element = GemmType::bf16;
+  int64_t batch = 0, heads = 0, kvHeads = 0, queries = 0, keys = 0,
+          headDim = 0;
+  double scale = 1, dropout = 0;
+  bool causal = false;
+  /// The slots it reads, then the slots it writes (kNoSlot left out).
+  std::vector<uint32_t> readSlots() const;
+  std::vector<uint32_t> writtenSlots() const;
+  /// For people (profiles, errors, kilnc): e.g. "attention bf16 16x12x512x64
+  /// (kv heads 12, keys 512) causal dropout 0.1" or "attention_grad ...".
+  std::string label() const;
+  /// The model's products: 2 (forward) or 4 (gradient) of 2·T·S·D flops
+  /// per head, halved when causal.
+  double flops() const;
+};
+
 struct Thunk {
-  enum class Kind : uint8_t { kernel, gemm, copy };
+  enum class Kind : uint8_t { kernel, gemm, copy, attention };
   Kind kind = Kind::kernel;
   KernelThunk kernel;
   GemmThunk gemm;
   CopyThunk copy;
+  AttentionThunk attention;
 };
 
 /// The device an executable's kernels run on.
@@ -138,7 +169,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 6;
+inline constexpr uint32_t kExecutableFormatVersion = 7;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -209,6 +209,16 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     e.name = "copy";
     e.bytes = 2 * t.copy.bytes;
     break;
+  case Thunk::Kind::attention:
+    e.category = "attention";
+    e.name = t.attention.label();
+    for (uint32_t slot : t.attention.readSlots())
+      e.bytes += slots[slot].bytes;
+    for (uint32_t slot : t.attention.writtenSlots())
+      e.bytes += slots[slot].bytes;
+    e.flops = t.attention.flops();
+    e.sixteenBit = true;
+    break;
   }
   return e;
 }

@@ -40,7 +40,11 @@
 #      (the vocabulary padded, in bf16, beside that bench's kiln step) and
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
 #      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
-#      time per sample against batch 16's).
+#      time per sample against batch 16's); between them,
+#      ab-flash-attention-bf16 (kiln's flash attention kernels,
+#      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
+#      time and losses) and profile-124m-bf16-flash (its KILN_PROFILE), and
+#      with the speed parts alone flash-kernels (CudaFlashAttention.*).
 #  10. (KILN_GPU_CHECK_PARTS=lora only) lora-8b: kiln-bench's Llama-3-8B-
 #      shaped LoRA run (random weights drawn on the GPU, base stored in bf16,
 #      bf16 products, batch 4 x seq 1024, r 8 on q_proj,v_proj) against
@@ -525,12 +529,17 @@ ab_part() {
     --batches "$work/$base/batches.npy" --result "$work/$name.json"
   local ab
   ab=$(python3 -c 'import json, statistics, sys
+def run(path, key):
+    r = json.load(open(path))
+    return r["systems"]["kiln_compiled"] if key == "systems" else r
 def median(path, key):
-    steps = json.load(open(path))[key]
-    steps = steps["kiln_compiled"]["step_ms"] if key == "systems" else steps
+    steps = run(path, key)["step_ms"]
     return statistics.median(steps[len(steps) // 2:])
-print("step %.1f ms by default, %.1f ms with %s" % (
-    median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms"), sys.argv[3]))' \
+a, b = run(sys.argv[1], "systems").get("losses", []), run(sys.argv[2], "").get("losses", [])
+apart = max((abs(x - y) / abs(x) for x, y in zip(a, b) if x), default=float("nan"))
+print("step %.1f ms by default, %.1f ms with %s; %d losses at most %.2g apart" % (
+    median(sys.argv[1], "systems"), median(sys.argv[2], "step_ms"), sys.argv[3],
+    min(len(a), len(b)), apart))' \
     "$work/$base/results.json" "$work/$name.json" "$what" 2>&1 | tail -n 1)
   record "$name" INFO "$(exit_note "$name"): $ab"
 }
@@ -563,6 +572,29 @@ record bench-124m-bf16 INFO "$(exit_note bench-124m-bf16): $(bench_note "$work/b
 if [[ -f $work/bench-bf16/table.md ]]; then
   { echo; echo "## Mixed precision (bf16)"; echo; cat "$work/bench-bf16/table.md"; } >> "$results/bench.md"
 fi
+# kiln's own flash attention kernels (opt-in: KILN_CUDA_ATTENTION=flash)
+# beside the bf16 bench's kiln step: its step time, and its losses against
+# the chunked attention's (the same dropout masks: both draw the op's
+# Philox recipe), which should agree to bf16's rounding. With the speed
+# parts alone the kernels' own test against the reference runs first (it
+# is part of CudaBackendTest otherwise). INFO until measured.
+if [[ $parts == speed ]]; then
+  run_part flash-kernels 60 "$bin/CudaBackendTest" \
+    --gtest_filter='CudaFlashAttention.*' \
+    --gtest_output="json:$work/flash-kernels.json"
+  record_by_exit flash-kernels "CudaFlashAttention.* against the reference"
+fi
+ab_part ab-flash-attention-bf16 KILN_CUDA_ATTENTION=flash \
+  "kiln's flash attention kernels (not attention in chunks), in bf16" bf16
+if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
+  KILN_CUDA_ATTENTION=flash KILN_PROFILE=$work/trace-124m-bf16-flash.json \
+    run_part profile-124m-bf16-flash 90 kiln-bench --worker kiln \
+    --mode compiled --backend cuda "${model[@]}" --precision bf16 \
+    --steps "$bench_steps" --weights "$work/bench-bf16/weights.safetensors" \
+    --batches "$work/first4.npy" --result "$work/profile_124m_bf16_flash.json"
+  record profile-124m-bf16-flash INFO "$(exit_note profile-124m-bf16-flash): KILN_PROFILE of 4 bf16 steps with flash attention (summary in logs.txt)"
+fi
+
 # Where the bf16 step's time goes: the per-thunk summary into logs.txt
 # (the trace stays in the work folder: the results hold eight files).
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then

@@ -92,6 +92,15 @@ const LayoutOverrides &layoutOverrides() {
                      "not '%s'; using the default (1)\n",
                      costly);
     }
+    if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
+        attention && *attention) {
+      o.flashAttention = std::string_view(attention) == "flash";
+      if (!o.flashAttention && std::string_view(attention) != "lowered")
+        std::fprintf(stderr,
+                     "kiln: warning: KILN_CUDA_ATTENTION must be flash or "
+                     "lowered, not '%s'; using the default (lowered)\n",
+                     attention);
+    }
     return o;
   }();
   return overrides;
@@ -124,6 +133,8 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   if (overrides.vocabMultiple > 0)
     pipeline.lossVocabMultiple = overrides.vocabMultiple;
   pipeline.recomputeCostly = !overrides.noCostlyRecompute;
+  pipeline.attentionKernel =
+      options.backend == Backend::cuda && overrides.flashAttention;
   return pipeline;
 }
 

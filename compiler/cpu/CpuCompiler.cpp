@@ -124,6 +124,9 @@ private:
   /// Emits the fill kernels of deferred splat constants `op` reads.
   absl::Status materializeFills(Operation *op);
   absl::Status lowerDot(DotGeneralOp op);
+  /// A whole kiln.fused_attention(_grad) kept for the device's attention
+  /// kernel (PipelineOptions::attentionKernel) → an attention thunk.
+  absl::Status lowerAttention(Operation *op);
   /// Emits (or reuses) `op`'s kernel and appends a thunk over `slots`.
   absl::Status addKernel(Operation *op, std::vector<uint32_t> slots);
   /// A slot holding `operand` permuted by `perm` (the slot itself if `perm`
@@ -412,6 +415,51 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
   return absl::OkStatus();
 }
 
+absl::Status FunctionLowering::lowerAttention(Operation *op) {
+  if (target_.device != runtime::Device::cuda)
+    return absl::UnimplementedError(absl::StrCat(
+        "cpu backend: no attention kernel for ",
+        op->getName().getStringRef().str(),
+        " (kiln-lower-attention writes it out)"));
+  runtime::AttentionThunk a;
+  auto fwd = dyn_cast<FusedAttentionOp>(op);
+  auto grad = dyn_cast<FusedAttentionGradOp>(op);
+  a.gradient = static_cast<bool>(grad);
+  a.query = slotOf_.lookup(op->getOperand(0));
+  a.key = slotOf_.lookup(op->getOperand(1));
+  a.value = slotOf_.lookup(op->getOperand(2));
+  Value rng = fwd ? fwd.getRngState() : grad.getRngState();
+  if (rng)
+    a.rngState = slotOf_.lookup(rng);
+  if (grad)
+    a.resultGrad = slotOf_.lookup(grad.getResultGrad());
+  ArrayRef<int64_t> q = detail::shapeOf(op->getOperand(0));
+  ArrayRef<int64_t> k = detail::shapeOf(op->getOperand(1));
+  a.batch = q[0], a.heads = q[1], a.queries = q[2], a.headDim = q[3];
+  a.kvHeads = k[1], a.keys = k[2];
+  a.element = detail::elementOf(op->getOperand(0)).isBF16()
+                  ? runtime::GemmType::bf16
+                  : runtime::GemmType::f16;
+  a.scale = fwd ? fwd.getScale().convertToDouble()
+                : grad.getScale().convertToDouble();
+  a.dropout = fwd ? fwd.getDropout().convertToDouble()
+                  : grad.getDropout().convertToDouble();
+  a.causal = fwd ? fwd.getCausal() : grad.getCausal();
+  std::vector<uint32_t> results;
+  for (Value v : op->getResults())
+    results.push_back(slotOf_[v] = arenaSlot(bytesOf(v), op));
+  if (grad) {
+    a.queryGrad = results[0], a.keyGrad = results[1], a.valueGrad = results[2];
+  } else {
+    a.result = results[0];
+  }
+  runtime::Thunk thunk;
+  thunk.kind = runtime::Thunk::Kind::attention;
+  thunk.attention = a;
+  exe_.thunks.push_back(std::move(thunk));
+  return absl::OkStatus();
+}
+
 absl::Status FunctionLowering::materializeFills(Operation *op) {
   for (Value operand : op->getOperands()) {
     auto pending = pendingFills_.find(slotOf_.lookup(operand));
@@ -479,6 +527,8 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
         ((in.isBF16() || in.isF16()) && (out.isF32() || out == in)))
       return lowerDot(dot);
   }
+  if (isa<FusedAttentionOp, FusedAttentionGradOp>(op))
+    return lowerAttention(op);
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {
     Block &body = fusion.getBody().front();
     for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))

@@ -255,24 +255,26 @@ absl::Status writeFileAtomically(std::string path, const std::string &bytes) {
 }
 
 std::string planText(const runtime::Executable &exe) {
-  int inputs = 0, kernels = 0, gemms = 0, copies = 0;
+  int inputs = 0, kernels = 0, gemms = 0, copies = 0, attention = 0;
   for (const runtime::BufferSlot &slot : exe.plan.slots)
     inputs += slot.kind == runtime::BufferSlot::Kind::input;
   for (const runtime::Thunk &thunk : exe.thunks) {
     kernels += thunk.kind == runtime::Thunk::Kind::kernel;
     gemms += thunk.kind == runtime::Thunk::Kind::gemm;
     copies += thunk.kind == runtime::Thunk::Kind::copy;
+    attention += thunk.kind == runtime::Thunk::Kind::attention;
   }
   char text[512];
   std::snprintf(
       text, sizeof text,
       "buffer plan:\n  arena bytes: %llu\n  slots: %zu (%d inputs, %zu arena)"
       "\n  constants: %zu\n  outputs: %zu\n  thunks: %zu (%d kernels, %d "
-      "gemms, %d copies)\n  kernel library bytes: %zu\n",
+      "gemms, %d copies, %d attention)\n  kernel library bytes: %zu\n",
       static_cast<unsigned long long>(exe.plan.arenaBytes),
       exe.plan.slots.size(), inputs, exe.plan.slots.size() - inputs,
       exe.plan.constants.size(), exe.plan.outputSlots.size(),
-      exe.thunks.size(), kernels, gemms, copies, exe.kernelLibrary.size());
+      exe.thunks.size(), kernels, gemms, copies, attention,
+      exe.kernelLibrary.size());
   return text + compiler::formatMemoryPlan(compiler::describeMemoryPlan(exe));
 }
 
@@ -315,6 +317,10 @@ std::string thunksText(const runtime::Executable &exe) {
       std::snprintf(line, sizeof line, "  %4zu copy   %llu bytes\n", i,
                     static_cast<unsigned long long>(thunk.copy.bytes));
       text += line;
+      break;
+    case runtime::Thunk::Kind::attention:
+      std::snprintf(line, sizeof line, "  %4zu ", i);
+      text += line + thunk.attention.label() + "\n";
       break;
     }
   }

@@ -54,6 +54,7 @@ namespace kiln::runtime::cuda {
   X(moduleUnload, cuModuleUnload, 2000)                                        \
   X(moduleGetFunction, cuModuleGetFunction, 2000)                              \
   X(launchKernel, cuLaunchKernel, 4000)                                        \
+  X(funcSetAttribute, cuFuncSetAttribute, 9000)                                \
   X(streamBeginCapture, cuStreamBeginCapture, 10010)                           \
   X(streamEndCapture, cuStreamEndCapture, 10000)                               \
   X(graphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040)             \

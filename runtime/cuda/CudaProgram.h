@@ -11,6 +11,7 @@
 #include "runtime/cuda/CudaGemm.h"
 #include "runtime/cuda/CudaMemory.h"
 #include "runtime/cuda/DeviceValues.h"
+#include "runtime/cuda/FlashAttention.h"
 
 #include <memory>
 #include <mutex>
@@ -77,6 +78,8 @@ private:
   absl::Status planOutputs();
   absl::Status allocateMemory();
   absl::Status planGemms();
+  /// Attention thunks: the flash attention kernels and their scratch.
+  absl::Status loadAttention();
   absl::Status copyInitialData();
 
   // Running (CudaProgramRun.cpp).
@@ -115,6 +118,10 @@ private:
   /// Per thunk (GEMM thunks only); they need `cublas_`.
   std::unique_ptr<CublasLtHandle> cublas_;
   std::vector<std::unique_ptr<CudaGemm>> gemms_;
+  /// Attention thunks (absent without them), and the gradients' row
+  /// statistics they share (one thunk runs at a time).
+  std::unique_ptr<FlashAttention> attention_;
+  DeviceAllocation attentionScratch_;
   DeviceMemoryPlan memoryPlan_;
   DeviceAllocation arena_, io_, workspace_;
   /// Device buffers by input / output position (0: none). An output with

@@ -101,8 +101,10 @@ CudaProgram::~CudaProgram() {
       d.eventDestroy(event);
   gemms_.clear();
   cublas_.reset();
+  attention_.reset();
   if (module_)
     d.moduleUnload(module_);
+  attentionScratch_.reset();
   workspace_.reset();
   io_.reset();
   arena_.reset();
@@ -126,11 +128,13 @@ absl::Status CudaProgram::load() {
     return s;
   for (auto step : {&CudaProgram::openDevice, &CudaProgram::loadKernels,
                     &CudaProgram::planOutputs, &CudaProgram::allocateMemory,
-                    &CudaProgram::planGemms, &CudaProgram::copyInitialData})
+                    &CudaProgram::planGemms, &CudaProgram::loadAttention,
+                    &CudaProgram::copyInitialData})
     if (absl::Status s = (this->*step)(); !s.ok())
       return s;
   stats_.deviceBytes =
-      static_cast<int64_t>(arena_.bytes() + io_.bytes() + workspace_.bytes());
+      static_cast<int64_t>(arena_.bytes() + io_.bytes() + workspace_.bytes() +
+                           attentionScratch_.bytes());
   values_ = std::make_shared<DeviceValues>(driver_, context_, stream_, &stats_);
   // A run needs at most one host buffer per output: idle storage beyond
   // that would only grow the process.
@@ -411,6 +415,28 @@ absl::Status CudaProgram::planGemms() {
   if (!allocation.ok())
     return allocation.status();
   workspace_ = *std::move(allocation);
+  return absl::OkStatus();
+}
+
+absl::Status CudaProgram::loadAttention() {
+  if (!hasThunkOf(exe_, Thunk::Kind::attention))
+    return absl::OkStatus();
+  uint64_t scratch = FlashAttention::scratchBytes(exe_);
+  memoryPlan_.workspaceBytes += scratch;
+  absl::StatusOr<DeviceAllocation> allocation =
+      allocateDevice(driver_, scratch, "flash attention row statistics",
+                     memoryPlan_, exe_);
+  if (!allocation.ok())
+    return allocation.status();
+  attentionScratch_ = *std::move(allocation);
+  absl::StatusOr<std::unique_ptr<FlashAttention>> attention =
+      FlashAttention::create(
+          driver_, device_, exe_,
+          [&](uint32_t slot) { return slotPointer(slot); },
+          attentionScratch_.get());
+  if (!attention.ok())
+    return attention.status();
+  attention_ = *std::move(attention);
   return absl::OkStatus();
 }
 

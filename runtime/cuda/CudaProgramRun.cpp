@@ -151,6 +151,8 @@ absl::Status CudaProgram::enqueueThunk(size_t index) {
   case Thunk::Kind::gemm:
     return gemms_[index]->enqueue(d, stream_, workspace_.get(),
                                   workspace_.bytes());
+  case Thunk::Kind::attention:
+    return attention_->enqueue(index, stream_);
   case Thunk::Kind::copy: {
     CUdeviceptr src = slotPointer(t.copy.src), dst = slotPointer(t.copy.dst);
     // A copy onto itself is a no-op (and overlapping device copies are

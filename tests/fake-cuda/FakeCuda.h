@@ -59,6 +59,8 @@ int fake_cuda_launch_count(void);
 const char *fake_cuda_launch_name(int launch);
 unsigned fake_cuda_launch_grid_x(int launch);
 unsigned fake_cuda_launch_block_x(int launch);
+unsigned fake_cuda_launch_grid_y(int launch);
+unsigned fake_cuda_launch_shared_bytes(int launch);
 /// The launch's parameter count (-1: no such launch) and the 8 bytes of
 /// parameter `param` (a device pointer, or the int64 rangeSize last).
 int fake_cuda_launch_param_count(int launch);

@@ -126,6 +126,18 @@ FAKE_EXPORT unsigned fake_cuda_launch_grid_x(int i) {
   return l ? l->gridX : 0;
 }
 
+FAKE_EXPORT unsigned fake_cuda_launch_grid_y(int i) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  const Launch *l = launchAt(state(), i);
+  return l ? l->gridY : 0;
+}
+
+FAKE_EXPORT unsigned fake_cuda_launch_shared_bytes(int i) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  const Launch *l = launchAt(state(), i);
+  return l ? l->sharedBytes : 0;
+}
+
 FAKE_EXPORT unsigned fake_cuda_launch_block_x(int i) {
   std::lock_guard<std::recursive_mutex> lock(state().mutex);
   const Launch *l = launchAt(state(), i);

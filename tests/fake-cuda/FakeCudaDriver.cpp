@@ -8,6 +8,8 @@
 #include "tests/fake-cuda/FakeCuda.h"
 #include "tests/fake-cuda/FakeCudaState.h"
 
+#include "runtime/cuda/kernels/FlashAttention.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -106,6 +108,16 @@ CUresult fakeDeviceGetName(char *name, int length, CUdevice device) {
   return CUDA_SUCCESS;
 }
 
+/// What a block may opt in to: 227 KiB on 9.x (the H100), 163 KiB on 8.0,
+/// 99 KiB on other 8.x, 48 KiB before.
+int optInSharedBytes(const State &s) {
+  if (s.major >= 9)
+    return 232448;
+  if (s.major == 8)
+    return s.minor == 0 ? 166912 : 101376;
+  return 49152;
+}
+
 CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                                 CUdevice device) {
   FAKE_ENTER("cuDeviceGetAttribute", Needs::init);
@@ -117,6 +129,8 @@ CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     *value = s.major;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = s.minor;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    *value = optInSharedBytes(s);
   else
     return CUDA_ERROR_INVALID_VALUE; // the fake knows no other attribute
   return CUDA_SUCCESS;
@@ -510,12 +524,26 @@ int countEntryParams(const std::string &image, const std::string &name) {
   return -1;
 }
 
+constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+
 CUresult fakeModuleLoadData(CUmodule *module, const void *image) {
   FAKE_ENTER("cuModuleLoadData", Needs::context);
   if (!module || !image)
     return CUDA_ERROR_INVALID_VALUE;
-  // Images are taken as NUL-terminated text (PTX); tests use text.
-  std::string text(static_cast<const char *>(image));
+  // Images are NUL-terminated text (PTX), or a fatbin (kiln's flash
+  // attention kernels): its header says its size.
+  std::string text;
+  uint32_t magic;
+  std::memcpy(&magic, image, sizeof magic);
+  if (magic == kFatbinMagic) {
+    uint16_t headerSize;
+    uint64_t bodySize;
+    std::memcpy(&headerSize, static_cast<const char *>(image) + 6, 2);
+    std::memcpy(&bodySize, static_cast<const char *>(image) + 8, 8);
+    text.assign(static_cast<const char *>(image), headerSize + bodySize);
+  } else {
+    text = static_cast<const char *>(image);
+  }
   if (text.empty())
     return CUDA_ERROR_INVALID_IMAGE;
   auto *made = new FakeModule();
@@ -572,6 +600,43 @@ const FakeFunction *knownFunction(const State &s, CUfunction function) {
   return nullptr;
 }
 
+/// kiln's flash attention kernels take one kiln::flash::AttentionParams:
+/// every pointer its kernel reads or writes inside a live allocation, the
+/// block kFlashThreads threads, and a grid over batch x heads (kv heads
+/// for the key side).
+bool plausibleFlashLaunch(const State &s, const Launch &launch,
+                          const void *param) {
+  kiln::flash::AttentionParams p;
+  std::memcpy(&p, param, sizeof p);
+  auto inside = [&](const void *pointer) {
+    return pointer && plausibleBuffer(s, reinterpret_cast<uintptr_t>(pointer));
+  };
+  bool keySide = launch.name.find("key_value_grad") != std::string::npos;
+  bool forward = launch.name.find("forward") != std::string::npos;
+  bool ok = inside(p.query) && inside(p.key) && inside(p.value) &&
+            launch.blockX == kiln::flash::kFlashThreads &&
+            launch.gridY == p.batch * (keySide ? p.kvHeads : p.heads) &&
+            (p.dropout == 0 || inside(p.rngState));
+  if (forward)
+    return ok && inside(p.result);
+  return ok && inside(p.resultGrad) && inside(p.rowStats) &&
+         (keySide ? inside(p.keyGrad) && inside(p.valueGrad)
+                  : inside(p.queryGrad));
+}
+
+CUresult fakeFuncSetAttribute(CUfunction function, CUfunction_attribute attrib,
+                              int value) {
+  FAKE_ENTER("cuFuncSetAttribute", Needs::context);
+  auto *kernel = const_cast<FakeFunction *>(knownFunction(s, function));
+  if (!kernel)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (attrib != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 ||
+      value > optInSharedBytes(s))
+    return CUDA_ERROR_INVALID_VALUE;
+  kernel->maxDynamicShared = value;
+  return CUDA_SUCCESS;
+}
+
 CUresult fakeLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
                           unsigned gridZ, unsigned blockX, unsigned blockY,
                           unsigned blockZ, unsigned sharedBytes,
@@ -584,14 +649,19 @@ CUresult fakeLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
     return CUDA_ERROR_INVALID_HANDLE;
   if (gridX == 0 || gridY == 0 || gridZ == 0 || blockX == 0 || blockY == 0 ||
       blockZ == 0 || uint64_t(blockX) * blockY * blockZ > 1024 ||
-      sharedBytes > 48 * 1024 || !params || extra)
+      int64_t(sharedBytes) > kernel->maxDynamicShared || !params || extra)
     return CUDA_ERROR_INVALID_VALUE;
   Launch launch;
   launch.name = kernel->name;
   launch.gridX = gridX;
+  launch.gridY = gridY;
   launch.blockX = blockX;
+  launch.sharedBytes = sharedBytes;
   launch.captured = fake && fake->capturing;
-  for (int p = 0; p < kernel->paramCount; ++p) {
+  bool flash = launch.name.rfind("kiln_flash_", 0) == 0;
+  if (flash && !plausibleFlashLaunch(s, launch, params[0]))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (int p = 0; p < kernel->paramCount && !flash; ++p) {
     unsigned long long value;
     std::memcpy(&value, params[p], sizeof(value));
     launch.params.push_back(value);
@@ -730,6 +800,7 @@ const EntryPoint kEntryPoints[] = {
     {"cuModuleUnload", 2000, fn(fakeModuleUnload)},
     {"cuModuleGetFunction", 2000, fn(fakeModuleGetFunction)},
     {"cuLaunchKernel", 4000, fn(fakeLaunchKernel)},
+    {"cuFuncSetAttribute", 9000, fn(fakeFuncSetAttribute)},
     {"cuEventCreate", 2000, fn(fakeEventCreate)},
     {"cuEventDestroy", 4000, fn(fakeEventDestroy)},
     {"cuEventRecord", 2000, fn(fakeEventRecord)},

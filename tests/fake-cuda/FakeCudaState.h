@@ -42,6 +42,8 @@ struct FakeFunction {
   std::string name;
   /// From its `.entry name(.param ..., ...)` declaration; -1 if none.
   int paramCount = -1;
+  /// Dynamic shared memory a launch may ask (cuFuncSetAttribute raises it).
+  int maxDynamicShared = 48 * 1024;
 };
 struct FakeModule {
   std::string image;
@@ -59,7 +61,7 @@ struct FakeEvent {
 
 struct Launch {
   std::string name;
-  unsigned gridX = 0, blockX = 0;
+  unsigned gridX = 0, gridY = 0, blockX = 0, sharedBytes = 0;
   /// Each parameter's 8 bytes (kiln's kernels take pointers and an int64).
   std::vector<unsigned long long> params;
   bool captured = false;

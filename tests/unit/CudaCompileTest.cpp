@@ -136,3 +136,92 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 } // namespace
 } // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+/// Attention and its gradient on f32 tensors [2, 4, 64, headDim], causal
+/// with dropout, as the lazy frontend records them.
+std::string attentionStep(int64_t headDim) {
+  std::string t = "tensor<2x4x64x" + std::to_string(headDim) + "xf32>";
+  return "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
+         ", %g: " + t + ", %s: tensor<2xi64>) -> (" + t + ", " + t + ", " +
+         t + ", " + t + ") {\n"
+         "  %o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = "
+         "0.1 : f64, scale = 0.125 : f64} : " + t + ", " + t + ", " + t +
+         ", tensor<2xi64> -> " + t + "\n"
+         "  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %g, rng = "
+         "%s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : " + t +
+         ", " + t + ", " + t + ", " + t + ", tensor<2xi64> -> " + t + ", " +
+         t + ", " + t + "\n"
+         "  return %o, %dq, %dk, %dv : " + t + ", " + t + ", " + t + ", " + t +
+         "\n}\n";
+}
+
+struct AttentionCompile {
+  absl::StatusOr<runtime::Executable> executable;
+  int attention = 0, gemms = 0;
+};
+
+AttentionCompile compileAttention(int64_t headDim, DType product,
+                                  runtime::Device device) {
+  ParsedModule parsed = parseModule(attentionStep(headDim));
+  EXPECT_TRUE(parsed.module);
+  PipelineOptions pipeline;
+  pipeline.productType = product;
+  pipeline.attentionKernel = true;
+  compiler::cpu::KernelTarget target;
+  target.device = device;
+  AttentionCompile out;
+  out.executable = compiler::cpu::compileExecutable(*parsed.module, "main",
+                                                    nullptr, pipeline, target);
+  if (out.executable.ok())
+    for (const runtime::Thunk &t : out.executable->thunks) {
+      out.attention += t.kind == runtime::Thunk::Kind::attention;
+      out.gemms += t.kind == runtime::Thunk::Kind::gemm;
+    }
+  return out;
+}
+
+TEST(CudaCompile, SixteenBitAttentionStaysWholeForTheAttentionKernel) {
+  AttentionCompile c = compileAttention(64, DType::bf16, runtime::Device::cuda);
+  ASSERT_TRUE(c.executable.ok()) << c.executable.status();
+  EXPECT_EQ(c.attention, 2);
+  EXPECT_EQ(c.gemms, 0); // no scores written out
+  for (const runtime::Thunk &t : c.executable->thunks)
+    if (t.kind == runtime::Thunk::Kind::attention) {
+      EXPECT_EQ(t.attention.element, runtime::GemmType::bf16);
+      EXPECT_EQ(t.attention.headDim, 64);
+      EXPECT_TRUE(t.attention.causal);
+      EXPECT_EQ(t.attention.dropout, 0.1);
+      EXPECT_NE(t.attention.rngState, runtime::kNoSlot);
+    }
+  // It survives the executable's serialisation.
+  absl::StatusOr<runtime::Executable> back = runtime::deserializeExecutable(
+      runtime::serializeExecutable(*c.executable));
+  ASSERT_TRUE(back.ok()) << back.status();
+}
+
+TEST(CudaCompile, AttentionNoKernelRunsIsWrittenOut) {
+  // f32 products, and a head dim beyond the kernel's tiles: chunks of GEMMs.
+  for (auto [headDim, product] :
+       {std::pair<int64_t, DType>{64, DType::f32}, {256, DType::bf16}}) {
+    AttentionCompile c =
+        compileAttention(headDim, product, runtime::Device::cuda);
+    ASSERT_TRUE(c.executable.ok()) << c.executable.status();
+    EXPECT_EQ(c.attention, 0) << headDim;
+    EXPECT_GT(c.gemms, 0) << headDim;
+  }
+}
+
+TEST(CudaCompile, TheCpuBackendSaysItHasNoAttentionKernel) {
+  AttentionCompile c = compileAttention(64, DType::bf16, runtime::Device::cpu);
+  ASSERT_FALSE(c.executable.ok());
+  EXPECT_NE(std::string(c.executable.status().message())
+                .find("no attention kernel"),
+            std::string::npos)
+      << c.executable.status();
+}
+
+} // namespace
+} // namespace kiln::testing

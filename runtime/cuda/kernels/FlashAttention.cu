@@ -1,0 +1,56 @@
+// The GPU instantiations of kiln's flash attention kernels
+// (FlashAttention.h): bf16 and f16, head dims up to 64 and up to 128, three
+// kernels each. Built by nvcc into a fatbin (sm_80 and sm_90 code, plus
+// compute_80 PTX the driver compiles for newer GPUs) that the CUDA runtime
+// embeds and loads next to an executable's own kernels.
+#include "runtime/cuda/kernels/FlashAttention.h"
+
+#include <type_traits>
+
+namespace kiln::flash {
+namespace {
+
+template <class E, int D> struct Kernels {
+  using C = FlashConfig<D>;
+  static __device__ __forceinline__ void forward(const AttentionParams &p) {
+    extern __shared__ __align__(128) char shared[];
+    attentionForward<E, D, C::forwardRows, C::forwardKeys>(
+        p, DeviceBlock{}, shared, blockIdx.x, blockIdx.y);
+  }
+  static __device__ __forceinline__ void queryGrad(const AttentionParams &p) {
+    extern __shared__ __align__(128) char shared[];
+    attentionQueryGrad<E, D, C::queryRows, C::queryKeys>(
+        p, DeviceBlock{}, shared, blockIdx.x, blockIdx.y);
+  }
+  static __device__ __forceinline__ void keyValueGrad(const AttentionParams &p) {
+    extern __shared__ __align__(128) char shared[];
+    attentionKeyValueGrad<E, D, C::keyValueRows, C::keyValueKeys>(
+        p, DeviceBlock{}, shared, blockIdx.x, blockIdx.y);
+  }
+};
+
+} // namespace
+} // namespace kiln::flash
+
+// Entry points: kiln_flash_<kernel>_<type>_d<head dim max>, the names
+// runtime/cuda/FlashAttention.cpp looks up.
+#define KILN_FLASH_ENTRY_POINTS(TYPE, E, D)                                    \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+      kiln_flash_forward_##TYPE##_d##D(const kiln::flash::AttentionParams p) { \
+    kiln::flash::Kernels<E, D>::forward(p);                                    \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+      kiln_flash_query_grad_##TYPE##_d##D(                                     \
+          const kiln::flash::AttentionParams p) {                              \
+    kiln::flash::Kernels<E, D>::queryGrad(p);                                  \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+      kiln_flash_key_value_grad_##TYPE##_d##D(                                 \
+          const kiln::flash::AttentionParams p) {                              \
+    kiln::flash::Kernels<E, D>::keyValueGrad(p);                               \
+  }
+
+KILN_FLASH_ENTRY_POINTS(bf16, __nv_bfloat16, 64)
+KILN_FLASH_ENTRY_POINTS(bf16, __nv_bfloat16, 128)
+KILN_FLASH_ENTRY_POINTS(f16, __half, 64)
+KILN_FLASH_ENTRY_POINTS(f16, __half, 128)

@@ -1,0 +1,780 @@
+// kiln's flash attention: kiln.fused_attention and kiln.fused_attention_grad
+// (docs/IR.md §2.11) for 16-bit query, key and value, in tiles that stay in
+// shared memory, so the [T, S] scores never reach device memory.
+//
+// One source, two targets. nvcc compiles the kernel bodies below for the
+// GPU (FlashAttention.cu: a block of kFlashThreads threads, tensor-core
+// products through WMMA); the host compiler compiles the same bodies with
+// HostBlock, one thread whose barriers are no-ops and whose tile products
+// are loops, so the tests check every index, mask and softmax step against
+// the reference evaluator on a machine without a GPU. The rules that make
+// that sound: state that outlives a barrier lives in shared memory, and all
+// work is split with `for (x = thread(); x < n; x += threads())`.
+//
+// The algorithm (FlashAttention-2's, with its statistics kept in shared
+// memory rather than registers so that WMMA's opaque fragment layout never
+// matters):
+// - forward, per block of query rows: for each block of keys, the scores
+//   S = Q Kᵀ, an online softmax (running max m and sum l per row, the
+//   accumulated output rescaled by exp(m_old - m_new)), the dropout mask,
+//   and O += P V; at the end O / l.
+// - gradient, query side, per block of query rows: a first sweep over the
+//   keys recomputes each row's log-sum-exp and delta = Σ_j p_j dP_j (the
+//   forward's output is not an operand of the gradient op); a second sweep
+//   forms dS = p (dP - delta) scale and dQ += dS K. The row statistics go to
+//   a scratch buffer for the key side.
+// - gradient, key side, per block of keys and kv head: over every query
+//   head of the group and every query block that sees the keys, P and dS
+//   again, dV += Pᵀ dO and dK += dSᵀ Q. No atomics: the result does not
+//   depend on the schedule.
+// Products take 16-bit inputs and accumulate in f32; P and dS are rounded
+// to the input type before their products, as FlashAttention does. Each
+// dropout uniform comes from the op's Philox recipe, one block for four
+// consecutive keys.
+#ifndef KILN_RUNTIME_CUDA_KERNELS_FLASHATTENTION_H
+#define KILN_RUNTIME_CUDA_KERNELS_FLASHATTENTION_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#define KILN_FLASH_HD __host__ __device__
+#define KILN_FLASH_FN __device__ __forceinline__
+#else
+#include <cmath>
+#include <cstring>
+#define KILN_FLASH_HD
+#define KILN_FLASH_FN inline
+#endif
+
+namespace kiln::flash {
+
+/// Threads per block of every flash attention kernel (four warps).
+constexpr int kFlashThreads = 128;
+
+/// The kernels' one parameter, passed by value (same layout on both
+/// compilers: pointers, int64s, then 32-bit fields).
+struct AttentionParams {
+  const void *query = nullptr; ///< [B, H, T, D]
+  const void *key = nullptr;   ///< [B, Hkv, S, D]
+  const void *value = nullptr; ///< [B, Hkv, S, D]
+  const void *resultGrad = nullptr; ///< gradient: [B, H, T, D]
+  void *result = nullptr;           ///< forward: [B, H, T, D]
+  void *queryGrad = nullptr, *keyGrad = nullptr, *valueGrad = nullptr;
+  /// Gradient scratch: B·H·T log-sum-exps, then B·H·T deltas (f32).
+  float *rowStats = nullptr;
+  /// [key, counter] of the dropout's Philox stream, read on the device so
+  /// a replayed CUDA graph sees each step's state; null without dropout.
+  const int64_t *rngState = nullptr;
+  int64_t batch = 0, heads = 0, kvHeads = 0, queries = 0, keys = 0,
+          headDim = 0;
+  float scale = 1, dropout = 0, keepScale = 1;
+  int32_t causal = 0;
+};
+
+/// Sets p's shape and attributes (keepScale from dropout); the pointers
+/// are the caller's.
+inline void setShape(AttentionParams &p, int64_t batch, int64_t heads,
+                     int64_t kvHeads, int64_t queries, int64_t keys,
+                     int64_t headDim, double scale, double dropout,
+                     bool causal) {
+  p.batch = batch, p.heads = heads, p.kvHeads = kvHeads;
+  p.queries = queries, p.keys = keys, p.headDim = headDim;
+  p.scale = static_cast<float>(scale);
+  p.dropout = static_cast<float>(dropout);
+  p.keepScale = static_cast<float>(1.0 / (1.0 - dropout));
+  p.causal = causal;
+}
+
+/// Bytes of the gradient's row-statistics scratch.
+inline int64_t rowStatsBytes(const AttentionParams &p) {
+  return 2 * p.batch * p.heads * p.queries * int64_t(sizeof(float));
+}
+
+/// Tile sizes per kernel for head dimensions up to HeadDimMax (a multiple
+/// of 16; smaller head dims are zero-padded in shared memory). Query and
+/// key rows per block are multiples of 16 (WMMA's tile). Rows of 16-bit
+/// tiles are padded by 8 elements and f32 rows by 4: still 16-byte rows,
+/// and consecutive rows start in different shared-memory banks.
+template <int HeadDimMax> struct FlashConfig;
+template <> struct FlashConfig<64> {
+  static constexpr int forwardRows = 64, forwardKeys = 64;
+  static constexpr int queryRows = 64, queryKeys = 64;
+  static constexpr int keyValueRows = 64, keyValueKeys = 64;
+};
+/// The key side's query tile is halved so its shared memory (dK and dV in
+/// f32) fits an sm_80 block (163 KB).
+template <> struct FlashConfig<128> {
+  static constexpr int forwardRows = 64, forwardKeys = 64;
+  static constexpr int queryRows = 64, queryKeys = 64;
+  static constexpr int keyValueRows = 32, keyValueKeys = 64;
+};
+
+KILN_FLASH_HD constexpr int64_t alignShared(int64_t bytes) {
+  return (bytes + 127) / 128 * 128;
+}
+
+/// Row strides and bytes of the tiles of a kernel with `Rows` query rows
+/// and `Keys` key rows per block, for elements of `Bytes` bytes (2 on the
+/// GPU; the host's f32 twin in the tests uses 4).
+template <int D, int Rows, int Keys, int Bytes = 2> struct SharedLayout {
+  static constexpr int ldInput = D + 8;     // [rows][D] input tiles
+  static constexpr int ldScores = Keys + 4; // f32 [Rows][Keys]
+  static constexpr int ldProbs = Keys + 8;  // [Rows][Keys] in the input type
+  static constexpr int ldAcc = D + 4;       // f32 [rows][D]
+  static constexpr int64_t queryTile = int64_t(Rows) * ldInput * Bytes;
+  static constexpr int64_t keyTile = int64_t(Keys) * ldInput * Bytes;
+  static constexpr int64_t scoreTile = int64_t(Rows) * ldScores * 4;
+  static constexpr int64_t probTile = int64_t(Rows) * ldProbs * Bytes;
+  static constexpr int64_t rowAcc = int64_t(Rows) * ldAcc * 4;
+  static constexpr int64_t keyAcc = int64_t(Keys) * ldAcc * 4;
+  static constexpr int64_t rowFloats = int64_t(Rows) * 4;
+};
+
+/// Carves consecutive 128-byte-aligned tiles out of shared memory.
+struct SharedCarver {
+  char *base;
+  int64_t offset = 0;
+  template <class T> KILN_FLASH_FN T *take(int64_t bytes) {
+    T *p = reinterpret_cast<T *>(base + offset);
+    offset = alignShared(offset + bytes);
+    return p;
+  }
+};
+
+template <int D, int Rows, int Keys, int Bytes = 2> struct ForwardShared {
+  using L = SharedLayout<D, Rows, Keys, Bytes>;
+  static constexpr int64_t bytes =
+      alignShared(L::queryTile) + 2 * alignShared(L::keyTile) +
+      alignShared(L::scoreTile) + alignShared(L::probTile) +
+      alignShared(L::rowAcc) + 2 * alignShared(L::rowFloats);
+};
+template <int D, int Rows, int Keys, int Bytes = 2> struct QueryGradShared {
+  using L = SharedLayout<D, Rows, Keys, Bytes>;
+  static constexpr int64_t bytes =
+      2 * alignShared(L::queryTile) + 2 * alignShared(L::keyTile) +
+      2 * alignShared(L::scoreTile) + alignShared(L::probTile) +
+      alignShared(L::rowAcc) + 3 * alignShared(L::rowFloats);
+};
+template <int D, int Rows, int Keys, int Bytes = 2>
+struct KeyValueGradShared {
+  using L = SharedLayout<D, Rows, Keys, Bytes>;
+  static constexpr int64_t bytes =
+      2 * alignShared(L::keyTile) + 2 * alignShared(L::queryTile) +
+      2 * alignShared(L::scoreTile) + 2 * alignShared(L::probTile) +
+      2 * alignShared(L::keyAcc) + 2 * alignShared(L::rowFloats);
+};
+
+//===--- Philox dropout (docs/IR.md §3) -----------------------------------===//
+
+KILN_FLASH_FN uint32_t mulHigh(uint32_t a, uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return uint32_t((uint64_t(a) * b) >> 32);
+#endif
+}
+
+/// Philox-4x32-10's four lanes at `counter` under `key`.
+KILN_FLASH_FN void philox(uint64_t key, uint64_t counter, uint32_t lanes[4]) {
+  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
+  uint32_t x0 = uint32_t(counter), x1 = uint32_t(counter >> 32), x2 = 0,
+           x3 = 0;
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    uint32_t hi0 = mulHigh(0xD2511F53u, x0), lo0 = 0xD2511F53u * x0;
+    uint32_t hi1 = mulHigh(0xCD9E8D57u, x2), lo1 = 0xCD9E8D57u * x2;
+    uint32_t y0 = hi1 ^ x1 ^ k0, y2 = hi0 ^ x3 ^ k1;
+    x0 = y0;
+    x1 = lo1;
+    x2 = y2;
+    x3 = lo0;
+  }
+  lanes[0] = x0;
+  lanes[1] = x1;
+  lanes[2] = x2;
+  lanes[3] = x3;
+}
+
+/// The dropout of the probabilities (b·H + h, i, j): query row i's values
+/// are a block of R = 4·ceil(B·H·S / 4) uniforms at counter + i·R/4, and
+/// (b, h, i, j) takes the block's element (b·H + h)·S + j.
+struct DropoutMask {
+  uint64_t key = 0, counter = 0;
+  int64_t rowGroups = 0, keys = 0;
+  float threshold = 0, keepScale = 1;
+  bool on = false;
+
+  KILN_FLASH_FN static DropoutMask of(const AttentionParams &p) {
+    DropoutMask m;
+    m.on = p.dropout > 0 && p.rngState;
+    if (m.on) {
+      m.key = uint64_t(p.rngState[0]);
+      m.counter = uint64_t(p.rngState[1]);
+    }
+    m.rowGroups = (p.batch * p.heads * p.keys + 3) / 4;
+    m.keys = p.keys;
+    m.threshold = p.dropout;
+    m.keepScale = p.keepScale;
+    return m;
+  }
+};
+
+/// The dropout factors of one query row of one head, read left to right:
+/// 0 when dropped, 1 / (1 - p) when kept, 1 without dropout. One Philox
+/// block serves four consecutive elements, so it is computed when the
+/// element leaves the last block's group.
+struct DropoutRow {
+  const DropoutMask &mask;
+  int64_t base, counter;
+  int64_t group = -1;
+  uint32_t lanes[4] = {0, 0, 0, 0};
+
+  KILN_FLASH_FN DropoutRow(const DropoutMask &m, int64_t bh, int64_t i)
+      : mask(m), base(bh * m.keys), counter(i * m.rowGroups) {}
+  KILN_FLASH_FN float factor(int64_t j) {
+    if (!mask.on)
+      return 1.0f;
+    int64_t element = base + j;
+    if (element / 4 != group) {
+      group = element / 4;
+      philox(mask.key, mask.counter + uint64_t(counter + group), lanes);
+    }
+    // A select, not lanes[element % 4]: an array indexed at run time
+    // would live in local memory on the GPU.
+    int lane = int(element % 4);
+    uint32_t bits = lane == 0   ? lanes[0]
+                    : lane == 1 ? lanes[1]
+                    : lane == 2 ? lanes[2]
+                                : lanes[3];
+    float u = float(bits >> 8) * (1.0f / 16777216.0f);
+    return u >= mask.threshold ? mask.keepScale : 0.0f;
+  }
+};
+
+//===--- 16-bit element types ---------------------------------------------===//
+
+/// toFloat / fromFloat per element type: the CUDA types on the device,
+/// bit-exact stand-ins (round to nearest even) on the host.
+template <class E> struct Element;
+
+#if defined(__CUDACC__)
+template <> struct Element<__nv_bfloat16> {
+  static KILN_FLASH_FN float toFloat(__nv_bfloat16 x) {
+    return __bfloat162float(x);
+  }
+  static KILN_FLASH_FN __nv_bfloat16 fromFloat(float x) {
+    return __float2bfloat16_rn(x);
+  }
+};
+template <> struct Element<__half> {
+  static KILN_FLASH_FN float toFloat(__half x) { return __half2float(x); }
+  static KILN_FLASH_FN __half fromFloat(float x) { return __float2half_rn(x); }
+};
+#else
+struct HostBf16 {
+  uint16_t bits;
+};
+struct HostF16 {
+  uint16_t bits;
+};
+template <> struct Element<HostBf16> {
+  static float toFloat(HostBf16 x) {
+    uint32_t u = uint32_t(x.bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  static HostBf16 fromFloat(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    if (std::isnan(x))
+      return {uint16_t((u >> 16) | 0x40)};
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return {uint16_t(u >> 16)};
+  }
+};
+/// The f32 twin: the same kernels with nothing rounded to 16 bits, which
+/// the tests hold to the reference at f32 precision.
+template <> struct Element<float> {
+  static float toFloat(float x) { return x; }
+  static float fromFloat(float x) { return x; }
+};
+template <> struct Element<HostF16> {
+  static float toFloat(HostF16 x) {
+    _Float16 h;
+    std::memcpy(&h, &x.bits, 2);
+    return float(h);
+  }
+  static HostF16 fromFloat(float x) {
+    _Float16 h = static_cast<_Float16>(x);
+    HostF16 out;
+    std::memcpy(&out.bits, &h, 2);
+    return out;
+  }
+};
+#endif
+
+//===--- The block: threads, barriers and tile products -------------------===//
+
+#if defined(__CUDACC__)
+/// A block of kFlashThreads GPU threads; tile products on tensor cores.
+struct DeviceBlock {
+  KILN_FLASH_FN int thread() const { return threadIdx.x; }
+  KILN_FLASH_FN int threads() const { return blockDim.x; }
+  KILN_FLASH_FN void sync() const { __syncthreads(); }
+  KILN_FLASH_FN float exp(float x) const { return __expf(x); }
+  KILN_FLASH_FN float log(float x) const { return __logf(x); }
+  KILN_FLASH_FN void copy16(void *dst, const void *src) const {
+    *reinterpret_cast<uint4 *>(dst) = *reinterpret_cast<const uint4 *>(src);
+  }
+  KILN_FLASH_FN void zero16(void *dst) const {
+    *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+  }
+  /// C[M×N] (+)= A[M×K] · B[K×N] over the block's warps, one 16×16 tile of
+  /// C at a time. A is row-major (A[i·lda + k]) or, with ACol, the
+  /// transpose of a row-major [K][M] tile (A[k·lda + i]); B likewise
+  /// (BCol: B[n·ldb + k]). M, N, K are multiples of 16; no barrier inside.
+  template <class E, bool ACol, bool BCol>
+  KILN_FLASH_FN void gemm(float *c, int ldc, const E *a, int lda, const E *b,
+                          int ldb, int m, int n, int k,
+                          bool accumulate) const {
+    using namespace nvcuda;
+    using ALayout =
+        typename std::conditional<ACol, wmma::col_major, wmma::row_major>::type;
+    using BLayout =
+        typename std::conditional<BCol, wmma::col_major, wmma::row_major>::type;
+    int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    int tilesN = n / 16, tiles = (m / 16) * tilesN;
+    for (int t = warp; t < tiles; t += warps) {
+      int tm = t / tilesN, tn = t % tilesN;
+      float *cp = c + tm * 16 * ldc + tn * 16;
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+      if (accumulate)
+        wmma::load_matrix_sync(acc, cp, ldc, wmma::mem_row_major);
+      else
+        wmma::fill_fragment(acc, 0.0f);
+      for (int kk = 0; kk < k; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, E, ALayout> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, E, BLayout> fb;
+        wmma::load_matrix_sync(
+            fa, ACol ? a + kk * lda + tm * 16 : a + tm * 16 * lda + kk, lda);
+        wmma::load_matrix_sync(
+            fb, BCol ? b + tn * 16 * ldb + kk : b + kk * ldb + tn * 16, ldb);
+        wmma::mma_sync(acc, fa, fb, acc);
+      }
+      wmma::store_matrix_sync(cp, acc, ldc, wmma::mem_row_major);
+    }
+  }
+};
+#else
+/// One host thread standing in for a block: the same kernel bodies run
+/// sequentially, barriers are no-ops, tile products are plain loops (f32
+/// sums of exact 16-bit products, as the tensor cores form them).
+struct HostBlock {
+  int thread() const { return 0; }
+  int threads() const { return 1; }
+  void sync() const {}
+  float exp(float x) const { return std::exp(x); }
+  float log(float x) const { return std::log(x); }
+  void copy16(void *dst, const void *src) const { std::memcpy(dst, src, 16); }
+  void zero16(void *dst) const { std::memset(dst, 0, 16); }
+  template <class E, bool ACol, bool BCol>
+  void gemm(float *c, int ldc, const E *a, int lda, const E *b, int ldb, int m,
+            int n, int k, bool accumulate) const {
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        float sum = accumulate ? c[i * ldc + j] : 0.0f;
+        for (int kk = 0; kk < k; ++kk)
+          sum += Element<E>::toFloat(ACol ? a[kk * lda + i] : a[i * lda + kk]) *
+                 Element<E>::toFloat(BCol ? b[j * ldb + kk] : b[kk * ldb + j]);
+        c[i * ldc + j] = sum;
+      }
+  }
+};
+#endif
+
+//===--- Shared pieces of the three kernels -------------------------------===//
+
+/// dst[r][0, D) = rows first + r of src ([*, headDim] row-major), r <
+/// count; rows past `total` and columns past headDim are zero. 16 bytes
+/// a step: headDim is a multiple of 8 (16-bit elements).
+template <int D, class E, class Block>
+KILN_FLASH_FN void loadRows(const Block &blk, E *dst, int ld, const E *src,
+                            int64_t headDim, int64_t first, int64_t total,
+                            int count) {
+  constexpr int perCopy = 16 / int(sizeof(E)), chunks = D / perCopy;
+  for (int x = blk.thread(); x < count * chunks; x += blk.threads()) {
+    int r = x / chunks, c = (x % chunks) * perCopy;
+    E *d = dst + r * ld + c;
+    if (first + r < total && c < headDim)
+      blk.copy16(d, src + (first + r) * headDim + c);
+    else
+      blk.zero16(d);
+  }
+}
+
+/// rows first + r of dst ([*, headDim]) = acc[r][0, headDim) · rowScale[r]
+/// (or · 1 when rowScale is null), for rows below `total`.
+template <class E, class Block>
+KILN_FLASH_FN void storeRows(const Block &blk, E *dst, int64_t headDim,
+                             int64_t first, int64_t total, const float *acc,
+                             int ld, const float *rowScale, int count) {
+  for (int64_t x = blk.thread(); x < count * headDim; x += blk.threads()) {
+    int r = int(x / headDim), c = int(x % headDim);
+    if (first + r >= total)
+      continue;
+    float v = acc[r * ld + c] * (rowScale ? rowScale[r] : 1.0f);
+    dst[(first + r) * headDim + c] = Element<E>::fromFloat(v);
+  }
+}
+
+template <class Block>
+KILN_FLASH_FN void fill(const Block &blk, float *dst, int count, float value) {
+  for (int x = blk.thread(); x < count; x += blk.threads())
+    dst[x] = value;
+}
+
+/// Keys [0, end) are visible to query row i: all S keys, or j <= i when
+/// causal; none for a padding row past T.
+KILN_FLASH_FN int64_t visibleKeys(const AttentionParams &p, int64_t i) {
+  if (i >= p.queries)
+    return 0;
+  return p.causal && i + 1 < p.keys ? i + 1 : p.keys;
+}
+
+/// One past the last key a block of query rows [first, first + rows) sees.
+KILN_FLASH_FN int64_t keyEnd(const AttentionParams &p, int64_t first,
+                             int64_t rows) {
+  return p.causal && first + rows < p.keys ? first + rows : p.keys;
+}
+
+/// For a visible score s (its dP = dp) of a row with log-sum-exp lse and
+/// delta, and the element's dropout factor: the probability after dropout
+/// (what multiplies dO into dV) and dS = p (dP · factor - delta) · scale.
+struct ScoreGrad {
+  float dropped, grad;
+};
+template <class Block>
+KILN_FLASH_FN ScoreGrad scoreGrad(const Block &blk, const AttentionParams &p,
+                                  float s, float dp, float lse, float delta,
+                                  float factor) {
+  float prob = blk.exp(s * p.scale - lse);
+  return {prob * factor, prob * (dp * factor - delta) * p.scale};
+}
+
+//===--- Forward ----------------------------------------------------------===//
+
+/// Query rows [queryBlock·Rows, +Rows) of head bh = b·H + h.
+template <class E, int D, int Rows, int Keys, class Block>
+KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
+                                    char *shared, int64_t queryBlock,
+                                    int64_t bh) {
+  using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
+  SharedCarver carve{shared};
+  E *qs = carve.take<E>(L::queryTile);
+  E *ks = carve.take<E>(L::keyTile);
+  E *vs = carve.take<E>(L::keyTile);
+  float *ss = carve.take<float>(L::scoreTile);
+  E *ps = carve.take<E>(L::probTile);
+  float *os = carve.take<float>(L::rowAcc);
+  float *rowMax = carve.take<float>(L::rowFloats);
+  float *rowSum = carve.take<float>(L::rowFloats);
+
+  const int64_t b = bh / p.heads, h = bh % p.heads;
+  const int64_t g = h / (p.heads / p.kvHeads);
+  const int64_t dim = p.headDim, first = queryBlock * Rows;
+  const E *q = static_cast<const E *>(p.query) + bh * p.queries * dim;
+  const int64_t kvOffset = (b * p.kvHeads + g) * p.keys * dim;
+  const E *k = static_cast<const E *>(p.key) + kvOffset;
+  const E *v = static_cast<const E *>(p.value) + kvOffset;
+  const DropoutMask mask = DropoutMask::of(p);
+
+  loadRows<D>(blk, qs, L::ldInput, q, dim, first, p.queries, Rows);
+  for (int x = blk.thread(); x < Rows * L::ldAcc; x += blk.threads())
+    os[x] = 0.0f;
+  fill(blk, rowMax, Rows, -INFINITY);
+  fill(blk, rowSum, Rows, 0.0f);
+  const int64_t end = keyEnd(p, first, Rows);
+  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+    blk.sync(); // the previous block's readers of ks, vs and ps are done
+    loadRows<D>(blk, ks, L::ldInput, k, dim, key0, p.keys, Keys);
+    loadRows<D>(blk, vs, L::ldInput, v, dim, key0, p.keys, Keys);
+    blk.sync();
+    blk.template gemm<E, false, true>(ss, L::ldScores, qs, L::ldInput, ks,
+                                      L::ldInput, Rows, Keys, D, false);
+    blk.sync();
+    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      const float *srow = ss + r * L::ldScores;
+      E *prow = ps + r * L::ldProbs;
+      float oldMax = rowMax[r], newMax = oldMax;
+      for (int c = 0; c < Keys && c < visible; ++c)
+        newMax = fmaxf(newMax, srow[c] * p.scale);
+      // A row that has seen no key yet keeps max -inf: nothing to rescale.
+      float alpha = newMax == -INFINITY ? 1.0f : blk.exp(oldMax - newMax);
+      float sum = 0.0f;
+      DropoutRow dropout(mask, bh, i);
+      for (int c = 0; c < Keys; ++c) {
+        float prob = 0.0f;
+        if (c < visible) {
+          prob = blk.exp(srow[c] * p.scale - newMax);
+          sum += prob;
+          prob *= dropout.factor(key0 + c);
+        }
+        prow[c] = Element<E>::fromFloat(prob);
+      }
+      rowSum[r] = rowSum[r] * alpha + sum;
+      rowMax[r] = newMax;
+      float *orow = os + r * L::ldAcc;
+      for (int c = 0; c < D; ++c)
+        orow[c] *= alpha;
+    }
+    blk.sync();
+    blk.template gemm<E, false, false>(os, L::ldAcc, ps, L::ldProbs, vs,
+                                       L::ldInput, Rows, D, Keys, true);
+  }
+  blk.sync();
+  for (int r = blk.thread(); r < Rows; r += blk.threads())
+    rowSum[r] = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
+  blk.sync();
+  storeRows(blk, static_cast<E *>(p.result) + bh * p.queries * dim, dim, first,
+            p.queries, os, L::ldAcc, rowSum, Rows);
+}
+
+//===--- Gradient ---------------------------------------------------------===//
+
+/// The tiles both gradient kernels hold: a block of query rows and their
+/// result gradient, a block of keys and values, the scores and dP between
+/// them (f32) and dS (the input type).
+template <class E, int D, int Rows, int Keys> struct GradTiles {
+  using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
+  E *qs, *dos, *ks, *vs;
+  float *ss, *dps;
+  E *dss;
+
+  KILN_FLASH_FN explicit GradTiles(SharedCarver &carve)
+      : qs(carve.take<E>(L::queryTile)), dos(carve.take<E>(L::queryTile)),
+        ks(carve.take<E>(L::keyTile)), vs(carve.take<E>(L::keyTile)),
+        ss(carve.take<float>(L::scoreTile)),
+        dps(carve.take<float>(L::scoreTile)), dss(carve.take<E>(L::probTile)) {
+  }
+  /// S = Q Kᵀ and dP = dO Vᵀ (no barrier).
+  template <class Block>
+  KILN_FLASH_FN void scoresAndGrads(const Block &blk) const {
+    blk.template gemm<E, false, true>(ss, L::ldScores, qs, L::ldInput, ks,
+                                      L::ldInput, Rows, Keys, D, false);
+    blk.template gemm<E, false, true>(dps, L::ldScores, dos, L::ldInput, vs,
+                                      L::ldInput, Rows, Keys, D, false);
+  }
+};
+
+//===--- Gradient, query side ---------------------------------------------===//
+
+/// dQ for query rows [queryBlock·Rows, +Rows) of head bh, and those rows'
+/// log-sum-exp and delta in p.rowStats for the key side.
+template <class E, int D, int Rows, int Keys, class Block>
+KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
+                                      const Block &blk, char *shared,
+                                      int64_t queryBlock, int64_t bh) {
+  using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
+  SharedCarver carve{shared};
+  const GradTiles<E, D, Rows, Keys> tiles(carve);
+  E *qs = tiles.qs, *dos = tiles.dos, *ks = tiles.ks, *vs = tiles.vs;
+  float *ss = tiles.ss, *dps = tiles.dps;
+  E *dss = tiles.dss;
+  float *dqs = carve.take<float>(L::rowAcc);
+  float *rowMax = carve.take<float>(L::rowFloats);
+  float *rowSum = carve.take<float>(L::rowFloats);
+  float *rowDot = carve.take<float>(L::rowFloats);
+
+  const int64_t b = bh / p.heads, h = bh % p.heads;
+  const int64_t g = h / (p.heads / p.kvHeads);
+  const int64_t dim = p.headDim, first = queryBlock * Rows;
+  const int64_t rowOffset = bh * p.queries * dim;
+  const int64_t kvOffset = (b * p.kvHeads + g) * p.keys * dim;
+  const E *k = static_cast<const E *>(p.key) + kvOffset;
+  const E *v = static_cast<const E *>(p.value) + kvOffset;
+  const DropoutMask mask = DropoutMask::of(p);
+
+  loadRows<D>(blk, qs, L::ldInput, static_cast<const E *>(p.query) + rowOffset,
+              dim, first, p.queries, Rows);
+  loadRows<D>(blk, dos, L::ldInput,
+              static_cast<const E *>(p.resultGrad) + rowOffset, dim, first,
+              p.queries, Rows);
+  for (int x = blk.thread(); x < Rows * L::ldAcc; x += blk.threads())
+    dqs[x] = 0.0f;
+  fill(blk, rowMax, Rows, -INFINITY);
+  fill(blk, rowSum, Rows, 0.0f);
+  fill(blk, rowDot, Rows, 0.0f);
+  const int64_t end = keyEnd(p, first, Rows);
+  // S = Q Kᵀ and dP = dO Vᵀ for the key block at key0.
+  auto scoresAndGrads = [&](int64_t key0) {
+    blk.sync();
+    loadRows<D>(blk, ks, L::ldInput, k, dim, key0, p.keys, Keys);
+    loadRows<D>(blk, vs, L::ldInput, v, dim, key0, p.keys, Keys);
+    blk.sync();
+    tiles.scoresAndGrads(blk);
+    blk.sync();
+  };
+
+  // Sweep 1: max, sum and Σ exp(s - max) dP per row, rescaled online.
+  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+    scoresAndGrads(key0);
+    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      const float *srow = ss + r * L::ldScores, *dprow = dps + r * L::ldScores;
+      float oldMax = rowMax[r], newMax = oldMax;
+      for (int c = 0; c < Keys && c < visible; ++c)
+        newMax = fmaxf(newMax, srow[c] * p.scale);
+      float alpha = newMax == -INFINITY ? 1.0f : blk.exp(oldMax - newMax);
+      float sum = 0.0f, dot = 0.0f;
+      DropoutRow dropout(mask, bh, i);
+      for (int c = 0; c < Keys && c < visible; ++c) {
+        float prob = blk.exp(srow[c] * p.scale - newMax);
+        sum += prob;
+        dot += prob * dprow[c] * dropout.factor(key0 + c);
+      }
+      rowSum[r] = rowSum[r] * alpha + sum;
+      rowDot[r] = rowDot[r] * alpha + dot;
+      rowMax[r] = newMax;
+    }
+  }
+  // rowMax becomes the log-sum-exp, rowDot delta = Σ_j p_j dP_j.
+  for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+    const int64_t i = first + r;
+    float sum = rowSum[r];
+    float lse = sum > 0.0f ? rowMax[r] + blk.log(sum) : 0.0f;
+    float delta = sum > 0.0f ? rowDot[r] / sum : 0.0f;
+    rowMax[r] = lse;
+    rowDot[r] = delta;
+    if (i < p.queries) {
+      p.rowStats[bh * p.queries + i] = lse;
+      p.rowStats[p.batch * p.heads * p.queries + bh * p.queries + i] = delta;
+    }
+  }
+
+  // Sweep 2: dS = p (dP - delta) scale, dQ += dS K.
+  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+    scoresAndGrads(key0);
+    // Four consecutive keys a step: one Philox block for their dropout.
+    for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
+      const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
+      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      DropoutRow dropout(mask, bh, i);
+      for (int c = c0; c < c0 + 4; ++c) {
+        float ds = 0.0f;
+        if (c < visible)
+          ds = scoreGrad(blk, p, ss[r * L::ldScores + c],
+                         dps[r * L::ldScores + c], rowMax[r], rowDot[r],
+                         dropout.factor(key0 + c))
+                   .grad;
+        dss[r * L::ldProbs + c] = Element<E>::fromFloat(ds);
+      }
+    }
+    blk.sync();
+    blk.template gemm<E, false, false>(dqs, L::ldAcc, dss, L::ldProbs, ks,
+                                       L::ldInput, Rows, D, Keys, true);
+  }
+  blk.sync();
+  storeRows(blk, static_cast<E *>(p.queryGrad) + rowOffset, dim, first,
+            p.queries, dqs, L::ldAcc, static_cast<const float *>(nullptr),
+            Rows);
+}
+
+//===--- Gradient, key side -----------------------------------------------===//
+
+/// dK and dV for keys [keyBlock·Keys, +Keys) of kv head bg = b·Hkv + g,
+/// summed over the group's query heads; reads the query side's rowStats.
+template <class E, int D, int Rows, int Keys, class Block>
+KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
+                                         const Block &blk, char *shared,
+                                         int64_t keyBlock, int64_t bg) {
+  using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
+  SharedCarver carve{shared};
+  const GradTiles<E, D, Rows, Keys> tiles(carve);
+  E *qs = tiles.qs, *dos = tiles.dos, *ks = tiles.ks, *vs = tiles.vs;
+  float *ss = tiles.ss, *dps = tiles.dps;
+  E *dss = tiles.dss;
+  E *ps = carve.take<E>(L::probTile);
+  float *dks = carve.take<float>(L::keyAcc);
+  float *dvs = carve.take<float>(L::keyAcc);
+  float *lse = carve.take<float>(L::rowFloats);
+  float *delta = carve.take<float>(L::rowFloats);
+
+  const int64_t b = bg / p.kvHeads, g = bg % p.kvHeads;
+  const int64_t group = p.heads / p.kvHeads;
+  const int64_t dim = p.headDim, key0 = keyBlock * Keys;
+  const int64_t kvOffset = bg * p.keys * dim;
+  const int64_t statsPerHead = p.queries,
+                deltaOffset = p.batch * p.heads * p.queries;
+  const DropoutMask mask = DropoutMask::of(p);
+
+  loadRows<D>(blk, ks, L::ldInput, static_cast<const E *>(p.key) + kvOffset,
+              dim, key0, p.keys, Keys);
+  loadRows<D>(blk, vs, L::ldInput, static_cast<const E *>(p.value) + kvOffset,
+              dim, key0, p.keys, Keys);
+  for (int x = blk.thread(); x < Keys * L::ldAcc; x += blk.threads()) {
+    dks[x] = 0.0f;
+    dvs[x] = 0.0f;
+  }
+  // The first query block that sees key0 (causal: rows i >= key0).
+  const int64_t firstRow = p.causal ? key0 / Rows * Rows : 0;
+  for (int64_t hh = 0; hh < group; ++hh) {
+    const int64_t bh = b * p.heads + g * group + hh;
+    const int64_t rowOffset = bh * p.queries * dim;
+    for (int64_t first = firstRow; first < p.queries; first += Rows) {
+      blk.sync(); // the previous block's readers of qs, dos, ps, dss are done
+      loadRows<D>(blk, qs, L::ldInput,
+                  static_cast<const E *>(p.query) + rowOffset, dim, first,
+                  p.queries, Rows);
+      loadRows<D>(blk, dos, L::ldInput,
+                  static_cast<const E *>(p.resultGrad) + rowOffset, dim, first,
+                  p.queries, Rows);
+      for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+        bool real = first + r < p.queries;
+        lse[r] = real ? p.rowStats[bh * statsPerHead + first + r] : 0.0f;
+        delta[r] = real ? p.rowStats[deltaOffset + bh * statsPerHead + first + r]
+                        : 0.0f;
+      }
+      blk.sync();
+      tiles.scoresAndGrads(blk);
+      blk.sync();
+      // Four consecutive keys a step: one Philox block for their dropout.
+      for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
+        const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
+        const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+        DropoutRow dropout(mask, bh, i);
+        for (int c = c0; c < c0 + 4; ++c) {
+          ScoreGrad g{0.0f, 0.0f};
+          if (c < visible)
+            g = scoreGrad(blk, p, ss[r * L::ldScores + c],
+                          dps[r * L::ldScores + c], lse[r], delta[r],
+                          dropout.factor(key0 + c));
+          ps[r * L::ldProbs + c] = Element<E>::fromFloat(g.dropped);
+          dss[r * L::ldProbs + c] = Element<E>::fromFloat(g.grad);
+        }
+      }
+      blk.sync();
+      // dV += Pdᵀ dO, dK += dSᵀ Q: the [Rows][Keys] tiles read transposed.
+      blk.template gemm<E, true, false>(dvs, L::ldAcc, ps, L::ldProbs, dos,
+                                        L::ldInput, Keys, D, Rows, true);
+      blk.template gemm<E, true, false>(dks, L::ldAcc, dss, L::ldProbs, qs,
+                                        L::ldInput, Keys, D, Rows, true);
+    }
+  }
+  blk.sync();
+  storeRows(blk, static_cast<E *>(p.keyGrad) + kvOffset, dim, key0, p.keys,
+            dks, L::ldAcc, static_cast<const float *>(nullptr), Keys);
+  storeRows(blk, static_cast<E *>(p.valueGrad) + kvOffset, dim, key0, p.keys,
+            dvs, L::ldAcc, static_cast<const float *>(nullptr), Keys);
+}
+
+} // namespace kiln::flash
+
+#endif // KILN_RUNTIME_CUDA_KERNELS_FLASHATTENTION_H

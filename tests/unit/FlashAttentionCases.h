@@ -1,0 +1,147 @@
+// Test cases for kiln's flash attention kernels, shared by the host run
+// (FlashAttentionHostTest) and the GPU run (CudaBackendTest's
+// CudaFlashAttentionTest.cpp): the attention and gradient modules of a
+// shape, their inputs, the tolerances and the error measure.
+//
+// Tolerances, as the worst |error| over a result relative to the RMS of
+// the reference's: the reference takes the same inputs, computes in double
+// and rounds each result once. The f32 twin (the same kernel bodies with
+// float elements: nothing rounded to 16 bits) is held to 1e-4 and measures
+// 1e-6 to 8e-6 here: that checks the algorithm (tiles, online softmax,
+// masks, dropout, grouped heads) at f32 precision. The 16-bit kernels also
+// round the probabilities and dS to the input type before their products
+// (as FlashAttention does), and dS = p (dP - delta) cancels; measured here,
+// the worst forward error is 10 units of rounding of the type (2^-8 for
+// bf16, 2^-11 for f16) and the worst gradient error 17, so the tolerances
+// are 16 units forward and 32 for the gradients.
+#ifndef KILN_TESTS_UNIT_FLASHATTENTIONCASES_H
+#define KILN_TESTS_UNIT_FLASHATTENTIONCASES_H
+
+#include "CpuTestSupport.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::testing {
+
+constexpr double kF32Tolerance = 1e-4;
+constexpr double kForwardUnits = 16, kGradientUnits = 32;
+
+inline double tolerance(DType element, bool grad) {
+  double unit = element == DType::bf16  ? 1.0 / 256
+                : element == DType::f16 ? 1.0 / 2048
+                                        : 0;
+  return element == DType::f32 ? kF32Tolerance
+                               : unit * (grad ? kGradientUnits : kForwardUnits);
+}
+
+struct FlashCase {
+  int64_t batch = 2, heads = 4, kvHeads = 2, queries = 70, keys = 70,
+          headDim = 64;
+  bool causal = true;
+  double dropout = 0;
+  double scale = 0.125;
+  DType element = DType::bf16;
+
+  std::string name() const {
+    return llvm::formatv("{0} B{1} H{2}/{3} T{4} S{5} D{6}{7} dropout {8}",
+                         dtypeName(element), batch, heads, kvHeads, queries,
+                         keys, headDim, causal ? " causal" : "", dropout);
+  }
+  std::string type(int64_t h, int64_t rows) const {
+    return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", batch, h, rows,
+                         headDim, dtypeName(element));
+  }
+  std::string attrs() const {
+    // std::to_string: formatv would print a double with two decimals.
+    return llvm::formatv("{{{0}dropout = {1} : f64, scale = {2} : f64}",
+                         causal ? "causal, " : "", std::to_string(dropout),
+                         std::to_string(scale));
+  }
+  std::string rng() const { return dropout > 0 ? ", rng = %s" : ""; }
+  std::string rngType() const { return dropout > 0 ? ", tensor<2xi64>" : ""; }
+  std::string forwardModule() const {
+    std::string q = type(heads, queries), kv = type(kvHeads, keys);
+    return llvm::formatv(
+        R"(func.func @main(%q: {0}, %k: {1}, %v: {1}, %s: tensor<2xi64>) -> {0} {
+  %o = kiln.fused_attention %q, %k, %v{2} {3} : {0}, {1}, {1}{4} -> {0}
+  return %o : {0}
+})",
+        q, kv, rng(), attrs(), rngType());
+  }
+  std::string gradModule() const {
+    std::string q = type(heads, queries), kv = type(kvHeads, keys);
+    return llvm::formatv(
+        R"(func.func @main(%q: {0}, %k: {1}, %v: {1}, %g: {0}, %s: tensor<2xi64>) -> ({0}, {1}, {1}) {
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %g{2} {3} : {0}, {1}, {1}, {0}{4} -> {0}, {1}, {1}
+  return %dq, %dk, %dv : {0}, {1}, {1}
+})",
+        q, kv, rng(), attrs(), rngType());
+  }
+  /// q, k, v, dO, rng state.
+  std::vector<HostTensor> inputs(uint32_t seed) const {
+    std::mt19937 rng(seed);
+    std::vector<HostTensor> in;
+    in.push_back(randomTensor(element, {batch, heads, queries, headDim},
+                                       rng, 2, false));
+    for (int i = 0; i < 2; ++i)
+      in.push_back(randomTensor(
+          element, {batch, kvHeads, keys, headDim}, rng, 2, false));
+    in.push_back(randomTensor(element, {batch, heads, queries, headDim},
+                                       rng, 1, false));
+    HostTensor state(DType::i64, {2});
+    state.setInt(0, 0x1234567890ll + seed);
+    state.setInt(1, 77);
+    in.push_back(state);
+    return in;
+  }
+};
+
+/// max |got - want| / RMS(want).
+inline double relativeError(const HostTensor &got, const HostTensor &want) {
+  double sq = 0, worst = 0;
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    sq += want.getDouble(i) * want.getDouble(i);
+    double d = std::abs(got.getDouble(i) - want.getDouble(i));
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  double rms = std::sqrt(sq / std::max<int64_t>(1, want.numElements()));
+  return worst / std::max(rms, 1e-30);
+}
+
+/// The reference evaluator's results for `c` on `in` (FlashCase::inputs):
+/// {o}, or {dq, dk, dv} for the gradient; empty when the module does not
+/// parse.
+inline std::vector<HostTensor> referenceResults(const FlashCase &c,
+                                                std::vector<HostTensor> in,
+                                                bool grad) {
+  ParsedModule module = parseModule(grad ? c.gradModule() : c.forwardModule());
+  EXPECT_TRUE(module.module) << c.name();
+  if (!module.module)
+    return {};
+  if (!grad)
+    in.erase(in.begin() + 3); // no result gradient
+  return evaluateMain(*module.module, in);
+}
+
+/// The largest relativeError over matching results (infinite when the
+/// counts differ).
+inline double worstRelativeError(const std::vector<HostTensor> &got,
+                                 const std::vector<HostTensor> &want) {
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size() || got.empty())
+    return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, relativeError(got[i], want[i]));
+  return worst;
+}
+
+} // namespace kiln::testing
+
+#endif // KILN_TESTS_UNIT_FLASHATTENTIONCASES_H
