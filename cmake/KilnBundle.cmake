@@ -14,7 +14,8 @@ set(KILN_BUNDLE_LIBRARIES KilnSupport KilnIR KilnReference KilnPasses
   KilnPipeline KilnSignature KilnRuntime KilnCudaRuntime KilnCpuCodegen
   KilnCompiler KilnCachedCompiler KilnLazy KilnNN KilnData)
 set(KILN_BUNDLE_PROGRAMS kiln-train kiln-run kiln-bench kilnc
-  CudaRuntimeTest CudaRandomGraphTest CudaBackendTest NumericsTest LlamaTest)
+  CudaRuntimeTest CudaRandomGraphTest CudaBackendTest CudaFlashAttentionTest
+  NumericsTest LlamaTest)
 
 add_library(kiln SHARED ${CMAKE_SOURCE_DIR}/cmake/PollyPluginStub.cpp
   ${CMAKE_SOURCE_DIR}/cmake/LldTargetStubs.cpp

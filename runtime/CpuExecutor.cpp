@@ -14,6 +14,7 @@
 // loop's steady state allocates nothing (allocationStats counts misses).
 #include "runtime/CpuExecutor.h"
 #include "runtime/BufferLiveness.h"
+#include "runtime/AttentionKernels.h"
 #include "runtime/ProgramChecks.h"
 #include "runtime/ThreadPool.h"
 
@@ -119,6 +120,9 @@ private:
   void *slotPointer(uint32_t slot);
   void runKernel(size_t index);
   absl::Status runThunks();
+  /// An attention thunk, by the flash attention kernels' host run
+  /// (AttentionKernels.h) over this program's threads.
+  absl::Status runAttention(const AttentionThunk &attention);
   /// Gives every output with its own slot a buffer before the thunks run.
   /// `taken[i]`: input i's buffer is not (or no longer) the program's to
   /// give.
@@ -324,6 +328,16 @@ void CpuProgram::runKernel(size_t index) {
       parts, [&](int64_t p) { fn(args, n * p / parts, n * (p + 1) / parts); });
 }
 
+absl::Status CpuProgram::runAttention(const AttentionThunk &a) {
+  flash::AttentionParams p =
+      attentionParams(a, [&](uint32_t slot) { return slotPointer(slot); });
+  absl::Status s = runAttentionOnHost(a.element, a.gradient, p, pool_);
+  if (!s.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(a.label(), ": ", s.message()));
+  return absl::OkStatus();
+}
+
 absl::Status CpuProgram::runThunks() {
   using Clock = std::chrono::steady_clock;
   auto sinceStart = [&](Clock::time_point t) {
@@ -360,9 +374,9 @@ absl::Status CpuProgram::runThunks() {
                    t.copy.bytes);
       break;
     case Thunk::Kind::attention:
-      // The cpu compiler writes attention out (kiln-lower-attention).
-      return absl::UnimplementedError(
-          "cpu runtime: no attention kernel for " + t.attention.label());
+      if (absl::Status s = runAttention(t.attention); !s.ok())
+        return s;
+      break;
     }
     if (profiling_) {
       ThunkEvent e = thunkEvents_[i];

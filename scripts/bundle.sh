@@ -23,7 +23,8 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKILN_BUNDLE=ON
 fi
 tools=(kiln-train kiln-run kiln-bench kilnc)
-tests=(CudaRuntimeTest CudaRandomGraphTest CudaBackendTest NumericsTest LlamaTest)
+tests=(CudaRuntimeTest CudaRandomGraphTest CudaBackendTest CudaFlashAttentionTest
+  NumericsTest LlamaTest)
 fakes=(kiln-fake-cuda kiln-fake-cublaslt)
 targets=("${tools[@]}")
 # The list is read whole first: `ninja ... | grep -q` under pipefail fails

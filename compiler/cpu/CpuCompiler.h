@@ -86,7 +86,7 @@ struct LayoutOverrides {
   /// KILN_RECOMPUTE_COSTLY=0: a budget recomputes only cheap values.
   bool noCostlyRecompute = false;
   /// KILN_CUDA_ATTENTION=flash: cuda runs 16-bit attention whole in kiln's
-  /// flash attention kernels (runtime/cuda/kernels/FlashAttention.h)
+  /// flash attention kernels (runtime/kernels/FlashAttention.h)
   /// instead of writing it out in chunks; opt-in until the GPU machine has
   /// measured it against the chunks.
   bool flashAttention = false;

@@ -1,5 +1,6 @@
 // Loading and launching kiln's flash attention kernels (FlashAttention.h).
 #include "runtime/cuda/FlashAttention.h"
+#include "runtime/AttentionKernels.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -8,7 +9,7 @@
 
 namespace kiln::runtime::cuda {
 
-/// The fatbin nvcc made from kernels/FlashAttention.cu
+/// The fatbin nvcc made from FlashAttention.cu
 /// (FlashAttentionFatbin.cpp): empty when nvcc was not found at build time.
 std::string_view flashAttentionFatbin();
 
@@ -128,24 +129,12 @@ absl::Status FlashAttention::prepare(
         ") is outside what the flash attention kernels run (head dim a "
         "multiple of 8 up to 128, batch x heads up to ",
         kMaxGridY, ")"));
-  auto pointer = [&](uint32_t slot) -> void * {
-    return slot == kNoSlot ? nullptr
-                           : reinterpret_cast<void *>(slotPointer(slot));
-  };
   Prepared &prepared = byThunk_[index];
   flash::AttentionParams &p = prepared.params;
-  p.query = pointer(a.query);
-  p.key = pointer(a.key);
-  p.value = pointer(a.value);
-  p.resultGrad = pointer(a.resultGrad);
-  p.result = pointer(a.result);
-  p.queryGrad = pointer(a.queryGrad);
-  p.keyGrad = pointer(a.keyGrad);
-  p.valueGrad = pointer(a.valueGrad);
+  p = attentionParams(a, [&](uint32_t slot) {
+    return reinterpret_cast<void *>(slotPointer(slot));
+  });
   p.rowStats = a.gradient ? reinterpret_cast<float *>(scratch) : nullptr;
-  p.rngState = static_cast<const int64_t *>(pointer(a.rngState));
-  flash::setShape(p, a.batch, a.heads, a.kvHeads, a.queries, a.keys,
-                  a.headDim, a.scale, a.dropout, a.causal);
 
   std::string type = a.element == GemmType::bf16 ? "bf16" : "f16";
   std::vector<int> kinds = a.gradient ? std::vector<int>{1, 2}

@@ -1,5 +1,6 @@
 // Runs attention thunks on the GPU with kiln's flash attention kernels
-// (kernels/FlashAttention.h, built into this library by nvcc as a fatbin):
+// (runtime/kernels/FlashAttention.h, built into this library by nvcc as a
+// fatbin from FlashAttention.cu):
 // one kernel for the forward, two for the gradient (query side, then key
 // side, which reads the row statistics the first leaves in a scratch
 // buffer). Internal to runtime/cuda (CudaProgram loads it).
@@ -8,7 +9,7 @@
 
 #include "runtime/Executable.h"
 #include "runtime/cuda/CudaDriver.h"
-#include "runtime/cuda/kernels/FlashAttention.h"
+#include "runtime/kernels/FlashAttention.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

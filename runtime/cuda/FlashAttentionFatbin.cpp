@@ -1,4 +1,4 @@
-// The flash attention fatbin (kernels/FlashAttention.cu), embedded in the
+// The flash attention fatbin (FlashAttention.cu), embedded in the
 // library with .incbin when nvcc built it (runtime/CMakeLists.txt defines
 // KILN_FLASH_FATBIN_PATH then), so a relocated build carries it.
 #include <cstddef>

@@ -8,7 +8,7 @@
 #include "tests/fake-cuda/FakeCuda.h"
 #include "tests/fake-cuda/FakeCudaState.h"
 
-#include "runtime/cuda/kernels/FlashAttention.h"
+#include "runtime/kernels/FlashAttention.h"
 
 #include <algorithm>
 #include <chrono>

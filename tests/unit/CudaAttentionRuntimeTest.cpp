@@ -5,7 +5,7 @@
 // memory (the fake checks kiln::flash::AttentionParams), a second run
 // replays them from a CUDA graph, and a GPU that cannot run them is refused
 // with a message that says why. What the kernels compute is checked on the
-// host (FlashAttentionHostTest) and on the GPU (CudaBackendTest).
+// host (FlashAttentionHostTest) and on the GPU (CudaFlashAttentionTest).
 #include "FakeCudaSupport.h"
 
 #include "runtime/cuda/FlashAttention.h"

@@ -5,9 +5,11 @@
 // the same kernel bodies is held to (FlashAttentionCases.h says why). GPT-2
 // 124M's shape (head dim 64, seq 512 in tiles of 64, causal, dropout 0.1)
 // and Llama's (head dim 128, grouped query heads). Every test skips without
-// a GPU.
+// a GPU, but for FlashAttentionTrainStep, which runs the same kernels on
+// the cpu executor's host run.
 #include "CudaTestSupport.h"
 #include "FlashAttentionCases.h"
+#include "TrainStepComparison.h"
 
 namespace kiln::testing {
 namespace {
@@ -20,28 +22,13 @@ void expectOnGpuMatchesReference(const FlashCase &c, uint32_t seed) {
   PipelineOptions pipeline;
   pipeline.attentionKernel = true;
   for (bool grad : {false, true}) {
-    SCOPED_TRACE(c.name() + (grad ? ", gradient" : ", forward"));
-    std::vector<HostTensor> in = c.inputs(seed);
-    std::vector<HostTensor> want = referenceResults(c, in, grad);
-    if (!grad)
-      in.erase(in.begin() + 3);
-    ParsedModule parsed =
-        parseModule(grad ? c.gradModule() : c.forwardModule());
-    ASSERT_TRUE(parsed.module);
-    absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
-        *parsed.module, "main", nullptr, pipeline, cudaTestTarget());
-    ASSERT_TRUE(exe.ok()) << exe.status();
-    int attention = 0;
-    for (const runtime::Thunk &t : exe->thunks)
-      attention += t.kind == runtime::Thunk::Kind::attention;
-    EXPECT_EQ(attention, 1);
-    auto program = runtime::loadCudaProgram(*std::move(exe));
-    ASSERT_TRUE(program.ok()) << program.status();
-    absl::StatusOr<std::vector<HostTensor>> got =
-        (*program)->run(runtime::borrowAll(in));
-    ASSERT_TRUE(got.ok()) << got.status();
-    double error = worstRelativeError(*got, want);
-    EXPECT_LE(error, tolerance(c.element, grad));
+    double error = compiledError(c, grad, seed, pipeline, cudaTestTarget(),
+                                 [](runtime::Executable exe) {
+                                   return runtime::loadCudaProgram(
+                                       std::move(exe));
+                                 });
+    EXPECT_LE(error, tolerance(c.element, grad))
+        << c.name() << (grad ? ", gradient" : ", forward");
     std::printf("%s%s: worst error %.3g of the reference's RMS (tolerance "
                 "%.3g)\n",
                 c.name().c_str(), grad ? ", gradient" : "", error,
@@ -76,6 +63,52 @@ TEST_F(CudaFlashAttention, UnmaskedPartialTilesAndPaddedHeadDims) {
   c.dropout = 0.2;
   c.element = DType::f16;
   expectOnGpuMatchesReference(c, 13);
+}
+
+} // namespace
+} // namespace kiln::testing
+
+// The flash attention kernels inside a training step: the tiny GPT-2 step
+// with fused attention (tests/passes/Inputs/gpt2_train_step_fused.mlir)
+// in bf16, three steps.
+
+namespace kiln::testing {
+namespace {
+
+constexpr const char *kFusedStep =
+    "tests/passes/Inputs/gpt2_train_step_fused.mlir";
+
+PipelineOptions bf16Pipeline(bool attentionKernel) {
+  PipelineOptions pipeline;
+  pipeline.productType = DType::bf16;
+  pipeline.attentionKernel = attentionKernel;
+  return pipeline;
+}
+
+ProgramMaker cpuMaker(PipelineOptions pipeline) {
+  return [pipeline](mlir::ModuleOp m) {
+    return compiler::cpu::createCpuProgram(m, "main", pipeline);
+  };
+}
+
+TEST(FlashAttentionTrainStep, HostKernelsOnTheCpuTrackTheChunks) {
+  // No GPU: the attention thunks run on the cpu executor's host run of the
+  // kernels, against the same step with attention written out in chunks
+  // (both in bf16, the same dropout masks), within half a bf16 unit as
+  // cpu against cuda: the kernels round P and dS to bf16 where the chunks
+  // round the probabilities for their products; measured 1.8e-4 at most.
+  expectProgramsAgreeForThreeSteps("chunks", cpuMaker(bf16Pipeline(false)),
+                                   "kernels", cpuMaker(bf16Pipeline(true)),
+                                   kBf16Agreement, kFusedStep);
+}
+
+TEST_F(CudaFlashAttention, TinyGpt2StepOnTheGpuMatchesTheHostKernels) {
+  // The same kernel bodies on both sides: only the tensor cores' summation
+  // order and __expf differ, so half a bf16 unit, as cpu against cuda.
+  expectProgramsAgreeForThreeSteps(
+      "cpu kernels", cpuMaker(bf16Pipeline(true)), "cuda kernels",
+      cudaProgramFactory(nullptr, bf16Pipeline(true)), kBf16Agreement,
+      kFusedStep);
 }
 
 } // namespace

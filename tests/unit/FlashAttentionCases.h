@@ -1,7 +1,7 @@
 // Test cases for kiln's flash attention kernels, shared by the host run
-// (FlashAttentionHostTest) and the GPU run (CudaBackendTest's
-// CudaFlashAttentionTest.cpp): the attention and gradient modules of a
-// shape, their inputs, the tolerances and the error measure.
+// (FlashAttentionHostTest) and the GPU run (CudaFlashAttentionTest): the
+// attention and gradient modules of a shape, their inputs, the tolerances
+// and the error measure.
 //
 // Tolerances, as the worst |error| over a result relative to the RMS of
 // the reference's: the reference takes the same inputs, computes in double
@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -140,6 +142,47 @@ inline double worstRelativeError(const std::vector<HostTensor> &got,
   for (size_t i = 0; i < got.size(); ++i)
     worst = std::max(worst, relativeError(got[i], want[i]));
   return worst;
+}
+
+/// A program made from an executable (loaded on one device or another).
+using ExecutableLoader =
+    std::function<absl::StatusOr<std::unique_ptr<runtime::Program>>(
+        runtime::Executable)>;
+
+/// Case `c` forward or backward compiled with `pipeline` for `target`,
+/// loaded by `load` and run on c.inputs(seed), against the reference:
+/// the worst relativeError, after checking that the op reached the
+/// backend whole (one attention thunk). Infinite on any failure.
+inline double compiledError(const FlashCase &c, bool grad, uint32_t seed,
+                            const PipelineOptions &pipeline,
+                            const compiler::cpu::KernelTarget &target,
+                            const ExecutableLoader &load) {
+  std::vector<HostTensor> in = c.inputs(seed);
+  std::vector<HostTensor> want = referenceResults(c, in, grad);
+  if (!grad)
+    in.erase(in.begin() + 3);
+  ParsedModule parsed = parseModule(grad ? c.gradModule() : c.forwardModule());
+  EXPECT_TRUE(parsed.module);
+  if (!parsed.module)
+    return INFINITY;
+  absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
+      *parsed.module, "main", nullptr, pipeline, target);
+  EXPECT_TRUE(exe.ok()) << exe.status();
+  if (!exe.ok())
+    return INFINITY;
+  int attention = 0;
+  for (const runtime::Thunk &t : exe->thunks)
+    attention += t.kind == runtime::Thunk::Kind::attention;
+  EXPECT_EQ(attention, 1);
+  absl::StatusOr<std::unique_ptr<runtime::Program>> program =
+      load(*std::move(exe));
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok())
+    return INFINITY;
+  absl::StatusOr<std::vector<HostTensor>> got =
+      (*program)->run(runtime::borrowAll(in));
+  EXPECT_TRUE(got.ok()) << got.status();
+  return got.ok() ? worstRelativeError(*got, want) : INFINITY;
 }
 
 } // namespace kiln::testing

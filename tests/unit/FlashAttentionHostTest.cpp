@@ -1,19 +1,20 @@
-// kiln's flash attention kernels (runtime/cuda/kernels/FlashAttention.h)
-// run on the host, one thread per block (HostBlock), against the reference
+// kiln's flash attention kernels (runtime/kernels/FlashAttention.h)
+// run on the host (runtime/AttentionKernels.h: one thread per block, loop
+// products, as the cpu executor runs attention thunks), against the reference
 // evaluator's kiln.fused_attention and kiln.fused_attention_grad: bf16 and
 // f16, head dims padded within a tile (8, 72) and whole (64, 128), causal
 // and not, more keys or queries than a tile holds (partial last tiles),
 // grouped query heads and dropout. The GPU runs the same bodies with WMMA
-// products (CudaBackendTest's FlashAttention cases, on the GPU machine).
+// products (CudaFlashAttentionTest, on the GPU machine).
 //
 #include "FlashAttentionCases.h"
 
-#include "runtime/cuda/kernels/FlashAttention.h"
+#include "runtime/CpuExecutor.h"
+#include "runtime/AttentionKernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <memory>
 #include <random>
 
 namespace kiln {
@@ -21,12 +22,7 @@ namespace {
 
 using flash::AttentionParams;
 using testing::FlashCase;
-using testing::relativeError;
 using testing::tolerance;
-using flash::FlashConfig;
-using flash::HostBf16;
-using flash::HostBlock;
-using flash::HostF16;
 
 /// The kernels' parameter for case `c` on inputs `in` (host pointers).
 AttentionParams paramsFor(const FlashCase &c, std::vector<HostTensor> &in) {
@@ -43,68 +39,11 @@ AttentionParams paramsFor(const FlashCase &c, std::vector<HostTensor> &in) {
   return p;
 }
 
-/// Runs `body` over every block of a (blocksX, blocksY) grid with fresh
-/// shared memory (filled with garbage, as on the GPU) of `bytes`.
-template <class Body>
-void forEachBlock(int64_t blocksX, int64_t blocksY, int64_t bytes, Body body) {
-  std::unique_ptr<char[]> raw(new char[bytes + 128]);
-  char *shared = raw.get() + (128 - reinterpret_cast<uintptr_t>(raw.get()) % 128);
-  for (int64_t y = 0; y < blocksY; ++y)
-    for (int64_t x = 0; x < blocksX; ++x) {
-      std::memset(shared, 0xA5, bytes);
-      body(shared, x, y);
-    }
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// The three kernels on the host for head dims up to D.
-template <class E, int D> struct HostFlash {
-  using C = FlashConfig<D>;
-  static constexpr int kBytes = sizeof(E);
-  static void forward(const AttentionParams &p) {
-    forEachBlock(ceilDiv(p.queries, C::forwardRows), p.batch * p.heads,
-                 flash::ForwardShared<D, C::forwardRows, C::forwardKeys, kBytes>::bytes,
-                 [&](char *shared, int64_t x, int64_t y) {
-                   flash::attentionForward<E, D, C::forwardRows,
-                                           C::forwardKeys>(p, HostBlock{},
-                                                           shared, x, y);
-                 });
-  }
-  static void backward(const AttentionParams &p) {
-    forEachBlock(
-        ceilDiv(p.queries, C::queryRows), p.batch * p.heads,
-        flash::QueryGradShared<D, C::queryRows, C::queryKeys, kBytes>::bytes,
-        [&](char *shared, int64_t x, int64_t y) {
-          flash::attentionQueryGrad<E, D, C::queryRows, C::queryKeys>(
-              p, HostBlock{}, shared, x, y);
-        });
-    forEachBlock(
-        ceilDiv(p.keys, C::keyValueKeys), p.batch * p.kvHeads,
-        flash::KeyValueGradShared<D, C::keyValueRows, C::keyValueKeys,
-                                  kBytes>::bytes,
-        [&](char *shared, int64_t x, int64_t y) {
-          flash::attentionKeyValueGrad<E, D, C::keyValueRows,
-                                       C::keyValueKeys>(p, HostBlock{}, shared,
-                                                        x, y);
-        });
-  }
-};
-
-template <class E>
-void runOnHost(const FlashCase &c, AttentionParams &p, bool grad) {
-  if (c.headDim <= 64)
-    grad ? HostFlash<E, 64>::backward(p) : HostFlash<E, 64>::forward(p);
-  else
-    grad ? HostFlash<E, 128>::backward(p) : HostFlash<E, 128>::forward(p);
-}
-
 /// The kernels' results for `c` (forward: {o}; gradient: {dq, dk, dv}).
 std::vector<HostTensor> flashResults(const FlashCase &c,
                                      std::vector<HostTensor> &in, bool grad) {
   AttentionParams p = paramsFor(c, in);
   std::vector<HostTensor> out;
-  std::vector<float> stats(flash::rowStatsBytes(p) / sizeof(float), NAN);
   if (grad) {
     out.emplace_back(c.element, in[0].shape());
     out.emplace_back(c.element, in[1].shape());
@@ -112,17 +51,16 @@ std::vector<HostTensor> flashResults(const FlashCase &c,
     p.queryGrad = out[0].data();
     p.keyGrad = out[1].data();
     p.valueGrad = out[2].data();
-    p.rowStats = stats.data();
   } else {
     out.emplace_back(c.element, in[0].shape());
     p.result = out[0].data();
   }
-  if (c.element == DType::bf16)
-    runOnHost<HostBf16>(c, p, grad);
-  else if (c.element == DType::f16)
-    runOnHost<HostF16>(c, p, grad);
-  else
-    runOnHost<float>(c, p, grad);
+  runtime::GemmType element = c.element == DType::bf16  ? runtime::GemmType::bf16
+                             : c.element == DType::f16 ? runtime::GemmType::f16
+                                                       : runtime::GemmType::f32;
+  runtime::ThreadPool pool(2);
+  absl::Status s = runtime::runAttentionOnHost(element, grad, p, pool);
+  EXPECT_TRUE(s.ok()) << s;
   return out;
 }
 
@@ -192,6 +130,30 @@ TEST(FlashAttentionHost, HeadDimsPaddedWithinATile) {
     c.dropout = 0.1;
     expectMatchesReference(c, 4);
   }
+}
+
+TEST(FlashAttentionHost, TheCpuBackendRunsAttentionThunksEndToEnd) {
+  // f32 attention and its gradient through the whole pipeline with bf16
+  // products and the attention kernel on: kiln-autocast rounds q, k, v and
+  // dO, the backend makes two attention thunks, the cpu executor runs them
+  // on the host; the results against the reference's f32 ones.
+  FlashCase c;
+  c.element = DType::f32;
+  c.heads = 4, c.kvHeads = 2;
+  c.dropout = 0.1;
+  PipelineOptions pipeline;
+  pipeline.productType = DType::bf16;
+  pipeline.attentionKernel = true;
+  for (bool grad : {false, true})
+    // The operands were rounded to bf16 here, not in the reference: one
+    // more unit of rounding on each input.
+    EXPECT_LE(testing::compiledError(
+                  c, grad, 6, pipeline, {},
+                  [](runtime::Executable exe) {
+                    return runtime::loadCpuProgram(std::move(exe));
+                  }),
+              tolerance(DType::bf16, grad))
+        << (grad ? "gradient" : "forward");
 }
 
 TEST(FlashAttentionHost, TheComparisonSeesAWrongMask) {

@@ -1,11 +1,9 @@
 // The GPU instantiations of kiln's flash attention kernels
-// (FlashAttention.h): bf16 and f16, head dims up to 64 and up to 128, three
-// kernels each. Built by nvcc into a fatbin (sm_80 and sm_90 code, plus
-// compute_80 PTX the driver compiles for newer GPUs) that the CUDA runtime
-// embeds and loads next to an executable's own kernels.
-#include "runtime/cuda/kernels/FlashAttention.h"
-
-#include <type_traits>
+// (runtime/kernels/FlashAttention.h): bf16 and f16, head dims up to 64 and
+// up to 128, three kernels each. Built by nvcc into a fatbin (sm_80 and
+// sm_90 code, plus compute_80 PTX the driver compiles for newer GPUs) that
+// the CUDA runtime embeds and loads next to an executable's own kernels.
+#include "runtime/kernels/FlashAttention.h"
 
 namespace kiln::flash {
 namespace {

@@ -3,11 +3,12 @@
 // shared memory, so the [T, S] scores never reach device memory.
 //
 // One source, two targets. nvcc compiles the kernel bodies below for the
-// GPU (FlashAttention.cu: a block of kFlashThreads threads, tensor-core
-// products through WMMA); the host compiler compiles the same bodies with
-// HostBlock, one thread whose barriers are no-ops and whose tile products
-// are loops, so the tests check every index, mask and softmax step against
-// the reference evaluator on a machine without a GPU. The rules that make
+// GPU (runtime/cuda/FlashAttention.cu: a block of kFlashThreads threads,
+// tensor-core products through WMMA); the host compiler compiles the same
+// bodies with HostBlock (runtime/AttentionKernels.cpp), one thread whose
+// barriers are no-ops and whose tile products are loops, so the tests
+// check every index, mask and softmax step against the reference
+// evaluator on a machine without a GPU. The rules that make
 // that sound: state that outlives a barrier lives in shared memory, and all
 // work is split with `for (x = thread(); x < n; x += threads())`.
 //
@@ -40,6 +41,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
+#include <type_traits>
 #define KILN_FLASH_HD __host__ __device__
 #define KILN_FLASH_FN __device__ __forceinline__
 #else
