@@ -112,6 +112,11 @@ State *createState();
 
 /// The one state of the library (never destroyed: programs may outlive
 /// static destruction order).
+/// CUDA_ERROR_X's name and description (FakeCudaErrors.cpp); null for a
+/// code the fake does not know.
+const char *errorName(CUresult error);
+const char *errorText(CUresult error);
+
 inline State &state() {
   static State *s = createState();
   return *s;
