@@ -120,6 +120,10 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
     split.minLanedRow = options.splitReductionsMinLanedRow;
     add(createSplitReductionsPass(split));
   }
+  // Ties (barrier operands only waited for) move off values kiln-autocast
+  // widened, so the widening fuses into its readers instead of being
+  // stored for the tie; after fusion, off results only ties read.
+  add(createMoveTiesPass());
   if (options.fuse) {
     add(createFuseElementwisePass({options.maxFusionOperands}));
     // A backend whose row kernels give a row a warp (the GPU's) gets lone
@@ -131,6 +135,7 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
              ? options.splitReductionsMinLanedRow
              : 0}));
     add(createFuseSiblingsPass({/*minBytes=*/256, options.maxFusionOperands}));
+    add(createMoveTiesPass());
   }
   if (options.schedule)
     add(createSchedulePass());

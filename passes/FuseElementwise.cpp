@@ -110,6 +110,29 @@ bool isDuplicationLeaf(Value value, int64_t space) {
          !isCheapToDuplicate(def) || numElementsOf(value.getType()) != space;
 }
 
+/// Whether `consumer`, a fusion, reads its operand `value` only through
+/// pads and concatenations: each of its points then reads at most one
+/// element of `value`, so a producer of fewer elements (a chunk of
+/// attention's output, widened, concatenated with the others) fuses in
+/// with no work repeated, and the kernel reads the producer's operands
+/// instead of a stored copy. (Not slices: a producer computed for a slice
+/// would bring its own operands of the producer's size along, which then
+/// fuse no further and are stored, a bias broadcast to every token.)
+bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
+  auto fusion = dyn_cast<FusionOp>(consumer);
+  if (!fusion)
+    return false;
+  Block &body = fusion.getBody().front();
+  for (auto [input, argument] :
+       llvm::zip(fusion.getInputs(), body.getArguments()))
+    if (input == value &&
+        !llvm::all_of(argument.getUsers(), [](Operation *user) {
+          return isa<PadOp, ConcatenateOp>(user);
+        }))
+      return false;
+  return true;
+}
+
 /// The decision for fusing `producer` into `consumer` (the group's root).
 FusionDecision decideFusion(Operation *producer, Operation *consumer,
                             unsigned maxOperands) {
@@ -125,7 +148,10 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
     bool usedHere = false, usedElsewhere = false;
     for (Operation *user : result.getUsers())
       (user == consumer ? usedHere : usedElsewhere) = true;
-    if (usedHere && numElementsOf(result.getType()) != space)
+    if (usedHere && numElementsOf(result.getType()) != space &&
+        !(isElementwiseLike(producer) &&
+          numElementsOf(result.getType()) < space &&
+          readsOnlyThroughPadsOrConcatenations(consumer, result)))
       return FusionDecision::refuse(Refusal::Shape);
     hasOtherUsers |= usedElsewhere;
     hasLargeOtherUsers |=

@@ -411,6 +411,32 @@ def FuseSiblingsPass : Pass<"kiln-fuse-siblings", "mlir::func::FuncOp"> {
   ];
 }
 
+def MoveTiesPass : Pass<"kiln-move-ties", "mlir::func::FuncOp"> {
+  let summary = "Move barrier ties onto values that are buffers anyway";
+  let description = [{
+    A tie is a `kiln.optimization_barrier` operand whose result nothing
+    reads: it only orders the barrier's other results after that value,
+    and a backend gives it a buffer. A tie on a convert moves to the
+    convert's operand when the convert widens (a 16-bit product's result
+    that kiln-autocast widened to f32) or only ties read it; a tie on a
+    fusion result nothing else reads moves to a read result of the same
+    fusion (the same kernel, so the same order). Converts and fusion
+    results nothing reads any more are dropped. The pipeline runs it before
+    fusion and after it.
+
+    Before: `%w = kiln.convert %p : bf16 -> f32` read by a fusion and tied
+    by `%b:2 = kiln.optimization_barrier %x, %w`, `%b#1` unread.
+    After: `%b:2 = kiln.optimization_barrier %x, %p`; the convert fuses
+    into its reader instead of storing an f32 copy.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numMoved", "num-moved", "ties moved">,
+    Statistic<"numErased", "num-erased",
+              "converts erased that only ties read">
+  ];
+}
+
 def SchedulePass : Pass<"kiln-schedule", "mlir::func::FuncOp"> {
   let summary = "Order top-level ops for a low peak of live memory";
   let description = [{

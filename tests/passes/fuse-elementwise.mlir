@@ -194,6 +194,44 @@ func.func @smaller_producer_behind_broadcast_stays(%x: tensor<4xf32>, %y: tensor
 
 // -----
 
+// Converts of fewer elements than their consumer, read only through a
+// concatenation (attention's chunk outputs, widened by kiln-autocast): each
+// point reads one element of one of them, so they fuse and the kernel reads
+// the 16-bit chunks. One read through a slice does not fuse: it would bring
+// its own operands of its size along.
+// CHECK-LABEL: func.func @chunks_read_through_a_concatenation_fuse(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xbf16>, %[[B:[^:]+]]: tensor<2x8xbf16>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[B]], %[[A]]) : (tensor<2x8xbf16>, tensor<2x8xbf16>) -> tensor<4x8xf32>
+// CHECK: kiln.convert
+// CHECK: kiln.convert
+// CHECK: kiln.concatenate
+// CHECK: kiln.exp
+// CHECK: return %[[F]]
+func.func @chunks_read_through_a_concatenation_fuse(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>) -> tensor<4x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %c = kiln.concatenate %wa, %wb, dim = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %e = kiln.exp %c : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @larger_producer_read_through_a_slice_stays(
+// CHECK-NEXT: %[[E:.+]] = kiln.exp
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[E]]
+// CHECK: kiln.slice
+// CHECK: return %[[F]]
+func.func @larger_producer_read_through_a_slice_stays(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @below {{not fused into 'kiln.fusion': the producer's element count differs from the consumer's}}
+  %e = kiln.exp %x : tensor<8x8xf32>
+  %s = kiln.slice %e, start = [0, 0], limit = [4, 8], strides = [1, 1] : tensor<8x8xf32> -> tensor<4x8xf32>
+  %t = kiln.tanh %s : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
 // A small producer shared by two consumers fuses once and stays a result
 // of the fusion for the other consumer.
 // CHECK-LABEL: func.func @small_shared_producer_fuses_once(

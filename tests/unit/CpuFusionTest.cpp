@@ -138,6 +138,31 @@ func.func @main(%x: tensor<4x6xf32>, %y: tensor<2x3xi32>, %p: tensor<f32>) -> (t
           {{DType::f32, {4, 6}}, {DType::i32, {2, 3}}, {DType::f32, {}}}));
 }
 
+TEST(CpuFusion, WidenedChunksConcatenatedThroughThePipelineAreOneKernel) {
+  // kiln-fuse-elementwise moves converts of fewer elements than their
+  // consumer into it when they are read only through a concatenation or a
+  // pad (attention's chunk outputs, kiln-autocast's widened products): the
+  // kernel reads the 16-bit chunks where they are.
+  expectOneKernel(R"mlir(
+func.func @main(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %c: tensor<1x8xbf16>, %z: tensor<f32>) -> tensor<4x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wc = kiln.convert %c : tensor<1x8xbf16> -> tensor<1x8xf32>
+  %cc = kiln.concatenate %wa, %wb, dim = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %pc = kiln.pad %wc, %z, low = [1, 0], high = [2, 0] : tensor<1x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %s = kiln.add %cc, %pc : tensor<4x8xf32>
+  %e = kiln.exp %s : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}
+)mlir",
+                  randomInputs({{DType::bf16, {2, 8}},
+                                {DType::bf16, {2, 8}},
+                                {DType::bf16, {1, 8}},
+                                {DType::f32, {}}},
+                               /*seed=*/3, /*specials=*/false),
+                  8);
+}
+
 TEST(CpuFusion, ReductionWithEpilogueAndSiblings) {
   // sum x and sum x*x in one pass, a row-shaped epilogue, a max over the
   // same rows, results of row shape and of keepdim shape.

@@ -175,9 +175,9 @@ TEST(Planning, ABudgetThatRecomputesGemmsTrainsTheSame) {
     for (int s = 0; s < 3; ++s)
       plain.push_back(t.step().item());
   }
-  // 90% of the step's peak is below what recomputing cheap values reaches
+  // 92% of the step's peak is below what recomputing cheap values reaches
   // for this model, within what recomputing a GEMM too reaches.
-  const uint64_t budget = unlimited * 90 / 100;
+  const uint64_t budget = unlimited * 92 / 100;
   llvm::SmallString<128> dumpDir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-remat", dumpDir));
   Options o = cpuOptions(budget);
@@ -196,8 +196,8 @@ TEST(Planning, ABudgetThatRecomputesGemmsTrainsTheSame) {
   EXPECT_GT(metrics::counters().plannedPeakBytes, 0);
   EXPECT_LE(static_cast<uint64_t>(metrics::counters().plannedPeakBytes),
             budget);
-  int scheduled = gemmsInDump(o.passDumpDir, "09-kiln-schedule.mlir");
-  int rematerialized = gemmsInDump(o.passDumpDir, "10-kiln-rematerialize.mlir");
+  int scheduled = gemmsInDump(o.passDumpDir, "11-kiln-schedule.mlir");
+  int rematerialized = gemmsInDump(o.passDumpDir, "12-kiln-rematerialize.mlir");
   llvm::sys::fs::remove_directories(o.passDumpDir);
   EXPECT_GT(scheduled, 0);
   EXPECT_GT(rematerialized, scheduled);
