@@ -566,6 +566,18 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
         ss(carve.take<float>(L::scoreTile)),
         dps(carve.take<float>(L::scoreTile)), dss(carve.take<E>(L::probTile)) {
   }
+  /// Q and dO rows [first, +Rows) of the head at element `rowOffset`
+  /// (no barrier).
+  template <class Block>
+  KILN_FLASH_FN void loadQueryRows(const Block &blk, const AttentionParams &p,
+                                   int64_t rowOffset, int64_t first) const {
+    loadRows<D>(blk, qs, L::ldInput,
+                static_cast<const E *>(p.query) + rowOffset, p.headDim, first,
+                p.queries, Rows);
+    loadRows<D>(blk, dos, L::ldInput,
+                static_cast<const E *>(p.resultGrad) + rowOffset, p.headDim,
+                first, p.queries, Rows);
+  }
   /// S = Q Kᵀ and dP = dO Vᵀ (no barrier).
   template <class Block>
   KILN_FLASH_FN void scoresAndGrads(const Block &blk) const {
@@ -573,6 +585,33 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
                                       L::ldInput, Rows, Keys, D, false);
     blk.template gemm<E, false, true>(dps, L::ldScores, dos, L::ldInput, vs,
                                       L::ldInput, Rows, Keys, D, false);
+  }
+  /// dS into dss (and, when `dropped` is not null, the dropped
+  /// probabilities there) for rows [first, +Rows) and keys [key0, +Keys)
+  /// of head bh, from each row's log-sum-exp and delta; keys a row does
+  /// not see get 0. Four consecutive keys a step: one Philox block for
+  /// their dropout. (No barrier.)
+  template <class Block>
+  KILN_FLASH_FN void scoreGradTile(const Block &blk, const AttentionParams &p,
+                                   const DropoutMask &mask, int64_t bh,
+                                   int64_t first, int64_t key0,
+                                   const float *lse, const float *delta,
+                                   E *dropped) const {
+    for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
+      const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
+      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      DropoutRow dropout(mask, bh, i);
+      for (int c = c0; c < c0 + 4; ++c) {
+        ScoreGrad g{0.0f, 0.0f};
+        if (c < visible)
+          g = scoreGrad(blk, p, ss[r * L::ldScores + c],
+                        dps[r * L::ldScores + c], lse[r], delta[r],
+                        dropout.factor(key0 + c));
+        if (dropped)
+          dropped[r * L::ldProbs + c] = Element<E>::fromFloat(g.dropped);
+        dss[r * L::ldProbs + c] = Element<E>::fromFloat(g.grad);
+      }
+    }
   }
 };
 
@@ -587,9 +626,8 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
   SharedCarver carve{shared};
   const GradTiles<E, D, Rows, Keys> tiles(carve);
-  E *qs = tiles.qs, *dos = tiles.dos, *ks = tiles.ks, *vs = tiles.vs;
+  E *ks = tiles.ks, *vs = tiles.vs;
   float *ss = tiles.ss, *dps = tiles.dps;
-  E *dss = tiles.dss;
   float *dqs = carve.take<float>(L::rowAcc);
   float *rowMax = carve.take<float>(L::rowFloats);
   float *rowSum = carve.take<float>(L::rowFloats);
@@ -604,11 +642,7 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   const E *v = static_cast<const E *>(p.value) + kvOffset;
   const DropoutMask mask = DropoutMask::of(p);
 
-  loadRows<D>(blk, qs, L::ldInput, static_cast<const E *>(p.query) + rowOffset,
-              dim, first, p.queries, Rows);
-  loadRows<D>(blk, dos, L::ldInput,
-              static_cast<const E *>(p.resultGrad) + rowOffset, dim, first,
-              p.queries, Rows);
+  tiles.loadQueryRows(blk, p, rowOffset, first);
   for (int x = blk.thread(); x < Rows * L::ldAcc; x += blk.threads())
     dqs[x] = 0.0f;
   fill(blk, rowMax, Rows, -INFINITY);
@@ -664,23 +698,10 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   // Sweep 2: dS = p (dP - delta) scale, dQ += dS K.
   for (int64_t key0 = 0; key0 < end; key0 += Keys) {
     scoresAndGrads(key0);
-    // Four consecutive keys a step: one Philox block for their dropout.
-    for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
-      const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
-      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
-      DropoutRow dropout(mask, bh, i);
-      for (int c = c0; c < c0 + 4; ++c) {
-        float ds = 0.0f;
-        if (c < visible)
-          ds = scoreGrad(blk, p, ss[r * L::ldScores + c],
-                         dps[r * L::ldScores + c], rowMax[r], rowDot[r],
-                         dropout.factor(key0 + c))
-                   .grad;
-        dss[r * L::ldProbs + c] = Element<E>::fromFloat(ds);
-      }
-    }
+    tiles.scoreGradTile(blk, p, mask, bh, first, key0, rowMax, rowDot,
+                        static_cast<E *>(nullptr));
     blk.sync();
-    blk.template gemm<E, false, false>(dqs, L::ldAcc, dss, L::ldProbs, ks,
+    blk.template gemm<E, false, false>(dqs, L::ldAcc, tiles.dss, L::ldProbs, ks,
                                        L::ldInput, Rows, D, Keys, true);
   }
   blk.sync();
@@ -700,9 +721,6 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
   using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
   SharedCarver carve{shared};
   const GradTiles<E, D, Rows, Keys> tiles(carve);
-  E *qs = tiles.qs, *dos = tiles.dos, *ks = tiles.ks, *vs = tiles.vs;
-  float *ss = tiles.ss, *dps = tiles.dps;
-  E *dss = tiles.dss;
   E *ps = carve.take<E>(L::probTile);
   float *dks = carve.take<float>(L::keyAcc);
   float *dvs = carve.take<float>(L::keyAcc);
@@ -717,10 +735,12 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
                 deltaOffset = p.batch * p.heads * p.queries;
   const DropoutMask mask = DropoutMask::of(p);
 
-  loadRows<D>(blk, ks, L::ldInput, static_cast<const E *>(p.key) + kvOffset,
-              dim, key0, p.keys, Keys);
-  loadRows<D>(blk, vs, L::ldInput, static_cast<const E *>(p.value) + kvOffset,
-              dim, key0, p.keys, Keys);
+  loadRows<D>(blk, tiles.ks, L::ldInput,
+              static_cast<const E *>(p.key) + kvOffset, dim, key0, p.keys,
+              Keys);
+  loadRows<D>(blk, tiles.vs, L::ldInput,
+              static_cast<const E *>(p.value) + kvOffset, dim, key0, p.keys,
+              Keys);
   for (int x = blk.thread(); x < Keys * L::ldAcc; x += blk.threads()) {
     dks[x] = 0.0f;
     dvs[x] = 0.0f;
@@ -732,12 +752,7 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
     const int64_t rowOffset = bh * p.queries * dim;
     for (int64_t first = firstRow; first < p.queries; first += Rows) {
       blk.sync(); // the previous block's readers of qs, dos, ps, dss are done
-      loadRows<D>(blk, qs, L::ldInput,
-                  static_cast<const E *>(p.query) + rowOffset, dim, first,
-                  p.queries, Rows);
-      loadRows<D>(blk, dos, L::ldInput,
-                  static_cast<const E *>(p.resultGrad) + rowOffset, dim, first,
-                  p.queries, Rows);
+      tiles.loadQueryRows(blk, p, rowOffset, first);
       for (int r = blk.thread(); r < Rows; r += blk.threads()) {
         bool real = first + r < p.queries;
         lse[r] = real ? p.rowStats[bh * statsPerHead + first + r] : 0.0f;
@@ -747,27 +762,15 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
       blk.sync();
       tiles.scoresAndGrads(blk);
       blk.sync();
-      // Four consecutive keys a step: one Philox block for their dropout.
-      for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
-        const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
-        const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
-        DropoutRow dropout(mask, bh, i);
-        for (int c = c0; c < c0 + 4; ++c) {
-          ScoreGrad g{0.0f, 0.0f};
-          if (c < visible)
-            g = scoreGrad(blk, p, ss[r * L::ldScores + c],
-                          dps[r * L::ldScores + c], lse[r], delta[r],
-                          dropout.factor(key0 + c));
-          ps[r * L::ldProbs + c] = Element<E>::fromFloat(g.dropped);
-          dss[r * L::ldProbs + c] = Element<E>::fromFloat(g.grad);
-        }
-      }
+      tiles.scoreGradTile(blk, p, mask, bh, first, key0, lse, delta, ps);
       blk.sync();
       // dV += Pdᵀ dO, dK += dSᵀ Q: the [Rows][Keys] tiles read transposed.
-      blk.template gemm<E, true, false>(dvs, L::ldAcc, ps, L::ldProbs, dos,
-                                        L::ldInput, Keys, D, Rows, true);
-      blk.template gemm<E, true, false>(dks, L::ldAcc, dss, L::ldProbs, qs,
-                                        L::ldInput, Keys, D, Rows, true);
+      blk.template gemm<E, true, false>(dvs, L::ldAcc, ps, L::ldProbs,
+                                        tiles.dos, L::ldInput, Keys, D, Rows,
+                                        true);
+      blk.template gemm<E, true, false>(dks, L::ldAcc, tiles.dss, L::ldProbs,
+                                        tiles.qs, L::ldInput, Keys, D, Rows,
+                                        true);
     }
   }
   blk.sync();
