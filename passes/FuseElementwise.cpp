@@ -18,6 +18,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <functional>
+
 namespace kiln {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
 #include "passes/Passes.h.inc"
@@ -97,24 +99,62 @@ bool isCheapTranspose(TransposeOp op) {
          numElementsOf(op.getType()) <= kCheapTransposeElements;
 }
 
-/// Whether a duplicated producer may read `value` in a consumer iterating
-/// over `space` elements: a copy must not make another cheap op shared, or
-/// copies would cascade up a chain (a residual stream would be recomputed
-/// from its start in every layer). Arguments, constants, broadcasts and
-/// iotas, ops that are never duplicated (expensive elementwise ops, dots,
-/// fusions, ...) and values of another size (which never fuse here) stop
-/// the cascade.
-bool isDuplicationLeaf(Value value, int64_t space) {
+/// Whether `value` stops a cascade of copies (see isDuplicationLeaf):
+/// arguments, constants, broadcasts and iotas, ops that are never
+/// duplicated (expensive elementwise ops, dots, fusions, ...) and values of
+/// another size (which never fuse here).
+bool stopsCopies(Value value, int64_t space) {
   Operation *def = value.getDefiningOp();
   return !def || isa<ConstantOp, BroadcastInDimOp, IotaOp>(def) ||
          !isCheapToDuplicate(def) || numElementsOf(value.getType()) != space;
 }
 
+/// Whether copies of the cheap ops `value` is computed from, up to where
+/// copies stop, read fewer bytes per element than `value` has: a value
+/// widened from 16 bits (a 16-bit product's f32 result, masked), or one
+/// computed from iotas and constants alone (a mask). Recomputing such a
+/// value in each consumer moves fewer bytes than storing it once and
+/// reading it in each; at most kMaxRecomputedOps ops are copied.
+bool isCheaperToRecompute(Value value, int64_t space) {
+  constexpr int kMaxRecomputedOps = 6;
+  int64_t valueBytes = byteSizeOf(value.getType()) / std::max<int64_t>(
+                                                         1, space);
+  int64_t readBytes = 0, copied = 0;
+  llvm::SmallPtrSet<Value, 8> seen;
+  SmallVector<Value> pending = {value};
+  while (!pending.empty()) {
+    Value v = pending.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (def && isa<ConstantOp, BroadcastInDimOp, IotaOp>(def))
+      continue; // no [space] tensor read
+    if (stopsCopies(v, space)) {
+      readBytes += byteSizeOf(v.getType()) / std::max<int64_t>(1, space);
+      continue;
+    }
+    if (++copied > kMaxRecomputedOps)
+      return false;
+    llvm::append_range(pending, def->getOperands());
+  }
+  return readBytes < valueBytes;
+}
+
+/// Whether a duplicated producer may read `value` in a consumer iterating
+/// over `space` elements: a copy must not make another cheap op shared, or
+/// copies would cascade up a chain (a residual stream would be recomputed
+/// from its start in every layer), unless that op is cheaper to recompute
+/// than to read.
+bool isDuplicationLeaf(Value value, int64_t space) {
+  return stopsCopies(value, space) || isCheaperToRecompute(value, space);
+}
+
 /// Whether `consumer`, a fusion, reads its operand `value` only through
-/// pads and concatenations: each of its points then reads at most one
-/// element of `value`, so a producer of fewer elements (a chunk of
-/// attention's output, widened, concatenated with the others) fuses in
-/// with no work repeated, and the kernel reads the producer's operands
+/// pads and concatenations, reshaped or transposed first or not (attention's
+/// gradients per head, joined into the rows of the q/k/v projection's): each
+/// of its points then reads at most one element of `value`, so a producer
+/// of fewer elements (a chunk of attention's output, widened, concatenated
+/// with the others) fuses in with no work repeated, and the kernel reads the producer's operands
 /// instead of a stored copy. (Not slices: a producer computed for a slice
 /// would bring its own operands of the producer's size along, which then
 /// fuse no further and are stored, a bias broadcast to every token.)
@@ -122,13 +162,20 @@ bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   auto fusion = dyn_cast<FusionOp>(consumer);
   if (!fusion)
     return false;
+  // Reshapes and transposes on the way only rename elements (a gradient of
+  // attention's heads reshaped to its rows before it is padded).
+  std::function<bool(Value)> onlyPadded = [&](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      if (isa<PadOp, ConcatenateOp>(user))
+        return true;
+      return isa<ReshapeOp, TransposeOp>(user) &&
+             onlyPadded(user->getResult(0));
+    });
+  };
   Block &body = fusion.getBody().front();
   for (auto [input, argument] :
        llvm::zip(fusion.getInputs(), body.getArguments()))
-    if (input == value &&
-        !llvm::all_of(argument.getUsers(), [](Operation *user) {
-          return isa<PadOp, ConcatenateOp>(user);
-        }))
+    if (input == value && !onlyPadded(argument))
       return false;
   return true;
 }
@@ -145,17 +192,27 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
     space = std::max(space, numElementsOf(type));
   bool hasOtherUsers = false, hasLargeOtherUsers = false;
   for (Value result : producer->getResults()) {
-    bool usedHere = false, usedElsewhere = false;
-    for (Operation *user : result.getUsers())
+    bool usedHere = false, usedElsewhere = false, stored = false;
+    for (Operation *user : result.getUsers()) {
       (user == consumer ? usedHere : usedElsewhere) = true;
+      stored |= user->hasTrait<mlir::OpTrait::IsTerminator>();
+    }
     if (usedHere && numElementsOf(result.getType()) != space &&
         !(isElementwiseLike(producer) &&
           numElementsOf(result.getType()) < space &&
           readsOnlyThroughPadsOrConcatenations(consumer, result)))
       return FusionDecision::refuse(Refusal::Shape);
     hasOtherUsers |= usedElsewhere;
-    hasLargeOtherUsers |=
-        usedElsewhere && byteSizeOf(result.getType()) > kSmallResultBytes;
+    // A result the function returns is written whatever fuses: a consumer
+    // of its shape may as well write it (an optimizer's new moments and
+    // weights, with the update that reads them). Not one of another shape
+    // (a reduction's reshaped operand): that kernel could no longer join
+    // its reduction.
+    bool storedHere =
+        stored && llvm::is_contained(consumer->getResultTypes(),
+                                     result.getType());
+    hasLargeOtherUsers |= usedElsewhere && !storedHere &&
+                          byteSizeOf(result.getType()) > kSmallResultBytes;
   }
   if (auto transpose = dyn_cast<TransposeOp>(producer);
       transpose && !isCheapTranspose(transpose))

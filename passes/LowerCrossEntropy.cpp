@@ -167,10 +167,10 @@ private:
     Value hidden, weight, labels, extra;
   };
   /// One chunk's rows, logits [rows, V] (padded columns −inf) and as the
-  /// GEMM made them (padded columns 0), exp(logits − max), their row sums,
-  /// the logsumexp [rows], the one-hot of the labels and the valid rows.
+  /// GEMM made them (padded columns 0), the logsumexp [rows], the one-hot
+  /// of the labels and the valid rows.
   struct Logits {
-    Value hidden, logits, products, exps, sums, logSumExp, onehot, valid;
+    Value hidden, logits, products, logSumExp, onehot, valid;
   };
 
   /// What the next chunk waits for: the weight gradient so far, or without
@@ -205,9 +205,14 @@ private:
     return tb_.select(l.valid, loss, tb_.splatLike(0, loss));
   }
 
-  /// softmax(logits) − onehot(labels): [rows, V].
+  /// softmax(logits) − onehot(labels): [rows, V]. The probabilities are
+  /// exp(logits − logsumexp), not exps / sums: the exps are then read by
+  /// their row sum alone and fuse into it, and the gradient recomputes its
+  /// exp from the logits (from the 16-bit product, under kiln-autocast)
+  /// instead of reading a stored [rows, V] f32 tensor.
   Value softmaxMinusTarget(const Logits &l) {
-    Value probs = tb_.div(l.exps, rowBroadcast(l.sums, l.exps));
+    Value probs = tb_.exp(
+        tb_.sub(l.logits, rowBroadcast(l.logSumExp, l.logits)));
     Value target = tb_.select(l.onehot, tb_.splatLike(1, probs),
                               tb_.splatLike(0, probs));
     return tb_.sub(probs, target);
@@ -249,9 +254,9 @@ private:
           tb_.splatLike(-std::numeric_limits<double>::infinity(), l.logits));
     }
     Value max = tb_.reduce(ReduceKind::max, l.logits, {1});
-    l.exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
-    l.sums = tb_.reduce(ReduceKind::sum, l.exps, {1});
-    l.logSumExp = tb_.add(tb_.log(l.sums), max);
+    Value exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
+    Value sums = tb_.reduce(ReduceKind::sum, exps, {1});
+    l.logSumExp = tb_.add(tb_.log(sums), max);
     Value labels = tb_.sliceDim(in.labels, 0, c.begin, c.end);
     Type index = TensorBuilder::elementOf(labels);
     l.onehot = tb_.compare(ComparisonDirection::EQ, tb_.iota(index, shape, 1),

@@ -20,9 +20,17 @@
 //      only ties read it;
 //   2. a tie on a fusion result nothing else reads moves to a result of the
 //      same fusion that is read: the same kernel, so the same order;
+//   3. a tie on a backward value computed elementwise (kiln-partition ties
+//      an optimizer's decayed weight and decayed second moment to the
+//      update and the squared gradient) climbs through the latest backward
+//      operand of each elementwise op to a value that is a buffer anyway (a
+//      product) or small (a clipping coefficient): what waits still runs in
+//      the backward pass, after the gradient, and the update fuses into one
+//      kernel instead of storing its steps;
 // then drops what nothing reads any more (converts, fusion results and the
-// body ops only they needed). The pipeline runs it before fusion (case 1,
-// so the widening fuses into its readers) and after it (case 2).
+// body ops only they needed). The pipeline runs it before fusion (cases 1
+// and 3, so the widening and the update fuse into their readers) and after
+// it (case 2).
 #include "passes/Passes.h"
 
 #include "passes/FusionUtils.h"
@@ -61,8 +69,51 @@ int64_t elementBits(Value value) {
       .getIntOrFloatBitWidth();
 }
 
+/// Whether fusion may keep `op`'s result inside a kernel (it is not a
+/// buffer by itself, as a product, a reduction or a barrier's are).
+bool mayStayInKernel(Operation *op) {
+  return isElementwiseLike(op) && !op->hasTrait<mlir::OpTrait::ConstantLike>();
+}
+
+/// A tie on a value this small costs nothing to speak of, stored or not.
+constexpr int64_t kSmallTieBytes = 64 * 1024;
+
+/// Case 3: for a backward value `value` computed elementwise, the backward
+/// value it waits for that is a buffer anyway (the gradient a product
+/// made) or small (a clipping coefficient), climbing through the latest
+/// backward operand of each elementwise op; null when there is none.
+Value storedBackwardSource(Value value,
+                           const llvm::DenseSet<Operation *> &backward) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !backward.contains(def) || !mayStayInKernel(def))
+    return Value();
+  while (mayStayInKernel(def)) {
+    Value latest;
+    for (Value operand : def->getOperands()) {
+      Operation *source = operand.getDefiningOp();
+      if (source && backward.contains(source) &&
+          (!latest || latest.getDefiningOp()->isBeforeInBlock(source)))
+        latest = operand;
+    }
+    if (!latest)
+      return Value();
+    value = latest;
+    def = latest.getDefiningOp();
+    if (byteSizeOf(value.getType()) <= kSmallTieBytes)
+      return value;
+  }
+  // Pads, slices, concatenations, draws and reductions fuse too: a tie
+  // there would still be a stored value of its own.
+  if (isa<PadOp, SliceOp, ConcatenateOp, RngUniformOp, ReduceOp>(def))
+    return Value();
+  return value;
+}
+
 /// The value a tie on `value` moves to, or null to leave it.
-Value movedTieTarget(Value value) {
+Value movedTieTarget(Value value,
+                     const llvm::DenseSet<Operation *> &backward) {
+  if (Value source = storedBackwardSource(value, backward))
+    return source;
   if (auto convert = value.getDefiningOp<ConvertOp>()) {
     Value operand = convert.getOperand();
     if (elementBits(operand) < elementBits(value) || onlyTiesRead(value))
@@ -120,6 +171,17 @@ struct MoveTiesPass : impl::MoveTiesPassBase<MoveTiesPass> {
     Block &block = getOperation().getBody().front();
     SmallVector<OptimizationBarrierOp> barriers(
         block.getOps<OptimizationBarrierOp>());
+    // The backward pass: the ops that depend on a gradient seed.
+    llvm::DenseSet<Operation *> backward;
+    for (Operation &op : block.without_terminator()) {
+      auto seed = dyn_cast<OptimizationBarrierOp>(&op);
+      if ((seed && seed.getGradientSeed()) ||
+          llvm::any_of(op.getOperands(), [&](Value operand) {
+            Operation *def = operand.getDefiningOp();
+            return def && backward.contains(def);
+          }))
+        backward.insert(&op);
+    }
     // The ops whose values lost a tie: dropped below if nothing reads them.
     llvm::SetVector<Operation *> untied;
     for (OptimizationBarrierOp barrier : barriers) {
@@ -131,7 +193,7 @@ struct MoveTiesPass : impl::MoveTiesPassBase<MoveTiesPass> {
       for (auto [i, operand] : llvm::enumerate(operands)) {
         if (!barrier->getResult(i).use_empty())
           continue;
-        Value target = movedTieTarget(operand);
+        Value target = movedTieTarget(operand, backward);
         if (!target)
           continue;
         untied.insert(operand.getDefiningOp());

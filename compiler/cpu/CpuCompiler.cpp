@@ -651,9 +651,17 @@ absl::Status FunctionLowering::generateCode() {
   if (target_.device == runtime::Device::cuda) {
     cuda::CudaCodegenOptions options;
     options.arch = target_.cudaArch;
+    llvm::StringMap<int64_t> largestRange;
     for (const runtime::Thunk &thunk : exe_.thunks)
-      if (thunk.kind == runtime::Thunk::Kind::kernel)
-        options.bufferCounts[thunk.kernel.symbol] = thunk.kernel.slots.size();
+      if (thunk.kind == runtime::Thunk::Kind::kernel) {
+        const runtime::KernelThunk &k = thunk.kernel;
+        options.bufferCounts[k.symbol] = k.slots.size();
+        int64_t &range = largestRange[k.symbol];
+        range = std::max(range, k.rangeSize);
+      }
+    for (const auto &entry : largestRange)
+      if (entry.second <= runtime::kCudaBlockSize)
+        options.singleBlock.insert(entry.first());
     for (const auto &[symbol, lanes] : lanesBySymbol_)
       options.lanes[symbol] = lanes;
     absl::StatusOr<cuda::CudaKernelImage> image =

@@ -90,9 +90,9 @@ nvptxMachine(const std::string &arch) {
 /// table in device memory) let NVPTX treat them as global memory: after
 /// inlining and SROA every access is an `ld.global`/`st.global`, and a CUDA
 /// graph captures the pointers with the launch.
-void addEntryPoints(llvm::Module &module,
-                    const llvm::StringMap<unsigned> &bufferCounts,
-                    const llvm::StringMap<unsigned> &lanesPerIndex) {
+void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
+  const llvm::StringMap<unsigned> &bufferCounts = options.bufferCounts;
+  const llvm::StringMap<unsigned> &lanesPerIndex = options.lanes;
   llvm::LLVMContext &ctx = module.getContext();
   std::vector<llvm::Function *> bodies;
   for (llvm::Function &f : module)
@@ -116,6 +116,8 @@ void addEntryPoints(llvm::Module &module,
     // The launch never uses more threads per block than this; ptxas may
     // then spend registers accordingly.
     entry->addFnAttr("nvvm.maxntid", std::to_string(runtime::kCudaBlockSize));
+    if (options.singleBlock.contains(name))
+      entry->addFnAttr("nvvm.minctasm", "1");
     // Every buffer starts on a slot boundary (runtime::kSlotAlignment, which
     // the loader checks; device allocations are 256-byte aligned): LLVM may
     // then merge a thread's neighbouring f32 accesses into one 16-byte one.
@@ -382,7 +384,7 @@ compileCudaKernelModule(mlir::ModuleOp module,
                             uint32_t{0});
   for (llvm::Function &f : *llvmModule)
     f.addFnAttr(llvm::Attribute::NoUnwind);
-  addEntryPoints(*llvmModule, options.bufferCounts, options.lanes);
+  addEntryPoints(*llvmModule, options);
   defineWarpPrimitives(*llvmModule);
   if (absl::Status s = linkLibdevice(*llvmModule); !s.ok())
     return s;

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ struct CudaCodegenOptions {
   /// (a warp per row: 32), that count: threads lanes*i ... lanes*i+lanes-1
   /// all run index i, each as its lane (kiln_lane_id). Absent: 1.
   llvm::StringMap<unsigned> lanes;
+  /// Kernel symbols every launch of which is a single block (a reduction
+  /// to a handful of values, a small parameter's update): they never share
+  /// an SM with another block of theirs, so ptxas is told (.minnctapersm
+  /// 1) not to trade register spills for an occupancy they cannot have.
+  llvm::StringSet<> singleBlock;
   /// Run ptxas (when found) to make a cubin.
   bool assemble = true;
 };

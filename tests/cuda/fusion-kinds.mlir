@@ -48,6 +48,7 @@
 // GELU-NEXT: .param .u64 .ptr .align 16 kiln_kernel_0_param_1,
 // GELU-NEXT: .param .u64 kiln_kernel_0_param_2
 // GELU: .maxntid 256
+// GELU-NOT: .minnctapersm
 // GELU: %tid.x
 // GELU: %ntid.x
 // GELU: %ctaid.x
@@ -285,9 +286,13 @@ func.func @transpose_bf16(%x: tensor<32x64xf32>) -> tensor<64x32xbf16> {
 }
 
 // f64 transcendentals call the C library on the CPU; on the GPU they are
-// libdevice's, linked and inlined: no external function is left.
+// libdevice's, linked and inlined: no external function is left. Its 128
+// elements are one block, so ptxas is told that block has its SM to itself
+// (.minnctapersm 1: no spills traded for occupancy); gelu's 8 blocks are not.
 // F64-NOT: .extern
 // F64: .visible .entry kiln_kernel_0(
+// F64: .maxntid 256
+// F64-NEXT: .minnctapersm 1
 // F64: ld.global.b64
 // F64: fma.rn.f64
 // F64-NOT: call

@@ -286,3 +286,134 @@ func.func @shared_op_reading_a_cheap_chain_stays(%x: tensor<32x32xf32>, %y: tens
   %b = kiln.tanh %s2 : tensor<32x32xf32>
   return %a, %b : tensor<32x32xf32>, tensor<32x32xf32>
 }
+
+// -----
+
+// A shared select reading a widened 16-bit value and a mask made from an
+// iota: copying it makes the convert and the compare shared, but each copy
+// reads 2 bytes (the bf16 operand) per element where the stored f32 select
+// would be written once and read 4 bytes per element by each consumer. So
+// both consumers recompute the whole chain from the bf16 operand (the
+// loss's masked logits, read by its max, its exps and its gradient) and no
+// f32 value is stored.
+// CHECK-LABEL: func.func @widened_masked_value_is_recomputed(
+// CHECK-SAME: %[[P:[^:]+]]: tensor<16x16xbf16>
+// CHECK-NEXT: %[[F1:.+]] = kiln.fusion loop(%[[P]]) :
+// CHECK: kiln.convert
+// CHECK: kiln.iota
+// CHECK: kiln.select
+// CHECK: kiln.exp
+// CHECK: %[[F2:.+]] = kiln.fusion loop(%[[P]]) :
+// CHECK: kiln.convert
+// CHECK: kiln.iota
+// CHECK: kiln.select
+// CHECK: kiln.tanh
+// CHECK: return %[[F1]], %[[F2]]
+func.func @widened_masked_value_is_recomputed(%p: tensor<16x16xbf16>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %w = kiln.convert %p : tensor<16x16xbf16> -> tensor<16x16xf32>
+  %i = kiln.iota dim = 1 : tensor<16x16xi64>
+  %c = kiln.constant dense<5> : tensor<i64>
+  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<i64> -> tensor<16x16xi64>
+  %real = kiln.compare LT, %i, %cb : tensor<16x16xi64>
+  %inf = kiln.constant dense<0xFF800000> : tensor<f32>
+  %infb = kiln.broadcast_in_dim %inf, dims = [] : tensor<f32> -> tensor<16x16xf32>
+  %m = kiln.select %real, %w, %infb : tensor<16x16xi1>, tensor<16x16xf32>
+  %a = kiln.exp %m : tensor<16x16xf32>
+  %b = kiln.tanh %m : tensor<16x16xf32>
+  return %a, %b : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Narrowed, the other way: the shared select reads an f32 value rounded to
+// bf16, whose copies would read 4 bytes per element to make 2. It stays.
+// CHECK-LABEL: func.func @narrowed_value_stays(
+// CHECK-NEXT: %[[M:.+]] = kiln.fusion loop
+// CHECK: kiln.convert
+// CHECK: kiln.select
+// CHECK: %[[A:.+]] = kiln.convert %[[M]]
+// CHECK: %[[B:.+]] = kiln.fusion loop(%[[M]])
+// CHECK: return %[[A]], %[[B]]
+func.func @narrowed_value_stays(%x: tensor<16x16xf32>, %y: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %s = kiln.add %x, %y : tensor<16x16xf32>
+  %n = kiln.convert %s : tensor<16x16xf32> -> tensor<16x16xbf16>
+  %i = kiln.iota dim = 1 : tensor<16x16xi64>
+  %c = kiln.constant dense<5> : tensor<i64>
+  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<i64> -> tensor<16x16xi64>
+  %real = kiln.compare LT, %i, %cb : tensor<16x16xi64>
+  %z = kiln.constant dense<0.0> : tensor<bf16>
+  %zb = kiln.broadcast_in_dim %z, dims = [] : tensor<bf16> -> tensor<16x16xbf16>
+  // expected-remark @+2 {{not fused into 'kiln.convert': the producer has other users and duplicating it costs too much}}
+  // expected-remark @+1 {{not fused into 'kiln.fusion': the producer has other users and duplicating it costs too much}}
+  %m = kiln.select %real, %n, %zb : tensor<16x16xi1>, tensor<16x16xbf16>
+  %a = kiln.convert %m : tensor<16x16xbf16> -> tensor<16x16xf32>
+  %b = kiln.convert %m : tensor<16x16xbf16> -> tensor<16x16xf32>
+  %t = kiln.tanh %b : tensor<16x16xf32>
+  return %a, %t : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Attention's gradients per head, widened and transposed to [B, S, H, D],
+// reshaped to rows and padded into the rows of the joint q/k/v projection
+// (3x the elements): reshapes and transposes only rename elements, so the
+// kernel still reads each point from one of them, and the 16-bit
+// gradients fuse in instead of being stored widened.
+// CHECK-LABEL: func.func @heads_reshaped_then_padded_fuse(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x4x8x16xbf16>, %[[K:[^:]+]]: tensor<2x4x8x16xbf16>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(
+// CHECK-SAME: (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>) -> tensor<16x128xbf16>
+// CHECK: kiln.transpose
+// CHECK: kiln.pad
+// CHECK: return %[[F]]
+func.func @heads_reshaped_then_padded_fuse(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x8x16xbf16>) -> tensor<16x128xbf16> {
+  %qw = kiln.convert %q : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+  %qt = kiln.transpose %qw, perm = [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %kw = kiln.convert %k : tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xf32>
+  %kt = kiln.transpose %kw, perm = [0, 2, 1, 3] : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+  %qr = kiln.reshape %qt : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+  %kr = kiln.reshape %kt : tensor<2x8x4x16xf32> -> tensor<16x64xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %qp = kiln.pad %qr, %z, low = [0, 0], high = [0, 64] : tensor<16x64xf32>, tensor<f32> -> tensor<16x128xf32>
+  %kp = kiln.pad %kr, %z, low = [0, 64], high = [0, 0] : tensor<16x64xf32>, tensor<f32> -> tensor<16x128xf32>
+  %s = kiln.add %qp, %kp : tensor<16x128xf32>
+  %n = kiln.convert %s : tensor<16x128xf32> -> tensor<16x128xbf16>
+  return %n : tensor<16x128xbf16>
+}
+
+// -----
+
+// An optimizer's step: the new moment is returned (written whatever fuses)
+// and read by the update, which the function returns too. The moment
+// becomes a second result of the update's kernel instead of a kernel of
+// its own whose result the update reads back.
+// CHECK-LABEL: func.func @returned_producer_is_a_result_of_its_consumer(
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion loop
+// CHECK: kiln.sqrt
+// CHECK: return %[[F]]#{{[01]}}, %[[F]]#{{[01]}}
+func.func @returned_producer_is_a_result_of_its_consumer(%p: tensor<64x64xf32>, %g: tensor<64x64xf32>, %v: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %gg = kiln.mul %g, %g : tensor<64x64xf32>
+  %v1 = kiln.add %v, %gg : tensor<64x64xf32>
+  %r = kiln.sqrt %v1 : tensor<64x64xf32>
+  %d = kiln.div %g, %r : tensor<64x64xf32>
+  %p1 = kiln.sub %p, %d : tensor<64x64xf32>
+  return %p1, %v1 : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+// The returned product is also summed: the reduction's operand is reshaped
+// (kiln-split-reductions' form), a consumer of another shape, which the
+// product does not join as a result (the kernel could not join the
+// reduction any more); a copy of the cheap product fuses in instead.
+// CHECK-LABEL: func.func @returned_producer_is_copied_into_a_reshape(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<64x64xf32>, %[[Y:[^:]+]]: tensor<64x64xf32>
+// CHECK-NEXT: %[[M:.+]] = kiln.mul %[[X]], %[[Y]]
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[X]], %[[Y]]) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x8x8xf32>
+// CHECK: kiln.reduce sum %[[F]]
+func.func @returned_producer_is_copied_into_a_reshape(%x: tensor<64x64xf32>, %y: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x8xf32>) {
+  %m = kiln.mul %x, %y : tensor<64x64xf32>
+  %r = kiln.reshape %m : tensor<64x64xf32> -> tensor<64x8x8xf32>
+  %s = kiln.reduce sum %r, dims = [2] : tensor<64x8x8xf32> -> tensor<64x8xf32>
+  return %m, %s : tensor<64x64xf32>, tensor<64x8xf32>
+}

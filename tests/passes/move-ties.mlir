@@ -1,8 +1,9 @@
 // kiln-move-ties: a tie (a barrier operand whose result nothing reads)
 // moves off a value that would be stored only for it: off a widening
 // convert or one only ties read, to the convert's operand; off a fusion
-// result nothing else reads, to a read result of the same fusion. What
-// nothing reads any more goes.
+// result nothing else reads, to a read result of the same fusion; off a
+// backward value computed elementwise, up to the product or small value it
+// waits for. What nothing reads any more goes.
 // RUN: kiln-opt %s --split-input-file --kiln-move-ties | FileCheck %s
 
 // A 16-bit product's result widened for its readers (kiln-autocast's
@@ -106,4 +107,76 @@ func.func @tie_on_a_value_the_barrier_carries_is_dropped(%x: tensor<16x16xf32>, 
   %wc = kiln.convert %b#0 : tensor<16x16xf32> -> tensor<16x16xbf16>
   %d = kiln.dot_general %b#1, %wc, batch = [] x [], contract = [1] x [0] : tensor<16x16xbf16>, tensor<16x16xbf16> -> tensor<16x16xbf16>
   return %d : tensor<16x16xbf16>
+}
+
+// -----
+
+// A backward value computed elementwise (an optimizer's update, from the
+// gradient a product made): a tie on it would make the update's kernel
+// store it. The tie climbs to the latest backward value it waits for that
+// is a buffer anyway, the product; the recomputation (the decayed weight)
+// still runs in the backward pass, after the gradient, and the update
+// fuses whole.
+// CHECK-LABEL: func.func @tie_on_a_backward_value_climbs_to_its_product(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<256x256xf32>, %[[W:[^:]+]]: tensor<256x256xf32>
+// CHECK: %[[S:.+]]:2 = kiln.optimization_barrier %{{.+}}, %[[X]] {gradient_seed}
+// CHECK-NEXT: %[[G:.+]] = kiln.dot_general %[[S]]#1, %[[S]]#1
+// CHECK-NEXT: %[[U:.+]] = kiln.mul %[[G]], %[[G]]
+// CHECK-NEXT: %[[B:.+]]:2 = kiln.optimization_barrier %[[W]], %[[G]] : tensor<256x256xf32>, tensor<256x256xf32>
+// CHECK-NEXT: %[[D:.+]] = kiln.mul %[[B]]#0, %[[B]]#0
+// CHECK-NEXT: %[[N:.+]] = kiln.sub %[[D]], %[[U]]
+func.func @tie_on_a_backward_value_climbs_to_its_product(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s:2 = kiln.optimization_barrier %one, %x {gradient_seed} : tensor<f32>, tensor<256x256xf32>
+  %g = kiln.dot_general %s#1, %s#1, batch = [] x [], contract = [1] x [0] : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  %u = kiln.mul %g, %g : tensor<256x256xf32>
+  %b:2 = kiln.optimization_barrier %w, %u : tensor<256x256xf32>, tensor<256x256xf32>
+  %d = kiln.mul %b#0, %b#0 : tensor<256x256xf32>
+  %n = kiln.sub %d, %u : tensor<256x256xf32>
+  return %n : tensor<256x256xf32>
+}
+
+// -----
+
+// The latest value the update waits for is a small one (a clipping
+// coefficient from the gradients' norm, made by a reduction): the tie
+// stops there, storing a few bytes; it would not climb into the reduction,
+// which fusion keeps in a kernel.
+// CHECK-LABEL: func.func @tie_climbing_stops_at_a_small_value(
+// CHECK: %[[C:.+]] = kiln.sqrt
+// CHECK-NEXT: %[[CB:.+]] = kiln.broadcast_in_dim %[[C]]
+// CHECK-NEXT: %[[U:.+]] = kiln.mul %{{.+}}, %[[CB]]
+// CHECK-NEXT: kiln.optimization_barrier %{{.+}}, %[[C]] : tensor<256x256xf32>, tensor<f32>
+func.func @tie_climbing_stops_at_a_small_value(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s:2 = kiln.optimization_barrier %one, %x {gradient_seed} : tensor<f32>, tensor<256x256xf32>
+  %g = kiln.dot_general %s#1, %s#1, batch = [] x [], contract = [1] x [0] : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  %sq = kiln.mul %g, %g : tensor<256x256xf32>
+  %r = kiln.reduce sum %sq, dims = [0, 1] : tensor<256x256xf32> -> tensor<f32>
+  %c = kiln.sqrt %r : tensor<f32>
+  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<f32> -> tensor<256x256xf32>
+  %u = kiln.mul %g, %cb : tensor<256x256xf32>
+  %b:2 = kiln.optimization_barrier %w, %u : tensor<256x256xf32>, tensor<256x256xf32>
+  %d = kiln.mul %b#0, %b#0 : tensor<256x256xf32>
+  %n = kiln.sub %d, %u : tensor<256x256xf32>
+  return %n : tensor<256x256xf32>
+}
+
+// -----
+
+// A large backward value whose latest source is a pad (fusion keeps pads
+// in kernels too): the tie stays where it is.
+// CHECK-LABEL: func.func @tie_climbing_to_a_pad_stays(
+// CHECK: %[[U:.+]] = kiln.mul
+// CHECK-NEXT: kiln.optimization_barrier %{{.+}}, %[[U]] : tensor<256x256xf32>, tensor<256x256xf32>
+func.func @tie_climbing_to_a_pad_stays(%x: tensor<256x128xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s:2 = kiln.optimization_barrier %one, %x {gradient_seed} : tensor<f32>, tensor<256x128xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %s#1, %z, low = [0, 0], high = [0, 128] : tensor<256x128xf32>, tensor<f32> -> tensor<256x256xf32>
+  %u = kiln.mul %p, %p : tensor<256x256xf32>
+  %b:2 = kiln.optimization_barrier %w, %u : tensor<256x256xf32>, tensor<256x256xf32>
+  %d = kiln.mul %b#0, %b#0 : tensor<256x256xf32>
+  %n = kiln.sub %d, %u : tensor<256x256xf32>
+  return %n : tensor<256x256xf32>
 }
