@@ -285,7 +285,10 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     would create a cycle, when its element count differs from the
     consumer's, when it is an expensive transpose, when it has other users
     and is too expensive to duplicate, or when the fusion would exceed
-    `max-operands` inputs. Cheap producers with other users are duplicated.
+    `max-operands` inputs. Cheap producers with other users are duplicated
+    (also when they read cheap shared ops, if those read fewer bytes per
+    element than they make: a widened, masked 16-bit product); one the
+    function returns joins a consumer of its shape as an extra result.
 
     Before:
     ```mlir
@@ -420,9 +423,12 @@ def MoveTiesPass : Pass<"kiln-move-ties", "mlir::func::FuncOp"> {
     convert's operand when the convert widens (a 16-bit product's result
     that kiln-autocast widened to f32) or only ties read it; a tie on a
     fusion result nothing else reads moves to a read result of the same
-    fusion (the same kernel, so the same order). Converts and fusion
-    results nothing reads any more are dropped. The pipeline runs it before
-    fusion and after it.
+    fusion (the same kernel, so the same order); a tie on a backward value
+    computed elementwise (an optimizer's update, tied to by the
+    partitioner) climbs through the latest backward operand of each
+    elementwise op to a product or a value of at most 64 KiB. Converts and
+    fusion results nothing reads any more are dropped. The pipeline runs it
+    before fusion and after it.
 
     Before: `%w = kiln.convert %p : bf16 -> f32` read by a fusion and tied
     by `%b:2 = kiln.optimization_barrier %x, %w`, `%b#1` unread.
