@@ -18,8 +18,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#include <functional>
-
 namespace kiln {
 #define GEN_PASS_DEF_FUSEELEMENTWISEPASS
 #include "passes/Passes.h.inc"
@@ -117,8 +115,9 @@ bool stopsCopies(Value value, int64_t space) {
 /// reading it in each; at most kMaxRecomputedOps ops are copied.
 bool isCheaperToRecompute(Value value, int64_t space) {
   constexpr int kMaxRecomputedOps = 6;
-  int64_t valueBytes = byteSizeOf(value.getType()) / std::max<int64_t>(
-                                                         1, space);
+  auto bytesPerPoint = [&](Value v) {
+    return byteSizeOf(v.getType()) / std::max<int64_t>(1, space);
+  };
   int64_t readBytes = 0, copied = 0;
   llvm::SmallPtrSet<Value, 8> seen;
   SmallVector<Value> pending = {value};
@@ -130,14 +129,14 @@ bool isCheaperToRecompute(Value value, int64_t space) {
     if (def && isa<ConstantOp, BroadcastInDimOp, IotaOp>(def))
       continue; // no [space] tensor read
     if (stopsCopies(v, space)) {
-      readBytes += byteSizeOf(v.getType()) / std::max<int64_t>(1, space);
+      readBytes += bytesPerPoint(v);
       continue;
     }
     if (++copied > kMaxRecomputedOps)
       return false;
     llvm::append_range(pending, def->getOperands());
   }
-  return readBytes < valueBytes;
+  return readBytes < bytesPerPoint(value);
 }
 
 /// Whether a duplicated producer may read `value` in a consumer iterating
@@ -149,33 +148,35 @@ bool isDuplicationLeaf(Value value, int64_t space) {
   return stopsCopies(value, space) || isCheaperToRecompute(value, space);
 }
 
+/// Whether every reader of `value` is a pad or a concatenation, through
+/// reshapes and transposes, which only rename elements (a gradient of
+/// attention's heads reshaped to its rows before it is padded).
+bool isReadOnlyPadded(Value value) {
+  return llvm::all_of(value.getUsers(), [](Operation *user) {
+    if (isa<PadOp, ConcatenateOp>(user))
+      return true;
+    return isa<ReshapeOp, TransposeOp>(user) &&
+           isReadOnlyPadded(user->getResult(0));
+  });
+}
+
 /// Whether `consumer`, a fusion, reads its operand `value` only through
 /// pads and concatenations, reshaped or transposed first or not (attention's
 /// gradients per head, joined into the rows of the q/k/v projection's): each
 /// of its points then reads at most one element of `value`, so a producer
 /// of fewer elements (a chunk of attention's output, widened, concatenated
-/// with the others) fuses in with no work repeated, and the kernel reads the producer's operands
-/// instead of a stored copy. (Not slices: a producer computed for a slice
+/// with the others) fuses in with no work repeated, and the kernel reads
+/// the producer's operands instead of a stored copy. (Not slices: a producer computed for a slice
 /// would bring its own operands of the producer's size along, which then
 /// fuse no further and are stored, a bias broadcast to every token.)
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   auto fusion = dyn_cast<FusionOp>(consumer);
   if (!fusion)
     return false;
-  // Reshapes and transposes on the way only rename elements (a gradient of
-  // attention's heads reshaped to its rows before it is padded).
-  std::function<bool(Value)> onlyPadded = [&](Value v) {
-    return llvm::all_of(v.getUsers(), [&](Operation *user) {
-      if (isa<PadOp, ConcatenateOp>(user))
-        return true;
-      return isa<ReshapeOp, TransposeOp>(user) &&
-             onlyPadded(user->getResult(0));
-    });
-  };
   Block &body = fusion.getBody().front();
   for (auto [input, argument] :
        llvm::zip(fusion.getInputs(), body.getArguments()))
-    if (input == value && !onlyPadded(argument))
+    if (input == value && !isReadOnlyPadded(argument))
       return false;
   return true;
 }
