@@ -10,10 +10,15 @@
 // 1e-6 to 8e-6 here: that checks the algorithm (tiles, online softmax,
 // masks, dropout, grouped heads) at f32 precision. The 16-bit kernels also
 // round the probabilities and dS to the input type before their products
-// (as FlashAttention does), and dS = p (dP - delta) cancels; measured here,
-// the worst forward error is 10 units of rounding of the type (2^-8 for
-// bf16, 2^-11 for f16) and the worst gradient error 17, so the tolerances
-// are 16 units forward and 32 for the gradients.
+// (as FlashAttention does), and dS = p (dP - delta) cancels. In units of
+// rounding of the type (2^-8 for bf16, 2^-11 for f16) the measure grows
+// with the sequence under a causal mask: the first rows average few keys
+// and have the largest results, while the RMS falls as the rows average
+// more (about as sqrt(ln S / S)). Measured: 7.8 units forward and 9 to 16 for
+// the gradients at seq 70 with dropout, 16.6 and 32.9 at seq 512 (GPT-2's
+// length) in both types, the same to three digits on the host run and on
+// an H100 (docs/GPU.md, run 9), so the tolerances are 24 units forward and
+// 48 for the gradients.
 #ifndef KILN_TESTS_UNIT_FLASHATTENTIONCASES_H
 #define KILN_TESTS_UNIT_FLASHATTENTIONCASES_H
 
@@ -32,7 +37,7 @@
 namespace kiln::testing {
 
 constexpr double kF32Tolerance = 1e-4;
-constexpr double kForwardUnits = 16, kGradientUnits = 32;
+constexpr double kForwardUnits = 24, kGradientUnits = 48;
 
 inline double tolerance(DType element, bool grad) {
   double unit = element == DType::bf16  ? 1.0 / 256

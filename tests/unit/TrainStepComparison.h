@@ -165,7 +165,7 @@ struct Trainer {
 /// Relative agreement of two runs of the step: f32, bf16 and f16 (above).
 constexpr double kF32Agreement = 1e-4;
 constexpr double kBf16Agreement = 1.0 / 512;
-constexpr double kF16Agreement = 1.0 / 4096;
+constexpr double kF16Agreement = 1.0 / 2048;
 
 /// module → a program that runs it (one per side of a comparison).
 using ProgramMaker =
