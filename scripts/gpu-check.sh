@@ -46,6 +46,9 @@
 #      time and losses) and profile-124m-bf16-flash (its KILN_PROFILE), and
 #      before them flash-kernels (CudaFlashAttentionTest: the kernels
 #      against the reference on the GPU).
+#  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
+#      10,000 steps on cuda with --check (compile count, descriptors,
+#      resident and GPU memory over the run).
 #  10. (KILN_GPU_CHECK_PARTS=lora only) lora-8b: kiln-bench's Llama-3-8B-
 #      shaped LoRA run (random weights drawn on the GPU, base stored in bf16,
 #      bf16 products, batch 4 x seq 1024, r 8 on q_proj,v_proj) against
@@ -682,6 +685,20 @@ if [[ -f $work/bench-fp16/table.md ]]; then
   { echo; echo "## Mixed precision (fp16)"; echo; cat "$work/bench-fp16/table.md"; } >> "$results/bench.md"
 fi
 
+collect
+
+#===--- 11. The reliability soak on the GPU (INFO, last) ------------------===#
+
+# scripts/soak.py's 10,000 steps of its small GPT-2 on cuda, with the
+# process's resident memory, descriptors and GPU memory (nvidia-smi)
+# sampled; --check applies CI's bounds (2 compiles, constant descriptors,
+# resident growth) to it. Last, with whatever time the check has left.
+run_part soak-cuda 150 python3 "$root/scripts/soak.py" --steps 10000 \
+  --backend cuda --kiln-train "$bin/kiln-train" --out "$work/soak" --check
+soak_note=$(python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True)[:700])' \
+  "$work/soak/soak.json" 2>&1 | tail -n 1)
+record soak-cuda INFO "$(exit_note soak-cuda): $soak_note"
 collect
 
 total=$(($(date +%s) - start))
