@@ -45,7 +45,10 @@
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
 #      time and losses) and profile-124m-bf16-flash (its KILN_PROFILE), and
 #      before them flash-kernels (CudaFlashAttentionTest: the kernels
-#      against the reference on the GPU).
+#      against the reference on the GPU); after the bf16 profile, the
+#      kernel-* parts: each module of bench/kernels/ (the bf16 step's
+#      slowest fusions, flash attention) timed alone with kiln-run and
+#      KILN_PROFILE, then under Nsight Compute.
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -642,6 +645,28 @@ if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
     --batches "$work/first4.npy" --result "$work/profile_124m_bf16.json"
   record profile-124m-bf16 INFO "$(exit_note profile-124m-bf16): KILN_PROFILE of 4 bf16 steps (summary in logs.txt)"
 fi
+
+# The bf16 step's slowest fusions and its flash attention, each alone
+# (bench/kernels/README.md): kiln-run's 10 timed runs under KILN_PROFILE,
+# then Nsight Compute on one launch (--clock-control none: the clocks stay
+# as they are) where ncu is installed: duration, throughput, occupancy,
+# registers, what the warps wait on.
+ncu_sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis
+  --section Occupancy --section LaunchStats --section WarpStateStats)
+for module in "$root"/bench/kernels/*.mlir; do
+  kernel=kernel-$(basename "$module" .mlir)
+  KILN_CUDA_ATTENTION=flash run_part "$kernel" 45 bash -c '
+    KILN_PROFILE="$2.json" kiln-run "$1" --backend cuda --cuda_arch "$3" \
+      --runs 11 --print_results=false || exit
+    command -v ncu > /dev/null || { echo "ncu: not installed"; exit 0; }
+    ncu --clock-control none --launch-skip 1 --launch-count 1 "${@:4}" \
+      kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
+    _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; exit}' "$work/$kernel.log")
+  ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
+    awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
+  record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"
+done
 
 ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=1 \
   "the lm_head's vocabulary not padded (50257, not 50304), in bf16" bf16

@@ -1,10 +1,13 @@
 // kiln-run: compiles one function of a kiln module (text or bytecode) for a
-// backend (the reference evaluator by default), runs it and prints its results. Inputs are either seeded
-// deterministic random values or an inputs file holding one MLIR dense
-// attribute per argument per line; results print as `%resultN = dense<...> :
-// tensor<...>` lines with every float bit-exact, so a run's output can be fed
-// back as another run's inputs. Every user mistake (a bad file, flag, seed,
-// type or size) ends in a message and a non-zero exit, never an abort.
+// backend (the reference evaluator by default), runs it and prints its
+// results. Inputs are either seeded deterministic random values or an
+// inputs file holding one MLIR dense attribute per argument per line;
+// results print as `%resultN = dense<...> : tensor<...>` lines with every
+// float bit-exact, so a run's output can be fed back as another run's
+// inputs. `--runs N --print_results=false` under KILN_PROFILE times the
+// function's thunks alone (bench/kernels/). Every user mistake (a bad file,
+// flag, seed, type or size) ends in a message and a non-zero exit, never an
+// abort.
 #include "compiler/tools/InputChecks.h"
 #include "ir/KilnDialect.h"
 #include "ir/Serialization.h"
@@ -12,6 +15,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/Signature.h"
 #include "support/HostTensor.h"
+#include "runtime/Profile.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +33,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,6 +52,11 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string backend;
   std::string cudaArch;
+  /// Runs of the compiled function on the same inputs: more than one lets
+  /// KILN_PROFILE (which leaves the first run out) or a GPU profiler time
+  /// one kernel alone.
+  unsigned runs = 1;
+  bool printResults = true;
 };
 
 /// The signature of the function being run, checked once up front.
@@ -288,11 +300,39 @@ int run(const RunOptions &options) {
     return fail("compiling @" + function->getName() + " for the " +
                 options.backend + " backend: " +
                 std::string(program.status().message()));
-  auto results = (*program)->run(*std::move(inputs));
-  if (!results.ok())
-    return fail("running @" + function->getName() + ": " +
-                std::string(results.status().message()));
-  printResults(*results, &context);
+  // KILN_PROFILE=trace.json, as in kiln-train and kiln-bench: each run's
+  // thunks timed (CUDA events on a GPU), the summary on stderr.
+  const char *profilePath = std::getenv("KILN_PROFILE");
+  bool profiling = profilePath && *profilePath;
+  kiln::runtime::Profiler profiler;
+  if (profiling)
+    (*program)->setProfiling(true);
+  absl::StatusOr<std::vector<kiln::HostTensor>> results;
+  for (unsigned r = 0; r < options.runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    results = (*program)->run(kiln::runtime::borrowAll(*inputs));
+    if (!results.ok())
+      return fail("running @" + function->getName() + ": " +
+                  std::string(results.status().message()));
+    if (std::optional<kiln::runtime::RunProfile> run =
+            (*program)->takeProfile())
+      profiler.add(std::move(*run),
+                   std::chrono::duration<double, std::micro>(
+                       start.time_since_epoch())
+                       .count());
+  }
+  if (options.printResults)
+    printResults(*results, &context);
+  if (profiling) {
+    std::ofstream trace(profilePath, std::ios::trunc);
+    trace << profiler.chromeTrace();
+    trace.close();
+    if (!trace)
+      return fail(std::string("cannot write the trace to '") + profilePath +
+                  "'");
+    llvm::errs() << profiler.summary() << "wrote the trace to " << profilePath
+                 << "\n";
+  }
   return 0;
 }
 
@@ -326,12 +366,28 @@ int main(int argc, char **argv) {
       "cuda_arch", llvm::cl::desc("GPU architecture for --backend cuda"),
       llvm::cl::value_desc("sm_80|sm_90"), llvm::cl::init("sm_90"),
       llvm::cl::cat(category));
+  llvm::cl::opt<unsigned> runs(
+      "runs",
+      llvm::cl::desc("runs on the same inputs (default 1); the results "
+                     "printed are the last run's"),
+      llvm::cl::init(1), llvm::cl::cat(category));
+  llvm::cl::opt<bool> printResults(
+      "print_results",
+      llvm::cl::desc("print the results (default true; false when only "
+                     "timing the run)"),
+      llvm::cl::init(true), llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
   // Bad flags and bad values (a non-numeric --seed) exit(1) with a message
   // from here.
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "kiln-run: compile and run a kiln function\n");
 
-  RunOptions options{inputFile, function, inputs, seed, backend, cudaArch};
+  if (runs < 1) {
+    llvm::WithColor::error(llvm::errs(), "kiln-run")
+        << "--runs must be at least 1\n";
+    return 1;
+  }
+  RunOptions options{inputFile, function, inputs,  seed,
+                     backend,   cudaArch, runs,    printResults};
   return run(options);
 }
