@@ -83,6 +83,8 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrAppend(&text, ";row-lanes=", lanes);
     if (unsigned elements = cpu::gpuElementsPerIndex(); elements != 4)
       absl::StrAppend(&text, ";elements-per-thread=", elements);
+    if (unsigned unroll = cpu::gpuRowUnroll(); unroll != 1)
+      absl::StrAppend(&text, ";row-unroll=", unroll);
   }
   const cpu::LayoutOverrides &layout = cpu::layoutOverrides();
   if (layout.attentionMiB > 0)

@@ -48,7 +48,10 @@
 #      against the reference on the GPU); after the bf16 profile, the
 #      kernel-* parts: each module of bench/kernels/ (the bf16 step's
 #      slowest fusions, flash attention) timed alone with kiln-run and
-#      KILN_PROFILE, then under Nsight Compute.
+#      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
+#      default under Nsight Compute; and ab-row-unroll-bf16 (the bf16
+#      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
+#      of a row before storing).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -626,6 +629,10 @@ fi
 # draw the op's Philox recipe), which should agree to bf16's rounding.
 ab_part ab-flash-attention-bf16 KILN_CUDA_ATTENTION=flash \
   "kiln's flash attention kernels (not attention in chunks), in bf16" bf16
+# Threads that walk a row alone (the weight and bias gradients' partial
+# sums) reading 8 points before storing, not one: 8 loads in flight.
+ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
+  "8 points of a row read per iteration by one-lane threads (not 1), in bf16" bf16
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
   KILN_CUDA_ATTENTION=flash KILN_PROFILE=$work/trace-124m-bf16-flash.json \
     run_part profile-124m-bf16-flash 90 kiln-bench --worker kiln \
@@ -658,11 +665,14 @@ for module in "$root"/bench/kernels/*.mlir; do
   KILN_CUDA_ATTENTION=flash run_part "$kernel" 45 bash -c '
     KILN_PROFILE="$2.json" kiln-run "$1" --backend cuda --cuda_arch "$3" \
       --runs 11 --print_results=false || exit
+    echo "--- with KILN_CUDA_ROW_UNROLL=8"
+    KILN_CUDA_ROW_UNROLL=8 KILN_PROFILE="$2-unroll.json" kiln-run "$1" \
+      --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
     command -v ncu > /dev/null || { echo "ncu: not installed"; exit 0; }
     ncu --clock-control none --launch-skip 1 --launch-count 1 "${@:4}" \
       kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
     _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
-  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; exit}' "$work/$kernel.log")
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 2) exit; else printf "; unrolled: "}' "$work/$kernel.log" | tr -d '\n')
   ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
     awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
   record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"

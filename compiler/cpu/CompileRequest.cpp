@@ -8,6 +8,7 @@
 
 #include "absl/strings/numbers.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -26,19 +27,28 @@ constexpr int64_t kCudaHalfVocabMultiple = 64;
 /// Elements a GPU thread computes in a fusion without reduces: a Philox
 /// block's 4, a 16-byte f32 access.
 constexpr unsigned kGpuElementsPerIndex = 4;
+/// Points of a row a GPU thread without lanes reads before storing, when
+/// $KILN_CUDA_ROW_UNROLL asks (not yet the default: unmeasured on a GPU).
+constexpr unsigned kGpuRowUnroll = 8;
 
-/// $name when it is 1 or `fallback` (unset: `fallback`; anything else:
-/// refused with a warning and `fallback` kept).
-unsigned oneOrDefaultFromEnvironment(const char *name, unsigned fallback) {
+/// $name when it is `fallback` or `other` (unset: `fallback`; anything
+/// else: refused with a warning and `fallback` kept).
+unsigned choiceFromEnvironment(const char *name, unsigned fallback,
+                               unsigned other) {
   const char *env = std::getenv(name);
   if (!env || !*env || std::string_view(env) == std::to_string(fallback))
     return fallback;
-  if (std::string_view(env) == "1")
-    return 1u;
+  if (std::string_view(env) == std::to_string(other))
+    return other;
   std::fprintf(stderr,
-               "kiln: warning: %s must be 1 or %u, not '%s'; using %u\n",
-               name, fallback, env, fallback);
+               "kiln: warning: %s must be %u or %u, not '%s'; using %u\n",
+               name, std::min(fallback, other), std::max(fallback, other),
+               env, fallback);
   return fallback;
+}
+
+unsigned oneOrDefaultFromEnvironment(const char *name, unsigned fallback) {
+  return choiceFromEnvironment(name, fallback, 1);
 }
 } // namespace
 
@@ -52,6 +62,12 @@ unsigned gpuElementsPerIndex() {
   static const unsigned elements = oneOrDefaultFromEnvironment(
       "KILN_CUDA_ELEMENTS_PER_THREAD", kGpuElementsPerIndex);
   return elements;
+}
+
+unsigned gpuRowUnroll() {
+  static const unsigned unroll =
+      choiceFromEnvironment("KILN_CUDA_ROW_UNROLL", 1, kGpuRowUnroll);
+  return unroll;
 }
 
 namespace {

@@ -270,7 +270,8 @@ absl::Status FunctionLowering::addKernel(Operation *op,
                      op, *scratch, "kiln_kernel",
                      {.lanes = target_.rowLanes,
                       .storeWhileReducing = target_.storeWhileReducing,
-                      .elementsPerIndex = target_.elementsPerIndex})
+                      .elementsPerIndex = target_.elementsPerIndex,
+                      .rowUnroll = target_.rowUnroll})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -739,6 +740,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.rowLanes = gpuRowLanes();
     kernels.storeWhileReducing = true;
     kernels.elementsPerIndex = gpuElementsPerIndex();
+    kernels.rowUnroll = gpuRowUnroll();
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;
       passes.splitReductionsMaxSerial = kGpuReductionMaxSerial;

@@ -50,6 +50,10 @@ struct KernelTarget {
   /// (FusionKernelOptions::elementsPerIndex): 4 for cuda; tests set it for
   /// the cpu to check the kernel there.
   unsigned elementsPerIndex = 1;
+  /// Points of a row a one-lane thread reads before storing
+  /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL for
+  /// cuda; tests set it for the cpu to check the kernel there.
+  unsigned rowUnroll = 1;
   /// Stop after the memory plan, before any code is generated: the
   /// executable holds its thunks and plan but no kernels, for asking what a
   /// step would need (the batch advisor) in a fraction of a compile. Never
@@ -68,6 +72,11 @@ unsigned gpuRowLanes();
 /// any other value is refused with a warning). Part of the cache key when
 /// not 4.
 unsigned gpuElementsPerIndex();
+/// Points of a row a cuda thread without lanes reads before it stores
+/// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL=8 to
+/// measure 8 loads in flight against one (read once; any other value is
+/// refused with a warning). Part of the cache key when not 1.
+unsigned gpuRowUnroll();
 
 /// Layout defaults the GPU machine measures against their alternatives
 /// (gpu-check's ab-* parts), read once from the environment; 0 where unset;

@@ -317,11 +317,18 @@ SmallVector<Value> FusionEmitter::overRow(
     ArrayRef<int64_t> reducedShape, ValueRange inits,
     const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
         &body) {
-  if (lanes_ == 1)
-    return kb_.nestedLoops(reducedShape, inits, body);
   int64_t length = 1;
   for (int64_t size : reducedShape)
     length *= size;
+  if (lanes_ == 1) {
+    int64_t unroll = rowUnroll_;
+    while (unroll > 1 && length % unroll != 0)
+      unroll /= 2;
+    // Inside a group of rows the stores are already deferred.
+    if (unroll < 2 || groupStores_)
+      return kb_.nestedLoops(reducedShape, inits, body);
+    return overRowUnrolled(reducedShape, length, unroll, inits, body);
+  }
   if (elementsPerIndex_ == 4 && nonUnit(reducedShape).size() <= 1 &&
       length % 4 == 0 && lanes_ > 1) {
     // Each lane takes 4 neighbouring points (4 lane, 4 lane + 1, ..., then
@@ -353,6 +360,41 @@ SmallVector<Value> FusionEmitter::overRow(
         return body(ivs, carried);
       });
   return SmallVector<Value>(out.begin(), out.end());
+}
+
+SmallVector<Value> FusionEmitter::overRowUnrolled(
+    ArrayRef<int64_t> reducedShape, int64_t length, int64_t unroll,
+    ValueRange inits,
+    const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+        &body) {
+  // Points j0 .. j0 + unroll - 1 in row-major order, as the nest visits
+  // them; every load of the group is made before its first store.
+  ValueRange out = kb_.stridedLoop(
+      kb_.index(0), kb_.index(length), kb_.index(unroll), inits,
+      [&](Value j0, ValueRange carried) {
+        SmallVector<Value> acc(carried.begin(), carried.end());
+        groupStores_.emplace();
+        for (int64_t i = 0; i < unroll; ++i) {
+          Value j = i == 0 ? j0
+                           : arith::AddIOp::create(kb_.b, j0, kb_.index(i));
+          acc = body(keptIndices(j, reducedShape), acc);
+        }
+        storeGroup();
+        return acc;
+      });
+  return SmallVector<Value>(out.begin(), out.end());
+}
+
+void FusionEmitter::storeGroup() {
+  // Result by result, so that each result's stores are neighbours.
+  auto yielded = body_.getTerminator()->getOperands();
+  llvm::stable_sort(*groupStores_, [](const Store &a, const Store &b) {
+    return a.result < b.result;
+  });
+  for (const Store &st : *groupStores_)
+    kb_.store(numInputs_ + st.result, elementOf(yielded[st.result]), st.flat,
+              st.value);
+  groupStores_.reset();
 }
 
 Value FusionEmitter::acrossLanes(ReduceKind kind, Value acc) {
@@ -402,16 +444,8 @@ void FusionEmitter::emitRows(Value begin, Value end) {
       emitRow(r);
     }
     // Every row's values are generated before any store, so an output may
-    // overwrite an input read here (each row reads it at its own index);
-    // result by result, so that each result's stores are neighbours.
-    auto yielded = body_.getTerminator()->getOperands();
-    llvm::stable_sort(*groupStores_, [](const Store &a, const Store &b) {
-      return a.result < b.result;
-    });
-    for (const Store &st : *groupStores_)
-      kb_.store(numInputs_ + st.result, elementOf(yielded[st.result]),
-                st.flat, st.value);
-    groupStores_.reset();
+    // overwrite an input read here (each row reads it at its own index).
+    storeGroup();
     rowInGroup_.clear();
     groupLanes_.clear();
     return SmallVector<Value>{};

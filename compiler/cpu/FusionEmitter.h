@@ -40,7 +40,8 @@ public:
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
         numInputs_(body_.getNumArguments()), lanes_(options.lanes),
         storeWhileReducing_(options.storeWhileReducing),
-        elementsPerIndex_(options.elementsPerIndex), rowGroups_(rowGroups) {}
+        elementsPerIndex_(options.elementsPerIndex),
+        rowUnroll_(options.rowUnroll), rowGroups_(rowGroups) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -57,6 +58,16 @@ private:
       ArrayRef<int64_t> reducedShape, ValueRange inits,
       const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
           &body);
+  /// overRow for one lane with FusionKernelOptions::rowUnroll: `unroll`
+  /// consecutive points an iteration, their stores after all their loads.
+  SmallVector<Value> overRowUnrolled(
+      ArrayRef<int64_t> reducedShape, int64_t length, int64_t unroll,
+      ValueRange inits,
+      const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
+          &body);
+  /// Makes the stores groupStores_ collected, result by result, and ends
+  /// the group.
+  void storeGroup();
   /// A lane's partial `acc` of a `kind` reduction → the row's total, in
   /// every lane (a butterfly over the warp's shuffles).
   Value acrossLanes(ReduceKind kind, Value acc);
@@ -154,6 +165,8 @@ private:
   Value lane_;
   /// FusionKernelOptions::elementsPerIndex (4 when set: one Philox block).
   unsigned elementsPerIndex_;
+  /// FusionKernelOptions::rowUnroll.
+  unsigned rowUnroll_;
   bool rowGroups_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes
@@ -161,8 +174,9 @@ private:
   DenseMap<Value, int64_t> rowInGroup_;
   DenseMap<Operation *, SmallVector<Value>> groupLanes_;
   /// The group's stores (result, flat index, value), made after all its
-  /// rows are generated: LLVM may not move a load above a store that could
-  /// alias it, so interleaved rows would keep every access scalar.
+  /// rows (or unrolled points) are generated: LLVM may not move a load
+  /// above a store that could alias it, so interleaved rows would keep
+  /// every access scalar (and a GPU thread one load in flight).
   struct Store {
     unsigned result;
     Value flat, value;

@@ -95,6 +95,12 @@ struct FusionKernelOptions {
   /// rng_uniform draws for them (one element per index computes the whole
   /// block for each of its elements). 1 on the cpu, whose loops vectorise.
   unsigned elementsPerIndex = 1;
+  /// Points of a row one thread (lanes 1) reads per loop iteration before
+  /// it stores any: a GPU thread walking a column's rows then has that
+  /// many loads in flight, not one (the row's length permitting: the
+  /// largest power of two up to this that divides it). The points come in
+  /// the nest's order. 1: a loop nest per point, which the CPU vectorises.
+  unsigned rowUnroll = 1;
 };
 mlir::FailureOr<KernelInfo>
 emitFusionKernel(mlir::Operation *fusion, mlir::ModuleOp module,

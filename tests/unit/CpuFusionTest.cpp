@@ -610,3 +610,66 @@ func.func @main(%x: tensor<16x300xf32> {kiln.donate}, %w: tensor<16x300xf32>) ->
 
 } // namespace
 } // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+TEST(CpuFusion, RowUnrollMatchesTheReference) {
+  // FusionKernelOptions::rowUnroll, the GPU's form for threads without
+  // lanes, here on the cpu: a layer norm's weight-gradient partials (sums
+  // of x * dy over dims [0, 2] in f64 and in f32, 32 points a row: 8 an
+  // iteration, their stores after their loads) beside a full bf16 result
+  // stored while reducing, and rows of 12 points (4 an iteration) and of
+  // 3 (not unrolled). Each matches the reference and the one-point loop
+  // nest (within the tolerance: the accumulating adds carry `reassoc`,
+  // so LLVM may order them as it likes in either form).
+  compiler::cpu::KernelTarget plain, unrolled;
+  plain.storeWhileReducing = unrolled.storeWhileReducing = true;
+  unrolled.rowUnroll = 8;
+  struct Case {
+    std::vector<int64_t> shape;
+    std::string dims, kept;
+  };
+  for (const Case &c :
+       {Case{{16, 8, 2, 24}, "[0, 2]", "8x24"},
+        Case{{5, 7, 12}, "[2]", "5x7"}, Case{{5, 7, 3}, "[2]", "5x7"}}) {
+    std::string t = "tensor<";
+    for (int64_t d : c.shape)
+      absl::StrAppend(&t, d, "x");
+    std::string source = R"mlir(
+func.func @main(%x: @T@f32>, %dy: @T@f32>) -> (tensor<@K@xf64>, tensor<@K@xf32>, @T@bf16>) {
+  %p = kiln.mul %x, %dy : @T@f32>
+  %w = kiln.convert %p : @T@f32> -> @T@f64>
+  %s = kiln.reduce sum %w, dims = @D@ : @T@f64> -> tensor<@K@xf64>
+  %s32 = kiln.reduce sum %p, dims = @D@ : @T@f32> -> tensor<@K@xf32>
+  %two = kiln.constant dense<2.0> : @T@f32>
+  %y = kiln.mul %x, %two : @T@f32>
+  %z = kiln.add %y, %dy : @T@f32>
+  %h = kiln.convert %z : @T@f32> -> @T@bf16>
+  return %s, %s32, %h : tensor<@K@xf64>, tensor<@K@xf32>, @T@bf16>
+}
+)mlir";
+    for (auto [key, value] : {std::pair<std::string, std::string>{"@T@", t},
+                              {"@D@", c.dims},
+                              {"@K@", c.kept}})
+      for (size_t at = source.find(key); at != std::string::npos;
+           at = source.find(key, at + value.size()))
+        source.replace(at, key.size(), value);
+    SCOPED_TRACE(source);
+    std::mt19937 rng(5);
+    std::vector<HostTensor> inputs = {
+        randomTensor(DType::f32, c.shape, rng, 4, false),
+        randomTensor(DType::f32, c.shape, rng, 4, false)};
+    Compiled a = compileAndRun(source, inputs, plain);
+    Compiled b = compileAndRun(source, inputs, unrolled);
+    expectValues(a, 1);
+    expectValues(b, 1);
+    ASSERT_EQ(a.actual.size(), b.actual.size());
+    for (size_t i = 0; i < a.actual.size(); ++i)
+      EXPECT_EQ(compareTensors(b.actual[i], a.actual[i], /*scale=*/1), "")
+          << "result " << i;
+  }
+}
+
+} // namespace
+} // namespace kiln::testing

@@ -54,7 +54,8 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 /// The kernel forms and the pipeline compileExecutable gives a GPU, here
 /// on the CPU's threads (the lanes aside: their shuffles exist only in
 /// PTX): scatter_add by atomics, full results stored while reducing, four
-/// elements an index in fusions without reduces, and reductions split into
+/// elements an index in fusions without reduces, rows read 8 points an
+/// iteration (KILN_CUDA_ROW_UNROLL's form), and reductions split into
 /// trees, with limits scaled down to the generator's
 /// small tensors so that its reductions are split (the pass counts 4
 /// threads per row of at least 8).
@@ -69,6 +70,7 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   target.atomicScatterAdd = true;
   target.storeWhileReducing = true;
   target.elementsPerIndex = 4;
+  target.rowUnroll = 8;
   return runOnCpu(module, inputs, pipeline, target);
 }
 
