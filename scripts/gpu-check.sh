@@ -655,9 +655,10 @@ fi
 
 # The bf16 step's slowest fusions and its flash attention, each alone
 # (bench/kernels/README.md): kiln-run's 10 timed runs under KILN_PROFILE,
-# then Nsight Compute on one launch (--clock-control none: the clocks stay
-# as they are) where ncu is installed: duration, throughput, occupancy,
-# registers, what the warps wait on.
+# then Nsight Compute on two launches after the first (--clock-control
+# none: the clocks stay as they are; two: a flash gradient is two kernels,
+# a fusion's second run has one) where ncu is installed: duration,
+# throughput, occupancy, registers, what the warps wait on.
 ncu_sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis
   --section Occupancy --section LaunchStats --section WarpStateStats)
 for module in "$root"/bench/kernels/*.mlir; do
@@ -669,7 +670,7 @@ for module in "$root"/bench/kernels/*.mlir; do
     KILN_CUDA_ROW_UNROLL=8 KILN_PROFILE="$2-unroll.json" kiln-run "$1" \
       --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
     command -v ncu > /dev/null || { echo "ncu: not installed"; exit 0; }
-    ncu --clock-control none --launch-skip 1 --launch-count 1 "${@:4}" \
+    ncu --clock-control none --launch-skip 1 --launch-count 2 "${@:4}" \
       kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
     _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
   kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 2) exit; else printf "; unrolled: "}' "$work/$kernel.log" | tr -d '\n')
