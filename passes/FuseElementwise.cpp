@@ -166,9 +166,10 @@ bool isReadOnlyPadded(Value value) {
 /// of its points then reads at most one element of `value`, so a producer
 /// of fewer elements (a chunk of attention's output, widened, concatenated
 /// with the others) fuses in with no work repeated, and the kernel reads
-/// the producer's operands instead of a stored copy. (Not slices: a producer computed for a slice
-/// would bring its own operands of the producer's size along, which then
-/// fuse no further and are stored, a bias broadcast to every token.)
+/// the producer's operands instead of a stored copy. (Not slices: a
+/// producer computed for a slice would bring its own operands of the
+/// producer's size along, which then fuse no further and are stored, a
+/// bias broadcast to every token.)
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   auto fusion = dyn_cast<FusionOp>(consumer);
   if (!fusion)

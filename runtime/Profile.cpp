@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 namespace kiln::runtime {
@@ -80,6 +81,15 @@ void Profiler::add(RunProfile run, double wallStartUs) {
 size_t Profiler::runs() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return runs_;
+}
+
+absl::Status Profiler::writeChromeTrace(const std::string &path) const {
+  std::ofstream out(path, std::ios::trunc);
+  out << chromeTrace();
+  out.close();
+  if (!out)
+    return absl::UnavailableError("cannot write the trace to '" + path + "'");
+  return absl::OkStatus();
 }
 
 std::string Profiler::chromeTrace() const {

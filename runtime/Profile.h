@@ -9,6 +9,7 @@
 #define KILN_RUNTIME_PROFILE_H
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 
 #include <cstdint>
 #include <mutex>
@@ -72,6 +73,8 @@ public:
   /// complete event ("ph": "X") per thunk, a process per device and a
   /// thread (track) per stream, named by metadata events.
   std::string chromeTrace() const;
+  /// chromeTrace() written to `path` (replaced whole), or why it could not.
+  absl::Status writeChromeTrace(const std::string &path) const;
 
   /// Per program (the ones that took the most time first) and per thunk
   /// name, over every run but the program's first (which warms caches and

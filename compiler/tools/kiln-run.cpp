@@ -35,7 +35,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -324,12 +323,9 @@ int run(const RunOptions &options) {
   if (options.printResults)
     printResults(*results, &context);
   if (profiling) {
-    std::ofstream trace(profilePath, std::ios::trunc);
-    trace << profiler.chromeTrace();
-    trace.close();
-    if (!trace)
-      return fail(std::string("cannot write the trace to '") + profilePath +
-                  "'");
+    if (absl::Status written = profiler.writeChromeTrace(profilePath);
+        !written.ok())
+      return fail(written);
     llvm::errs() << profiler.summary() << "wrote the trace to " << profilePath
                  << "\n";
   }

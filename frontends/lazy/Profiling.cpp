@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 
 namespace kiln {
 namespace {
@@ -64,12 +63,10 @@ std::string summary() {
 }
 
 void write() {
-  const std::string &path = options().profilePath;
-  std::ofstream out(path, std::ios::trunc);
-  out << trace();
-  out.close();
-  if (!out)
-    throw Error("profile: cannot write the trace to '" + path + "'");
+  absl::Status written =
+      session().profiler.writeChromeTrace(options().profilePath);
+  if (!written.ok())
+    throw Error("profile: " + std::string(written.message()));
 }
 
 } // namespace profile
