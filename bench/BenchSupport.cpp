@@ -40,6 +40,7 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       {"n_layer", &c.n_layer}, {"n_embd", &c.n_embd},
       {"n_head", &c.n_head}, {"vocab", &c.vocab}, {"seq", &c.seq},
       {"batch", &c.batch}, {"steps", &c.steps},
+      {"logging_steps", &c.logging_steps},
       {"warmup_steps", &c.warmup_steps},
       {"bisect_max_batch", &c.bisect_max_batch},
       {"bisect_steps", &c.bisect_steps},
@@ -168,6 +169,8 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         "vocabulary (256): use --vocab 256 or more"));
   if (c.parity_window < 1)
     return absl::InvalidArgumentError("--parity_window must be >= 1");
+  if (c.logging_steps < 1)
+    return absl::InvalidArgumentError("--logging_steps must be >= 1");
   if (c.precision != "f32" && c.precision != "bf16" && c.precision != "fp16")
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown precision '", c.precision, "' (f32, bf16, fp16)"));
@@ -193,7 +196,8 @@ std::vector<std::string> modelFlags(const BenchConfig &c) {
           "--warmup_steps", std::to_string(c.warmup_steps), "--lr", f(c.lr),
           "--weight_decay", f(c.weight_decay), "--dropout", f(c.dropout),
           "--max_grad_norm", f(c.max_grad_norm), "--seed",
-          std::to_string(c.seed), "--precision", c.precision};
+          std::to_string(c.seed), "--precision", c.precision,
+          "--logging_steps", std::to_string(c.logging_steps)};
   // Only a fine-tuning run's peer (torch_hf.py) reads these.
   if (!fineTuneRun(c))
     return flags;

@@ -20,6 +20,13 @@ namespace kiln::bench {
 struct BenchConfig {
   int64_t n_layer = 2, n_embd = 64, n_head = 4, vocab = 512, seq = 32;
   int64_t batch = 4, steps = 20, warmup_steps = 2;
+  /// How often each system reads its loss back (the Trainer's
+  /// --logging_steps): 1 reads every step, so a step's time is the whole
+  /// step on the device; N > 1 reads step 0's at once (its time holds the
+  /// compile), then every N steps, as the Trainer syncs only to log, so
+  /// the host may prepare a step while the device runs the last. A
+  /// window's wall time is split evenly over its steps.
+  int64_t logging_steps = 1;
   double lr = 1e-3, weight_decay = 0.01, dropout = 0.0, max_grad_norm = 1.0;
   uint64_t seed = 0;
   std::string out = "bench-out";

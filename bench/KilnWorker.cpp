@@ -90,8 +90,14 @@ int runKilnWorker(const BenchConfig &c) {
     const double outsideBefore = outsidePlansMiB();
     // recordMs: the host recording the step's ops (forward, backward,
     // clipping, AdamW) before kiln::step(); with kiln_graph_ms (step()'s
-    // graph, key and lookup) it is the host time a GPU step waits for.
+    // graph, key and lookup) it is the host time a GPU step waits for
+    // when the loss is read every step. stepMs: a window's wall time from
+    // the last read to this one, split over its steps (BenchConfig).
     llvm::json::Array losses, stepMs, compileMs, recordMs;
+    // Losses not read yet (--logging_steps): on cuda each stays on the
+    // device until read, so the host records the next step meanwhile.
+    std::vector<Tensor> unread;
+    auto windowStart = std::chrono::steady_clock::now();
     for (int64_t s = 0; s < steps; ++s) {
       HostTensor x(DType::i64, {batch, c.seq});
       std::memcpy(x.data(), ids->data() + s * batch * c.seq, x.byteSize());
@@ -105,12 +111,21 @@ int runKilnWorker(const BenchConfig &c) {
                              std::chrono::steady_clock::now() - start)
                              .count());
       kiln::step();
-      double value = loss.item();
-      stepMs.push_back(std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - start).count());
       compileMs.push_back(metrics::counters().compileMilliseconds -
                           compiledBefore);
-      losses.push_back(value);
+      unread.push_back(loss);
+      if (s % c.logging_steps != 0 && s + 1 != steps)
+        continue;
+      for (const Tensor &l : unread)
+        losses.push_back(l.item());
+      auto now = std::chrono::steady_clock::now();
+      double each = std::chrono::duration<double, std::milli>(now - windowStart)
+                        .count() /
+                    double(unread.size());
+      for (size_t i = 0; i < unread.size(); ++i)
+        stepMs.push_back(each);
+      unread.clear();
+      windowStart = now;
     }
     const metrics::Counters &m = metrics::counters();
     struct rusage usage {};

@@ -576,6 +576,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                       {"n_head", c.n_head},   {"vocab", c.vocab},
                       {"seq", c.seq},         {"batch", c.batch},
                       {"steps", c.steps},     {"warmup_steps", c.warmup_steps},
+                      {"logging_steps", c.logging_steps},
                       {"lr", c.lr},           {"weight_decay", c.weight_decay},
                       {"dropout", c.dropout}, {"max_grad_norm", c.max_grad_norm},
                       {"seed", static_cast<int64_t>(c.seed)},
@@ -661,7 +662,8 @@ constexpr const char *kUsage =
     "         a Llama or LoRA run's peers are transformers + PEFT\n"
     "  run: --batch --steps --warmup_steps --lr --weight_decay --dropout\n"
     "       --max_grad_norm --seed --precision f32|bf16|fp16\n"
-    "       --backend cpu|cuda\n"
+    "       --backend cpu|cuda --logging_steps N (read the loss every\n"
+    "       N steps, as the Trainer logs; 1: every step)\n"
     "  systems: --modes compiled,eager --peers torch,torch_compile,jax\n"
     "           (\"\" for none) --peers_dir DIR\n"
     "  memory: --budget_gib --max_rss_gib --bisect_max_batch (0: no\n"

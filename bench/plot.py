@@ -69,6 +69,12 @@ def table(path, res, runs):
         rows.append(f"| {name} | {fmt(r.get('samples_per_s'), '.2f')} | {fmt(r.get('step_ms_median'), '.0f')} "
                     f"| {compile_s} | {fmt(r.get('peak_rss_mib'), '.0f')} | {largest} "
                     f"| {r['first_loss']:.4f} → {r['last_loss']:.4f} |")
+    every = res["config"].get("logging_steps", 1)
+    rows.append("")
+    rows.append("Step time: median of the second half of the steps; the loss read back every step."
+                if every == 1 else
+                f"Step time: median of the second half of the steps; the loss read back every {every} steps "
+                "(as the Trainer logs), each window's time split over its steps.")
     with open(path, "w") as f:
         f.write("\n".join(rows) + "\n")
 

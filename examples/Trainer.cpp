@@ -297,15 +297,26 @@ void Trainer::trainStep() {
     scheduler_.step();
     kiln::step();
   }
-  // The losses are device data now: reading them forces no sync.
-  double value = 0;
-  for (const Tensor &loss : losses)
-    value += loss.item();
-  value /= double(micro);
-  windowLoss_ += value;
-  runLoss_ += value;
+  // Left on the device until a log reads them (readLosses): as the
+  // Trainer, which syncs only to log, so on a GPU the host records the
+  // next step while the device runs this one.
+  unreadLosses_.insert(unreadLosses_.end(), losses.begin(), losses.end());
   ++windowSteps_;
   ++globalStep_;
+}
+
+void Trainer::readLosses() {
+  const int64_t micro = args_.gradientAccumulationSteps;
+  for (size_t first = 0; first + micro <= unreadLosses_.size();
+       first += micro) {
+    double value = 0;
+    for (int64_t i = 0; i < micro; ++i)
+      value += unreadLosses_[first + i].item();
+    value /= double(micro);
+    windowLoss_ += value;
+    runLoss_ += value;
+  }
+  unreadLosses_.clear();
 }
 
 void Trainer::maybeLog(bool epochEnded, bool last) {
@@ -316,6 +327,7 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
                                                         : false;
   if (!due || windowSteps_ == 0)
     return;
+  readLosses();
   // As the Trainer: mean loss of the window rounded to 4 digits, the
   // learning rate of the next step, the fractional epoch;
   // grad_norm: the last step's, before clipping (none without clipping).
@@ -513,6 +525,7 @@ void Trainer::train() {
       saveCheckpoint();
     bar.update(globalStep_);
   }
+  readLosses(); // train_loss counts every step, logged or not
   bar.finish();
   bar_ = nullptr;
   double runtime =

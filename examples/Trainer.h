@@ -57,6 +57,9 @@ private:
   void trainStep();
   /// Logs the loss since the last log if the logging strategy says so.
   void maybeLog(bool epochEnded, bool last);
+  /// Reads the losses of the steps since the last read into windowLoss_
+  /// and runLoss_ (a device sync on cuda).
+  void readLosses();
   /// Evaluates on the validation set and prints the metrics dict.
   void evaluateAndLog();
   /// output_dir/checkpoint-N, written crash-safely, then rotation.
@@ -96,6 +99,9 @@ private:
   int64_t skippedAtLastLog_ = 0;
   int64_t globalStep_ = 0, startStep_ = 0;
   double windowLoss_ = 0, runLoss_ = 0;
+  /// The micro-batch losses of the steps not logged yet, in order
+  /// (gradientAccumulationSteps per step): device data until read.
+  std::vector<Tensor> unreadLosses_;
   /// The last step's gradient norm (device data; read when logged).
   Tensor gradNorm_;
   int64_t windowSteps_ = 0;

@@ -4,7 +4,8 @@
 # runs under its own time limit, a failing part is recorded and the next
 # one runs; the whole check fits in ~9 minutes on an H100:
 #   1. bench-124m: kiln-bench --backend cuda, GPT-2 124M (seq 512, batch 16,
-#      dropout 0.1, AdamW), 12 steps, kiln compiled and PyTorch eager fp32,
+#      dropout 0.1, AdamW), 21 steps with the loss read every 10 (as the
+#      Trainer logs: --logging_steps), kiln compiled and PyTorch eager fp32,
 #      plus its dropout-0 parity runs of 4 steps (the step times are the
 #      issue's speed point; run first, alone on the machine);
 #   2. in the background, on the CPU: kiln --backend cpu on the same
@@ -325,11 +326,13 @@ fi
 #===--- 1. GPT-2 124M on the GPU: speed, and the runs parity compares -----===#
 
 # The model and training flags kiln-bench passes its workers (modelFlags):
-# the cpu run below must repeat them exactly.
+# the cpu run below must repeat them exactly. Every system reads its loss
+# every 10 steps, as the Trainer logs, so kiln's host records a step while
+# the GPU runs the last (2026-11-28; runs 1-10 read it every step).
 model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
   --warmup_steps 2 --lr 0.001 --weight_decay 0.01 --dropout 0.1
-  --max_grad_norm 1 --seed 0)
-bench_steps=12
+  --max_grad_norm 1 --seed 0 --logging_steps 10)
+bench_steps=21
 run_part bench-124m "${KILN_GPU_BENCH_SECONDS:-270}" kiln-bench --backend cuda "${model[@]}" --batch 16 \
   --steps "$bench_steps" --modes compiled --peers torch --parity_steps 4 \
   --bisect_max_batch 0 --max_rss_gib 48 --peers_dir "$root/bench/peers" \
@@ -361,7 +364,7 @@ if [[ $parts == all ]]; then
 #===--- 2. In the background: the cpu runs -------------------------------===#
 
 # kiln on the cpu repeats the cuda main run's first 4 steps: same weights,
-# flags and schedule (--steps 12 with 4 batches: the worker runs as many
+# flags and schedule (--steps 21 with 4 batches: the worker runs as many
 # steps as there are batches, on the schedule of --steps), same dropout
 # masks (kiln's Philox stream is the same bits on both backends).
 cpu_pid=
@@ -557,7 +560,7 @@ if [[ -f $work/first4.npy ]]; then
 fi
 
 # ab_part NAME SETTING WHAT [PRECISION]: kiln's 124M step on the cuda run's
-# 12 batches with the environment SETTING (VAR=VALUE), beside that bench's
+# batches with the environment SETTING (VAR=VALUE), beside that bench's
 # own step (the defaults), in one run: what a default buys. PRECISION bf16
 # compares with the mixed-precision bench (part 8). Not a judgement: INFO.
 ab_part() {

@@ -5,6 +5,7 @@ kiln's AdamW setup, and writing the result JSON that kiln-bench reads."""
 import argparse
 import json
 import resource
+import time
 
 import numpy as np
 from safetensors.numpy import load_file
@@ -25,6 +26,9 @@ def parse_args(extra=None):
     # weights and optimizer; fp16 with dynamic loss scaling, PyTorch's
     # GradScaler defaults), as kiln-bench --precision asks of every system.
     p.add_argument("--precision", choices=["f32", "bf16", "fp16"], default="f32")
+    # Read the loss back every N steps, as the Trainer logs (kiln-bench's
+    # BenchConfig::logging_steps): 1 syncs every step.
+    p.add_argument("--logging_steps", type=int, default=1)
     if extra:
         extra(p)
     return p.parse_args()
@@ -52,6 +56,30 @@ def decays(name):
     decay on biases and LayerNorm weights."""
     is_norm = name.split(".")[-2].startswith("ln_")
     return not (name.endswith(".bias") or is_norm)
+
+
+class StepTimer:
+    """Step times and losses when the loss is read back every
+    `logging_steps` steps (kiln-bench's --logging_steps, the same rule as
+    its kiln worker): step 0's at once (its time holds the compile), then
+    every N steps and at the last; each window's wall time, from the last
+    read to this one, is split evenly over its steps. `read` turns a loss
+    handle into a float (a host sync)."""
+
+    def __init__(self, logging_steps, read):
+        self.every, self.read = logging_steps, read
+        self.losses, self.step_ms, self.unread = [], [], []
+        self.start = time.perf_counter()
+
+    def done(self, step, loss, steps):
+        self.unread.append(loss)
+        if step % self.every != 0 and step + 1 != steps:
+            return
+        self.losses += [self.read(x) for x in self.unread]
+        now = time.perf_counter()
+        each = 1e3 * (now - self.start) / len(self.unread)
+        self.step_ms += [each] * len(self.unread)
+        self.unread, self.start = [], now
 
 
 def write_result(args, batch, losses, step_ms, **extra):

@@ -6,7 +6,6 @@ clipping and PyTorch's AdamW (written out; optax is not installed), with the
 learning rate a traced argument so the schedule never recompiles."""
 import os
 import sys
-import time
 
 # The platform must be chosen before jax is imported: --device cpu keeps a
 # GPU machine's run on the CPU, like every other system of that run.
@@ -123,16 +122,14 @@ def main():
     # (scale, clean steps, skipped steps); f32 and bf16 keep a scale of 1.
     scaler = (jnp.float32(65536.0 if args.precision == "fp16" else 1.0), jnp.float32(0), jnp.float32(0))
 
-    losses, step_ms = [], []
+    timer = common.StepTimer(args.logging_steps, float)
     for s, ids in enumerate(batches):
-        start = time.perf_counter()
         key, sub = jax.random.split(key)
         params, m, v, loss, scaler = train_step(params, m, v, jnp.float32(s + 1),
                                                 jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub,
                                                 scaler)
-        losses.append(float(loss))
-        step_ms.append(1e3 * (time.perf_counter() - start))
-    common.write_result(args, batches.shape[1], losses, step_ms,
+        timer.done(s, loss, len(batches))
+    common.write_result(args, batches.shape[1], timer.losses, timer.step_ms,
                         jax_version=jax.__version__, jax_devices=str(jax.devices()))
 
 

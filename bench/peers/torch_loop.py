@@ -2,21 +2,20 @@
 one step per batch of kiln-bench's batches file, PyTorch's automatic mixed
 precision for --precision bf16 / fp16 (fp16 with GradScaler's defaults: 2^16,
 halve on overflow, double after 2000 clean steps), clipping of `params` to
---max_grad_norm, the optimizer and schedule steps, and the loss read back (a
-host sync, so each step's time is the whole step). Kept out of common.py so
+--max_grad_norm, the optimizer and schedule steps, and the loss read back
+every --logging_steps steps (a host sync; common.StepTimer). Kept out of common.py so
 the JAX peer does not import torch."""
-import time
-
 import torch
+
+import common
 
 
 def train(args, loss_of, params, opt, sched, batches, device):
     """→ (losses, step times in ms), one per batch."""
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
     scaler = torch.amp.GradScaler(device.type, enabled=args.precision == "fp16")
-    losses, step_ms = [], []
-    for ids in batches:
-        start = time.perf_counter()
+    timer = common.StepTimer(args.logging_steps, lambda loss: loss.item())
+    for s, ids in enumerate(batches):
         with torch.autocast(device.type, dtype=half or torch.float32, enabled=half is not None):
             loss = loss_of(torch.from_numpy(ids).to(device))
         scaler.scale(loss).backward()
@@ -27,9 +26,8 @@ def train(args, loss_of, params, opt, sched, batches, device):
         scaler.update()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())  # a host sync: the step has finished
-        step_ms.append(1e3 * (time.perf_counter() - start))
-    return losses, step_ms
+        timer.done(s, loss.detach(), len(batches))
+    return timer.losses, timer.step_ms
 
 
 def cuda_memory(device):

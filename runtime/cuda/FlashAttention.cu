@@ -31,18 +31,22 @@ template <class E, int D> struct Kernels {
 } // namespace kiln::flash
 
 // Entry points: kiln_flash_<kernel>_<type>_d<head dim max>, the names
-// runtime/cuda/FlashAttention.cpp looks up.
+// runtime/cuda/FlashAttention.cpp looks up. At least kFlashMinBlocks
+// blocks an SM: their shared memory allows no more than three (64-wide
+// heads), and without the hint ptxas held some kernels to 64 registers
+// and spilled (with it: 80-120 registers, no spills, sm_80 and sm_90).
+constexpr int kFlashMinBlocks = 3;
 #define KILN_FLASH_ENTRY_POINTS(TYPE, E, D)                                    \
-  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads, kFlashMinBlocks)     \
       kiln_flash_forward_##TYPE##_d##D(const kiln::flash::AttentionParams p) { \
     kiln::flash::Kernels<E, D>::forward(p);                                    \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads, kFlashMinBlocks)     \
       kiln_flash_query_grad_##TYPE##_d##D(                                     \
           const kiln::flash::AttentionParams p) {                              \
     kiln::flash::Kernels<E, D>::queryGrad(p);                                  \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads)     \
+  extern "C" __global__ void __launch_bounds__(kiln::flash::kFlashThreads, kFlashMinBlocks)     \
       kiln_flash_key_value_grad_##TYPE##_d##D(                                 \
           const kiln::flash::AttentionParams p) {                              \
     kiln::flash::Kernels<E, D>::keyValueGrad(p);                               \

@@ -14,7 +14,12 @@
 //
 // The algorithm (FlashAttention-2's, with its statistics kept in shared
 // memory rather than registers so that WMMA's opaque fragment layout never
-// matters):
+// matters). The [Rows][Keys] tiles (scores, dP, probabilities, dS) and the
+// forward's output accumulator are stored transposed (key-major): in the
+// row phases (softmax, dS) a warp's lanes own 32 consecutive query rows,
+// so each step reads and writes 32 consecutive words, never one bank
+// eight times; rowParts() threads share a row, each over its own keys,
+// and combine their partial maxima and sums through shared memory.
 // - forward, per block of query rows: for each block of keys, the scores
 //   S = Q Kᵀ, an online softmax (running max m and sum l per row, the
 //   accumulated output rescaled by exp(m_old - m_new)), the dropout mask,
@@ -98,13 +103,15 @@ inline int64_t rowStatsBytes(const AttentionParams &p) {
 /// Tile sizes per kernel for head dimensions up to HeadDimMax (a multiple
 /// of 16; smaller head dims are zero-padded in shared memory). Query and
 /// key rows per block are multiples of 16 (WMMA's tile). Rows of 16-bit
-/// tiles are padded by 8 elements and f32 rows by 4: still 16-byte rows,
-/// and consecutive rows start in different shared-memory banks.
+/// tiles are padded by 8 elements and f32 rows by 4: still 16-byte rows
+/// (WMMA's rule), and consecutive rows start in different banks.
 template <int HeadDimMax> struct FlashConfig;
+/// The key side's query tile is halved so that two blocks fit an SM
+/// (90 KB of shared memory each, 125 KB with 64 rows: one block).
 template <> struct FlashConfig<64> {
   static constexpr int forwardRows = 64, forwardKeys = 64;
   static constexpr int queryRows = 64, queryKeys = 64;
-  static constexpr int keyValueRows = 64, keyValueKeys = 64;
+  static constexpr int keyValueRows = 32, keyValueKeys = 64;
 };
 /// The key side's query tile is halved so its shared memory (dK and dV in
 /// f32) fits an sm_80 block (163 KB).
@@ -118,21 +125,36 @@ KILN_FLASH_HD constexpr int64_t alignShared(int64_t bytes) {
   return (bytes + 127) / 128 * 128;
 }
 
+/// Threads that share a query row in the row phases of a kernel with
+/// `Rows` rows per block; each takes Keys / rowParts consecutive keys.
+template <int Rows> KILN_FLASH_HD constexpr int rowParts() {
+  return kFlashThreads / Rows < 1 ? 1 : kFlashThreads / Rows;
+}
+
 /// Row strides and bytes of the tiles of a kernel with `Rows` query rows
 /// and `Keys` key rows per block, for elements of `Bytes` bytes (2 on the
-/// GPU; the host's f32 twin in the tests uses 4).
+/// GPU; the host's f32 twin in the tests uses 4). The [Rows][Keys] tiles
+/// are stored key-major: element (r, c) at [c * ld + r].
 template <int D, int Rows, int Keys, int Bytes = 2> struct SharedLayout {
   static constexpr int ldInput = D + 8;     // [rows][D] input tiles
-  static constexpr int ldScores = Keys + 4; // f32 [Rows][Keys]
-  static constexpr int ldProbs = Keys + 8;  // [Rows][Keys] in the input type
+  static constexpr int ldScores = Rows + 4; // f32 [Keys][Rows]
+  static constexpr int ldProbs = Rows + 8;  // [Keys][Rows] in the input type
   static constexpr int ldAcc = D + 4;       // f32 [rows][D]
+  static constexpr int ldAccT = Rows + 4;   // f32 [D][Rows]: the output
   static constexpr int64_t queryTile = int64_t(Rows) * ldInput * Bytes;
   static constexpr int64_t keyTile = int64_t(Keys) * ldInput * Bytes;
-  static constexpr int64_t scoreTile = int64_t(Rows) * ldScores * 4;
-  static constexpr int64_t probTile = int64_t(Rows) * ldProbs * Bytes;
+  static constexpr int64_t scoreTile = int64_t(Keys) * ldScores * 4;
+  static constexpr int64_t probTile = int64_t(Keys) * ldProbs * Bytes;
   static constexpr int64_t rowAcc = int64_t(Rows) * ldAcc * 4;
+  static constexpr int64_t rowAccT = int64_t(D) * ldAccT * 4;
   static constexpr int64_t keyAcc = int64_t(Keys) * ldAcc * 4;
   static constexpr int64_t rowFloats = int64_t(Rows) * 4;
+  /// One float per row and part: the row phases' partial results.
+  static constexpr int64_t partFloats = int64_t(Rows) * rowParts<Rows>() * 4;
+  static constexpr int keysPerPart = Keys / rowParts<Rows>();
+  static_assert(keysPerPart % 4 == 0 && D % rowParts<Rows>() == 0,
+                "a part's keys are whole Philox blocks; its output columns "
+                "split D evenly");
 };
 
 /// Carves consecutive 128-byte-aligned tiles out of shared memory.
@@ -151,14 +173,16 @@ template <int D, int Rows, int Keys, int Bytes = 2> struct ForwardShared {
   static constexpr int64_t bytes =
       alignShared(L::queryTile) + 2 * alignShared(L::keyTile) +
       alignShared(L::scoreTile) + alignShared(L::probTile) +
-      alignShared(L::rowAcc) + 2 * alignShared(L::rowFloats);
+      alignShared(L::rowAccT) + 2 * alignShared(L::rowFloats) +
+      2 * alignShared(L::partFloats);
 };
 template <int D, int Rows, int Keys, int Bytes = 2> struct QueryGradShared {
   using L = SharedLayout<D, Rows, Keys, Bytes>;
   static constexpr int64_t bytes =
       2 * alignShared(L::queryTile) + 2 * alignShared(L::keyTile) +
       2 * alignShared(L::scoreTile) + alignShared(L::probTile) +
-      alignShared(L::rowAcc) + 3 * alignShared(L::rowFloats);
+      alignShared(L::rowAcc) + 3 * alignShared(L::rowFloats) +
+      3 * alignShared(L::partFloats);
 };
 template <int D, int Rows, int Keys, int Bytes = 2>
 struct KeyValueGradShared {
@@ -179,8 +203,14 @@ KILN_FLASH_FN uint32_t mulHigh(uint32_t a, uint32_t b) {
 #endif
 }
 
+/// Philox-4x32-10's four lanes, as named fields: an array would be
+/// indexed through local memory where the compiler cannot unroll.
+struct PhiloxLanes {
+  uint32_t x0 = 0, x1 = 0, x2 = 0, x3 = 0;
+};
+
 /// Philox-4x32-10's four lanes at `counter` under `key`.
-KILN_FLASH_FN void philox(uint64_t key, uint64_t counter, uint32_t lanes[4]) {
+KILN_FLASH_FN PhiloxLanes philox(uint64_t key, uint64_t counter) {
   uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
   uint32_t x0 = uint32_t(counter), x1 = uint32_t(counter >> 32), x2 = 0,
            x3 = 0;
@@ -197,10 +227,12 @@ KILN_FLASH_FN void philox(uint64_t key, uint64_t counter, uint32_t lanes[4]) {
     x2 = y2;
     x3 = lo0;
   }
-  lanes[0] = x0;
-  lanes[1] = x1;
-  lanes[2] = x2;
-  lanes[3] = x3;
+  PhiloxLanes lanes;
+  lanes.x0 = x0;
+  lanes.x1 = x1;
+  lanes.x2 = x2;
+  lanes.x3 = x3;
+  return lanes;
 }
 
 /// The dropout of the probabilities (b·H + h, i, j): query row i's values
@@ -235,7 +267,7 @@ struct DropoutRow {
   const DropoutMask &mask;
   int64_t base, counter;
   int64_t group = -1;
-  uint32_t lanes[4] = {0, 0, 0, 0};
+  PhiloxLanes lanes;
 
   KILN_FLASH_FN DropoutRow(const DropoutMask &m, int64_t bh, int64_t i)
       : mask(m), base(bh * m.keys), counter(i * m.rowGroups) {}
@@ -245,15 +277,13 @@ struct DropoutRow {
     int64_t element = base + j;
     if (element / 4 != group) {
       group = element / 4;
-      philox(mask.key, mask.counter + uint64_t(counter + group), lanes);
+      lanes = philox(mask.key, mask.counter + uint64_t(counter + group));
     }
-    // A select, not lanes[element % 4]: an array indexed at run time
-    // would live in local memory on the GPU.
     int lane = int(element % 4);
-    uint32_t bits = lane == 0   ? lanes[0]
-                    : lane == 1 ? lanes[1]
-                    : lane == 2 ? lanes[2]
-                                : lanes[3];
+    uint32_t bits = lane == 0   ? lanes.x0
+                    : lane == 1 ? lanes.x1
+                    : lane == 2 ? lanes.x2
+                                : lanes.x3;
     float u = float(bits >> 8) * (1.0f / 16777216.0f);
     return u >= mask.threshold ? mask.keepScale : 0.0f;
   }
@@ -341,8 +371,9 @@ struct DeviceBlock {
   /// C[M×N] (+)= A[M×K] · B[K×N] over the block's warps, one 16×16 tile of
   /// C at a time. A is row-major (A[i·lda + k]) or, with ACol, the
   /// transpose of a row-major [K][M] tile (A[k·lda + i]); B likewise
-  /// (BCol: B[n·ldb + k]). M, N, K are multiples of 16; no barrier inside.
-  template <class E, bool ACol, bool BCol>
+  /// (BCol: B[n·ldb + k]), and C (CCol: C[j·ldc + i], the transpose
+  /// stored). M, N, K are multiples of 16; no barrier inside.
+  template <class E, bool ACol, bool BCol, bool CCol = false>
   KILN_FLASH_FN void gemm(float *c, int ldc, const E *a, int lda, const E *b,
                           int ldb, int m, int n, int k,
                           bool accumulate) const {
@@ -351,14 +382,16 @@ struct DeviceBlock {
         typename std::conditional<ACol, wmma::col_major, wmma::row_major>::type;
     using BLayout =
         typename std::conditional<BCol, wmma::col_major, wmma::row_major>::type;
+    constexpr wmma::layout_t CLayout =
+        CCol ? wmma::mem_col_major : wmma::mem_row_major;
     int warp = threadIdx.x / 32, warps = blockDim.x / 32;
     int tilesN = n / 16, tiles = (m / 16) * tilesN;
     for (int t = warp; t < tiles; t += warps) {
       int tm = t / tilesN, tn = t % tilesN;
-      float *cp = c + tm * 16 * ldc + tn * 16;
+      float *cp = CCol ? c + tn * 16 * ldc + tm * 16 : c + tm * 16 * ldc + tn * 16;
       wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
       if (accumulate)
-        wmma::load_matrix_sync(acc, cp, ldc, wmma::mem_row_major);
+        wmma::load_matrix_sync(acc, cp, ldc, CLayout);
       else
         wmma::fill_fragment(acc, 0.0f);
       for (int kk = 0; kk < k; kk += 16) {
@@ -370,7 +403,7 @@ struct DeviceBlock {
             fb, BCol ? b + tn * 16 * ldb + kk : b + kk * ldb + tn * 16, ldb);
         wmma::mma_sync(acc, fa, fb, acc);
       }
-      wmma::store_matrix_sync(cp, acc, ldc, wmma::mem_row_major);
+      wmma::store_matrix_sync(cp, acc, ldc, CLayout);
     }
   }
 };
@@ -386,16 +419,17 @@ struct HostBlock {
   float log(float x) const { return std::log(x); }
   void copy16(void *dst, const void *src) const { std::memcpy(dst, src, 16); }
   void zero16(void *dst) const { std::memset(dst, 0, 16); }
-  template <class E, bool ACol, bool BCol>
+  template <class E, bool ACol, bool BCol, bool CCol = false>
   void gemm(float *c, int ldc, const E *a, int lda, const E *b, int ldb, int m,
             int n, int k, bool accumulate) const {
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
-        float sum = accumulate ? c[i * ldc + j] : 0.0f;
+        float &out = CCol ? c[j * ldc + i] : c[i * ldc + j];
+        float sum = accumulate ? out : 0.0f;
         for (int kk = 0; kk < k; ++kk)
           sum += Element<E>::toFloat(ACol ? a[kk * lda + i] : a[i * lda + kk]) *
                  Element<E>::toFloat(BCol ? b[j * ldb + kk] : b[kk * ldb + j]);
-        c[i * ldc + j] = sum;
+        out = sum;
       }
   }
 };
@@ -422,8 +456,9 @@ KILN_FLASH_FN void loadRows(const Block &blk, E *dst, int ld, const E *src,
 }
 
 /// rows first + r of dst ([*, headDim]) = acc[r][0, headDim) · rowScale[r]
-/// (or · 1 when rowScale is null), for rows below `total`.
-template <class E, class Block>
+/// (or · 1 when rowScale is null), for rows below `total`; with
+/// AccTransposed, acc holds element (r, c) at [c * ld + r].
+template <class E, bool AccTransposed = false, class Block>
 KILN_FLASH_FN void storeRows(const Block &blk, E *dst, int64_t headDim,
                              int64_t first, int64_t total, const float *acc,
                              int ld, const float *rowScale, int count) {
@@ -431,7 +466,8 @@ KILN_FLASH_FN void storeRows(const Block &blk, E *dst, int64_t headDim,
     int r = int(x / headDim), c = int(x % headDim);
     if (first + r >= total)
       continue;
-    float v = acc[r * ld + c] * (rowScale ? rowScale[r] : 1.0f);
+    float v = (AccTransposed ? acc[c * ld + r] : acc[r * ld + c]) *
+              (rowScale ? rowScale[r] : 1.0f);
     dst[(first + r) * headDim + c] = Element<E>::fromFloat(v);
   }
 }
@@ -470,6 +506,55 @@ KILN_FLASH_FN ScoreGrad scoreGrad(const Block &blk, const AttentionParams &p,
   return {prob * factor, prob * (dp * factor - delta) * p.scale};
 }
 
+//===--- Row phases -------------------------------------------------------===//
+// Work item x of a row phase is row x % Rows, part x / Rows: consecutive
+// threads take consecutive rows of the key-major tiles, so a warp's reads
+// and writes are 32 consecutive words.
+
+/// partMax[part·Rows + r] = the largest scaled score of row r among the
+/// part's visible keys of the tile at key0 (-inf when it sees none). The
+/// scores are key-major with stride ld. No barrier.
+template <int Rows, int Keys, class Block>
+KILN_FLASH_FN void partialMaxima(const Block &blk, const AttentionParams &p,
+                                 const float *ss, int ld, int64_t first,
+                                 int64_t key0, float *partMax) {
+  constexpr int parts = rowParts<Rows>(), perPart = Keys / parts;
+  for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
+    const int r = x % Rows, c0 = x / Rows * perPart;
+    const int64_t visible = visibleKeys(p, first + r) - key0;
+    float m = -INFINITY;
+    for (int c = c0; c < c0 + perPart && c < visible; ++c)
+      m = fmaxf(m, ss[c * ld + r] * p.scale);
+    partMax[x] = m;
+  }
+}
+
+/// Row r's running maximum once the tile's parts are seen.
+template <int Rows>
+KILN_FLASH_FN float tileMax(const float *rowMax, const float *partMax, int r) {
+  float m = rowMax[r];
+  for (int q = 0; q < rowParts<Rows>(); ++q)
+    m = fmaxf(m, partMax[q * Rows + r]);
+  return m;
+}
+
+/// Σ over the parts of row r.
+template <int Rows>
+KILN_FLASH_FN float sumParts(const float *parts, int r) {
+  float sum = 0.0f;
+  for (int q = 0; q < rowParts<Rows>(); ++q)
+    sum += parts[q * Rows + r];
+  return sum;
+}
+
+/// exp(oldMax - newMax): what a row's running sums are rescaled by; 1 while
+/// the row has seen no key (its maximum still -inf).
+template <class Block>
+KILN_FLASH_FN float rescaleFactor(const Block &blk, float oldMax,
+                                  float newMax) {
+  return newMax == -INFINITY ? 1.0f : blk.exp(oldMax - newMax);
+}
+
 //===--- Forward ----------------------------------------------------------===//
 
 /// Query rows [queryBlock·Rows, +Rows) of head bh = b·H + h.
@@ -478,15 +563,18 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
                                     char *shared, int64_t queryBlock,
                                     int64_t bh) {
   using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
+  constexpr int parts = rowParts<Rows>(), perPart = L::keysPerPart;
   SharedCarver carve{shared};
   E *qs = carve.take<E>(L::queryTile);
   E *ks = carve.take<E>(L::keyTile);
   E *vs = carve.take<E>(L::keyTile);
   float *ss = carve.take<float>(L::scoreTile);
   E *ps = carve.take<E>(L::probTile);
-  float *os = carve.take<float>(L::rowAcc);
+  float *os = carve.take<float>(L::rowAccT); // the output, [D][Rows]
   float *rowMax = carve.take<float>(L::rowFloats);
   float *rowSum = carve.take<float>(L::rowFloats);
+  float *partMax = carve.take<float>(L::partFloats);
+  float *partSum = carve.take<float>(L::partFloats);
 
   const int64_t b = bh / p.heads, h = bh % p.heads;
   const int64_t g = h / (p.heads / p.kvHeads);
@@ -498,7 +586,7 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
   const DropoutMask mask = DropoutMask::of(p);
 
   loadRows<D>(blk, qs, L::ldInput, q, dim, first, p.queries, Rows);
-  for (int x = blk.thread(); x < Rows * L::ldAcc; x += blk.threads())
+  for (int x = blk.thread(); x < D * L::ldAccT; x += blk.threads())
     os[x] = 0.0f;
   fill(blk, rowMax, Rows, -INFINITY);
   fill(blk, rowSum, Rows, 0.0f);
@@ -508,45 +596,51 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
     loadRows<D>(blk, ks, L::ldInput, k, dim, key0, p.keys, Keys);
     loadRows<D>(blk, vs, L::ldInput, v, dim, key0, p.keys, Keys);
     blk.sync();
-    blk.template gemm<E, false, true>(ss, L::ldScores, qs, L::ldInput, ks,
-                                      L::ldInput, Rows, Keys, D, false);
+    blk.template gemm<E, false, true, true>(ss, L::ldScores, qs, L::ldInput,
+                                            ks, L::ldInput, Rows, Keys, D,
+                                            false);
     blk.sync();
-    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+    partialMaxima<Rows, Keys>(blk, p, ss, L::ldScores, first, key0, partMax);
+    blk.sync();
+    // The probabilities after dropout, each part's sum before it, and the
+    // part's columns of the output rescaled to the new maximum.
+    for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
+      const int r = x % Rows, part = x / Rows, c0 = part * perPart;
       const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
-      const float *srow = ss + r * L::ldScores;
-      E *prow = ps + r * L::ldProbs;
-      float oldMax = rowMax[r], newMax = oldMax;
-      for (int c = 0; c < Keys && c < visible; ++c)
-        newMax = fmaxf(newMax, srow[c] * p.scale);
-      // A row that has seen no key yet keeps max -inf: nothing to rescale.
-      float alpha = newMax == -INFINITY ? 1.0f : blk.exp(oldMax - newMax);
+      const float newMax = tileMax<Rows>(rowMax, partMax, r);
+      const float alpha = rescaleFactor(blk, rowMax[r], newMax);
       float sum = 0.0f;
       DropoutRow dropout(mask, bh, i);
-      for (int c = 0; c < Keys; ++c) {
+      for (int c = c0; c < c0 + perPart; ++c) {
         float prob = 0.0f;
         if (c < visible) {
-          prob = blk.exp(srow[c] * p.scale - newMax);
+          prob = blk.exp(ss[c * L::ldScores + r] * p.scale - newMax);
           sum += prob;
           prob *= dropout.factor(key0 + c);
         }
-        prow[c] = Element<E>::fromFloat(prob);
+        ps[c * L::ldProbs + r] = Element<E>::fromFloat(prob);
       }
-      rowSum[r] = rowSum[r] * alpha + sum;
-      rowMax[r] = newMax;
-      float *orow = os + r * L::ldAcc;
-      for (int c = 0; c < D; ++c)
-        orow[c] *= alpha;
+      partSum[x] = sum;
+      for (int c = part * (D / parts); c < (part + 1) * (D / parts); ++c)
+        os[c * L::ldAccT + r] *= alpha;
     }
     blk.sync();
-    blk.template gemm<E, false, false>(os, L::ldAcc, ps, L::ldProbs, vs,
-                                       L::ldInput, Rows, D, Keys, true);
+    // The row statistics, beside O += P V (which touches neither).
+    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+      const float newMax = tileMax<Rows>(rowMax, partMax, r);
+      rowSum[r] = rowSum[r] * rescaleFactor(blk, rowMax[r], newMax) +
+                  sumParts<Rows>(partSum, r);
+      rowMax[r] = newMax;
+    }
+    blk.template gemm<E, true, false, true>(os, L::ldAccT, ps, L::ldProbs, vs,
+                                            L::ldInput, Rows, D, Keys, true);
   }
   blk.sync();
   for (int r = blk.thread(); r < Rows; r += blk.threads())
     rowSum[r] = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
   blk.sync();
-  storeRows(blk, static_cast<E *>(p.result) + bh * p.queries * dim, dim, first,
-            p.queries, os, L::ldAcc, rowSum, Rows);
+  storeRows<E, true>(blk, static_cast<E *>(p.result) + bh * p.queries * dim,
+                     dim, first, p.queries, os, L::ldAccT, rowSum, Rows);
 }
 
 //===--- Gradient ---------------------------------------------------------===//
@@ -578,19 +672,21 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
                 static_cast<const E *>(p.resultGrad) + rowOffset, p.headDim,
                 first, p.queries, Rows);
   }
-  /// S = Q Kᵀ and dP = dO Vᵀ (no barrier).
+  /// S = Q Kᵀ and dP = dO Vᵀ, key-major (no barrier).
   template <class Block>
   KILN_FLASH_FN void scoresAndGrads(const Block &blk) const {
-    blk.template gemm<E, false, true>(ss, L::ldScores, qs, L::ldInput, ks,
-                                      L::ldInput, Rows, Keys, D, false);
-    blk.template gemm<E, false, true>(dps, L::ldScores, dos, L::ldInput, vs,
-                                      L::ldInput, Rows, Keys, D, false);
+    blk.template gemm<E, false, true, true>(ss, L::ldScores, qs, L::ldInput,
+                                            ks, L::ldInput, Rows, Keys, D,
+                                            false);
+    blk.template gemm<E, false, true, true>(dps, L::ldScores, dos, L::ldInput,
+                                            vs, L::ldInput, Rows, Keys, D,
+                                            false);
   }
   /// dS into dss (and, when `dropped` is not null, the dropped
   /// probabilities there) for rows [first, +Rows) and keys [key0, +Keys)
   /// of head bh, from each row's log-sum-exp and delta; keys a row does
-  /// not see get 0. Four consecutive keys a step: one Philox block for
-  /// their dropout. (No barrier.)
+  /// not see get 0; both key-major. Four consecutive keys a step: one
+  /// Philox block for their dropout. (No barrier.)
   template <class Block>
   KILN_FLASH_FN void scoreGradTile(const Block &blk, const AttentionParams &p,
                                    const DropoutMask &mask, int64_t bh,
@@ -598,18 +694,18 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
                                    const float *lse, const float *delta,
                                    E *dropped) const {
     for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
-      const int r = x / (Keys / 4), c0 = x % (Keys / 4) * 4;
+      const int r = x % Rows, c0 = x / Rows * 4;
       const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
       DropoutRow dropout(mask, bh, i);
       for (int c = c0; c < c0 + 4; ++c) {
         ScoreGrad g{0.0f, 0.0f};
         if (c < visible)
-          g = scoreGrad(blk, p, ss[r * L::ldScores + c],
-                        dps[r * L::ldScores + c], lse[r], delta[r],
+          g = scoreGrad(blk, p, ss[c * L::ldScores + r],
+                        dps[c * L::ldScores + r], lse[r], delta[r],
                         dropout.factor(key0 + c));
         if (dropped)
-          dropped[r * L::ldProbs + c] = Element<E>::fromFloat(g.dropped);
-        dss[r * L::ldProbs + c] = Element<E>::fromFloat(g.grad);
+          dropped[c * L::ldProbs + r] = Element<E>::fromFloat(g.dropped);
+        dss[c * L::ldProbs + r] = Element<E>::fromFloat(g.grad);
       }
     }
   }
@@ -632,6 +728,10 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   float *rowMax = carve.take<float>(L::rowFloats);
   float *rowSum = carve.take<float>(L::rowFloats);
   float *rowDot = carve.take<float>(L::rowFloats);
+  float *partMax = carve.take<float>(L::partFloats);
+  float *partSum = carve.take<float>(L::partFloats);
+  float *partDot = carve.take<float>(L::partFloats);
+  constexpr int parts = rowParts<Rows>(), perPart = L::keysPerPart;
 
   const int64_t b = bh / p.heads, h = bh % p.heads;
   const int64_t g = h / (p.heads / p.kvHeads);
@@ -662,22 +762,28 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   // Sweep 1: max, sum and Σ exp(s - max) dP per row, rescaled online.
   for (int64_t key0 = 0; key0 < end; key0 += Keys) {
     scoresAndGrads(key0);
-    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+    partialMaxima<Rows, Keys>(blk, p, ss, L::ldScores, first, key0, partMax);
+    blk.sync();
+    for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
+      const int r = x % Rows, c0 = x / Rows * perPart;
       const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
-      const float *srow = ss + r * L::ldScores, *dprow = dps + r * L::ldScores;
-      float oldMax = rowMax[r], newMax = oldMax;
-      for (int c = 0; c < Keys && c < visible; ++c)
-        newMax = fmaxf(newMax, srow[c] * p.scale);
-      float alpha = newMax == -INFINITY ? 1.0f : blk.exp(oldMax - newMax);
+      const float newMax = tileMax<Rows>(rowMax, partMax, r);
       float sum = 0.0f, dot = 0.0f;
       DropoutRow dropout(mask, bh, i);
-      for (int c = 0; c < Keys && c < visible; ++c) {
-        float prob = blk.exp(srow[c] * p.scale - newMax);
+      for (int c = c0; c < c0 + perPart && c < visible; ++c) {
+        float prob = blk.exp(ss[c * L::ldScores + r] * p.scale - newMax);
         sum += prob;
-        dot += prob * dprow[c] * dropout.factor(key0 + c);
+        dot += prob * dps[c * L::ldScores + r] * dropout.factor(key0 + c);
       }
-      rowSum[r] = rowSum[r] * alpha + sum;
-      rowDot[r] = rowDot[r] * alpha + dot;
+      partSum[x] = sum;
+      partDot[x] = dot;
+    }
+    blk.sync();
+    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+      const float newMax = tileMax<Rows>(rowMax, partMax, r);
+      const float alpha = rescaleFactor(blk, rowMax[r], newMax);
+      rowSum[r] = rowSum[r] * alpha + sumParts<Rows>(partSum, r);
+      rowDot[r] = rowDot[r] * alpha + sumParts<Rows>(partDot, r);
       rowMax[r] = newMax;
     }
   }
@@ -701,8 +807,8 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
     tiles.scoreGradTile(blk, p, mask, bh, first, key0, rowMax, rowDot,
                         static_cast<E *>(nullptr));
     blk.sync();
-    blk.template gemm<E, false, false>(dqs, L::ldAcc, tiles.dss, L::ldProbs, ks,
-                                       L::ldInput, Rows, D, Keys, true);
+    blk.template gemm<E, true, false>(dqs, L::ldAcc, tiles.dss, L::ldProbs, ks,
+                                      L::ldInput, Rows, D, Keys, true);
   }
   blk.sync();
   storeRows(blk, static_cast<E *>(p.queryGrad) + rowOffset, dim, first,
@@ -764,13 +870,13 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
       blk.sync();
       tiles.scoreGradTile(blk, p, mask, bh, first, key0, lse, delta, ps);
       blk.sync();
-      // dV += Pdᵀ dO, dK += dSᵀ Q: the [Rows][Keys] tiles read transposed.
-      blk.template gemm<E, true, false>(dvs, L::ldAcc, ps, L::ldProbs,
-                                        tiles.dos, L::ldInput, Keys, D, Rows,
-                                        true);
-      blk.template gemm<E, true, false>(dks, L::ldAcc, tiles.dss, L::ldProbs,
-                                        tiles.qs, L::ldInput, Keys, D, Rows,
-                                        true);
+      // dV += Pdᵀ dO, dK += dSᵀ Q: the key-major tiles are Pdᵀ and dSᵀ.
+      blk.template gemm<E, false, false>(dvs, L::ldAcc, ps, L::ldProbs,
+                                         tiles.dos, L::ldInput, Keys, D, Rows,
+                                         true);
+      blk.template gemm<E, false, false>(dks, L::ldAcc, tiles.dss, L::ldProbs,
+                                         tiles.qs, L::ldInput, Keys, D, Rows,
+                                         true);
     }
   }
   blk.sync();

@@ -10,6 +10,7 @@
 
 #include "frontends/lazy/Tensor.h"
 #include "frontends/nn/GPT2.h"
+#include "frontends/nn/GradScaler.h"
 
 #include <cstdlib>
 
@@ -18,18 +19,33 @@ namespace {
 
 using namespace cudatest;
 
+/// Graph mode on the cuda backend over the fake driver; restores the cpu
+/// backend when it goes.
+class FakeCudaBackend {
+public:
+  FakeCudaBackend() {
+    // The frontend reaches the runtime through the environment (its edge):
+    // the fake libraries, and no ptxas, so the executable carries the PTX
+    // whose entry points the fake driver reads.
+    setenv("KILN_CUDA_DRIVER", fakeLibraryPath(KILN_FAKE_CUDA_DRIVER).c_str(),
+           1);
+    setenv("KILN_CUBLASLT", fakeLibraryPath(KILN_FAKE_CUBLASLT).c_str(), 1);
+    setenv("KILN_PTXAS", "/nonexistent/ptxas", 1);
+    FAKE_CUDA(fake_cuda_reset)();
+    Options o = options_from_env();
+    o.backend = Backend::cuda;
+    o.mode = Mode::graph;
+    set_options(o);
+  }
+  ~FakeCudaBackend() {
+    Options o = options();
+    o.backend = Backend::cpu;
+    set_options(o);
+  }
+};
+
 TEST(CudaResidency, ATrainingStepMovesOnlyTheBatchInAndTheLossOut) {
-  // The frontend reaches the runtime through the environment (its edge):
-  // the fake libraries, and no ptxas, so the executable carries the PTX
-  // whose entry points the fake driver reads.
-  setenv("KILN_CUDA_DRIVER", fakeLibraryPath(KILN_FAKE_CUDA_DRIVER).c_str(), 1);
-  setenv("KILN_CUBLASLT", fakeLibraryPath(KILN_FAKE_CUBLASLT).c_str(), 1);
-  setenv("KILN_PTXAS", "/nonexistent/ptxas", 1);
-  FAKE_CUDA(fake_cuda_reset)();
-  Options o = options_from_env();
-  o.backend = Backend::cuda;
-  o.mode = Mode::graph;
-  set_options(o);
+  FakeCudaBackend cuda;
 
   testing::TinyGPT2Training training;
   nn::GPT2LMHeadModel &model = training.model;
@@ -62,8 +78,44 @@ TEST(CudaResidency, ATrainingStepMovesOnlyTheBatchInAndTheLossOut) {
     (void)p.to_host();
   EXPECT_GE(FAKE_CUDA(fake_cuda_bytes_to_host)() - before,
             uint64_t(parameterBytes));
-  o.backend = Backend::cpu;
-  set_options(o);
+}
+
+/// Calls that make the host wait for the device (a copy to pageable host
+/// memory returns only once it has completed).
+int deviceWaits() {
+  int waits = 0;
+  for (const char *call : {"cuStreamSynchronize", "cuCtxSynchronize",
+                           "cuEventSynchronize", "cuMemcpyDtoHAsync"})
+    waits += FAKE_CUDA(fake_cuda_calls_of)(call);
+  return waits;
+}
+
+// A loop that reads its loss only to log (the Trainer's, kiln-bench's
+// --logging_steps): recording a step never waits for the device, so on a
+// GPU the host records step N+1 while the device runs step N. The run
+// waits once, after the recording: the unread loss of the last step is
+// kept on the host before this run overwrites its device buffer.
+TEST(CudaResidency, RecordingTheNextStepWaitsForNoDevice) {
+  FakeCudaBackend cuda;
+  testing::TinyGPT2Training training;
+  (void)training.step().item(); // compiled; the weights are on the device
+  std::vector<Tensor> unread;
+  for (int s = 0; s < 4; ++s) {
+    SCOPED_TRACE(s);
+    int before = deviceWaits();
+    Tensor loss = training.model.loss(training.input, training.input);
+    nn::backward_and_step(loss, training.opt, /*max_grad_norm=*/1.0,
+                          /*scaler=*/nullptr);
+    training.sched.step();
+    EXPECT_EQ(deviceWaits(), before) << "recording waited for the device";
+    before = deviceWaits();
+    kiln::step();
+    // Nothing unread before the first: the run does not wait at all.
+    EXPECT_LE(deviceWaits() - before, s == 0 ? 0 : 2);
+    unread.push_back(loss);
+  }
+  for (const Tensor &loss : unread) // kept on the host: readable
+    EXPECT_EQ(loss.to_host().byteSize(), sizeof(float));
 }
 
 } // namespace
