@@ -373,7 +373,7 @@ CudaProgram::execute(std::vector<ProgramInput> inputs) {
   std::vector<DeviceValue *> resident = residentInputs(inputs);
   std::set<const DeviceValue *> consumed(resident.begin(), resident.end());
   consumed.erase(nullptr);
-  if (absl::Status s = values_->stageAllExcept(consumed); !s.ok())
+  if (absl::Status s = values_->keepAllExcept(consumed); !s.ok())
     return s;
   // A profiled run is timed from here: its inputs' copies are part of it.
   profiledRunPending_ = false;

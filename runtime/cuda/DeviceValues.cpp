@@ -56,6 +56,8 @@ absl::Status DeviceValues::fetch(DeviceValue &value, std::byte *dst) {
   }
   value.onDevice_ = false;
   live_.erase(&value);
+  // The copy below is on the stream, ahead of any reuse of the block.
+  releaseKeepBlock(value);
   if (value.bytes_ == 0)
     return absl::OkStatus();
   const CudaDriver &d = *driver_;
@@ -71,26 +73,59 @@ absl::Status DeviceValues::fetch(DeviceValue &value, std::byte *dst) {
   return wait("cuStreamSynchronize (reading an output)");
 }
 
-absl::Status
-DeviceValues::stageAllExcept(const std::set<const DeviceValue *> &consumed) {
-  std::vector<std::shared_ptr<DeviceValue>> staging;
-  for (auto it = live_.begin(); it != live_.end();) {
-    std::shared_ptr<DeviceValue> value = it->second.lock();
-    if (!value || !value->onDevice_) {
-      it = live_.erase(it);
-      continue;
-    }
-    if (!consumed.count(value.get()))
-      staging.push_back(std::move(value));
-    ++it;
+bool DeviceValues::moveToKeepBlock(DeviceValue &value) {
+  const size_t bytes = keepBlockBytes(std::max<size_t>(value.bytes_, 1));
+  if (value.bytes_ > kKeepOnDeviceBytes)
+    return false;
+  const CudaDriver &d = *driver_;
+  CUdeviceptr block = 0;
+  std::vector<CUdeviceptr> &free = freeKeepBlocks_[bytes];
+  if (!free.empty()) {
+    block = free.back();
+    free.pop_back();
+  } else {
+    // Out of room (or out of memory) is no error: the value is staged.
+    if (keepBlockBytesAllocated_ + bytes > kKeepCapacity ||
+        d.memAlloc(&block, bytes) != CUDA_SUCCESS)
+      return false;
+    keepBlockBytesAllocated_ += bytes;
   }
-  if (staging.empty())
+  if (value.bytes_ &&
+      d.memcpyDtoDAsync(block, value.pointer_, value.bytes_, stream_) !=
+          CUDA_SUCCESS) {
+    free.push_back(block);
+    return false;
+  }
+  value.pointer_ = block;
+  value.inKeepBlock_ = true;
+  return true;
+}
+
+void DeviceValues::releaseKeepBlock(DeviceValue &value) {
+  if (!value.inKeepBlock_)
+    return;
+  value.inKeepBlock_ = false;
+  freeKeepBlocks_[keepBlockBytes(std::max<size_t>(value.bytes_, 1))]
+      .push_back(value.pointer_);
+}
+
+DeviceValue::~DeviceValue() {
+  if (!inKeepBlock_)
+    return;
+  std::lock_guard<std::recursive_mutex> lock(owner_->mutex());
+  owner_->releaseKeepBlock(*this);
+}
+
+absl::Status
+DeviceValues::stage(const std::vector<std::shared_ptr<DeviceValue>> &values) {
+  if (values.empty())
     return absl::OkStatus();
   const CudaDriver &d = *driver_;
   absl::Status status = absl::OkStatus();
-  for (const std::shared_ptr<DeviceValue> &value : staging) {
+  for (const std::shared_ptr<DeviceValue> &value : values) {
     value->onDevice_ = false;
     live_.erase(value.get());
+    releaseKeepBlock(*value); // the copy below runs before any reuse
     value->staged_.reset(new std::byte[std::max<size_t>(value->bytes_, 1)]);
     if (value->bytes_ && status.ok()) {
       status = d.check(d.memcpyDtoHAsync(value->staged_.get(), value->pointer_,
@@ -104,19 +139,51 @@ DeviceValues::stageAllExcept(const std::set<const DeviceValue *> &consumed) {
   if (status.ok())
     status = wait("cuStreamSynchronize (keeping earlier outputs)");
   if (!status.ok())
-    for (const std::shared_ptr<DeviceValue> &value : staging)
+    for (const std::shared_ptr<DeviceValue> &value : values)
       value->staged_.reset(); // their reads say the bytes are gone
   return status;
+}
+
+absl::Status
+DeviceValues::keepAllExcept(const std::set<const DeviceValue *> &consumed) {
+  std::vector<std::shared_ptr<DeviceValue>> staging;
+  for (auto it = live_.begin(); it != live_.end();) {
+    std::shared_ptr<DeviceValue> value = it->second.lock();
+    if (!value || !value->onDevice_) {
+      it = live_.erase(it);
+      continue;
+    }
+    ++it;
+    // A value in a keep block is safe from the run already.
+    if (consumed.count(value.get()) || value->inKeepBlock_)
+      continue;
+    if (!moveToKeepBlock(*value))
+      staging.push_back(std::move(value));
+  }
+  return stage(staging);
 }
 
 void DeviceValues::close() {
   std::lock_guard<std::recursive_mutex> lock(mutex_);
   if (closed_)
     return;
-  // A failure here leaves the values unreadable; their fetch then says so.
-  (void)stageAllExcept({});
+  // Everything still on the device, kept blocks included, goes to host
+  // memory; a failure leaves the values unreadable, and their fetch says so.
+  std::vector<std::shared_ptr<DeviceValue>> onDevice;
+  for (const auto &[contents, weak] : live_)
+    if (std::shared_ptr<DeviceValue> value = weak.lock();
+        value && value->onDevice_)
+      onDevice.push_back(std::move(value));
+  (void)stage(onDevice);
+  onDevice.clear();
   closed_ = true;
   live_.clear();
+  // Every block is free now: the staged values gave theirs back.
+  for (auto &[bytes, blocks] : freeKeepBlocks_)
+    for (CUdeviceptr block : blocks)
+      driver_->memFree(block);
+  freeKeepBlocks_.clear();
+  keepBlockBytesAllocated_ = 0;
 }
 
 } // namespace kiln::runtime::cuda

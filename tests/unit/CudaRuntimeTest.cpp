@@ -393,6 +393,7 @@ TEST_F(CudaRuntime, ADonatedOutputElsewhereMovesDeviceToDevice) {
   ASSERT_NE(program, nullptr);
   auto first = runKernels(*program, iota({1000}, 3), 0);
   ASSERT_TRUE(first.ok());
+  (*first)[1] = HostTensor(); // not kept: the run moves nothing else
   int moves = FAKE_CUDA(fake_cuda_calls_of)("cuMemcpyDtoDAsync");
   unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
   auto second = program->run(runtime::inputList(
@@ -404,7 +405,8 @@ TEST_F(CudaRuntime, ADonatedOutputElsewhereMovesDeviceToDevice) {
 }
 
 // Outputs the caller keeps while the program runs again keep their own
-// run's values: they are copied to the host before the bytes are reused.
+// run's values: before the run overwrites their buffers, they are copied
+// on the device, on the stream, so the run does not wait; a read waits.
 TEST_F(CudaRuntime, AKeptOutputKeepsItsValueThroughTheNextRun) {
   auto program = load(copyExecutable());
   ASSERT_NE(program, nullptr);
@@ -413,12 +415,46 @@ TEST_F(CudaRuntime, AKeptOutputKeepsItsValueThroughTheNextRun) {
       program->run(runtime::inputList(runtime::ProgramInput::borrow(x1)));
   ASSERT_TRUE(first.ok());
   unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
+  int blocks = FAKE_CUDA(fake_cuda_live_allocations)();
+  int waits = FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize");
   auto second =
       program->run(runtime::inputList(runtime::ProgramInput::borrow(x2)));
   ASSERT_TRUE(second.ok());
-  // Outputs 0 and 2 of the first run were on the device: kept before the
-  // second run overwrote them.
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 64u);
+  // Outputs 0 and 2 of the first run were on the device: moved aside, into
+  // a block each.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 0u);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)() - blocks, 2);
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize") - waits, 0);
+  // A third run leaves them where they are, and moves the second's.
+  auto third =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x1)));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)() - blocks, 4);
+  for (int o = 0; o < 3; ++o) {
+    SCOPED_TRACE(o);
+    EXPECT_TRUE((*first)[o].bitwiseEqual(x1));
+    EXPECT_TRUE((*second)[o].bitwiseEqual(x2));
+    EXPECT_TRUE((*third)[o].bitwiseEqual(x1));
+  }
+  // Each read copies its own 32 bytes: two device outputs of three runs.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 192u);
+}
+
+// Where the device has no room to keep an output, it goes to host memory
+// (and the run waits for that copy) rather than failing.
+TEST_F(CudaRuntime, AKeptOutputTheDeviceHasNoRoomForIsStaged) {
+  auto program = load(copyExecutable());
+  ASSERT_NE(program, nullptr);
+  HostTensor x1 = iota({8}, 1), x2 = iota({8}, 100);
+  auto first =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x1)));
+  ASSERT_TRUE(first.ok());
+  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
+  FAKE_CUDA(fake_cuda_fail_next)("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+  auto second =
+      program->run(runtime::inputList(runtime::ProgramInput::borrow(x2)));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_GE(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 32u);
   for (int o = 0; o < 3; ++o) {
     SCOPED_TRACE(o);
     EXPECT_TRUE((*first)[o].bitwiseEqual(x1));
@@ -429,13 +465,19 @@ TEST_F(CudaRuntime, AKeptOutputKeepsItsValueThroughTheNextRun) {
 TEST_F(CudaRuntime, OutputsOutliveTheirProgram) {
   auto program = load(copyExecutable());
   ASSERT_NE(program, nullptr);
-  HostTensor x = iota({8}, 5, 0.5f);
+  HostTensor x = iota({8}, 5, 0.5f), y = iota({8}, -3);
   auto out = program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
   ASSERT_TRUE(out.ok());
+  // The first run's outputs move to keep blocks; the program frees those
+  // too when it goes.
+  auto later = program->run(runtime::inputList(runtime::ProgramInput::borrow(y)));
+  ASSERT_TRUE(later.ok());
   program.reset();
   EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 0);
   for (const HostTensor &t : *out)
     EXPECT_TRUE(t.bitwiseEqual(x));
+  for (const HostTensor &t : *later)
+    EXPECT_TRUE(t.bitwiseEqual(y));
 }
 
 // A fault in a run surfaces where the host first waits: reading an output.
