@@ -53,6 +53,7 @@ def Kiln_SignedTensor : RankedTensorOf<[F32, F64, F16, BF16, I32, I64]>;
 def Kiln_LogicalTensor : RankedTensorOf<[I1, I32, I64]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Kiln_RngStateTensor : 1DTensorOf<[I64]>;
+def Kiln_F32Tensor : RankedTensorOf<[F32]>;
 
 // Enums: integer-backed, so the custom assembly prints a bare keyword
 // (`kiln.compare LT, ...`, `kiln.reduce sum ...`).

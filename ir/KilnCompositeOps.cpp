@@ -130,14 +130,24 @@ LogicalResult FusedLinearCrossEntropyGradOp::verify() {
                     getWeight().getType());
 }
 
+/// [B, H, T] f32 for query [B, H, T, D].
+static RankedTensorType rowStatsType(Value query) {
+  auto q = cast<RankedTensorType>(query.getType());
+  return RankedTensorType::get(q.getShape().drop_back(),
+                               Float32Type::get(query.getContext()));
+}
+
 LogicalResult FusedAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getRngState(),
                                      getScale().convertToDouble(), getCausal(),
                                      getDropout().convertToDouble())))
     return failure();
-  return expectType(*this, "result", getResult().getType(),
-                    getQuery().getType());
+  if (failed(expectType(*this, "result", getResult().getType(),
+                        getQuery().getType())))
+    return failure();
+  return expectType(*this, "row_stats", getRowStats().getType(),
+                    rowStatsType(getQuery()));
 }
 
 int64_t FusedAttentionOp::randomValuesDrawn() {
@@ -151,7 +161,11 @@ LogicalResult FusedAttentionGradOp::verify() {
                                      getDropout().convertToDouble())))
     return failure();
   Operation *op = *this;
-  if (failed(expectType(op, "result_grad", getResultGrad().getType(),
+  if (failed(expectType(op, "result", getResult().getType(),
+                        getQuery().getType())) ||
+      failed(expectType(op, "row_stats", getRowStats().getType(),
+                        rowStatsType(getQuery()))) ||
+      failed(expectType(op, "result_grad", getResultGrad().getType(),
                         getQuery().getType())) ||
       failed(expectType(op, "query_grad", getQueryGrad().getType(),
                         getQuery().getType())) ||

@@ -367,18 +367,20 @@ def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
     `causal` masks key j > query i (T == S). With `dropout` p > 0 each
     probability is kept (and scaled by 1 / (1 - p)) where its uniform value
     is >= p; the values come from `rng_state` as docs/IR.md says, and the
-    same state regenerates them in the gradient.
+    same state regenerates them in the gradient. `row_stats` [B, H, T], f32,
+    is each query row's log-sum-exp of its scaled, masked scores: what the
+    gradient needs to recompute the probabilities in one pass.
   }];
   let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key,
                        Kiln_FloatTensor:$value,
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout);
-  let results = (outs Kiln_FloatTensor:$result);
+  let results = (outs Kiln_FloatTensor:$result, Kiln_F32Tensor:$row_stats);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` `rng` `=` $rng_state^)? attr-dict `:`
     type($query) `,` type($key) `,` type($value)
-    (`,` type($rng_state)^)? `->` type($result)
+    (`,` type($rng_state)^)? `->` type($result) `,` type($row_stats)
   }];
   let extraClassDeclaration = attentionAttrs;
 }
@@ -387,19 +389,25 @@ def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {
   let summary = "the gradients of kiln.fused_attention for a result gradient";
   let description = [{
     Same operands and attributes as the kiln.fused_attention it differentiates,
-    plus `result_grad` (the gradient of its result) → the gradients of query,
-    key and value. The probabilities and the dropout mask are recomputed.
+    plus that op's `result` and `row_stats` and `result_grad` (the gradient
+    of its result) → the gradients of query, key and value. The
+    probabilities and the dropout mask are recomputed: from `row_stats`,
+    with each row's Σ_j p_j dP_j as result_grad · result (FlashAttention-2's
+    backward), or from the scores alone; both agree when `result` and
+    `row_stats` are the forward op's.
   }];
   let arguments = (ins Kiln_FloatTensor:$query, Kiln_FloatTensor:$key,
-                       Kiln_FloatTensor:$value, Kiln_FloatTensor:$result_grad,
+                       Kiln_FloatTensor:$value, Kiln_FloatTensor:$result,
+                       Kiln_F32Tensor:$row_stats, Kiln_FloatTensor:$result_grad,
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout);
   let results = (outs Kiln_FloatTensor:$query_grad, Kiln_FloatTensor:$key_grad,
                       Kiln_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $result_grad (`,` `rng` `=` $rng_state^)?
-    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    $query `,` $key `,` $value `,` $result `,` $row_stats `,` $result_grad
+    (`,` `rng` `=` $rng_state^)? attr-dict `:` type($query) `,` type($key)
+    `,` type($value) `,` type($result) `,` type($row_stats) `,`
     type($result_grad) (`,` type($rng_state)^)? `->` type($query_grad) `,`
     type($key_grad) `,` type($value_grad)
   }];

@@ -137,12 +137,23 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
         if (fitsAttentionKernel(op, /*sixteenBit=*/false))
           attentionOps.push_back(op);
       });
+    // The row statistics (log-sum-exps) stay f32, as the kernel keeps them.
+    auto isRowStats = [](Value v) {
+      if (auto fwd = v.getDefiningOp<FusedAttentionOp>();
+          fwd && v == fwd.getRowStats())
+        return true;
+      return false;
+    };
     for (Operation *op : attentionOps) {
+      auto grad = dyn_cast<FusedAttentionGradOp>(op);
       for (OpOperand &operand : op->getOpOperands())
-        if (hasElement(operand.get(), &Type::isF32))
+        if (hasElement(operand.get(), &Type::isF32) &&
+            !(grad && operand.get() == grad.getRowStats()))
           operand.set(roundOnce(operand.get()));
       builder.setInsertionPointAfter(op);
       for (OpResult result : op->getResults()) {
+        if (isRowStats(result))
+          continue;
         result.setType(cast<RankedTensorType>(result.getType()).clone(half));
         ConvertOp widened = convert(result, builder.getF32Type());
         result.replaceAllUsesExcept(widened.getResult(), widened);

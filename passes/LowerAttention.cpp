@@ -12,8 +12,10 @@
 //      are one kiln.rng_uniform at the state's counter + r0 · (values per
 //      row) / 4, which is exactly the op's recipe (docs/IR.md), so chunking
 //      never changes a bit of the mask;
-//   3. forward: o_c = dropout(p) v_c; the result is the chunks concatenated;
-//   4. gradient: dP = dropout'(dO_c v_cᵀ), dS = p (dP − rowsum(p dP)) scale,
+//   3. forward: o_c = dropout(p) v_c; the result is the chunks concatenated
+//      (and, where something reads them, the row statistics: max + log sum);
+//   4. gradient (from the scores; the forward's result and row statistics,
+//      which a flash kernel reads instead, are not needed): dP = dropout'(dO_c v_cᵀ), dS = p (dP − rowsum(p dP)) scale,
 //      dq_c = dS k_c, dk += dSᵀ q_c, dv += dropout(p)ᵀ dO_c (padded to all
 //      keys, summed over chunks).
 // Chunks hold rows so that one chunk's scores stay within max-chunk-bytes.
@@ -68,16 +70,23 @@ public:
     }
   }
 
-  /// The attention result.
-  Value forward() {
-    SmallVector<Value> outputs;
+  /// The attention result, and its row statistics [B, H, T] (f32) when
+  /// `withRowStats`.
+  std::pair<Value, Value> forward(bool withRowStats) {
+    SmallVector<Value> outputs, stats;
     for (const Chunk &c : chunks_) {
       Inputs in = tie(Value(), {outputs.empty() ? Value() : outputs.back()});
       Probabilities p = probabilities(in, c);
       outputs.push_back(tb_.dot(p.dropped, keyBlock(in.v, c), {0, 1}, {0, 1},
                                 {3}, {2}));
+      if (withRowStats)
+        stats.push_back(tb_.add(p.rowMax, tb_.log(p.rowSum)));
     }
-    return tb_.convert(tb_.concatenate(outputs, 2), element_);
+    Value result = tb_.convert(tb_.concatenate(outputs, 2), element_);
+    if (!withRowStats)
+      return {result, Value()};
+    return {result, tb_.convert(tb_.concatenate(stats, 2),
+                                tb_.builder().getF32Type())};
   }
 
   /// The gradients of query, key and value for `resultGrad`.
@@ -146,7 +155,8 @@ private:
 
   struct Probabilities {
     Value qc, probs, dropped;
-    Value keep; // null without dropout
+    Value keep;           // null without dropout
+    Value rowMax, rowSum; // [B, H, rows]: the softmax's max and sum
   };
 
   /// k or v rows [0, c.keys), with each kv head repeated for its query
@@ -224,6 +234,8 @@ private:
     Value max = tb_.reduce(ReduceKind::max, s, {3});
     Value e = tb_.exp(tb_.sub(s, rowBroadcast(max, s)));
     Value sum = tb_.reduce(ReduceKind::sum, e, {3});
+    out.rowMax = max;
+    out.rowSum = sum;
     out.probs = tb_.div(e, rowBroadcast(sum, e));
     out.dropped = out.probs;
     if (dropout_ > 0) {
@@ -258,12 +270,23 @@ struct LowerAttentionPass
       else
         ops.push_back(op);
     });
-    for (Operation *op : ops) {
+    // Gradients first: once they are written out, a forward op's row
+    // statistics are computed only where something else still reads them.
+    for (Operation *op : llvm::reverse(ops)) {
       OpBuilder builder(op);
       TensorBuilder tb(builder, op->getLoc());
       if (auto fwd = dyn_cast<FusedAttentionOp>(op)) {
+        // Read only by gradients, now written out: nothing to compute.
+        if (fwd->use_empty()) {
+          op->erase();
+          continue;
+        }
         AttentionLowering lowering(tb, fwd, maxChunkBytes);
-        fwd.getResult().replaceAllUsesWith(lowering.forward());
+        auto [result, rowStats] =
+            lowering.forward(!fwd.getRowStats().use_empty());
+        fwd.getResult().replaceAllUsesWith(result);
+        if (rowStats)
+          fwd.getRowStats().replaceAllUsesWith(rowStats);
       } else {
         auto grad = cast<FusedAttentionGradOp>(op);
         AttentionLowering lowering(tb, grad, maxChunkBytes);

@@ -92,6 +92,7 @@ attentionParams(const AttentionThunk &a,
   p.value = pointer(a.value);
   p.resultGrad = pointer(a.resultGrad);
   p.result = pointer(a.result);
+  p.rowStats = static_cast<float *>(pointer(a.rowStats));
   p.queryGrad = pointer(a.queryGrad);
   p.keyGrad = pointer(a.keyGrad);
   p.valueGrad = pointer(a.valueGrad);
@@ -108,10 +109,10 @@ absl::Status runAttentionOnHost(GemmType element, bool gradient,
     return absl::InvalidArgumentError(absl::StrCat(
         "attention kernels: head dim ", params.headDim,
         " is not a multiple of 8 up to 128"));
-  std::vector<float> stats;
+  std::vector<float> deltas;
   if (gradient) {
-    stats.resize(flash::rowStatsBytes(params) / sizeof(float));
-    params.rowStats = stats.data();
+    deltas.resize(flash::rowDeltaBytes(params) / sizeof(float));
+    params.rowDeltas = deltas.data();
   }
   switch (element) {
   case GemmType::bf16:

@@ -163,7 +163,8 @@ void writeThunk(Writer &w, const Thunk &t) {
     const AttentionThunk &a = t.attention;
     w.u8(a.gradient);
     for (uint32_t s : {a.query, a.key, a.value, a.resultGrad, a.rngState,
-                       a.result, a.queryGrad, a.keyGrad, a.valueGrad})
+                       a.result, a.rowStats, a.queryGrad, a.keyGrad,
+                       a.valueGrad})
       w.u32(s);
     w.u8(static_cast<uint8_t>(a.element));
     for (int64_t v :
@@ -227,8 +228,8 @@ bool readThunk(Reader &r, Thunk &t) {
     if (!r.boolean(a.gradient))
       return false;
     for (uint32_t *s : {&a.query, &a.key, &a.value, &a.resultGrad,
-                        &a.rngState, &a.result, &a.queryGrad, &a.keyGrad,
-                        &a.valueGrad})
+                        &a.rngState, &a.result, &a.rowStats, &a.queryGrad,
+                        &a.keyGrad, &a.valueGrad})
       if (!r.u32(*s))
         return false;
     if (!r.u8(element) || element > static_cast<uint8_t>(GemmType::f16))
@@ -259,28 +260,33 @@ bool attentionThunkFits(const AttentionThunk &a, const BufferPlan &plan) {
       (a.dropout > 0) != (a.rngState != kNoSlot))
     return false;
   uint64_t element = gemmTypeBytes(a.element);
-  auto fits = [&](uint32_t slot, int64_t heads, int64_t rows) {
+  // `heads` × `rows` rows of `width` elements of `bytesEach`.
+  auto holds = [&](uint32_t slot, int64_t heads, int64_t rows, int64_t width,
+                   uint64_t bytesEach) {
     uint64_t bytes = 0;
     return slot < plan.slots.size() &&
            !__builtin_mul_overflow(uint64_t(a.batch), uint64_t(heads),
                                    &bytes) &&
-           !__builtin_mul_overflow(bytes, uint64_t(rows * a.headDim),
-                                   &bytes) &&
-           !__builtin_mul_overflow(bytes, element, &bytes) &&
+           !__builtin_mul_overflow(bytes, uint64_t(rows * width), &bytes) &&
+           !__builtin_mul_overflow(bytes, bytesEach, &bytes) &&
            plan.slots[slot].bytes >= bytes;
   };
+  auto fits = [&](uint32_t slot, int64_t heads, int64_t rows) {
+    return holds(slot, heads, rows, a.headDim, element);
+  };
+  bool rowStatsFit = holds(a.rowStats, a.heads, a.queries, 1, sizeof(float));
   bool ok = fits(a.query, a.heads, a.queries) &&
             fits(a.key, a.kvHeads, a.keys) &&
             fits(a.value, a.kvHeads, a.keys) &&
             (a.rngState == kNoSlot || (a.rngState < plan.slots.size() &&
                                        plan.slots[a.rngState].bytes >= 16));
+  ok = ok && fits(a.result, a.heads, a.queries) && rowStatsFit;
   if (a.gradient)
     return ok && fits(a.resultGrad, a.heads, a.queries) &&
            fits(a.queryGrad, a.heads, a.queries) &&
            fits(a.keyGrad, a.kvHeads, a.keys) &&
-           fits(a.valueGrad, a.kvHeads, a.keys) && a.result == kNoSlot;
-  return ok && fits(a.result, a.heads, a.queries) &&
-         a.resultGrad == kNoSlot && a.queryGrad == kNoSlot &&
+           fits(a.valueGrad, a.kvHeads, a.keys);
+  return ok && a.resultGrad == kNoSlot && a.queryGrad == kNoSlot &&
          a.keyGrad == kNoSlot && a.valueGrad == kNoSlot;
 }
 
@@ -409,12 +415,18 @@ std::vector<uint32_t> AttentionThunk::readSlots() const {
   for (uint32_t s : {query, key, value, resultGrad, rngState})
     if (s != kNoSlot)
       out.push_back(s);
+  if (gradient) // the forward's results
+    for (uint32_t s : {result, rowStats})
+      out.push_back(s);
   return out;
 }
 
 std::vector<uint32_t> AttentionThunk::writtenSlots() const {
   std::vector<uint32_t> out;
-  for (uint32_t s : {result, queryGrad, keyGrad, valueGrad})
+  if (!gradient)
+    for (uint32_t s : {result, rowStats})
+      out.push_back(s);
+  for (uint32_t s : {queryGrad, keyGrad, valueGrad})
     if (s != kNoSlot)
       out.push_back(s);
   return out;

@@ -109,17 +109,19 @@ struct CopyThunk {
 /// A slot field a thunk leaves unused.
 inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
 
-/// kiln.fused_attention (forward: query, key, value [, rng] → result) or
-/// kiln.fused_attention_grad (query, key, value, resultGrad [, rng] →
-/// queryGrad, keyGrad, valueGrad) on bf16 or f16 tensors, run whole by a
-/// backend's attention kernel (cuda: flash attention); docs/IR.md §2.11 is
-/// the semantics. Unused slots are kNoSlot.
+/// kiln.fused_attention (forward: query, key, value [, rng] → result,
+/// rowStats) or kiln.fused_attention_grad (query, key, value, result,
+/// rowStats, resultGrad [, rng] → queryGrad, keyGrad, valueGrad) on bf16 or
+/// f16 tensors (rowStats f32 [B, H, T]), run whole by a backend's attention
+/// kernel (cuda: flash attention); docs/IR.md §2.11 is the semantics.
+/// result and rowStats are the forward's results and the gradient's
+/// operands. Unused slots are kNoSlot.
 struct AttentionThunk {
   bool gradient = false;
   uint32_t query = kNoSlot, key = kNoSlot, value = kNoSlot,
            resultGrad = kNoSlot, rngState = kNoSlot;
-  uint32_t result = kNoSlot, queryGrad = kNoSlot, keyGrad = kNoSlot,
-           valueGrad = kNoSlot;
+  uint32_t result = kNoSlot, rowStats = kNoSlot, queryGrad = kNoSlot,
+           keyGrad = kNoSlot, valueGrad = kNoSlot;
   GemmType element = GemmType::bf16;
   int64_t batch = 0, heads = 0, kvHeads = 0, queries = 0, keys = 0,
           headDim = 0;
@@ -169,7 +171,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 7;
+inline constexpr uint32_t kExecutableFormatVersion = 8;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -429,8 +429,11 @@ absl::Status FunctionLowering::lowerAttention(Operation *op) {
   Value rng = fwd ? fwd.getRngState() : grad.getRngState();
   if (rng)
     a.rngState = slotOf_.lookup(rng);
-  if (grad)
+  if (grad) {
+    a.result = slotOf_.lookup(grad.getResult());
+    a.rowStats = slotOf_.lookup(grad.getRowStats());
     a.resultGrad = slotOf_.lookup(grad.getResultGrad());
+  }
   ArrayRef<int64_t> q = detail::shapeOf(op->getOperand(0));
   ArrayRef<int64_t> k = detail::shapeOf(op->getOperand(1));
   a.batch = q[0], a.heads = q[1], a.queries = q[2], a.headDim = q[3];
@@ -449,7 +452,7 @@ absl::Status FunctionLowering::lowerAttention(Operation *op) {
   if (grad) {
     a.queryGrad = results[0], a.keyGrad = results[1], a.valueGrad = results[2];
   } else {
-    a.result = results[0];
+    a.result = results[0], a.rowStats = results[1];
   }
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::attention;

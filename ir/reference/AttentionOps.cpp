@@ -3,7 +3,8 @@
 // double, each result rounded once. The dropout values are those of
 // kiln.rng_uniform: query row i draws a block of 4·ceil(B·H·S / 4) values
 // at counter + i · that / 4, and element (b, h, i, j) takes the block's
-// value (b·H + h)·S + j. The gradient recomputes probabilities and mask.
+// value (b·H + h)·S + j. The gradient recomputes probabilities and mask
+// from the scores (not from the forward's results, which a kernel may read).
 #include "ir/reference/Kernels.h"
 
 #include "absl/strings/str_cat.h"
@@ -79,6 +80,7 @@ public:
     double sum = 0;
     for (int64_t j = 0; j < dims_.keys; ++j)
       sum += p[j] = j < visible ? std::exp(p[j] - max) : 0.0;
+    logSumExp = max + std::log(sum);
     for (int64_t j = 0; j < dims_.keys; ++j) {
       p[j] /= sum;
       pd[j] = p[j] * keepScale(b, h, j);
@@ -103,7 +105,13 @@ private:
 
 public:
   std::vector<double> p, pd;
+  double logSumExp = 0;
 };
+
+/// [B, H, T] of query [B, H, T, D].
+std::vector<int64_t> rowStatsShape(const HostTensor &q) {
+  return {q.shape().begin(), q.shape().end() - 1};
+}
 
 absl::Status checkConfig(const AttentionConfig &config) {
   if (config.dropout > 0 && !config.rngState)
@@ -114,10 +122,9 @@ absl::Status checkConfig(const AttentionConfig &config) {
 
 } // namespace
 
-absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
-                                              const HostTensor &k,
-                                              const HostTensor &v,
-                                              const AttentionConfig &config) {
+absl::StatusOr<std::array<HostTensor, 2>>
+evalFusedAttention(const HostTensor &q, const HostTensor &k,
+                   const HostTensor &v, const AttentionConfig &config) {
   absl::StatusOr<Dims> dims = dimsOf(q, k, v);
   if (!dims.ok())
     return dims.status();
@@ -126,6 +133,9 @@ absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
   absl::StatusOr<HostTensor> out = HostTensor::create(q.dtype(), q.shape());
   if (!out.ok())
     return out.status();
+  absl::StatusOr<HostTensor> stats = HostTensor::create(DType::f32, rowStatsShape(q));
+  if (!stats.ok())
+    return stats.status();
   RowProbabilities row(*dims, config);
   for (int64_t i = 0; i < dims->queries; ++i) {
     if (absl::Status s = row.drawRow(i); !s.ok())
@@ -133,6 +143,8 @@ absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
     for (int64_t b = 0; b < dims->batch; ++b)
       for (int64_t h = 0; h < dims->heads; ++h) {
         row.compute(q, k, b, h, i);
+        stats->setDouble((b * dims->heads + h) * dims->queries + i,
+                         row.logSumExp);
         for (int64_t d = 0; d < dims->headDim; ++d) {
           double acc = 0;
           for (int64_t j = 0; j < dims->keys; ++j)
@@ -141,22 +153,25 @@ absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
         }
       }
   }
-  return out;
+  return std::array<HostTensor, 2>{*std::move(out), *std::move(stats)};
 }
 
 absl::StatusOr<std::array<HostTensor, 3>>
 evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
-                       const HostTensor &v, const HostTensor &resultGrad,
+                       const HostTensor &v, const HostTensor &result,
+                       const HostTensor &rowStats, const HostTensor &resultGrad,
                        const AttentionConfig &config) {
   absl::StatusOr<Dims> dims = dimsOf(q, k, v);
   if (!dims.ok())
     return dims.status();
   if (absl::Status s = checkConfig(config); !s.ok())
     return s;
-  if (resultGrad.shape() != q.shape())
+  if (resultGrad.shape() != q.shape() || result.shape() != q.shape() ||
+      rowStats.shape() != rowStatsShape(q))
     return absl::InvalidArgumentError(absl::StrCat(
-        "kiln.fused_attention_grad: result_grad ", resultGrad.typeString(),
-        " does not match query ", q.typeString()));
+        "kiln.fused_attention_grad: result ", result.typeString(),
+        ", row_stats ", rowStats.typeString(), " or result_grad ",
+        resultGrad.typeString(), " does not match query ", q.typeString()));
   std::vector<double> dq(q.numElements()), dk(k.numElements()),
       dv(v.numElements()), dp(dims->keys);
   RowProbabilities row(*dims, config);

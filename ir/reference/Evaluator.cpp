@@ -229,12 +229,13 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
         return absl::StatusOr<Tensors>(std::move(results));
       })
       .Case([&](FusedAttentionOp a) {
-        return single(evalFusedAttention(*in[0], *in[1], *in[2],
-                                         attentionConfig(a, in, 3)));
+        return asTensors(evalFusedAttention(*in[0], *in[1], *in[2],
+                                            attentionConfig(a, in, 3)));
       })
       .Case([&](FusedAttentionGradOp a) {
         return asTensors(evalFusedAttentionGrad(*in[0], *in[1], *in[2], *in[3],
-                                                attentionConfig(a, in, 4)));
+                                                *in[4], *in[5],
+                                                attentionConfig(a, in, 6)));
       })
       .Case([&](FusedLinearCrossEntropyOp l) {
         return single(evalFusedLinearCrossEntropy(*in[0], *in[1], *in[2],

@@ -134,15 +134,19 @@ struct AttentionConfig {
   const HostTensor *rngState = nullptr;
 };
 
-/// (query [B,H,T,D], key, value [B,Hkv,S,D]) → the attention result [B,H,T,D].
-absl::StatusOr<HostTensor> evalFusedAttention(const HostTensor &q,
-                                              const HostTensor &k,
-                                              const HostTensor &v,
-                                              const AttentionConfig &config);
-/// (query, key, value, result gradient) → gradients of query, key, value.
+/// (query [B,H,T,D], key, value [B,Hkv,S,D]) → the attention result
+/// [B,H,T,D] and each row's log-sum-exp [B,H,T] (f32).
+absl::StatusOr<std::array<HostTensor, 2>>
+evalFusedAttention(const HostTensor &q, const HostTensor &k,
+                   const HostTensor &v, const AttentionConfig &config);
+/// (query, key, value, the forward's result and row statistics, result
+/// gradient) → gradients of query, key, value. The forward's results are
+/// checked for shape only: the reference recomputes everything from the
+/// scores, the definition a kernel that reads them is held to.
 absl::StatusOr<std::array<HostTensor, 3>>
 evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
-                       const HostTensor &v, const HostTensor &resultGrad,
+                       const HostTensor &v, const HostTensor &result,
+                       const HostTensor &rowStats, const HostTensor &resultGrad,
                        const AttentionConfig &config);
 
 //===--- LossOps.cpp -----------------------------------------------------===//

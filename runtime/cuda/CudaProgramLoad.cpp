@@ -424,7 +424,7 @@ absl::Status CudaProgram::loadAttention() {
   uint64_t scratch = FlashAttention::scratchBytes(exe_);
   memoryPlan_.workspaceBytes += scratch;
   absl::StatusOr<DeviceAllocation> allocation =
-      allocateDevice(driver_, scratch, "flash attention row statistics",
+      allocateDevice(driver_, scratch, "flash attention row deltas",
                      memoryPlan_, exe_);
   if (!allocation.ok())
     return allocation.status();

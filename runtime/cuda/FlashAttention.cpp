@@ -62,8 +62,8 @@ uint64_t FlashAttention::scratchBytes(const Executable &executable) {
   for (const Thunk &t : executable.thunks)
     if (t.kind == Thunk::Kind::attention && t.attention.gradient)
       bytes = std::max<uint64_t>(
-          bytes, 2 * uint64_t(t.attention.batch * t.attention.heads *
-                              t.attention.queries) *
+          bytes, uint64_t(t.attention.batch * t.attention.heads *
+                          t.attention.queries) *
                      sizeof(float));
   return bytes;
 }
@@ -134,7 +134,7 @@ absl::Status FlashAttention::prepare(
   p = attentionParams(a, [&](uint32_t slot) {
     return reinterpret_cast<void *>(slotPointer(slot));
   });
-  p.rowStats = a.gradient ? reinterpret_cast<float *>(scratch) : nullptr;
+  p.rowDeltas = a.gradient ? reinterpret_cast<float *>(scratch) : nullptr;
 
   std::string type = a.element == GemmType::bf16 ? "bf16" : "f16";
   std::vector<int> kinds = a.gradient ? std::vector<int>{1, 2}

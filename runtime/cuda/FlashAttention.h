@@ -2,8 +2,7 @@
 // (runtime/kernels/FlashAttention.h, built into this library by nvcc as a
 // fatbin from FlashAttention.cu):
 // one kernel for the forward, two for the gradient (query side, then key
-// side, which reads the row statistics the first leaves in a scratch
-// buffer). Internal to runtime/cuda (CudaProgram loads it).
+// side, which reads the row deltas the first leaves in a scratch buffer). Internal to runtime/cuda (CudaProgram loads it).
 #ifndef KILN_RUNTIME_CUDA_FLASHATTENTION_H
 #define KILN_RUNTIME_CUDA_FLASHATTENTION_H
 
@@ -27,12 +26,12 @@ bool flashAttentionKernelsBuilt();
 class FlashAttention {
 public:
   /// Bytes of scratch the gradients of `executable` need (the largest
-  /// gradient thunk's row statistics; one thunk runs at a time).
+  /// gradient thunk's row deltas; one thunk runs at a time).
   static uint64_t scratchBytes(const Executable &executable);
 
   /// Loads the kernels into the current context and fixes every attention
   /// thunk's launches: its slots through `slotPointer`, the gradients'
-  /// statistics in `scratch`. FailedPrecondition when the library was built
+  /// deltas in `scratch`. FailedPrecondition when the library was built
   /// without the kernels or the GPU cannot run them (shared memory, compute
   /// capability below 8.0); DataLoss for a thunk the kernels cannot run.
   static absl::StatusOr<std::unique_ptr<FlashAttention>>

@@ -24,10 +24,12 @@
 //   S = Q Kᵀ, an online softmax (running max m and sum l per row, the
 //   accumulated output rescaled by exp(m_old - m_new)), the dropout mask,
 //   and O += P V; at the end O / l.
-// - gradient, query side, per block of query rows: a first sweep over the
-//   keys recomputes each row's log-sum-exp and delta = Σ_j p_j dP_j (the
-//   forward's output is not an operand of the gradient op); a second sweep
-//   forms dS = p (dP - delta) scale and dQ += dS K. The row statistics go to
+// - forward, at the end, each row's log-sum-exp (max + log l) for the
+//   gradient (FlashAttention-2's L).
+// - gradient, query side, per block of query rows: delta = Σ_j p_j dP_j as
+//   the dot product dO · O of each row (the forward's result is an
+//   operand), then one sweep over the keys: P from the forward's
+//   log-sum-exp, dS = p (dP - delta) scale and dQ += dS K. The deltas go to
 //   a scratch buffer for the key side.
 // - gradient, key side, per block of keys and kv head: over every query
 //   head of the group and every query block that sees the keys, P and dS
@@ -125,8 +127,16 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
                                             L::ldInput, Rows, D, Keys, true);
   }
   blk.sync();
-  for (int r = blk.thread(); r < Rows; r += blk.threads())
-    rowSum[r] = rowSum[r] > 0.0f ? 1.0f / rowSum[r] : 0.0f;
+  // The row statistics for the gradient: max + log sum of the scaled
+  // scores, before dropout.
+  for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+    const int64_t i = first + r;
+    const float sum = rowSum[r];
+    if (p.rowStats && i < p.queries)
+      p.rowStats[bh * p.queries + i] =
+          sum > 0.0f ? rowMax[r] + blk.log(sum) : 0.0f;
+    rowSum[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
+  }
   blk.sync();
   storeRows<E, true>(blk, static_cast<E *>(p.result) + bh * p.queries * dim,
                      dim, first, p.queries, os, L::ldAccT, rowSum, Rows);
@@ -202,8 +212,10 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
 
 //===--- Gradient, query side ---------------------------------------------===//
 
-/// dQ for query rows [queryBlock·Rows, +Rows) of head bh, and those rows'
-/// log-sum-exp and delta in p.rowStats for the key side.
+/// dQ for query rows [queryBlock·Rows, +Rows) of head bh, in one sweep over
+/// the keys: each row's log-sum-exp is the forward's (p.rowStats), and its
+/// delta = Σ_j p_j dP_j is dO · O, a dot product of two rows; the deltas go
+/// to p.rowDeltas for the key side.
 template <class E, int D, int Rows, int Keys, class Block>
 KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
                                       const Block &blk, char *shared,
@@ -211,16 +223,11 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   using L = SharedLayout<D, Rows, Keys, int(sizeof(E))>;
   SharedCarver carve{shared};
   const GradTiles<E, D, Rows, Keys> tiles(carve);
-  E *ks = tiles.ks, *vs = tiles.vs;
-  float *ss = tiles.ss, *dps = tiles.dps;
   float *dqs = carve.take<float>(L::rowAcc);
-  float *rowMax = carve.take<float>(L::rowFloats);
-  float *rowSum = carve.take<float>(L::rowFloats);
-  float *rowDot = carve.take<float>(L::rowFloats);
-  float *partMax = carve.take<float>(L::partFloats);
-  float *partSum = carve.take<float>(L::partFloats);
+  float *lse = carve.take<float>(L::rowFloats);
+  float *delta = carve.take<float>(L::rowFloats);
   float *partDot = carve.take<float>(L::partFloats);
-  constexpr int parts = rowParts<Rows>(), perPart = L::keysPerPart;
+  constexpr int parts = rowParts<Rows>(), perPart = D / parts;
 
   const int64_t b = bh / p.heads, h = bh % p.heads;
   const int64_t g = h / (p.heads / p.kvHeads);
@@ -229,75 +236,47 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   const int64_t kvOffset = (b * p.kvHeads + g) * p.keys * dim;
   const E *k = static_cast<const E *>(p.key) + kvOffset;
   const E *v = static_cast<const E *>(p.value) + kvOffset;
+  const E *o = static_cast<const E *>(p.result) + rowOffset;
   const DropoutMask mask = DropoutMask::of(p);
 
   tiles.loadQueryRows(blk, p, rowOffset, first);
   for (int x = blk.thread(); x < Rows * L::ldAcc; x += blk.threads())
     dqs[x] = 0.0f;
-  fill(blk, rowMax, Rows, -INFINITY);
-  fill(blk, rowSum, Rows, 0.0f);
-  fill(blk, rowDot, Rows, 0.0f);
+  blk.sync();
+  // delta = dO · O, each part over its share of the head dimension.
+  for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
+    const int r = x % Rows, c0 = x / Rows * perPart;
+    const int64_t i = first + r;
+    float dot = 0.0f;
+    for (int c = c0; c < c0 + perPart && c < dim && i < p.queries; ++c)
+      dot += Element<E>::toFloat(tiles.dos[r * L::ldInput + c]) *
+             Element<E>::toFloat(o[i * dim + c]);
+    partDot[x] = dot;
+  }
+  blk.sync();
+  for (int r = blk.thread(); r < Rows; r += blk.threads()) {
+    const int64_t i = first + r;
+    const bool real = i < p.queries;
+    lse[r] = real ? p.rowStats[bh * p.queries + i] : 0.0f;
+    delta[r] = sumParts<Rows>(partDot, r);
+    if (real)
+      p.rowDeltas[bh * p.queries + i] = delta[r];
+  }
+  // dS = p (dP - delta) scale, dQ += dS K.
   const int64_t end = keyEnd(p, first, Rows);
-  // S = Q Kᵀ and dP = dO Vᵀ for the key block at key0.
-  auto scoresAndGrads = [&](int64_t key0) {
-    blk.sync();
-    loadRows<D>(blk, ks, L::ldInput, k, dim, key0, p.keys, Keys);
-    loadRows<D>(blk, vs, L::ldInput, v, dim, key0, p.keys, Keys);
+  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+    blk.sync(); // the previous block's readers of ks, vs and dss are done
+    loadRows<D>(blk, tiles.ks, L::ldInput, k, dim, key0, p.keys, Keys);
+    loadRows<D>(blk, tiles.vs, L::ldInput, v, dim, key0, p.keys, Keys);
     blk.sync();
     tiles.scoresAndGrads(blk);
     blk.sync();
-  };
-
-  // Sweep 1: max, sum and Σ exp(s - max) dP per row, rescaled online.
-  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
-    scoresAndGrads(key0);
-    partialMaxima<Rows, Keys>(blk, p, ss, L::ldScores, first, key0, partMax);
-    blk.sync();
-    for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
-      const int r = x % Rows, c0 = x / Rows * perPart;
-      const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
-      const float newMax = tileMax<Rows>(rowMax, partMax, r);
-      float sum = 0.0f, dot = 0.0f;
-      DropoutRow dropout(mask, bh, i);
-      for (int c = c0; c < c0 + perPart && c < visible; ++c) {
-        float prob = blk.exp(ss[c * L::ldScores + r] * p.scale - newMax);
-        sum += prob;
-        dot += prob * dps[c * L::ldScores + r] * dropout.factor(key0 + c);
-      }
-      partSum[x] = sum;
-      partDot[x] = dot;
-    }
-    blk.sync();
-    for (int r = blk.thread(); r < Rows; r += blk.threads()) {
-      const float newMax = tileMax<Rows>(rowMax, partMax, r);
-      const float alpha = rescaleFactor(blk, rowMax[r], newMax);
-      rowSum[r] = rowSum[r] * alpha + sumParts<Rows>(partSum, r);
-      rowDot[r] = rowDot[r] * alpha + sumParts<Rows>(partDot, r);
-      rowMax[r] = newMax;
-    }
-  }
-  // rowMax becomes the log-sum-exp, rowDot delta = Σ_j p_j dP_j.
-  for (int r = blk.thread(); r < Rows; r += blk.threads()) {
-    const int64_t i = first + r;
-    float sum = rowSum[r];
-    float lse = sum > 0.0f ? rowMax[r] + blk.log(sum) : 0.0f;
-    float delta = sum > 0.0f ? rowDot[r] / sum : 0.0f;
-    rowMax[r] = lse;
-    rowDot[r] = delta;
-    if (i < p.queries) {
-      p.rowStats[bh * p.queries + i] = lse;
-      p.rowStats[p.batch * p.heads * p.queries + bh * p.queries + i] = delta;
-    }
-  }
-
-  // Sweep 2: dS = p (dP - delta) scale, dQ += dS K.
-  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
-    scoresAndGrads(key0);
-    tiles.scoreGradTile(blk, p, mask, bh, first, key0, rowMax, rowDot,
+    tiles.scoreGradTile(blk, p, mask, bh, first, key0, lse, delta,
                         static_cast<E *>(nullptr));
     blk.sync();
-    blk.template gemm<E, true, false>(dqs, L::ldAcc, tiles.dss, L::ldProbs, ks,
-                                      L::ldInput, Rows, D, Keys, true);
+    blk.template gemm<E, true, false>(dqs, L::ldAcc, tiles.dss, L::ldProbs,
+                                      tiles.ks, L::ldInput, Rows, D, Keys,
+                                      true);
   }
   blk.sync();
   storeRows(blk, static_cast<E *>(p.queryGrad) + rowOffset, dim, first,
@@ -308,7 +287,8 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
 //===--- Gradient, key side -----------------------------------------------===//
 
 /// dK and dV for keys [keyBlock·Keys, +Keys) of kv head bg = b·Hkv + g,
-/// summed over the group's query heads; reads the query side's rowStats.
+/// summed over the group's query heads; reads the forward's row
+/// statistics and the query side's deltas.
 template <class E, int D, int Rows, int Keys, class Block>
 KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
                                          const Block &blk, char *shared,
@@ -326,8 +306,7 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
   const int64_t group = p.heads / p.kvHeads;
   const int64_t dim = p.headDim, key0 = keyBlock * Keys;
   const int64_t kvOffset = bg * p.keys * dim;
-  const int64_t statsPerHead = p.queries,
-                deltaOffset = p.batch * p.heads * p.queries;
+  const int64_t statsPerHead = p.queries;
   const DropoutMask mask = DropoutMask::of(p);
 
   loadRows<D>(blk, tiles.ks, L::ldInput,
@@ -351,8 +330,7 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
       for (int r = blk.thread(); r < Rows; r += blk.threads()) {
         bool real = first + r < p.queries;
         lse[r] = real ? p.rowStats[bh * statsPerHead + first + r] : 0.0f;
-        delta[r] = real ? p.rowStats[deltaOffset + bh * statsPerHead + first + r]
-                        : 0.0f;
+        delta[r] = real ? p.rowDeltas[bh * statsPerHead + first + r] : 0.0f;
       }
       blk.sync();
       tiles.scoresAndGrads(blk);

@@ -36,10 +36,15 @@ struct AttentionParams {
   const void *key = nullptr;   ///< [B, Hkv, S, D]
   const void *value = nullptr; ///< [B, Hkv, S, D]
   const void *resultGrad = nullptr; ///< gradient: [B, H, T, D]
-  void *result = nullptr;           ///< forward: [B, H, T, D]
+  /// [B, H, T, D]: the forward writes it, the gradient reads it.
+  void *result = nullptr;
   void *queryGrad = nullptr, *keyGrad = nullptr, *valueGrad = nullptr;
-  /// Gradient scratch: B·H·T log-sum-exps, then B·H·T deltas (f32).
+  /// [B, H, T] f32 log-sum-exps: the forward writes them (where not
+  /// null), the gradient reads them.
   float *rowStats = nullptr;
+  /// Gradient scratch: B·H·T deltas (f32), the query side's for the key
+  /// side.
+  float *rowDeltas = nullptr;
   /// [key, counter] of the dropout's Philox stream, read on the device so
   /// a replayed CUDA graph sees each step's state; null without dropout.
   const int64_t *rngState = nullptr;
@@ -63,9 +68,9 @@ inline void setShape(AttentionParams &p, int64_t batch, int64_t heads,
   p.causal = causal;
 }
 
-/// Bytes of the gradient's row-statistics scratch.
-inline int64_t rowStatsBytes(const AttentionParams &p) {
-  return 2 * p.batch * p.heads * p.queries * int64_t(sizeof(float));
+/// Bytes of the gradient's scratch (the deltas).
+inline int64_t rowDeltaBytes(const AttentionParams &p) {
+  return p.batch * p.heads * p.queries * int64_t(sizeof(float));
 }
 
 /// Tile sizes per kernel for head dimensions up to HeadDimMax (a multiple
@@ -149,8 +154,8 @@ template <int D, int Rows, int Keys, int Bytes = 2> struct QueryGradShared {
   static constexpr int64_t bytes =
       2 * alignShared(L::queryTile) + 2 * alignShared(L::keyTile) +
       2 * alignShared(L::scoreTile) + alignShared(L::probTile) +
-      alignShared(L::rowAcc) + 3 * alignShared(L::rowFloats) +
-      3 * alignShared(L::partFloats);
+      alignShared(L::rowAcc) + 2 * alignShared(L::rowFloats) +
+      alignShared(L::partFloats);
 };
 template <int D, int Rows, int Keys, int Bytes = 2>
 struct KeyValueGradShared {

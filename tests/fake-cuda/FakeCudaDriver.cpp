@@ -617,9 +617,10 @@ bool plausibleFlashLaunch(const State &s, const Launch &launch,
             launch.blockX == kiln::flash::kFlashThreads &&
             launch.gridY == p.batch * (keySide ? p.kvHeads : p.heads) &&
             (p.dropout == 0 || inside(p.rngState));
+  ok = ok && inside(p.result) && inside(p.rowStats);
   if (forward)
-    return ok && inside(p.result);
-  return ok && inside(p.resultGrad) && inside(p.rowStats) &&
+    return ok;
+  return ok && inside(p.resultGrad) && inside(p.rowDeltas) &&
          (keySide ? inside(p.keyGrad) && inside(p.valueGrad)
                   : inside(p.queryGrad));
 }

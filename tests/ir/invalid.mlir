@@ -1190,7 +1190,7 @@ func.func @cross_entropy_grad_loss_grad(%h: tensor<6x4xf32>, %w: tensor<10x4xf32
 
 func.func @attention_rank(%q: tensor<2x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> tensor<2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected query, key and value of rank 4 ([batch, heads, sequence, head_dim]), got 'tensor<2x8x4xf32>', 'tensor<1x2x8x4xf32>', 'tensor<1x2x8x4xf32>'}}
-  %o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<2x8x4xf32>, tensor<2x8xf32>
   return %o : tensor<2x8x4xf32>
 }
 
@@ -1198,7 +1198,7 @@ func.func @attention_rank(%q: tensor<2x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> ten
 
 func.func @attention_element_types(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected query, key and value of one element type, got 'tensor<1x2x8x4xf32>', 'tensor<1x2x8x4xf64>', 'tensor<1x2x8x4xf64>'}}
-  %o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf64>, tensor<1x2x8x4xf64> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1206,7 +1206,7 @@ func.func @attention_element_types(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf
 
 func.func @attention_key_value_shapes(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x6x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected key and value of one shape, got 'tensor<1x2x8x4xf32>' and 'tensor<1x2x6x4xf32>'}}
-  %o = kiln.fused_attention %q, %k, %v {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %v {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1214,7 +1214,7 @@ func.func @attention_key_value_shapes(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x
 
 func.func @attention_head_dim(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x5xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected query and key to agree in batch and head_dim, got 'tensor<1x2x8x4xf32>' and 'tensor<1x2x8x5xf32>'}}
-  %o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x5xf32>, tensor<1x2x8x5xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x5xf32>, tensor<1x2x8x5xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1222,7 +1222,7 @@ func.func @attention_head_dim(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x5xf32>) 
 
 func.func @attention_heads(%q: tensor<1x3x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> tensor<1x3x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected the query heads (3) to be a multiple of the key/value heads (2)}}
-  %o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x3x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x3x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x3x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x3x8x4xf32>, tensor<1x3x8xf32>
   return %o : tensor<1x3x8x4xf32>
 }
 
@@ -1230,7 +1230,7 @@ func.func @attention_heads(%q: tensor<1x3x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> 
 
 func.func @attention_no_keys(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x0x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected at least one key, got 'tensor<1x2x0x4xf32>'}}
-  %o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x0x4xf32>, tensor<1x2x0x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x0x4xf32>, tensor<1x2x0x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1238,7 +1238,7 @@ func.func @attention_no_keys(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x0x4xf32>) -
 
 func.func @attention_causal_lengths(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x6x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op causal attention needs as many queries as keys, got 8 and 6}}
-  %o = kiln.fused_attention %q, %k, %k {causal, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %k {causal, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1246,7 +1246,7 @@ func.func @attention_causal_lengths(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x6x4x
 
 func.func @attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected a finite scale, got INF}}
-  %o = kiln.fused_attention %q, %q, %q {scale = 0x7FF0000000000000 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q {scale = 0x7FF0000000000000 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1254,7 +1254,7 @@ func.func @attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
 
 func.func @attention_dropout_range(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected dropout in [0, 1), got 1}}
-  %o = kiln.fused_attention %q, %q, %q, rng = %s {dropout = 1.0 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q, rng = %s {dropout = 1.0 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1262,7 +1262,7 @@ func.func @attention_dropout_range(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -
 
 func.func @attention_dropout_without_state(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op dropout needs an rng state}}
-  %o = kiln.fused_attention %q, %q, %q {dropout = 0.1 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q {dropout = 0.1 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1270,7 +1270,7 @@ func.func @attention_dropout_without_state(%q: tensor<1x2x8x4xf32>) -> tensor<1x
 
 func.func @attention_state_without_dropout(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op an rng state without dropout}}
-  %o = kiln.fused_attention %q, %q, %q, rng = %s {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q, rng = %s {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1278,7 +1278,7 @@ func.func @attention_state_without_dropout(%q: tensor<1x2x8x4xf32>, %s: tensor<2
 
 func.func @attention_state_shape(%q: tensor<1x2x8x4xf32>, %s: tensor<3xi64>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op rng state must be tensor<2xi64> ([key, counter]), got 'tensor<3xi64>'}}
-  %o = kiln.fused_attention %q, %q, %q, rng = %s {dropout = 0.1 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<3xi64> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q, rng = %s {dropout = 0.1 : f64, scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<3xi64> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -1286,24 +1286,48 @@ func.func @attention_state_shape(%q: tensor<1x2x8x4xf32>, %s: tensor<3xi64>) -> 
 
 func.func @attention_result_type(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x8xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected result of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x8xf32>'}}
-  %o = kiln.fused_attention %q, %q, %q {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x8xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x8xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x8xf32>
 }
 
 // -----
 
-func.func @attention_grad_types(%q: tensor<1x4x8x4xf32>, %k: tensor<1x2x8x4xf32>) -> tensor<1x4x8x4xf32> {
+func.func @attention_grad_types(%q: tensor<1x4x8x4xf32>, %k: tensor<1x2x8x4xf32>, %l: tensor<1x4x8xf32>) -> tensor<1x4x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention_grad' op expected key_grad of type 'tensor<1x2x8x4xf32>', got 'tensor<1x4x8x4xf32>'}}
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %q {scale = 1.0 : f64} : tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x4x8x4xf32> -> tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %q, %l, %q {scale = 1.0 : f64} : tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8xf32>, tensor<1x4x8x4xf32> -> tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>
   return %dq : tensor<1x4x8x4xf32>
 }
 
 // -----
 
-func.func @attention_grad_result_grad(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x2xf32>) -> tensor<1x2x8x4xf32> {
+func.func @attention_grad_result_grad(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>, %g: tensor<1x2x8x2xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention_grad' op expected result_grad of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %g {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %q, %l, %g {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x2xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
   return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @attention_grad_result(%q: tensor<1x2x8x4xf32>, %o: tensor<1x2x8x4xbf16>, %l: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'kiln.fused_attention_grad' op expected result of type 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x4xbf16>'}}
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %o, %l, %q {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @attention_grad_row_stats(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'kiln.fused_attention_grad' op expected row_stats of type 'tensor<1x2x8xf32>', got 'tensor<1x2x4xf32>'}}
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %q, %l, %q {scale = 1.0 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @attention_row_stats_type(%q: tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16> {
+  // expected-error @+1 {{'kiln.fused_attention' op expected row_stats of type 'tensor<1x2x8xf32>', got 'tensor<1x2x4xf32>'}}
+  %o, %l = kiln.fused_attention %q, %q, %q {scale = 1.0 : f64} : tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16> -> tensor<1x2x8x4xbf16>, tensor<1x2x4xf32>
+  return %o : tensor<1x2x8x4xbf16>
 }
 
 // -----

@@ -512,16 +512,17 @@ func.func @rng_uniform_bf16(%s: tensor<2xi64>) -> (tensor<3x5xbf16>, tensor<2xi6
 
 // CHECK-LABEL: func.func @fused_attention_causal_dropout(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x4x8x16xbf16>, %[[K:[^:]+]]: tensor<2x2x8x16xbf16>, %[[V:[^:]+]]: tensor<2x2x8x16xbf16>, %[[S:[^:]+]]: tensor<2xi64>
-// CHECK: kiln.fused_attention %[[Q]], %[[K]], %[[V]], rng = %[[S]] {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>
+// CHECK: kiln.fused_attention %[[Q]], %[[K]], %[[V]], rng = %[[S]] {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
 func.func @fused_attention_causal_dropout(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x16xbf16>, %s: tensor<2xi64>) -> tensor<2x4x8x16xbf16> {
-  %o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = 0.1 : f64, scale = 0.25 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>
+  %o, %stats_o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = 0.1 : f64, scale = 0.25 : f64} : tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2xi64> -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
   return %o : tensor<2x4x8x16xbf16>
 }
 
 // CHECK-LABEL: func.func @fused_attention_grad_plain(
-// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = kiln.fused_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = kiln.fused_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
 func.func @fused_attention_grad_plain(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %g: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) {
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %g {scale = 0.125 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
+  %fwd1, %stats_fwd1 = kiln.fused_attention %q, %k, %k {scale = 0.125 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x3xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %fwd1, %stats_fwd1, %g {scale = 0.125 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
   return %dq, %dk, %dv : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
 }
 

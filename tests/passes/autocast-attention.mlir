@@ -1,8 +1,9 @@
 // With an attention kernel (kiln-autocast's attention=true, the pipeline's
 // attention-kernel=true), whole attention ops move to the 16-bit type: q,
 // k, v and the result gradient are rounded once (the forward and its
-// gradient share the copies), the rng state stays, the results are 16-bit
-// and widened back to f32 for their readers; kiln-lower-attention's
+// gradient share the copies; the gradient reads the forward's 16-bit
+// result), the rng state and the row statistics stay, the results are
+// 16-bit and widened back to f32 for their readers; kiln-lower-attention's
 // keep-kernel-attention then leaves them whole (PIPE) while it still
 // writes out what no kernel runs: a head dim of 256 (WIDE), and every
 // attention op without attention=true (NOKERNEL) or without bf16 (F32).
@@ -17,9 +18,9 @@
 // CHECK-DAG: %[[KB:.+]] = kiln.convert %[[K]] : tensor<1x2x8x64xf32> -> tensor<1x2x8x64xbf16>
 // CHECK-DAG: %[[VB:.+]] = kiln.convert %[[V]] : tensor<1x2x8x64xf32> -> tensor<1x2x8x64xbf16>
 // CHECK-DAG: %[[GB:.+]] = kiln.convert %[[G]] : tensor<1x2x8x64xf32> -> tensor<1x2x8x64xbf16>
-// CHECK: %[[OB:.+]] = kiln.fused_attention %[[QB]], %[[KB]], %[[VB]], rng = %[[S]] {{.*}} -> tensor<1x2x8x64xbf16>
+// CHECK: %[[OB:[^,]+]], %[[L:[^ ]+]] = kiln.fused_attention %[[QB]], %[[KB]], %[[VB]], rng = %[[S]] {{.*}} -> tensor<1x2x8x64xbf16>, tensor<1x2x8xf32>
 // CHECK: %[[O:.+]] = kiln.convert %[[OB]] : tensor<1x2x8x64xbf16> -> tensor<1x2x8x64xf32>
-// CHECK: %[[DQ:[^,]+]], %{{[^,]+}}, %[[DV:[^ ]+]] = kiln.fused_attention_grad %[[QB]], %[[KB]], %[[VB]], %[[GB]], rng = %[[S]] {{.*}} -> tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>
+// CHECK: %[[DQ:[^,]+]], %{{[^,]+}}, %[[DV:[^ ]+]] = kiln.fused_attention_grad %[[QB]], %[[KB]], %[[VB]], %[[OB]], %[[L]], %[[GB]], rng = %[[S]] {{.*}} -> tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>
 // CHECK-DAG: kiln.convert %[[DQ]] : tensor<1x2x8x64xbf16> -> tensor<1x2x8x64xf32>
 // CHECK-DAG: kiln.convert %[[DV]] : tensor<1x2x8x64xbf16> -> tensor<1x2x8x64xf32>
 // PIPE-LABEL: func.func @attention(
@@ -33,8 +34,8 @@
 // F32-NOT: kiln.fused_attention
 // F32: kiln.dot_general
 func.func @attention(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x8x64xf32>, %g: tensor<1x2x8x64xf32>, %s: tensor<2xi64>) -> (tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>) {
-  %o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<2xi64> -> tensor<1x2x8x64xf32>
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %g, rng = %s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<2xi64> -> tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<2xi64> -> tensor<1x2x8x64xf32>, tensor<1x2x8xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %o, %stats_o, %g, rng = %s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8xf32>, tensor<1x2x8x64xf32>, tensor<2xi64> -> tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>
   return %o, %dq, %dk, %dv : tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32>
 }
 
@@ -48,6 +49,6 @@ func.func @attention(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: ten
 // PIPE-NOT: kiln.fused_attention
 // PIPE: kiln.dot_general
 func.func @wide(%q: tensor<1x1x4x256xf32>, %k: tensor<1x1x4x256xf32>, %v: tensor<1x1x4x256xf32>) -> tensor<1x1x4x256xf32> {
-  %o = kiln.fused_attention %q, %k, %v {causal, scale = 0.0625 : f64} : tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32> -> tensor<1x1x4x256xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %v {causal, scale = 0.0625 : f64} : tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32> -> tensor<1x1x4x256xf32>, tensor<1x1x4xf32>
   return %o : tensor<1x1x4x256xf32>
 }

@@ -6,7 +6,8 @@
 // gradients over chunks. Each chunk reads q, k, v (and the rng state, the
 // incoming gradient) through a kiln.optimization_barrier that also takes
 // the previous chunk's results, so chunks run one after the other and a
-// recomputation is never merged with the forward's. With the default budget
+// recomputation is never merged with the forward's. The gradient recomputes
+// from the scores; a forward op read only by gradients goes with them. With the default budget
 // (prefix WHOLE) each op is one chunk, the negative twin: nothing is
 // sliced, concatenated or padded.
 // RUN: kiln-opt %s --split-input-file --kiln-lower-attention="max-chunk-bytes=256" | FileCheck %s
@@ -30,6 +31,7 @@
 // CHECK: kiln.dot_general %[[Q1]], %[[T1]]#1, batch = [0, 1] x [0, 1], contract = [3] x [3] {{.*}} -> tensor<1x2x4x8xf32>
 // CHECK: %[[O1:.+]] = kiln.dot_general {{.*}} -> tensor<1x2x4x4xf32>
 // CHECK: %[[O:.+]] = kiln.concatenate %[[O0]], %[[O1]], dim = 2
+// CHECK-NOT: kiln.log
 // CHECK: return %[[O]]
 // WHOLE-LABEL: func.func @causal_two_chunks(
 // WHOLE-NOT: kiln.slice
@@ -37,7 +39,7 @@
 // WHOLE: kiln.dot_general {{.*}} -> tensor<1x2x8x8xf32>
 // WHOLE-NOT: kiln.fused_attention
 func.func @causal_two_chunks(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
-  %o = kiln.fused_attention %q, %k, %v {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %k, %v {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
 }
 
@@ -58,8 +60,31 @@ func.func @causal_two_chunks(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %
 // WHOLE: kiln.rng_uniform %{{.+}} : tensor<2xi64> -> tensor<8x16xf32>
 // WHOLE-NOT: kiln.rng_uniform
 func.func @dropout_counters(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -> tensor<1x2x8x4xf32> {
-  %o = kiln.fused_attention %q, %q, %q, rng = %s {causal, dropout = 0.1 : f64, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>
+  %o, %stats_o = kiln.fused_attention %q, %q, %q, rng = %s {causal, dropout = 0.1 : f64, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xi64> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
   return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// The row statistics, where something reads them: per chunk, the softmax's
+// max + log of its sum ([1, 2, 4] each), concatenated. (Without a reader,
+// as above, there is no kiln.log.)
+// CHECK-LABEL: func.func @row_stats(
+// CHECK: %[[M0:.+]] = kiln.reduce max {{.*}} -> tensor<1x2x4xf32>
+// CHECK: %[[S0:.+]] = kiln.reduce sum {{.*}} -> tensor<1x2x4xf32>
+// CHECK: %[[L0:.+]] = kiln.log %[[S0]]
+// CHECK: %[[R0:.+]] = kiln.add %[[M0]], %[[L0]]
+// CHECK: kiln.log
+// CHECK: %[[R1:.+]] = kiln.add
+// CHECK: %[[R:.+]] = kiln.concatenate %[[R0]], %[[R1]], dim = 2 : {{.*}} -> tensor<1x2x8xf32>
+// CHECK: return %{{.+}}, %[[R]]
+// WHOLE-LABEL: func.func @row_stats(
+// WHOLE-COUNT-1: kiln.log
+// WHOLE-NOT: kiln.log
+// WHOLE-NOT: kiln.concatenate
+func.func @row_stats(%q: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) {
+  %o, %l = kiln.fused_attention %q, %q, %q {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %o, %l : tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
 }
 
 // -----
@@ -85,7 +110,8 @@ func.func @dropout_counters(%q: tensor<1x2x8x4xf32>, %s: tensor<2xi64>) -> tenso
 // WHOLE-NOT: kiln.dot_general
 // WHOLE-NOT: kiln.pad
 func.func @grad_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %g {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  %fwd1, %stats_fwd1 = kiln.fused_attention %q, %q, %q {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %fwd1, %stats_fwd1, %g {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
   return %dq, %dk, %dv : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }
 
@@ -101,6 +127,7 @@ func.func @grad_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> 
 // WHOLE-LABEL: func.func @grouped_query_heads(
 // WHOLE: kiln.reshape %{{.+}} : tensor<1x2x2x2x4xf32> -> tensor<1x4x2x4xf32>
 func.func @grouped_query_heads(%q: tensor<1x4x2x4xf32>, %k: tensor<1x2x2x4xf32>, %g: tensor<1x4x2x4xf32>) -> tensor<1x2x2x4xf32> {
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %g {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
+  %fwd2, %stats_fwd2 = kiln.fused_attention %q, %k, %k {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x4x2xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %fwd2, %stats_fwd2, %g {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x4x2x4xf32>, tensor<1x4x2xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
   return %dk : tensor<1x2x2x4xf32>
 }

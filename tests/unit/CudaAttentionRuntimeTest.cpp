@@ -31,6 +31,7 @@ runtime::Executable attentionExecutable(int64_t headDim,
   std::vector<int64_t> kv = {kBatch, kKvHeads, kRows, headDim};
   uint64_t qBytes = 2 * kBatch * kHeads * kRows * headDim;
   uint64_t kvBytes = 2 * kBatch * kKvHeads * kRows * headDim;
+  uint64_t statsBytes = 4 * kBatch * kHeads * kRows; // the forward's f32 rows
   e.signature.inputs = {{type, q, false},
                         {type, kv, false},
                         {type, kv, false},
@@ -45,7 +46,9 @@ runtime::Executable attentionExecutable(int64_t headDim,
                   slot(Kind::output, 0, 0, qBytes),
                   slot(Kind::output, 1, 0, qBytes),
                   slot(Kind::output, 2, 0, kvBytes),
-                  slot(Kind::output, 3, 0, kvBytes)};
+                  slot(Kind::output, 3, 0, kvBytes),
+                  slot(Kind::arena, 0, 0, statsBytes)};
+  e.plan.arenaBytes = statsBytes;
   runtime::AttentionThunk a;
   a.query = 0, a.key = 1, a.value = 2, a.rngState = 4;
   a.element = element;
@@ -56,9 +59,9 @@ runtime::Executable attentionExecutable(int64_t headDim,
   forward.kind = runtime::Thunk::Kind::attention;
   forward.attention = a;
   forward.attention.result = 5;
-  runtime::Thunk gradient = forward;
+  forward.attention.rowStats = 9;
+  runtime::Thunk gradient = forward; // reads the forward's result and stats
   gradient.attention.gradient = true;
-  gradient.attention.result = runtime::kNoSlot;
   gradient.attention.resultGrad = 3;
   gradient.attention.queryGrad = 6;
   gradient.attention.keyGrad = 7;
@@ -118,10 +121,11 @@ TEST_F(CudaAttentionRuntime, ThunksLaunchTheFlashKernelsAndReplayFromAGraph) {
     EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_captured)(i), i >= 3 ? 1 : 0) << i;
   }
   EXPECT_EQ(FAKE_CUDA(fake_cuda_graph_launches)(), 2);
-  // The gradients' row statistics: 2 floats per query row and head.
+  // The gradients' row deltas: a float per query row and head (the
+  // log-sum-exps are the forward's result).
   EXPECT_EQ(runtime::cuda::FlashAttention::scratchBytes(
                 attentionExecutable(64, runtime::GemmType::bf16)),
-            uint64_t(2 * kBatch * kHeads * kRows * 4));
+            uint64_t(kBatch * kHeads * kRows * 4));
 }
 
 TEST_F(CudaAttentionRuntime, AGpuWithoutBf16TensorCoresIsRefused) {
@@ -176,7 +180,8 @@ TEST_F(CudaAttentionRuntime, AttentionThunksSurviveSerialization) {
   EXPECT_TRUE(a.gradient);
   EXPECT_EQ(a.resultGrad, 3u);
   EXPECT_EQ(a.rngState, 4u);
-  EXPECT_EQ(a.result, runtime::kNoSlot);
+  EXPECT_EQ(a.result, 5u);
+  EXPECT_EQ(a.rowStats, 9u);
   EXPECT_EQ(a.valueGrad, 8u);
   EXPECT_EQ(a.element, runtime::GemmType::f16);
   EXPECT_EQ(a.kvHeads, kKvHeads);

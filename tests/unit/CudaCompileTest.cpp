@@ -147,13 +147,13 @@ std::string attentionStep(int64_t headDim) {
   return "func.func @main(%q: " + t + ", %k: " + t + ", %v: " + t +
          ", %g: " + t + ", %s: tensor<2xi64>) -> (" + t + ", " + t + ", " +
          t + ", " + t + ") {\n"
-         "  %o = kiln.fused_attention %q, %k, %v, rng = %s {causal, dropout = "
-         "0.1 : f64, scale = 0.125 : f64} : " + t + ", " + t + ", " + t +
-         ", tensor<2xi64> -> " + t + "\n"
-         "  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %g, rng = "
-         "%s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : " + t +
-         ", " + t + ", " + t + ", " + t + ", tensor<2xi64> -> " + t + ", " +
-         t + ", " + t + "\n"
+         "  %o, %l = kiln.fused_attention %q, %k, %v, rng = %s {causal, "
+         "dropout = 0.1 : f64, scale = 0.125 : f64} : " + t + ", " + t +
+         ", " + t + ", tensor<2xi64> -> " + t + ", tensor<2x4x64xf32>\n"
+         "  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %o, %l, %g, "
+         "rng = %s {causal, dropout = 0.1 : f64, scale = 0.125 : f64} : " + t +
+         ", " + t + ", " + t + ", " + t + ", tensor<2x4x64xf32>, " + t +
+         ", tensor<2xi64> -> " + t + ", " + t + ", " + t + "\n"
          "  return %o, %dq, %dk, %dv : " + t + ", " + t + ", " + t + ", " + t +
          "\n}\n";
 }

@@ -39,28 +39,40 @@ AttentionParams paramsFor(const FlashCase &c, std::vector<HostTensor> &in) {
   return p;
 }
 
-/// The kernels' results for `c` (forward: {o}; gradient: {dq, dk, dv}).
+runtime::GemmType gemmTypeOf(DType element) {
+  return element == DType::bf16  ? runtime::GemmType::bf16
+         : element == DType::f16 ? runtime::GemmType::f16
+                                 : runtime::GemmType::f32;
+}
+
+/// The kernels' results for `c` (forward: {o, row stats}; gradient: {dq,
+/// dk, dv}, from the forward kernel's o and row stats, as in a step).
 std::vector<HostTensor> flashResults(const FlashCase &c,
                                      std::vector<HostTensor> &in, bool grad) {
   AttentionParams p = paramsFor(c, in);
-  std::vector<HostTensor> out;
-  if (grad) {
-    out.emplace_back(c.element, in[0].shape());
-    out.emplace_back(c.element, in[1].shape());
-    out.emplace_back(c.element, in[2].shape());
-    p.queryGrad = out[0].data();
-    p.keyGrad = out[1].data();
-    p.valueGrad = out[2].data();
-  } else {
-    out.emplace_back(c.element, in[0].shape());
-    p.result = out[0].data();
-  }
-  runtime::GemmType element = c.element == DType::bf16  ? runtime::GemmType::bf16
-                             : c.element == DType::f16 ? runtime::GemmType::f16
-                                                       : runtime::GemmType::f32;
   runtime::ThreadPool pool(2);
-  absl::Status s = runtime::runAttentionOnHost(element, grad, p, pool);
-  EXPECT_TRUE(s.ok()) << s;
+  auto run = [&](bool gradient) {
+    absl::Status s =
+        runtime::runAttentionOnHost(gemmTypeOf(c.element), gradient, p, pool);
+    EXPECT_TRUE(s.ok()) << s;
+  };
+  std::vector<HostTensor> forward;
+  forward.emplace_back(c.element, in[0].shape());
+  forward.emplace_back(DType::f32,
+                       std::vector<int64_t>{c.batch, c.heads, c.queries});
+  p.result = forward[0].data();
+  p.rowStats = reinterpret_cast<float *>(forward[1].data());
+  run(false);
+  if (!grad)
+    return forward;
+  std::vector<HostTensor> out;
+  out.emplace_back(c.element, in[0].shape());
+  out.emplace_back(c.element, in[1].shape());
+  out.emplace_back(c.element, in[2].shape());
+  p.queryGrad = out[0].data();
+  p.keyGrad = out[1].data();
+  p.valueGrad = out[2].data();
+  run(true);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // kiln.fused_attention and kiln.fused_attention_grad: the reference
 // evaluator's direct kernels against the attention written out with
 // primitives, kiln-lower-attention's chunked decomposition against the
-// reference for every chunking (the dropout mask must not depend on it),
+// reference for every chunking (the dropout mask must not depend on it;
+// the row statistics, the log-sum-exps, written out too),
 // the CPU backend against the reference (several chunks, causal, grouped
 // query heads, dropout), and the gradient against central finite
 // differences in f64.
@@ -50,24 +51,32 @@ struct AttentionCase {
     return dropout > 0 ? ", tensor<2xi64>" : "";
   }
 
-  /// @main(q, k, v, state) → the attention result.
-  std::string forwardModule() const {
-    return llvm::formatv(
-        R"(func.func @main(%q: {0}, %k: {1}, %v: {1}, %s: tensor<2xi64>) -> {0} {
-  %o = kiln.fused_attention %q, %k, %v{2} {3} : {0}, {1}, {1}{4} -> {0}
-  return %o : {0}
-})",
-        qType(), kvType(), rngOperand("s"), attrs(), rngType());
+  std::string statsType() const {
+    return llvm::formatv("tensor<{0}x{1}x{2}xf32>", batch, heads, queries);
   }
 
-  /// @main(q, k, v, dO, state) → the gradients of q, k and v.
+  /// @main(q, k, v, state) → the attention result (and, `withStats`, its
+  /// row statistics).
+  std::string forwardModule(bool withStats = false) const {
+    return llvm::formatv(
+        R"(func.func @main(%q: {0}, %k: {1}, %v: {1}, %s: tensor<2xi64>) -> ({0}{6}) {
+  %o, %l = kiln.fused_attention %q, %k, %v{2} {3} : {0}, {1}, {1}{4} -> {0}, {5}
+  return %o{7} : {0}{6}
+})",
+        qType(), kvType(), rngOperand("s"), attrs(), rngType(), statsType(),
+        withStats ? ", " + statsType() : "", withStats ? ", %l" : "");
+  }
+
+  /// @main(q, k, v, dO, state) → the gradients of q, k and v (the gradient
+  /// reads the forward's results, as in a training step).
   std::string gradModule() const {
     return llvm::formatv(
         R"(func.func @main(%q: {0}, %k: {1}, %v: {1}, %g: {0}, %s: tensor<2xi64>) -> ({0}, {1}, {1}) {
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %g{2} {3} : {0}, {1}, {1}, {0}{4} -> {0}, {1}, {1}
+  %o, %l = kiln.fused_attention %q, %k, %v{2} {3} : {0}, {1}, {1}{4} -> {0}, {5}
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %v, %o, %l, %g{2} {3} : {0}, {1}, {1}, {0}, {5}, {0}{4} -> {0}, {1}, {1}
   return %dq, %dk, %dv : {0}, {1}, {1}
 })",
-        qType(), kvType(), rngOperand("s"), attrs(), rngType());
+        qType(), kvType(), rngOperand("s"), attrs(), rngType(), statsType());
   }
 
   DType dtype() const {
@@ -150,8 +159,8 @@ TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
                                          "per chunk",
                                          causal, dropout, rows);
         testing::expectRewriteKeepsResults(
-            c.forwardModule(),
-            *lowered(c.forwardModule(), rows * rowBytes).module,
+            c.forwardModule(true),
+            *lowered(c.forwardModule(true), rows * rowBytes).module,
             c.inputs(false, rows), 100, "forward, " + what);
         testing::expectRewriteKeepsResults(
             c.gradModule(), *lowered(c.gradModule(), rows * rowBytes).module,
@@ -171,7 +180,7 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
         options.attentionChunkBytes = chunkBytes;
         testing::ProgramFactory cpu = testing::cpuPrograms(options);
         // Sums over 16 keys and 8 head dims.
-        testing::expectMatchesReferenceOn(cpu, c.forwardModule(),
+        testing::expectMatchesReferenceOn(cpu, c.forwardModule(true),
                                           c.inputs(false, 7), 16);
         testing::expectMatchesReferenceOn(cpu, c.gradModule(),
                                           c.inputs(true, 8), 64);

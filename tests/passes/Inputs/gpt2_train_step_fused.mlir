@@ -96,7 +96,7 @@ module {
     %85 = kiln.slice %78, start = [0, 0, 128], limit = [4, 32, 192], strides = [1, 1, 1] : tensor<4x32x192xf32> -> tensor<4x32x64xf32>
     %86 = kiln.reshape %85 : tensor<4x32x64xf32> -> tensor<4x32x4x16xf32>
     %87 = kiln.transpose %86, perm = [0, 2, 1, 3] : tensor<4x32x4x16xf32> -> tensor<4x4x32x16xf32>
-    %88 = kiln.fused_attention %81, %84, %87, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>
+    %88, %stats_88 = kiln.fused_attention %81, %84, %87, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32xf32>
     %89 = kiln.transpose %88, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %90 = kiln.reshape %89 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %91 = kiln.reshape %90 : tensor<4x32x64xf32> -> tensor<128x64xf32>
@@ -192,7 +192,7 @@ module {
     %179 = kiln.slice %172, start = [0, 0, 128], limit = [4, 32, 192], strides = [1, 1, 1] : tensor<4x32x192xf32> -> tensor<4x32x64xf32>
     %180 = kiln.reshape %179 : tensor<4x32x64xf32> -> tensor<4x32x4x16xf32>
     %181 = kiln.transpose %180, perm = [0, 2, 1, 3] : tensor<4x32x4x16xf32> -> tensor<4x4x32x16xf32>
-    %182 = kiln.fused_attention %175, %178, %181, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>
+    %182, %stats_182 = kiln.fused_attention %175, %178, %181, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32xf32>
     %183 = kiln.transpose %182, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %184 = kiln.reshape %183 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %185 = kiln.reshape %184 : tensor<4x32x64xf32> -> tensor<128x64xf32>
@@ -404,18 +404,18 @@ module {
     %390 = kiln.reshape %389 : tensor<128x64xf32> -> tensor<4x32x64xf32>
     %391 = kiln.reshape %390 : tensor<4x32x64xf32> -> tensor<4x32x4x16xf32>
     %392 = kiln.transpose %391, perm = [0, 2, 1, 3] : tensor<4x32x4x16xf32> -> tensor<4x4x32x16xf32>
-    %query_grad, %key_grad, %value_grad = kiln.fused_attention_grad %175, %178, %181, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad, %key_grad, %value_grad = kiln.fused_attention_grad %175, %178, %181, %182, %stats_182, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %393 = kiln.transpose %value_grad, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %394 = kiln.reshape %393 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %395 = kiln.constant dense<0.000000e+00> : tensor<f32>
     %396 = kiln.pad %394, %395, low = [0, 0, 128], high = [0, 0, 0] : tensor<4x32x64xf32>, tensor<f32> -> tensor<4x32x192xf32>
-    %query_grad_8, %key_grad_9, %value_grad_10 = kiln.fused_attention_grad %175, %178, %181, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad_8, %key_grad_9, %value_grad_10 = kiln.fused_attention_grad %175, %178, %181, %182, %stats_182, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %397 = kiln.transpose %key_grad_9, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %398 = kiln.reshape %397 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %399 = kiln.constant dense<0.000000e+00> : tensor<f32>
     %400 = kiln.pad %398, %399, low = [0, 0, 64], high = [0, 0, 64] : tensor<4x32x64xf32>, tensor<f32> -> tensor<4x32x192xf32>
     %401 = kiln.add %396, %400 : tensor<4x32x192xf32>
-    %query_grad_11, %key_grad_12, %value_grad_13 = kiln.fused_attention_grad %175, %178, %181, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad_11, %key_grad_12, %value_grad_13 = kiln.fused_attention_grad %175, %178, %181, %182, %stats_182, %392, rng = %7 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %402 = kiln.transpose %query_grad_11, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %403 = kiln.reshape %402 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %404 = kiln.constant dense<0.000000e+00> : tensor<f32>
@@ -500,18 +500,18 @@ module {
     %483 = kiln.reshape %482 : tensor<128x64xf32> -> tensor<4x32x64xf32>
     %484 = kiln.reshape %483 : tensor<4x32x64xf32> -> tensor<4x32x4x16xf32>
     %485 = kiln.transpose %484, perm = [0, 2, 1, 3] : tensor<4x32x4x16xf32> -> tensor<4x4x32x16xf32>
-    %query_grad_14, %key_grad_15, %value_grad_16 = kiln.fused_attention_grad %81, %84, %87, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad_14, %key_grad_15, %value_grad_16 = kiln.fused_attention_grad %81, %84, %87, %88, %stats_88, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %486 = kiln.transpose %value_grad_16, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %487 = kiln.reshape %486 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %488 = kiln.constant dense<0.000000e+00> : tensor<f32>
     %489 = kiln.pad %487, %488, low = [0, 0, 128], high = [0, 0, 0] : tensor<4x32x64xf32>, tensor<f32> -> tensor<4x32x192xf32>
-    %query_grad_17, %key_grad_18, %value_grad_19 = kiln.fused_attention_grad %81, %84, %87, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad_17, %key_grad_18, %value_grad_19 = kiln.fused_attention_grad %81, %84, %87, %88, %stats_88, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %490 = kiln.transpose %key_grad_18, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %491 = kiln.reshape %490 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %492 = kiln.constant dense<0.000000e+00> : tensor<f32>
     %493 = kiln.pad %491, %492, low = [0, 0, 64], high = [0, 0, 64] : tensor<4x32x64xf32>, tensor<f32> -> tensor<4x32x192xf32>
     %494 = kiln.add %489, %493 : tensor<4x32x192xf32>
-    %query_grad_20, %key_grad_21, %value_grad_22 = kiln.fused_attention_grad %81, %84, %87, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
+    %query_grad_20, %key_grad_21, %value_grad_22 = kiln.fused_attention_grad %81, %84, %87, %88, %stats_88, %485, rng = %1 {causal, dropout = 1.000000e-01 : f64, scale = 2.500000e-01 : f64} : tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32xf32>, tensor<4x4x32x16xf32>, tensor<2xi64> -> tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>, tensor<4x4x32x16xf32>
     %495 = kiln.transpose %query_grad_20, perm = [0, 2, 1, 3] : tensor<4x4x32x16xf32> -> tensor<4x32x4x16xf32>
     %496 = kiln.reshape %495 : tensor<4x32x4x16xf32> -> tensor<4x32x64xf32>
     %497 = kiln.constant dense<0.000000e+00> : tensor<f32>
