@@ -130,8 +130,7 @@ LogicalResult FusedLinearCrossEntropyGradOp::verify() {
                     getWeight().getType());
 }
 
-/// [B, H, T] f32 for query [B, H, T, D].
-static RankedTensorType rowStatsType(Value query) {
+RankedTensorType FusedAttentionOp::rowStatsType(Value query) {
   auto q = cast<RankedTensorType>(query.getType());
   return RankedTensorType::get(q.getShape().drop_back(),
                                Float32Type::get(query.getContext()));
@@ -164,7 +163,7 @@ LogicalResult FusedAttentionGradOp::verify() {
   if (failed(expectType(op, "result", getResult().getType(),
                         getQuery().getType())) ||
       failed(expectType(op, "row_stats", getRowStats().getType(),
-                        rowStatsType(getQuery()))) ||
+                        FusedAttentionOp::rowStatsType(getQuery()))) ||
       failed(expectType(op, "result_grad", getResultGrad().getType(),
                         getQuery().getType())) ||
       failed(expectType(op, "query_grad", getQueryGrad().getType(),

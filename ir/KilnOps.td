@@ -382,7 +382,10 @@ def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
     type($query) `,` type($key) `,` type($value)
     (`,` type($rng_state)^)? `->` type($result) `,` type($row_stats)
   }];
-  let extraClassDeclaration = attentionAttrs;
+  let extraClassDeclaration = attentionAttrs # [{
+    /// row_stats' type for `query` [B, H, T, D]: [B, H, T] f32.
+    static ::mlir::RankedTensorType rowStatsType(::mlir::Value query);
+  }];
 }
 
 def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {

@@ -137,13 +137,8 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
         if (fitsAttentionKernel(op, /*sixteenBit=*/false))
           attentionOps.push_back(op);
       });
-    // The row statistics (log-sum-exps) stay f32, as the kernel keeps them.
-    auto isRowStats = [](Value v) {
-      if (auto fwd = v.getDefiningOp<FusedAttentionOp>();
-          fwd && v == fwd.getRowStats())
-        return true;
-      return false;
-    };
+    // The row statistics (log-sum-exps), the forward's result and the
+    // gradient's operand, stay f32, as the kernel keeps them.
     for (Operation *op : attentionOps) {
       auto grad = dyn_cast<FusedAttentionGradOp>(op);
       for (OpOperand &operand : op->getOpOperands())
@@ -152,7 +147,8 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
           operand.set(roundOnce(operand.get()));
       builder.setInsertionPointAfter(op);
       for (OpResult result : op->getResults()) {
-        if (isRowStats(result))
+        if (auto fwd = dyn_cast<FusedAttentionOp>(op);
+            fwd && result == fwd.getRowStats())
           continue;
         result.setType(cast<RankedTensorType>(result.getType()).clone(half));
         ConvertOp widened = convert(result, builder.getF32Type());

@@ -274,13 +274,14 @@ bool attentionThunkFits(const AttentionThunk &a, const BufferPlan &plan) {
   auto fits = [&](uint32_t slot, int64_t heads, int64_t rows) {
     return holds(slot, heads, rows, a.headDim, element);
   };
-  bool rowStatsFit = holds(a.rowStats, a.heads, a.queries, 1, sizeof(float));
+  // Both kinds name the forward's results (the gradient reads them).
   bool ok = fits(a.query, a.heads, a.queries) &&
             fits(a.key, a.kvHeads, a.keys) &&
             fits(a.value, a.kvHeads, a.keys) &&
             (a.rngState == kNoSlot || (a.rngState < plan.slots.size() &&
-                                       plan.slots[a.rngState].bytes >= 16));
-  ok = ok && fits(a.result, a.heads, a.queries) && rowStatsFit;
+                                       plan.slots[a.rngState].bytes >= 16)) &&
+            fits(a.result, a.heads, a.queries) &&
+            holds(a.rowStats, a.heads, a.queries, 1, sizeof(float));
   if (a.gradient)
     return ok && fits(a.resultGrad, a.heads, a.queries) &&
            fits(a.queryGrad, a.heads, a.queries) &&

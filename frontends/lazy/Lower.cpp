@@ -150,16 +150,14 @@ mlir::Value GraphLowering::lowerAttention(const Node &node) {
   mlir::FloatAttr scale = builder.getF64FloatAttr(attrs.scale);
   mlir::FloatAttr dropout = builder.getF64FloatAttr(attrs.dropout);
   mlir::UnitAttr causal = attrs.causal ? builder.getUnitAttr() : nullptr;
-  mlir::Type rowStatsType = mlir::RankedTensorType::get(
-      mlir::cast<mlir::RankedTensorType>(q.getType()).getShape().drop_back(),
-      builder.getF32Type());
   // The gradient reads the forward's result and row statistics: the same
   // op built again, which CSE merges with the forward's (as it merges the
   // three gradient ops), or which recomputes it when the forward ran in an
   // earlier graph.
   auto forward =
-      FusedAttentionOp::create(builder, loc, q.getType(), rowStatsType, q, k,
-                               v, state, scale, causal, dropout);
+      FusedAttentionOp::create(builder, loc, q.getType(),
+                               FusedAttentionOp::rowStatsType(q), q, k, v,
+                               state, scale, causal, dropout);
   if (!grad)
     return forward.getResult();
   // One op per gradient node; CSE merges the three (they are equal).

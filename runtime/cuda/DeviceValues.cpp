@@ -74,9 +74,9 @@ absl::Status DeviceValues::fetch(DeviceValue &value, std::byte *dst) {
 }
 
 bool DeviceValues::moveToKeepBlock(DeviceValue &value) {
-  const size_t bytes = keepBlockBytes(std::max<size_t>(value.bytes_, 1));
   if (value.bytes_ > kKeepOnDeviceBytes)
     return false;
+  const size_t bytes = keepBlockBytes(value.bytes_);
   const CudaDriver &d = *driver_;
   CUdeviceptr block = 0;
   std::vector<CUdeviceptr> &free = freeKeepBlocks_[bytes];
@@ -105,8 +105,7 @@ void DeviceValues::releaseKeepBlock(DeviceValue &value) {
   if (!value.inKeepBlock_)
     return;
   value.inKeepBlock_ = false;
-  freeKeepBlocks_[keepBlockBytes(std::max<size_t>(value.bytes_, 1))]
-      .push_back(value.pointer_);
+  freeKeepBlocks_[keepBlockBytes(value.bytes_)].push_back(value.pointer_);
 }
 
 DeviceValue::~DeviceValue() {
@@ -144,22 +143,28 @@ DeviceValues::stage(const std::vector<std::shared_ptr<DeviceValue>> &values) {
   return status;
 }
 
-absl::Status
-DeviceValues::keepAllExcept(const std::set<const DeviceValue *> &consumed) {
-  std::vector<std::shared_ptr<DeviceValue>> staging;
+std::vector<std::shared_ptr<DeviceValue>> DeviceValues::liveOnDevice() {
+  std::vector<std::shared_ptr<DeviceValue>> values;
   for (auto it = live_.begin(); it != live_.end();) {
     std::shared_ptr<DeviceValue> value = it->second.lock();
     if (!value || !value->onDevice_) {
       it = live_.erase(it);
       continue;
     }
+    values.push_back(std::move(value));
     ++it;
-    // A value in a keep block is safe from the run already.
-    if (consumed.count(value.get()) || value->inKeepBlock_)
-      continue;
-    if (!moveToKeepBlock(*value))
-      staging.push_back(std::move(value));
   }
+  return values;
+}
+
+absl::Status
+DeviceValues::keepAllExcept(const std::set<const DeviceValue *> &consumed) {
+  std::vector<std::shared_ptr<DeviceValue>> staging;
+  for (std::shared_ptr<DeviceValue> &value : liveOnDevice())
+    // A value in a keep block is safe from the run already.
+    if (!consumed.count(value.get()) && !value->inKeepBlock_ &&
+        !moveToKeepBlock(*value))
+      staging.push_back(std::move(value));
   return stage(staging);
 }
 
@@ -169,13 +174,7 @@ void DeviceValues::close() {
     return;
   // Everything still on the device, kept blocks included, goes to host
   // memory; a failure leaves the values unreadable, and their fetch says so.
-  std::vector<std::shared_ptr<DeviceValue>> onDevice;
-  for (const auto &[contents, weak] : live_)
-    if (std::shared_ptr<DeviceValue> value = weak.lock();
-        value && value->onDevice_)
-      onDevice.push_back(std::move(value));
-  (void)stage(onDevice);
-  onDevice.clear();
+  (void)stage(liveOnDevice());
   closed_ = true;
   live_.clear();
   // Every block is free now: the staged values gave theirs back.

@@ -22,10 +22,12 @@
 #include "runtime/cuda/CudaExecutor.h"
 #include "support/HostTensor.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_map>
+#include <vector>
 
 namespace kiln::runtime::cuda {
 
@@ -97,7 +99,12 @@ private:
   /// block is on the stream, so a later copy into it runs after earlier
   /// reads of it.
   void releaseKeepBlock(DeviceValue &value);
-  static size_t keepBlockBytes(size_t bytes) { return (bytes + 255) / 256 * 256; }
+  /// The block size for a value of `bytes` (256-byte steps, at least one).
+  static size_t keepBlockBytes(size_t bytes) {
+    return (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+  }
+  /// The live values still on the device (forgetting the dead ones).
+  std::vector<std::shared_ptr<DeviceValue>> liveOnDevice();
 
   mutable std::recursive_mutex mutex_;
   std::shared_ptr<const CudaDriver> driver_;

@@ -3,8 +3,9 @@
 // launches and copies, CUDA graph capture and replay, the entry-point
 // versions it asks the driver for, profiled runs (events around each
 // thunk), and that cpu and cuda executables are refused by each other's
-// loader. GEMMs are in CudaGemmTest.cpp.
-#include "FakeCudaSupport.h"
+// loader. GEMMs are in CudaGemmTest.cpp; outputs that stay on the device
+// in CudaDeviceOutputsTest.cpp.
+#include "CudaRuntimeTestPrograms.h"
 #include "runtime/CpuExecutor.h"
 
 #include "absl/strings/str_cat.h"
@@ -17,90 +18,7 @@ namespace kiln {
 namespace {
 
 using namespace cudatest;
-using Kind = runtime::BufferSlot::Kind;
 using CudaRuntime = FakeCudaTest;
-
-/// PTX-like text declaring each kernel's entry with its parameters (the
-/// fake driver counts them): one pointer per slot, then the range size.
-std::string ptxDeclaring(const std::vector<std::string> &kernels) {
-  std::string text = "// kiln test kernels\n.version 8.0\n.target sm_90\n";
-  for (const std::string &name : kernels)
-    text += ".visible .entry " + name + "(\n\t.param .u64 " + name +
-            "_param_0,\n\t.param .u64 " + name + "_param_1,\n\t.param .u64 " +
-            name + "_param_2\n)\n{\n\tret;\n}\n";
-  return text;
-}
-
-/// Three kernel thunks, each taking two slots and the range size:
-/// kiln_kernel_0 over 1000 indices (x → an arena value), kiln_kernel_1 over
-/// 257 (arena → output 0), kiln_kernel_0 again over 4 updating donated y in
-/// place (output 1).
-runtime::Executable kernelExecutable() {
-  runtime::Executable e = cudaExecutable();
-  e.signature.inputs = {{DType::f32, {1000}, false}, {DType::f32, {4}, true}};
-  e.signature.outputs = {{DType::f32, {1000}}, {DType::f32, {4}}};
-  e.plan.arenaBytes = 4096;
-  e.plan.slots = {slot(Kind::input, 0, 0, 4000), slot(Kind::input, 1, 0, 16),
-                  slot(Kind::arena, 0, 0, 4000), slot(Kind::output, 0, 0, 4000),
-                  slot(Kind::output, 1, 0, 16)};
-  runtime::Thunk inPlace = kernelThunk("kiln_kernel_0", {1, 4}, 4, true);
-  inPlace.kernel.inPlaceOperands = {0};
-  e.thunks = {kernelThunk("kiln_kernel_0", {0, 2}, 1000, true),
-              kernelThunk("kiln_kernel_1", {2, 3}, 257, true), inPlace};
-  e.plan.outputSlots = {3, 4};
-  e.plan.outputDonors = {-1, 1};
-  e.kernelLibrary = ptxDeclaring({"kiln_kernel_0", "kiln_kernel_1"});
-  return e;
-}
-
-/// Device memory kernelExecutable() needs: the arena and the device copies
-/// (x, y shared with output 1, output 0; each 256-byte aligned).
-constexpr uint64_t kKernelArenaBytes = 4096;
-constexpr uint64_t kKernelIoBytes = 4096 + 256 + 4096;
-
-/// Copies only: x → arena → output 0; output 1 returns x itself, output 2
-/// the arena value.
-runtime::Executable copyExecutable() {
-  runtime::Executable e = cudaExecutable();
-  e.signature.inputs = {{DType::f32, {8}, false}};
-  e.signature.outputs = {
-      {DType::f32, {8}}, {DType::f32, {8}}, {DType::f32, {8}}};
-  e.plan.arenaBytes = 64;
-  e.plan.slots = {slot(Kind::input, 0, 0, 32), slot(Kind::arena, 0, 0, 32),
-                  slot(Kind::output, 0, 0, 32)};
-  e.thunks = {copyThunk(0, 1, 32), copyThunk(1, 2, 32)};
-  e.plan.outputSlots = {2, 0, 1};
-  e.plan.outputDonors = {-1, -1, -1};
-  return e;
-}
-
-/// A run of copyExecutable's program on x (borrowed).
-absl::StatusOr<std::vector<HostTensor>> runCopy(runtime::Program &program,
-                                                const HostTensor &x) {
-  return program.run(runtime::inputList(runtime::ProgramInput::borrow(x)));
-}
-
-absl::StatusOr<std::vector<HostTensor>>
-runKernels(runtime::Program &program, const HostTensor &x, float yFirst) {
-  return program.run(
-      runtime::inputList(runtime::ProgramInput::borrow(x),
-                         runtime::ProgramInput::donate(iota({4}, yFirst))));
-}
-
-std::unique_ptr<runtime::Program>
-load(runtime::Executable executable,
-     runtime::CudaRuntimeOptions options = fakeCudaOptions()) {
-  auto program = runtime::loadCudaProgram(std::move(executable), options);
-  EXPECT_TRUE(program.ok()) << program.status();
-  return program.ok() ? *std::move(program) : nullptr;
-}
-
-runtime::CudaProgramStats statsOf(const runtime::Program &program) {
-  absl::StatusOr<runtime::CudaProgramStats> stats =
-      runtime::cudaProgramStats(program);
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  return stats.ok() ? *stats : runtime::CudaProgramStats();
-}
 
 //===--- Loading: driver, device, architecture, memory, kernels -----------===//
 
@@ -361,128 +279,6 @@ TEST_F(CudaRuntime, RunsCopyInputsInAndNeitherCopyOutputsOutNorWait) {
   runtime::CudaProgramStats stats = statsOf(*program);
   EXPECT_EQ(stats.bytesCopiedToDevice, 4 * 4016);
   EXPECT_EQ(stats.bytesCopiedToHost, 4 * 16);
-}
-
-//===--- Outputs that stay on the device ----------------------------------===//
-
-// A training step's parameters come back as the next step's donated inputs:
-// updated in place on the device, they never cross the bus; only the other
-// inputs (the token batch) go in, and only what is read comes out.
-TEST_F(CudaRuntime, DonatedOutputsComeBackWithoutCrossingTheBus) {
-  auto program = load(kernelExecutable());
-  ASSERT_NE(program, nullptr);
-  HostTensor x = iota({1000}, 0);
-  HostTensor y = iota({4}, 7);
-  unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
-  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
-  for (int step = 0; step < 5; ++step) {
-    auto out = program->run(
-        runtime::inputList(runtime::ProgramInput::borrow(x),
-                           runtime::ProgramInput::donate(std::move(y))));
-    ASSERT_TRUE(out.ok()) << out.status();
-    y = std::move((*out)[1]);
-    ASSERT_NE(y.deferredContents(), nullptr);
-  }
-  // x five times, y once (the first step's host tensor), nothing out.
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 5 * 4000u + 16u);
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 0u);
-  // The fake kernels leave y's device bytes as they were.
-  for (int i = 0; i < 4; ++i)
-    EXPECT_EQ(y.getDouble(i), 7 + i);
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 16u);
-}
-
-// An output donated back into an input whose buffer is not where it lies
-// moves device to device.
-TEST_F(CudaRuntime, ADonatedOutputElsewhereMovesDeviceToDevice) {
-  auto program = load(kernelExecutable());
-  ASSERT_NE(program, nullptr);
-  auto first = runKernels(*program, iota({1000}, 3), 0);
-  ASSERT_TRUE(first.ok());
-  (*first)[1] = HostTensor(); // not kept: the run moves nothing else
-  int moves = FAKE_CUDA(fake_cuda_calls_of)("cuMemcpyDtoDAsync");
-  unsigned long long toDevice = FAKE_CUDA(fake_cuda_bytes_to_device)();
-  auto second = program->run(runtime::inputList(
-      runtime::ProgramInput::donate(std::move((*first)[0])),
-      runtime::ProgramInput::donate(iota({4}, 0))));
-  ASSERT_TRUE(second.ok()) << second.status();
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuMemcpyDtoDAsync") - moves, 1);
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_device)() - toDevice, 16u);
-}
-
-// Outputs the caller keeps while the program runs again keep their own
-// run's values: before the run overwrites their buffers, they are copied
-// on the device, on the stream, so the run does not wait; a read waits.
-TEST_F(CudaRuntime, AKeptOutputKeepsItsValueThroughTheNextRun) {
-  auto program = load(copyExecutable());
-  ASSERT_NE(program, nullptr);
-  HostTensor x1 = iota({8}, 1), x2 = iota({8}, 100);
-  auto first = runCopy(*program, x1);
-  ASSERT_TRUE(first.ok());
-  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
-  int blocks = FAKE_CUDA(fake_cuda_live_allocations)();
-  int waits = FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize");
-  auto second = runCopy(*program, x2);
-  ASSERT_TRUE(second.ok());
-  // Outputs 0 and 2 of the first run were on the device: moved aside, into
-  // a block each.
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 0u);
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)() - blocks, 2);
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_calls_of)("cuStreamSynchronize") - waits, 0);
-  // A third run leaves them where they are, and moves the second's.
-  auto third = runCopy(*program, x1);
-  ASSERT_TRUE(third.ok());
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)() - blocks, 4);
-  for (int o = 0; o < 3; ++o) {
-    SCOPED_TRACE(o);
-    EXPECT_TRUE((*first)[o].bitwiseEqual(x1));
-    EXPECT_TRUE((*second)[o].bitwiseEqual(x2));
-    EXPECT_TRUE((*third)[o].bitwiseEqual(x1));
-  }
-  // Each read copies its own 32 bytes: two device outputs of three runs.
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 192u);
-}
-
-// Outputs outlive their program, kept ones too; an output the device has
-// no room to keep goes to host memory (the run waits for that copy).
-TEST_F(CudaRuntime, OutputsOutliveTheirProgram) {
-  auto program = load(copyExecutable());
-  ASSERT_NE(program, nullptr);
-  HostTensor x = iota({8}, 5, 0.5f), y = iota({8}, -3);
-  auto out = runCopy(*program, x);
-  ASSERT_TRUE(out.ok());
-  unsigned long long toHost = FAKE_CUDA(fake_cuda_bytes_to_host)();
-  FAKE_CUDA(fake_cuda_fail_next)("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
-  auto later = runCopy(*program, y);
-  ASSERT_TRUE(later.ok()) << later.status();
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_bytes_to_host)() - toHost, 32u); // staged
-  program.reset();
-  EXPECT_EQ(FAKE_CUDA(fake_cuda_live_allocations)(), 0);
-  for (const HostTensor &t : *out)
-    EXPECT_TRUE(t.bitwiseEqual(x));
-  for (const HostTensor &t : *later)
-    EXPECT_TRUE(t.bitwiseEqual(y));
-}
-
-// A fault in a run surfaces where the host first waits: reading an output.
-TEST_F(CudaRuntime, AFaultSurfacesWhenAnOutputIsRead) {
-  auto program = load(copyExecutable());
-  ASSERT_NE(program, nullptr);
-  HostTensor x = iota({8}, 0);
-  auto out = program->run(runtime::inputList(runtime::ProgramInput::borrow(x)));
-  ASSERT_TRUE(out.ok());
-  FAKE_CUDA(fake_cuda_fail_next)("cuStreamSynchronize",
-                                 CUDA_ERROR_ILLEGAL_ADDRESS);
-  try {
-    (void)(*out)[0].getDouble(0);
-    FAIL() << "expected the read to throw";
-  } catch (const std::runtime_error &e) {
-    std::string message = e.what();
-    EXPECT_NE(message.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
-        << message;
-    EXPECT_NE(message.find("an earlier run failed"), std::string::npos)
-        << message;
-  }
 }
 
 TEST_F(CudaRuntime, CopiesAndReturnedValuesAreRightOnEveryRun) {
