@@ -44,9 +44,12 @@
 #      time per sample against batch 16's); between them,
 #      ab-flash-attention-bf16 (kiln's flash attention kernels,
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
-#      time and losses) and profile-124m-bf16-flash (its KILN_PROFILE), and
-#      before them flash-kernels (CudaFlashAttentionTest: the kernels
-#      against the reference on the GPU); after the bf16 profile, the
+#      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's
+#      fused attention, KILN_CUDA_ATTENTION=cudnn) and
+#      profile-124m-bf16-flash (its KILN_PROFILE), and before them
+#      flash-kernels and cudnn-attention (CudaFlashAttentionTest with each
+#      library running the attention thunks, against the reference on the
+#      GPU); after the bf16 profile, the
 #      kernel-* parts: each module of bench/kernels/ (the bf16 step's
 #      slowest fusions, flash attention) timed alone with kiln-run and
 #      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
@@ -615,6 +618,14 @@ run_part flash-kernels 90 "$bin/CudaFlashAttentionTest" \
   --gtest_output="json:$work/gtest_CudaFlashAttentionTest.json"
 flash_note=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|worst error' "$work/flash-kernels.log" | tr '\n' ';' | cut -c1-600)
 record flash-kernels INFO "$(exit_note flash-kernels): $flash_note"
+# The same tests with cuDNN's fused attention running the thunks
+# (KILN_CUDA_ATTENTION=cudnn, runtime/cuda/CudnnAttention.cpp): the same
+# reference and tolerances, and the tiny GPT-2 step against the host run.
+KILN_CUDA_ATTENTION=cudnn run_part cudnn-attention 90 \
+  "$bin/CudaFlashAttentionTest" --gtest_filter='CudaFlashAttention.*' \
+  --gtest_output="json:$work/gtest_CudnnAttention.json"
+cudnn_note=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|worst error|cuDNN|cudnn' "$work/cudnn-attention.log" | tr '\n' ';' | cut -c1-600)
+record cudnn-attention INFO "$(exit_note cudnn-attention): $cudnn_note"
 
 run_part bench-124m-bf16 240 kiln-bench --backend cuda --precision bf16 \
   "${model[@]}" --batch 16 --steps "$bench_steps" --modes compiled \
@@ -632,6 +643,11 @@ fi
 # draw the op's Philox recipe), which should agree to bf16's rounding.
 ab_part ab-flash-attention-bf16 KILN_CUDA_ATTENTION=flash \
   "kiln's flash attention kernels (not attention in chunks), in bf16" bf16
+# cuDNN's fused attention in the same place (its dropout mask written by
+# a kiln kernel from the same Philox recipe, so the losses should agree
+# to bf16's rounding again).
+ab_part ab-cudnn-attention-bf16 KILN_CUDA_ATTENTION=cudnn \
+  "cuDNN's fused attention (not attention in chunks), in bf16" bf16
 # Threads that walk a row alone (the weight and bias gradients' partial
 # sums) reading 8 points before storing, not one: 8 loads in flight.
 ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \

@@ -110,11 +110,14 @@ const LayoutOverrides &layoutOverrides() {
     }
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
         attention && *attention) {
-      o.flashAttention = std::string_view(attention) == "flash";
-      if (!o.flashAttention && std::string_view(attention) != "lowered")
+      // flash and cudnn compile the same attention thunks; the runtime
+      // picks the library that runs them (runtime/cuda/AttentionRunner.h).
+      std::string_view choice = attention;
+      o.flashAttention = choice == "flash" || choice == "cudnn";
+      if (!o.flashAttention && choice != "lowered")
         std::fprintf(stderr,
-                     "kiln: warning: KILN_CUDA_ATTENTION must be flash or "
-                     "lowered, not '%s'; using the default (lowered)\n",
+                     "kiln: warning: KILN_CUDA_ATTENTION must be flash, cudnn "
+                     "or lowered, not '%s'; using the default (lowered)\n",
                      attention);
     }
     return o;

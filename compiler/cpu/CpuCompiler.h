@@ -94,10 +94,11 @@ struct LayoutOverrides {
   int64_t attentionMiB = 0, lossMiB = 0, vocabMultiple = 0;
   /// KILN_RECOMPUTE_COSTLY=0: a budget recomputes only cheap values.
   bool noCostlyRecompute = false;
-  /// KILN_CUDA_ATTENTION=flash: cuda runs 16-bit attention whole in kiln's
-  /// flash attention kernels (runtime/kernels/FlashAttention.h)
-  /// instead of writing it out in chunks; opt-in until the GPU machine has
-  /// measured it against the chunks.
+  /// KILN_CUDA_ATTENTION=flash (or cudnn): cuda runs 16-bit attention
+  /// whole as attention thunks (kiln's flash attention kernels,
+  /// runtime/kernels/FlashAttention.h, or cuDNN's, chosen at load) instead
+  /// of writing it out in chunks; opt-in until the GPU machine has measured
+  /// them against the chunks.
   bool flashAttention = false;
 };
 const LayoutOverrides &layoutOverrides();

@@ -11,7 +11,7 @@
 #include "runtime/cuda/CudaGemm.h"
 #include "runtime/cuda/CudaMemory.h"
 #include "runtime/cuda/DeviceValues.h"
-#include "runtime/cuda/FlashAttention.h"
+#include "runtime/cuda/AttentionRunner.h"
 
 #include <memory>
 #include <mutex>
@@ -78,7 +78,8 @@ private:
   absl::Status planOutputs();
   absl::Status allocateMemory();
   absl::Status planGemms();
-  /// Attention thunks: the flash attention kernels and their scratch.
+  /// Attention thunks: the library that runs them (kiln's flash kernels or
+  /// cuDNN, AttentionRunner.h) and the device memory it needs.
   absl::Status loadAttention();
   absl::Status copyInitialData();
 
@@ -118,9 +119,10 @@ private:
   /// Per thunk (GEMM thunks only); they need `cublas_`.
   std::unique_ptr<CublasLtHandle> cublas_;
   std::vector<std::unique_ptr<CudaGemm>> gemms_;
-  /// Attention thunks (absent without them), and the gradients' row
-  /// statistics they share (one thunk runs at a time).
-  std::unique_ptr<FlashAttention> attention_;
+  /// Attention thunks' runner (absent without them), and the device
+  /// memory its thunks share (one runs at a time): the flash gradients'
+  /// row deltas, or cuDNN's workspace and dropout mask.
+  std::unique_ptr<AttentionRunner> attention_;
   DeviceAllocation attentionScratch_;
   DeviceMemoryPlan memoryPlan_;
   DeviceAllocation arena_, io_, workspace_;

@@ -8,6 +8,8 @@
 #include "runtime/BufferLiveness.h"
 #include "runtime/ProgramChecks.h"
 #include "runtime/cuda/CudaProgram.h"
+#include "runtime/cuda/CudnnAttention.h"
+#include "runtime/cuda/FlashAttention.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -421,19 +423,36 @@ absl::Status CudaProgram::planGemms() {
 absl::Status CudaProgram::loadAttention() {
   if (!hasThunkOf(exe_, Thunk::Kind::attention))
     return absl::OkStatus();
-  uint64_t scratch = FlashAttention::scratchBytes(exe_);
-  memoryPlan_.workspaceBytes += scratch;
-  absl::StatusOr<DeviceAllocation> allocation =
-      allocateDevice(driver_, scratch, "flash attention row deltas",
-                     memoryPlan_, exe_);
-  if (!allocation.ok())
-    return allocation.status();
-  attentionScratch_ = *std::move(allocation);
+  auto slotAddress = [&](uint32_t slot) { return slotPointer(slot); };
+  auto allocate = [&](uint64_t bytes, const char *what) -> absl::Status {
+    memoryPlan_.workspaceBytes += bytes;
+    absl::StatusOr<DeviceAllocation> allocation =
+        allocateDevice(driver_, bytes, what, memoryPlan_, exe_);
+    if (!allocation.ok())
+      return allocation.status();
+    attentionScratch_ = *std::move(allocation);
+    return absl::OkStatus();
+  };
+  if (attentionLibraryFromEnvironment() == AttentionLibrary::cudnn) {
+    absl::StatusOr<std::unique_ptr<CudnnAttention>> cudnn =
+        CudnnAttention::create(driver_, exe_, slotAddress);
+    if (!cudnn.ok())
+      return cudnn.status();
+    if (absl::Status s = allocate((*cudnn)->deviceBytes(),
+                                  "cuDNN attention workspace and mask");
+        !s.ok())
+      return s;
+    (*cudnn)->bind(attentionScratch_.get());
+    attention_ = *std::move(cudnn);
+    return absl::OkStatus();
+  }
+  if (absl::Status s = allocate(FlashAttention::scratchBytes(exe_),
+                                "flash attention row deltas");
+      !s.ok())
+    return s;
   absl::StatusOr<std::unique_ptr<FlashAttention>> attention =
-      FlashAttention::create(
-          driver_, device_, exe_,
-          [&](uint32_t slot) { return slotPointer(slot); },
-          attentionScratch_.get());
+      FlashAttention::create(driver_, device_, exe_, slotAddress,
+                             attentionScratch_.get());
   if (!attention.ok())
     return attention.status();
   attention_ = *std::move(attention);

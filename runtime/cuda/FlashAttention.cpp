@@ -5,13 +5,10 @@
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string_view>
 
 namespace kiln::runtime::cuda {
-
-/// The fatbin nvcc made from FlashAttention.cu
-/// (FlashAttentionFatbin.cpp): empty when nvcc was not found at build time.
-std::string_view flashAttentionFatbin();
 
 namespace {
 
@@ -52,6 +49,12 @@ template <int D> KernelShape shapeFor(int kind) {
 }
 
 } // namespace
+
+AttentionLibrary attentionLibraryFromEnvironment() {
+  const char *choice = std::getenv("KILN_CUDA_ATTENTION");
+  return choice && std::string_view(choice) == "cudnn" ? AttentionLibrary::cudnn
+                                                       : AttentionLibrary::kiln;
+}
 
 bool flashAttentionKernelsBuilt() {
   return !flashAttentionFatbin().empty();

@@ -1,8 +1,10 @@
 // The GPU instantiations of kiln's flash attention kernels
 // (runtime/kernels/FlashAttention.h): bf16 and f16, head dims up to 64 and
-// up to 128, three kernels each. Built by nvcc into a fatbin (sm_80 and
-// sm_90 code, plus compute_80 PTX the driver compiles for newer GPUs) that
-// the CUDA runtime embeds and loads next to an executable's own kernels.
+// up to 128, three kernels each, and the dropout-mask kernel that cuDNN's
+// attention reads its masks from (CudnnAttention.cpp). Built by nvcc into a
+// fatbin (sm_80 and sm_90 code, plus compute_80 PTX the driver compiles for
+// newer GPUs) that the CUDA runtime embeds and loads next to an
+// executable's own kernels.
 #include "runtime/kernels/FlashAttention.h"
 
 namespace kiln::flash {
@@ -56,3 +58,17 @@ KILN_FLASH_ENTRY_POINTS(bf16, __nv_bfloat16, 64)
 KILN_FLASH_ENTRY_POINTS(bf16, __nv_bfloat16, 128)
 KILN_FLASH_ENTRY_POINTS(f16, __half, 64)
 KILN_FLASH_ENTRY_POINTS(f16, __half, 128)
+
+// The attention dropout's mask as a tensor (writeDropoutMask), for cuDNN's
+// attention: one work item a thread (the launch's block size is the
+// runner's).
+#define KILN_FLASH_DROPOUT_MASK(TYPE, E)                                       \
+  extern "C" __global__ void kiln_flash_dropout_mask_##TYPE(                   \
+      const kiln::flash::AttentionParams p, E *mask) {                         \
+    kiln::flash::writeDropoutMask(                                             \
+        p, kiln::flash::DropoutMask::of(p), mask,                              \
+        int64_t(blockIdx.x) * blockDim.x + threadIdx.x);                       \
+  }
+
+KILN_FLASH_DROPOUT_MASK(bf16, __nv_bfloat16)
+KILN_FLASH_DROPOUT_MASK(f16, __half)

@@ -7,6 +7,7 @@
 #define KILN_RUNTIME_CUDA_FLASHATTENTION_H
 
 #include "runtime/Executable.h"
+#include "runtime/cuda/AttentionRunner.h"
 #include "runtime/cuda/CudaDriver.h"
 #include "runtime/kernels/FlashAttention.h"
 
@@ -23,7 +24,7 @@ namespace kiln::runtime::cuda {
 /// True when this library was built with the kernels (nvcc was found).
 bool flashAttentionKernelsBuilt();
 
-class FlashAttention {
+class FlashAttention : public AttentionRunner {
 public:
   /// Bytes of scratch the gradients of `executable` need (the largest
   /// gradient thunk's row deltas; one thunk runs at a time).
@@ -39,13 +40,13 @@ public:
          const Executable &executable,
          const std::function<CUdeviceptr(uint32_t)> &slotPointer,
          CUdeviceptr scratch);
-  ~FlashAttention();
+  ~FlashAttention() override;
   FlashAttention(const FlashAttention &) = delete;
   FlashAttention &operator=(const FlashAttention &) = delete;
 
   /// Enqueues thunk `index`'s kernels on `stream`; an error names the
   /// thunk, the kernel and its launch.
-  absl::Status enqueue(size_t index, CUstream stream) const;
+  absl::Status enqueue(size_t index, CUstream stream) const override;
 
 private:
   struct Launch {

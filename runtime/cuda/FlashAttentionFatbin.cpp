@@ -1,6 +1,8 @@
 // The flash attention fatbin (FlashAttention.cu), embedded in the
 // library with .incbin when nvcc built it (runtime/CMakeLists.txt defines
 // KILN_FLASH_FATBIN_PATH then), so a relocated build carries it.
+#include "runtime/cuda/AttentionRunner.h"
+
 #include <cstddef>
 #include <string_view>
 

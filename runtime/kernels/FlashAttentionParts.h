@@ -252,13 +252,19 @@ struct DropoutRow {
       group = element / 4;
       lanes = philox(mask.key, mask.counter + uint64_t(counter + group));
     }
-    int lane = int(element % 4);
-    uint32_t bits = lane == 0   ? lanes.x0
-                    : lane == 1 ? lanes.x1
-                    : lane == 2 ? lanes.x2
-                                : lanes.x3;
+    return keepFactor(mask, laneBits(lanes, int(element % 4)));
+  }
+  /// Lane `lane` (0-3) of a Philox block.
+  KILN_FLASH_FN static uint32_t laneBits(const PhiloxLanes &lanes, int lane) {
+    return lane == 0   ? lanes.x0
+           : lane == 1 ? lanes.x1
+           : lane == 2 ? lanes.x2
+                       : lanes.x3;
+  }
+  /// 1 / (1 - p) when the uniform drawn from `bits` is kept, else 0.
+  KILN_FLASH_FN static float keepFactor(const DropoutMask &m, uint32_t bits) {
     float u = float(bits >> 8) * (1.0f / 16777216.0f);
-    return u >= mask.threshold ? mask.keepScale : 0.0f;
+    return u >= m.threshold ? m.keepScale : 0.0f;
   }
 };
 
@@ -477,6 +483,44 @@ KILN_FLASH_FN ScoreGrad scoreGrad(const Block &blk, const AttentionParams &p,
                                   float factor) {
   float prob = blk.exp(s * p.scale - lse);
   return {prob * factor, prob * (dp * factor - delta) * p.scale};
+}
+
+/// Query rows times Philox blocks a row: the work items of
+/// writeDropoutMask.
+KILN_FLASH_FN int64_t dropoutMaskItems(const AttentionParams &p) {
+  return p.queries * ((p.batch * p.heads * p.keys + 3) / 4);
+}
+
+/// The dropout of (b·H + h, i, j) as a tensor, for an attention library
+/// that takes the mask as an input (cuDNN): mask[((b·H + h)·T + i)·S + j]
+/// is 1 where the element is kept, 0 where it is dropped (the library
+/// scales by 1 / (1 - p)). Work item x < dropoutMaskItems(p) is query row
+/// i = x / R and Philox block g = x % R of the row (R blocks a row): the
+/// block's four uniforms are the row's elements 4g .. 4g + 3 in
+/// DropoutRow's numbering (b·H + h)·S + j, so one block may end one head's
+/// keys and start the next head's.
+template <class E>
+KILN_FLASH_FN void writeDropoutMask(const AttentionParams &p,
+                                    const DropoutMask &m, E *mask,
+                                    int64_t x) {
+  const int64_t groups = m.rowGroups, elements = p.batch * p.heads * p.keys;
+  if (x >= p.queries * groups)
+    return;
+  const int64_t i = x / groups, g = x % groups;
+  PhiloxLanes lanes;
+  if (m.on)
+    lanes = philox(m.key, m.counter + uint64_t(i * groups + g));
+  for (int lane = 0; lane < 4; ++lane) {
+    const int64_t element = 4 * g + lane;
+    if (element >= elements)
+      break;
+    const int64_t bh = element / p.keys, j = element % p.keys;
+    const bool kept =
+        !m.on ||
+        DropoutRow::keepFactor(m, DropoutRow::laneBits(lanes, lane)) != 0.0f;
+    mask[(bh * p.queries + i) * p.keys + j] =
+        Element<E>::fromFloat(kept ? 1.0f : 0.0f);
+  }
 }
 
 //===--- Row phases -------------------------------------------------------===//

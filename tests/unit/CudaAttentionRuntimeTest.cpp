@@ -4,13 +4,19 @@
 // block and shared memory its tiles need and every pointer inside device
 // memory (the fake checks kiln::flash::AttentionParams), a second run
 // replays them from a CUDA graph, and a GPU that cannot run them is refused
-// with a message that says why. What the kernels compute is checked on the
+// with a message that says why; so is cuDNN's attention
+// (KILN_CUDA_ATTENTION=cudnn) where cuDNN cannot be loaded. What the kernels compute is checked on the
 // host (FlashAttentionHostTest) and on the GPU (CudaFlashAttentionTest).
 #include "FakeCudaSupport.h"
 
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/cuda/FlashAttention.h"
 
 #include <cuda.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
 
 namespace kiln {
 namespace {
@@ -167,6 +173,45 @@ TEST_F(CudaAttentionRuntime, AHeadDimTheKernelsDoNotTileIsDataLoss) {
   EXPECT_EQ(program.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(contains(program.status(), "head dim a multiple of 8"))
       << program.status();
+}
+
+/// Sets an environment variable for one scope.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnvironment() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(CudaAttentionRuntime, CudnnThatCannotBeLoadedIsAClearError) {
+  // A path that does not exist: the same answer on every machine (a real
+  // cuDNN would run its kernels on the fake driver's pointers).
+  ScopedEnvironment library("KILN_CUDNN_LIBRARY", "/nonexistent/libcudnn.so.9");
+  ScopedEnvironment choice("KILN_CUDA_ATTENTION", "cudnn");
+  auto program = runtime::loadCudaProgram(
+      attentionExecutable(64, runtime::GemmType::bf16), fakeCudaOptions());
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(program.status(), "KILN_CUDA_ATTENTION=cudnn"))
+      << program.status();
+  if (runtime::cuda::CudnnAttention::built()) {
+    EXPECT_TRUE(contains(program.status(), "/nonexistent/libcudnn.so.9"))
+        << program.status();
+  }
+  // Nothing of the refused program is left running.
+  EXPECT_EQ(FAKE_CUDA(fake_cuda_launch_count)(), 0);
 }
 
 TEST_F(CudaAttentionRuntime, AttentionThunksSurviveSerialization) {

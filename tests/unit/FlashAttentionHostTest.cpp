@@ -179,6 +179,63 @@ TEST(FlashAttentionHost, TheCpuBackendRunsAttentionThunksEndToEnd) {
         << (grad ? "gradient" : "forward");
 }
 
+TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
+  // The mask cuDNN's attention reads (writeDropoutMask, 1 kept, 0 dropped)
+  // applied to a plain f64 softmax attention gives the reference's result:
+  // it is the op's dropout, element for element. 3 heads of 7 keys: a
+  // Philox block of four uniforms spans two heads' keys.
+  FlashCase c;
+  c.element = DType::f32;
+  c.batch = 2, c.heads = 3, c.kvHeads = 3, c.queries = c.keys = 7;
+  c.headDim = 8;
+  c.dropout = 0.3;
+  std::vector<HostTensor> in = c.inputs(8);
+  AttentionParams p = paramsFor(c, in);
+  const int64_t T = c.queries, S = c.keys, D = c.headDim;
+  std::vector<float> mask(c.batch * c.heads * T * S, -1.0f);
+  const flash::DropoutMask m = flash::DropoutMask::of(p);
+  for (int64_t x = 0; x < flash::dropoutMaskItems(p) + 5; ++x)
+    flash::writeDropoutMask(p, m, mask.data(), x); // past the end: no-op
+  int64_t dropped = 0;
+  for (float f : mask) {
+    ASSERT_TRUE(f == 0.0f || f == 1.0f) << "an element left unwritten";
+    dropped += f == 0.0f;
+  }
+  EXPECT_GT(dropped, int64_t(0.15 * mask.size()));
+  EXPECT_LT(dropped, int64_t(0.45 * mask.size()));
+
+  const float *q = reinterpret_cast<const float *>(in[0].data());
+  const float *k = reinterpret_cast<const float *>(in[1].data());
+  const float *v = reinterpret_cast<const float *>(in[2].data());
+  HostTensor got(DType::f32, in[0].shape());
+  float *o = reinterpret_cast<float *>(got.data());
+  for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
+    for (int64_t i = 0; i < T; ++i) {
+      const int64_t visible = c.causal ? std::min(i + 1, S) : S;
+      std::vector<double> score(visible);
+      double top = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dot += double(q[(bh * T + i) * D + d]) * k[(bh * S + j) * D + d];
+        score[j] = dot * c.scale;
+        top = std::max(top, score[j]);
+      }
+      for (double &e : score)
+        sum += (e = std::exp(e - top));
+      for (int64_t d = 0; d < D; ++d) {
+        double acc = 0;
+        for (int64_t j = 0; j < visible; ++j)
+          acc += score[j] / sum * mask[(bh * T + i) * S + j] /
+                 (1 - c.dropout) * v[(bh * S + j) * D + d];
+        o[(bh * T + i) * D + d] = float(acc);
+      }
+    }
+  std::vector<HostTensor> want = testing::referenceResults(c, in, false);
+  ASSERT_FALSE(want.empty());
+  EXPECT_LE(testing::relativeError(got, want[0]), 1e-5);
+}
+
 TEST(FlashAttentionHost, TheComparisonSeesAWrongMask) {
   // The same kernels against the reference without dropout, and without
   // the causal mask: the errors must be far beyond the tolerance, so a
