@@ -139,6 +139,10 @@ int runKilnWorker(const BenchConfig &c) {
                   {"kiln_compile_ms_per_step", std::move(compileMs)},
                   {"kiln_compiles", m.compiles},
                   {"kiln_cache_hits", m.cacheHits},
+                  // Graphs loaded from a persistent cache (KILN_CACHE_DIR)
+                  // instead of compiled, and the time that took.
+                  {"kiln_persistent_hits", m.persistentHits},
+                  {"kiln_persistent_load_ms", m.persistentLoadMilliseconds},
                   {"kiln_forced_syncs", m.forcedSyncs},
                   {"kiln_record_ms_per_step", std::move(recordMs)},
                   {"kiln_graph_ms", m.graphMilliseconds},

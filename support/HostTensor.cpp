@@ -123,6 +123,9 @@ namespace {
 /// zero pages, so they need no memset either.
 constexpr size_t kMappedBytes = size_t{1} << 20;
 
+/// A transparent huge page on x86-64 and most arm64 kernels.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 /// The mapped regions alive now (start → bytes), for residentMappedBytes.
 struct MappedRegions {
   std::mutex mutex;
@@ -158,6 +161,13 @@ std::byte *allocateMapped(size_t bytes) {
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
     return nullptr;
+  // Transparent huge pages where the system leaves them to the program
+  // (the common `madvise` setting): one fault per 2 MiB instead of per 4
+  // KiB when a step first touches its arena, moments and gradients, and
+  // fewer TLB misses in the kernels that stream them. Untouched ranges
+  // stay unbacked either way. Advice only: its failure changes nothing.
+  if (bytes >= kHugePageBytes)
+    madvise(p, bytes, MADV_HUGEPAGE);
   auto *start = static_cast<std::byte *>(p);
   MappedRegions &regions = mappedRegions();
   std::lock_guard<std::mutex> lock(regions.mutex);
