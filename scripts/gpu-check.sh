@@ -54,7 +54,8 @@
 #      library running the attention thunks, against the reference on the
 #      GPU); after the bf16 profile, the
 #      kernel-* parts: each module of bench/kernels/ (the bf16 step's
-#      slowest fusions, flash attention) timed alone with kiln-run and
+#      slowest fusions, flash attention; the attention modules also with
+#      cuDNN's, kernel-cudnn-*) timed alone with kiln-run and
 #      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
 #      default under Nsight Compute; and ab-row-unroll-bf16 (the bf16
 #      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
@@ -724,6 +725,17 @@ for module in "$root"/bench/kernels/*.mlir; do
   ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
     awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
   record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"
+done
+# cuDNN's fused attention on the same attention modules
+# (KILN_CUDA_ATTENTION=cudnn: the same thunks, cuDNN running them), timed
+# the same way, beside kiln's kernels' lines above.
+for module in "$root"/bench/kernels/flash-attention*.mlir; do
+  kernel=kernel-cudnn-$(basename "$module" .mlir)
+  KILN_CUDA_ATTENTION=cudnn KILN_PROFILE="$work/$kernel.json" \
+    run_part "$kernel" 30 kiln-run "$module" --backend cuda \
+    --cuda_arch "$arch" --runs 11 --print_results=false
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; exit}' "$work/$kernel.log" | tr -d '\n')
+  record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note"
 done
 
 ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=1 \

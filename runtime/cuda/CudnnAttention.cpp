@@ -60,7 +60,8 @@ absl::Status loadLibraries() {
       fe::cudnn_dlhandle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (fe::cudnn_dlhandle)
         break;
-      tried.push_back(absl::StrCat(name, " (", dlerror(), ")"));
+      const char *why = dlerror();
+      tried.push_back(absl::StrCat(name, " (", why ? why : "not found", ")"));
     }
     if (!fe::cudnn_dlhandle)
       return absl::FailedPreconditionError(absl::StrCat(
@@ -174,13 +175,17 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
   auto k = graph->tensor(rowMajor("k", kKey, {B, Hkv, S, D}));
   auto v = graph->tensor(rowMajor("v", kValue, {B, Hkv, S, D}));
   auto address = [&](uint32_t slot) {
-    return reinterpret_cast<void *>(slotPointer(slot));
+    return slot == kNoSlot ? nullptr
+                           : reinterpret_cast<void *>(slotPointer(slot));
   };
+  // A forward whose row statistics nothing reads has no slot for them.
+  const bool stats = a.gradient || a.rowStats != kNoSlot;
   t->pack = {{kQuery, address(a.query)},
              {kKey, address(a.key)},
              {kValue, address(a.value)},
-             {kResult, address(a.result)},
-             {kRowStats, address(a.rowStats)}};
+             {kResult, address(a.result)}};
+  if (stats)
+    t->pack[kRowStats] = address(a.rowStats);
 
   std::shared_ptr<fe::graph::Tensor_attributes> mask, keep, keepInverse;
   const bool dropout = a.dropout > 0 && a.rngState != kNoSlot;
@@ -204,28 +209,29 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
   if (!a.gradient) {
     auto options = fe::graph::SDPA_attributes()
                        .set_name("attention")
-                       .set_generate_stats(true)
+                       .set_generate_stats(stats)
                        .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
       options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
           .set_diagonal_band_right_bound(0);
     if (dropout)
       options.set_dropout(mask, keep);
-    auto [o, stats] = graph->sdpa(q, k, v, options);
+    auto [o, rowStats] = graph->sdpa(q, k, v, options);
     o->set_output(true)
         .set_uid(kResult)
         .set_dim({B, H, T, D})
         .set_stride({H * T * D, T * D, D, 1});
-    stats->set_output(true)
-        .set_uid(kRowStats)
-        .set_data_type(fe::DataType_t::FLOAT)
-        .set_dim({B, H, T, 1})
-        .set_stride({H * T, T, 1, 1});
+    if (stats)
+      rowStats->set_output(true)
+          .set_uid(kRowStats)
+          .set_data_type(fe::DataType_t::FLOAT)
+          .set_dim({B, H, T, 1})
+          .set_stride({H * T, T, 1, 1});
   } else {
     auto o = graph->tensor(rowMajor("o", kResult, {B, H, T, D}));
     auto dO = graph->tensor(rowMajor("dO", kResultGrad, {B, H, T, D}));
-    auto stats = graph->tensor(rowMajor("stats", kRowStats, {B, H, T, 1})
-                                   .set_data_type(fe::DataType_t::FLOAT));
+    auto rowStats = graph->tensor(rowMajor("stats", kRowStats, {B, H, T, 1})
+                                      .set_data_type(fe::DataType_t::FLOAT));
     auto options = fe::graph::SDPA_backward_attributes()
                        .set_name("attention_grad")
                        .set_attn_scale(static_cast<float>(a.scale));
@@ -234,7 +240,8 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
           .set_diagonal_band_right_bound(0);
     if (dropout)
       options.set_dropout(mask, keep, keepInverse);
-    auto [dQ, dK, dV] = graph->sdpa_backward(q, k, v, o, dO, stats, options);
+    auto [dQ, dK, dV] =
+        graph->sdpa_backward(q, k, v, o, dO, rowStats, options);
     dQ->set_output(true).set_uid(kQueryGrad).set_dim({B, H, T, D}).set_stride(
         {H * T * D, T * D, D, 1});
     dK->set_output(true).set_uid(kKeyGrad).set_dim({B, Hkv, S, D}).set_stride(
