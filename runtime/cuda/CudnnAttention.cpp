@@ -140,6 +140,9 @@ struct CudnnAttention::State {
   std::vector<std::unique_ptr<ThunkGraph>> byThunk;
   int64_t workspaceBytes = 0, maskBytes = 0;
   CUdeviceptr memory = 0;
+  /// The mask buffer is zeroed by the first enqueue that writes a mask (a
+  /// direct launch: the step's CUDA graph is captured from the second run).
+  bool maskZeroed = false;
 
   ~State() {
     byThunk.clear(); // graphs before the handle they were built with
@@ -356,6 +359,14 @@ absl::Status CudnnAttention::enqueue(size_t index, CUstream stream) const {
   const CudaDriver &d = *state_->driver;
   if (t.maskKernel) {
     void *mask = t.pack.at(kMask);
+    if (!state_->maskZeroed) {
+      if (CUresult r = d.memsetD8Async(reinterpret_cast<CUdeviceptr>(mask), 0,
+                                       size_t(state_->maskBytes), stream);
+          r != CUDA_SUCCESS)
+        return absl::InternalError(absl::StrCat(
+            t.label, ": zeroing the dropout mask failed: ", d.describe(r)));
+      state_->maskZeroed = true;
+    }
     void *params[] = {&t.params, &mask};
     unsigned blocks =
         static_cast<unsigned>((t.maskItems + kMaskThreads - 1) / kMaskThreads);

@@ -494,7 +494,10 @@ KILN_FLASH_FN int64_t dropoutMaskItems(const AttentionParams &p) {
 /// The dropout of (b·H + h, i, j) as a tensor, for an attention library
 /// that takes the mask as an input (cuDNN): mask[((b·H + h)·T + i)·S + j]
 /// is 1 where the element is kept, 0 where it is dropped (the library
-/// scales by 1 / (1 - p)). Work item x < dropoutMaskItems(p) is query row
+/// scales by 1 / (1 - p)). Keys row i does not see (causal) are left
+/// alone: the caller zeroes the buffer once, so they never hold a NaN for
+/// the library to multiply a masked probability by, and half of a causal
+/// mask is never written. Work item x < dropoutMaskItems(p) is query row
 /// i = x / R and Philox block g = x % R of the row (R blocks a row): the
 /// block's four uniforms are the row's elements 4g .. 4g + 3 in
 /// DropoutRow's numbering (b·H + h)·S + j, so one block may end one head's
@@ -506,7 +509,7 @@ KILN_FLASH_FN void writeDropoutMask(const AttentionParams &p,
   const int64_t groups = m.rowGroups, elements = p.batch * p.heads * p.keys;
   if (x >= p.queries * groups)
     return;
-  const int64_t i = x / groups, g = x % groups;
+  const int64_t i = x / groups, g = x % groups, visible = visibleKeys(p, i);
   PhiloxLanes lanes;
   if (m.on)
     lanes = philox(m.key, m.counter + uint64_t(i * groups + g));
@@ -515,6 +518,8 @@ KILN_FLASH_FN void writeDropoutMask(const AttentionParams &p,
     if (element >= elements)
       break;
     const int64_t bh = element / p.keys, j = element % p.keys;
+    if (j >= visible)
+      continue;
     const bool kept =
         !m.on ||
         DropoutRow::keepFactor(m, DropoutRow::laneBits(lanes, lane)) != 0.0f;
