@@ -102,16 +102,36 @@ enum Uid : int64_t {
 /// Threads a block of the dropout-mask kernel.
 constexpr unsigned kMaskThreads = 256;
 
-fe::graph::Tensor_attributes rowMajor(const char *name, Uid uid,
-                                      std::vector<int64_t> dims) {
+/// Strides of a dense row-major tensor of shape `dims`.
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &dims) {
   std::vector<int64_t> strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i > 0; --i)
     strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+/// A dense row-major operand.
+fe::graph::Tensor_attributes rowMajor(const char *name, Uid uid,
+                                      const std::vector<int64_t> &dims) {
   return fe::graph::Tensor_attributes()
       .set_name(name)
       .set_uid(uid)
-      .set_dim(std::move(dims))
-      .set_stride(std::move(strides));
+      .set_dim(dims)
+      .set_stride(rowMajorStrides(dims));
+}
+
+/// Marks a graph's result as the dense row-major output `uid`.
+void rowMajorOutput(fe::graph::Tensor_attributes &t, Uid uid,
+                    const std::vector<int64_t> &dims) {
+  t.set_output(true).set_uid(uid).set_dim(dims).set_stride(
+      rowMajorStrides(dims));
+}
+
+/// kiln's causal mask (key j visible to query i when j <= i) as cuDNN's
+/// diagonal band, on forward or backward attributes alike.
+template <class Attributes> void setCausal(Attributes &options) {
+  options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
+      .set_diagonal_band_right_bound(0);
 }
 
 std::string describe(fe::error_t e) {
@@ -215,21 +235,15 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
                        .set_generate_stats(stats)
                        .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
-      options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
-          .set_diagonal_band_right_bound(0);
+      setCausal(options);
     if (dropout)
       options.set_dropout(mask, keep);
     auto [o, rowStats] = graph->sdpa(q, k, v, options);
-    o->set_output(true)
-        .set_uid(kResult)
-        .set_dim({B, H, T, D})
-        .set_stride({H * T * D, T * D, D, 1});
-    if (stats)
-      rowStats->set_output(true)
-          .set_uid(kRowStats)
-          .set_data_type(fe::DataType_t::FLOAT)
-          .set_dim({B, H, T, 1})
-          .set_stride({H * T, T, 1, 1});
+    rowMajorOutput(*o, kResult, {B, H, T, D});
+    if (stats) {
+      rowMajorOutput(*rowStats, kRowStats, {B, H, T, 1});
+      rowStats->set_data_type(fe::DataType_t::FLOAT);
+    }
   } else {
     auto o = graph->tensor(rowMajor("o", kResult, {B, H, T, D}));
     auto dO = graph->tensor(rowMajor("dO", kResultGrad, {B, H, T, D}));
@@ -239,20 +253,14 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
                        .set_name("attention_grad")
                        .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
-      options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
-          .set_diagonal_band_right_bound(0);
+      setCausal(options);
     if (dropout)
       options.set_dropout(mask, keep, keepInverse);
     auto [dQ, dK, dV] =
         graph->sdpa_backward(q, k, v, o, dO, rowStats, options);
-    dQ->set_output(true).set_uid(kQueryGrad).set_dim({B, H, T, D}).set_stride(
-        {H * T * D, T * D, D, 1});
-    dK->set_output(true).set_uid(kKeyGrad).set_dim({B, Hkv, S, D}).set_stride(
-        {Hkv * S * D, S * D, D, 1});
-    dV->set_output(true)
-        .set_uid(kValueGrad)
-        .set_dim({B, Hkv, S, D})
-        .set_stride({Hkv * S * D, S * D, D, 1});
+    rowMajorOutput(*dQ, kQueryGrad, {B, H, T, D});
+    rowMajorOutput(*dK, kKeyGrad, {B, Hkv, S, D});
+    rowMajorOutput(*dV, kValueGrad, {B, Hkv, S, D});
     t->pack[kResultGrad] = address(a.resultGrad);
     t->pack[kQueryGrad] = address(a.queryGrad);
     t->pack[kKeyGrad] = address(a.keyGrad);

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string_view>
 
 namespace kiln::runtime::cuda {
@@ -49,12 +48,6 @@ template <int D> KernelShape shapeFor(int kind) {
 }
 
 } // namespace
-
-AttentionLibrary attentionLibraryFromEnvironment() {
-  const char *choice = std::getenv("KILN_CUDA_ATTENTION");
-  return choice && std::string_view(choice) == "cudnn" ? AttentionLibrary::cudnn
-                                                       : AttentionLibrary::kiln;
-}
 
 bool flashAttentionKernelsBuilt() {
   return !flashAttentionFatbin().empty();
