@@ -95,6 +95,8 @@ std::string keyOptionsText(const KeyOptions &options) {
     absl::StrAppend(&text, ";vocab-multiple=", layout.vocabMultiple);
   if (layout.noCostlyRecompute && options.memoryBudget != 0)
     absl::StrAppend(&text, ";recompute-costly=0");
+  if (layout.noGemmEpilogue)
+    absl::StrAppend(&text, ";gemm-epilogue=0");
   if (layout.flashAttention && options.backend == Backend::cuda)
     absl::StrAppend(&text, ";attention=flash");
   return text;

@@ -65,6 +65,9 @@ private:
   }
   void formGroups();
   void mergeInPlace(size_t thunk);
+  /// Puts `result` (born at `thunk`) in `operand`'s group when the group
+  /// ends there and the sizes match; true when it did.
+  bool mergePair(size_t thunk, uint32_t operand, uint32_t result);
   void placeGroups();
   /// Places the groups in `order`, each at the smallest gap among the
   /// groups placed before it whose lifetimes meet its own (best fit), or
@@ -94,35 +97,42 @@ void Planner::formGroups() {
 
 void Planner::mergeInPlace(size_t thunk) {
   const runtime::Thunk &t = exe_.thunks[thunk];
+  if (t.kind == runtime::Thunk::Kind::gemm && t.gemm.accumulates()) {
+    mergePair(thunk, t.gemm.accumulator, t.gemm.c);
+    return;
+  }
   if (t.kind != runtime::Thunk::Kind::kernel || t.kernel.inPlaceOperands.empty())
     return;
   const runtime::KernelThunk &k = t.kernel;
   size_t firstResult = k.slots.size() - k.numResults;
   std::vector<bool> taken(k.slots.size(), false);
-  for (size_t r = firstResult; r < k.slots.size(); ++r) {
-    uint32_t result = k.slots[r];
-    if (!isArena(result) || lifetimes_[result].first != int64_t(thunk) ||
-        groups_[groupOf_[result]].slots.size() != 1)
-      continue;
+  for (size_t r = firstResult; r < k.slots.size(); ++r)
     for (uint32_t p : k.inPlaceOperands) {
       uint32_t operand = k.slots[p];
-      if (taken[p] || operand == result || !isArena(operand))
-        continue;
-      Group &g = groups_[groupOf_[operand]];
-      // The operand's whole group must end here, so nothing reads it later.
-      if (g.last != int64_t(thunk) || g.bytes != plan_.slots[result].bytes)
+      if (taken[p] || !mergePair(thunk, operand, k.slots[r]))
         continue;
       // A slot named twice among the operands is one buffer: take it once.
       for (uint32_t q : k.inPlaceOperands)
         taken[q] = taken[q] || k.slots[q] == operand;
-      Group &own = groups_[groupOf_[result]];
-      g.last = std::max(g.last, own.last);
-      g.slots.push_back(result);
-      own.slots.clear();
-      groupOf_[result] = groupOf_[operand];
       break;
     }
-  }
+}
+
+bool Planner::mergePair(size_t thunk, uint32_t operand, uint32_t result) {
+  if (!isArena(result) || lifetimes_[result].first != int64_t(thunk) ||
+      groups_[groupOf_[result]].slots.size() != 1 || operand == result ||
+      !isArena(operand))
+    return false;
+  Group &g = groups_[groupOf_[operand]];
+  // The operand's whole group must end here, so nothing reads it later.
+  if (g.last != int64_t(thunk) || g.bytes != plan_.slots[result].bytes)
+    return false;
+  Group &own = groups_[groupOf_[result]];
+  g.last = std::max(g.last, own.last);
+  g.slots.push_back(result);
+  own.slots.clear();
+  groupOf_[result] = groupOf_[operand];
+  return true;
 }
 
 void Planner::placeGroups() {

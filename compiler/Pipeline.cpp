@@ -100,9 +100,13 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // After the lowerings, so their products (attention scores, lm_head
   // chunks) are moved too; before the partitioner, which then weighs the
   // rounded copies at their 2 bytes an element.
+  // A product summed in f32 keeps an f32 result only where
+  // kiln-fuse-gemm-epilogue will fold the sum into its GEMM.
   if (options.productType != DType::f32)
     add(createAutocastPass({std::string(dtypeName(options.productType)),
-                            options.halfF32Results, options.attentionKernel}));
+                            options.halfF32Results,
+                            options.fuse && options.gemmEpilogue,
+                            options.attentionKernel}));
   // With an attention kernel, after kiln-autocast has moved the attention
   // ops the kernel runs to 16 bits: the others are written out.
   if (options.attentionKernel)
@@ -125,6 +129,9 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // stored for the tie; after fusion, off results only ties read.
   add(createMoveTiesPass());
   if (options.fuse) {
+    // First, so the add is not fused into a loop of its own.
+    if (options.gemmEpilogue)
+      add(createFuseGemmEpiloguePass());
     add(createFuseElementwisePass({options.maxFusionOperands}));
     // A backend whose row kernels give a row a warp (the GPU's) gets lone
     // reduces of rows as fusions too: the second stage of a split global
@@ -168,6 +175,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::init(16)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("run the fusion passes"),
                     llvm::cl::init(true)};
+  Option<bool> gemmEpilogue{
+      *this, "gemm-epilogue",
+      llvm::cl::desc("fuse an f32 add into the GEMM that makes its operand "
+                     "(kiln-fuse-gemm-epilogue)"),
+      llvm::cl::init(true)};
   Option<bool> schedule{*this, "schedule", llvm::cl::desc("run the scheduler"),
                         llvm::cl::init(true)};
   Option<uint64_t> memoryBudget{
@@ -228,6 +240,7 @@ void registerKilnPipeline() {
         options.dumpDir = cl.dumpDir;
         options.maxFusionOperands = cl.maxFusionOperands;
         options.fuse = cl.fuse;
+        options.gemmEpilogue = cl.gemmEpilogue;
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
         options.recomputeCostly = cl.recomputeCostly;

@@ -26,6 +26,10 @@ struct PipelineOptions {
   unsigned maxFusionOperands = 16;
   /// Off: simplification only (no fusion and no scheduling).
   bool fuse = true;
+  /// With fuse: kiln-fuse-gemm-epilogue (an f32 add into the GEMM that
+  /// makes its operand); off only to measure what it buys
+  /// (KILN_GEMM_EPILOGUE=0).
+  bool gemmEpilogue = true;
   bool schedule = true;
   /// The most bytes a compiled step may need at its planned peak (arena,
   /// inputs and fresh outputs); 0: unlimited. Checked by the backend's

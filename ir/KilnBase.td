@@ -73,7 +73,7 @@ def Kiln_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
 
 def Kiln_FusionKind : I32EnumAttr<"FusionKind", "fusion kind", [
       I32EnumAttrCase<"loop", 0>, I32EnumAttrCase<"reduction", 1>,
-      I32EnumAttrCase<"multi_output", 2>]> {
+      I32EnumAttrCase<"multi_output", 2>, I32EnumAttrCase<"gemm", 3>]> {
   let cppNamespace = "::kiln";
 }
 

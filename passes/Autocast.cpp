@@ -12,8 +12,15 @@
 // read in the 16-bit type directly. A product that reads a kiln.optimization_barrier's
 // result (a chunk of the lowered loss or attention reading the weight or
 // the keys) reads a rounded copy carried through that barrier: rounded
-// once before it, for every chunk, and still ordered by it.
+// once before it, for every chunk, and still ordered by it. With f32-sums
+// a product whose only reader adds it to another stored f32 value keeps
+// its f32 result: rounding a term of an f32 sum to 16 bits saves no stored
+// bytes once kiln-fuse-gemm-epilogue folds the add into the GEMM, and
+// loses precision (the loss's lm_head weight gradient, summed over its
+// chunks).
 #include "passes/Passes.h"
+
+#include "passes/FusionUtils.h"
 
 #include "ir/KilnDialect.h"
 
@@ -82,6 +89,31 @@ void carryRoundedThroughBarriers(
       rounded[widened->getResult(i)] = widened->getResult(n + k);
     barrier->erase();
   }
+}
+
+/// Whether `dot`'s one reader that computes adds it to another f32 value
+/// of its type that is stored anyway (not a broadcast, a widening or a
+/// constant, which the add's loop reads from fewer bytes), into a sum
+/// stored anyway: the sum kiln-fuse-gemm-epilogue folds into a GEMM.
+/// Barriers may also read the product (the first chunk's term, tied so the
+/// next chunk waits for it).
+bool isAddedToStoredSum(DotGeneralOp dot) {
+  Value result = dot.getResult();
+  AddOp add;
+  for (OpOperand &use : result.getUses()) {
+    if (isa<OptimizationBarrierOp>(use.getOwner()))
+      continue;
+    auto reader = dyn_cast<AddOp>(use.getOwner());
+    if (!reader || add)
+      return false;
+    add = reader;
+  }
+  if (!add || add.getType() != result.getType() ||
+      !isSumStoredAnyway(add.getResult()))
+    return false;
+  Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
+  return other != result && other.getType() == result.getType() &&
+         !isMadeFromFewerBytes(other);
 }
 
 struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
@@ -166,6 +198,10 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
       ++numProducts;
       if (f32Results)
         continue;
+      if (f32Sums && isAddedToStoredSum(dot)) {
+        ++numAccumulated;
+        continue;
+      }
       Value result = dot.getResult();
       result.setType(cast<RankedTensorType>(result.getType()).clone(half));
       builder.setInsertionPointAfter(dot);

@@ -56,7 +56,10 @@ struct Refused {
 };
 
 bool isSiblingCandidate(Operation *op) {
-  return isa<FusionOp>(op) || op->hasTrait<mlir::OpTrait::Elementwise>();
+  // A gemm fusion is a GEMM library call, not a kernel others can join.
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return fusion.getKind() != FusionKind::gemm;
+  return op->hasTrait<mlir::OpTrait::Elementwise>();
 }
 
 /// The largest element count among the tensors `op` touches: the size of

@@ -6,6 +6,7 @@
 #include "passes/FusionUtils.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
@@ -43,6 +44,39 @@ bool isElementwiseLike(Operation *op) {
   if (op->hasTrait<mlir::OpTrait::Elementwise>())
     return true;
   return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, IotaOp>(op);
+}
+
+bool isMadeFromFewerBytes(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (def->hasTrait<mlir::OpTrait::ConstantLike>())
+    return true;
+  if (!isElementwiseLike(def) && !isa<ConvertOp>(def))
+    return false;
+  int64_t read = 0;
+  for (Value operand : def->getOperands())
+    read += byteSizeOf(operand.getType());
+  return read < byteSizeOf(value.getType());
+}
+
+bool isSumStoredAnyway(Value sum) {
+  for (Operation *user : sum.getUsers()) {
+    if (isa<func::ReturnOp, OptimizationBarrierOp, DotGeneralOp, GatherOp,
+            ScatterAddOp>(user))
+      return true;
+    if (auto fusion = dyn_cast<FusionOp>(user);
+        fusion && fusion.getKind() == FusionKind::gemm)
+      return true;
+    // The accumulator of the next term of a sum of products: stored when
+    // that sum is (a chain a loop ends is summed by the loop instead).
+    if (auto add = dyn_cast<AddOp>(user))
+      for (Value operand : add->getOperands())
+        if (operand != sum && operand.getDefiningOp<DotGeneralOp>() &&
+            isSumStoredAnyway(add.getResult()))
+          return true;
+  }
+  return false;
 }
 
 bool isCheapToDuplicate(Operation *op) {

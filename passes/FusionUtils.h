@@ -29,6 +29,19 @@ int64_t byteSizeOf(mlir::Type type);
 /// broadcast_in_dim, reshape, transpose, iota, convert.
 bool isElementwiseLike(mlir::Operation *op);
 
+/// Whether `value` is made by an elementwise-like op (or a convert) from
+/// fewer bytes than it has, or is a constant: a broadcast, a widening, an
+/// iota. A loop reading it reads those fewer bytes; a GEMM reading it as
+/// its accumulator would need it stored whole.
+bool isMadeFromFewerBytes(mlir::Value value);
+
+/// Whether a sum is stored whatever fuses: returned, tied by a barrier,
+/// read by a GEMM, a gather or a scatter, or the accumulator of the next
+/// term of a sum of products whose sum is stored. Only then does adding it
+/// in a GEMM's epilogue save bytes; a sum a loop reads (a loop would sum
+/// the chain from the products' 16-bit bytes) costs more as a stored f32.
+bool isSumStoredAnyway(mlir::Value sum);
+
 /// Ops worth duplicating into a fusion rather than keeping for other users.
 bool isCheapToDuplicate(mlir::Operation *op);
 

@@ -137,7 +137,12 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     product produces f32 directly (the dialect's mixed form) and nothing is
     widened. A value read by several products is rounded once (one
     `convert` after its definition); a widened product result is read in
-    the 16-bit type as it is. Products of other types are left alone. f16
+    the 16-bit type as it is. With `f32-sums` (the pipeline's, with
+    kiln-fuse-gemm-epilogue) a product whose only reader adds it to
+    another stored f32 value (a running sum: the loss's lm_head weight
+    gradient over its chunks) keeps an f32 result, so the sum is not
+    rounded term by term and the add folds into the GEMM. Products of
+    other types are left alone. f16
     keeps 11 significant bits where bf16 keeps 8, but its largest value is
     65504: a training step in f16 needs loss scaling (nn::GradScaler), so
     that small gradients do not flush to zero and an overflow is caught.
@@ -162,6 +167,9 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
            "the 16-bit type products read: bf16 or f16">,
     Option<"f32Results", "f32-results", "bool", "false",
            "keep the products' results in f32 (16-bit operands into f32)">,
+    Option<"f32Sums", "f32-sums", "bool", "false",
+           "keep in f32 the result of a product only an f32 add of a "
+           "stored value reads (what kiln-fuse-gemm-epilogue folds)">,
     Option<"attention", "attention", "bool", "false",
            "also run whole f32 attention ops in the 16-bit type where an "
            "attention kernel can (kiln::fitsAttentionKernel): operands "
@@ -171,7 +179,9 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     Statistic<"numProducts", "products", "products moved to 16-bit inputs">,
     Statistic<"numRounded", "rounded", "values rounded to the 16-bit type">,
     Statistic<"numAttention", "attention",
-              "attention ops moved to the 16-bit type whole">
+              "attention ops moved to the 16-bit type whole">,
+    Statistic<"numAccumulated", "accumulated",
+              "products kept in f32 for the f32 sum that adds them">
   ];
 }
 
@@ -269,6 +279,44 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numSplit", "split", "reductions split in two">
+  ];
+}
+
+def FuseGemmEpiloguePass : Pass<"kiln-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Fuse the f32 add that reads a matrix product into its GEMM";
+  let description = [{
+    A `dot_general` with an f32 result (f32 operands, or the bf16 / f16
+    operands of kiln-autocast's mixed form) whose only reader is a
+    `kiln.add` of another computed f32 value of its type becomes, with that
+    add, one `kiln.fusion gemm(lhs, rhs, accumulator)`. The backends run it
+    as one GEMM library call that adds the accumulator as it stores the
+    product (beta = 1: cuBLASLt's C, oneDNN's sum post-op, BLAS's beta),
+    writing the result over the accumulator when it dies there. The loss's
+    lm_head weight gradient, summed over the loss's chunks, is the case that
+    pays: one GEMM a chunk instead of a GEMM and an add kernel that reads
+    the product back. A product with other readers, a 16-bit result (its
+    body would round to 16 bits before the add), a broadcast or constant
+    accumulator are left alone.
+
+    Before:
+    ```mlir
+    %p = kiln.dot_general %x, %dy, batch = [] x [], contract = [0] x [0]
+        : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xf32>
+    %s = kiln.add %p, %acc : tensor<8x4xf32>
+    ```
+    After:
+    ```mlir
+    %s = kiln.fusion gemm(%x, %dy, %acc) : (...) -> tensor<8x4xf32> {
+    ^bb0(%a: tensor<16x8xbf16>, %b: tensor<16x4xbf16>, %c: tensor<8x4xf32>):
+      %p = kiln.dot_general %a, %b, ...
+      %s = kiln.add %p, %c : tensor<8x4xf32>
+      kiln.yield %s : tensor<8x4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "adds fused into their GEMM">
   ];
 }
 

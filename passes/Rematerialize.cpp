@@ -113,6 +113,10 @@ int64_t costlyWork(Operation *op) {
     return std::max<int64_t>(bytes, 1);
   }
   auto dot = dyn_cast<DotGeneralOp>(op);
+  // A gemm fusion (a product and the add of its accumulator) costs its
+  // product.
+  if (fusion && fusion.getKind() == FusionKind::gemm)
+    fusion.getBody().walk([&](DotGeneralOp inner) { dot = inner; });
   if (!dot)
     return 0;
   // Every result element is a dot product over the contracted dims.

@@ -24,6 +24,8 @@ void forEachSlotUse(const Thunk &thunk,
   case Thunk::Kind::gemm:
     use(thunk.gemm.a, false);
     use(thunk.gemm.b, false);
+    if (thunk.gemm.accumulates())
+      use(thunk.gemm.accumulator, false);
     use(thunk.gemm.c, true);
     return;
   case Thunk::Kind::copy:
@@ -62,6 +64,10 @@ std::vector<SlotLifetime> computeSlotLifetimes(const Executable &executable) {
 }
 
 bool mayShareInPlace(const Thunk &thunk, uint32_t operand, uint32_t result) {
+  // A GEMM's C may be written over its accumulator (beta = 1 in place).
+  if (thunk.kind == Thunk::Kind::gemm)
+    return thunk.gemm.accumulates() && thunk.gemm.accumulator == operand &&
+           thunk.gemm.c == result;
   if (thunk.kind != Thunk::Kind::kernel)
     return false;
   const KernelThunk &k = thunk.kernel;

@@ -37,7 +37,8 @@ void forEachSlotUse(const Thunk &thunk,
 std::vector<SlotLifetime> computeSlotLifetimes(const Executable &executable);
 
 /// True when thunk `thunk` may write result slot `result` over operand slot
-/// `operand`'s bytes: a kernel that reads that operand strictly elementwise.
+/// `operand`'s bytes: a kernel that reads that operand strictly elementwise,
+/// or a GEMM's C over its accumulator.
 bool mayShareInPlace(const Thunk &thunk, uint32_t operand, uint32_t result);
 
 /// Checks that no two arena slots whose lifetimes intersect share a byte,

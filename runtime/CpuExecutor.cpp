@@ -358,12 +358,16 @@ absl::Status CpuProgram::runThunks() {
       auto *a = static_cast<const char *>(slotPointer(g.a));
       auto *b = static_cast<const char *>(slotPointer(g.b));
       auto *c = static_cast<char *>(slotPointer(g.c));
+      // The libraries add into C itself: an accumulator in a slot of its
+      // own is copied there first (the plan shares one when it can).
+      if (g.accumulates() && slotPointer(g.accumulator) != c)
+        std::memmove(c, slotPointer(g.accumulator), g.batch * g.m * g.n * out);
       for (int64_t batch = 0; batch < g.batch; ++batch) {
         absl::Status s = gemm(
             options_.gemm, g.input, g.output, g.transA, g.transB, g.m, g.n,
             g.k, a + batch * g.m * g.k * in, g.transA ? g.m : g.k,
             b + batch * g.k * g.n * in, g.transB ? g.k : g.n,
-            c + batch * g.m * g.n * out, g.n);
+            c + batch * g.m * g.n * out, g.n, g.accumulates());
         if (!s.ok())
           return s;
       }

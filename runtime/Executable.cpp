@@ -153,6 +153,7 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u8(t.gemm.transB);
     w.u8(static_cast<uint8_t>(t.gemm.input));
     w.u8(static_cast<uint8_t>(t.gemm.output));
+    w.u32(t.gemm.accumulator);
     break;
   case Thunk::Kind::copy:
     w.u32(t.copy.src);
@@ -211,13 +212,16 @@ bool readThunk(Reader &r, Thunk &t) {
         !r.i64(t.gemm.batch) || !r.i64(t.gemm.m) || !r.i64(t.gemm.n) ||
         !r.i64(t.gemm.k) || !r.boolean(t.gemm.transA) ||
         !r.boolean(t.gemm.transB) || !r.u8(input) || !r.u8(output) ||
+        !r.u32(t.gemm.accumulator) ||
         input > static_cast<uint8_t>(GemmType::f16) ||
         output > static_cast<uint8_t>(GemmType::f16))
       return false;
     t.gemm.input = static_cast<GemmType>(input);
     t.gemm.output = static_cast<GemmType>(output);
     // f32 inputs make f32 results; 16-bit inputs f32 or their own type.
-    return t.gemm.output == GemmType::f32 || t.gemm.output == t.gemm.input;
+    // An accumulator is added in f32 only.
+    return (t.gemm.output == GemmType::f32 || t.gemm.output == t.gemm.input) &&
+           (!t.gemm.accumulates() || t.gemm.output == GemmType::f32);
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
@@ -548,7 +552,9 @@ absl::Status validateExecutable(const Executable &e) {
         };
         uint64_t in = gemmTypeBytes(g.input);
         ok = need(g.a, g.m, g.k, in) && need(g.b, g.k, g.n, in) &&
-             need(g.c, g.m, g.n, gemmTypeBytes(g.output));
+             need(g.c, g.m, g.n, gemmTypeBytes(g.output)) &&
+             (!g.accumulates() ||
+              (slotOk(g.accumulator) && need(g.accumulator, g.m, g.n, 4)));
       }
       break;
     case Thunk::Kind::copy:

@@ -89,15 +89,21 @@ inline uint64_t gemmTypeBytes(GemmType type) {
   return type == GemmType::f32 ? 4 : 2;
 }
 
-/// C[b] = op(A[b]) * op(B[b]), row-major, for b < batch: A[b] starts at
-/// b*m*k elements, B[b] at b*k*n, C[b] at b*m*n. A and B are of `input`, C
-/// of `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16 (the sum
-/// rounded once).
+/// C[b] = op(A[b]) * op(B[b]) (+ ACC[b]), row-major, for b < batch: A[b]
+/// starts at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n. A and B are of
+/// `input`, C of `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16
+/// (the sum rounded once).
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
   GemmType input = GemmType::f32, output = GemmType::f32;
+  /// kNoSlot, or an f32 buffer shaped like C added to the product as the
+  /// library stores it (beta = 1: a `kiln.fusion gemm`'s add, docs/IR.md
+  /// §4). It may be C's own slot: each element of C reads only the same
+  /// element of ACC, so C may be written over an ACC that dies here.
+  uint32_t accumulator = 0xFFFFFFFFu;
+  bool accumulates() const { return accumulator != 0xFFFFFFFFu; }
 };
 
 /// dst = src, byte for byte.
@@ -171,7 +177,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 8;
+inline constexpr uint32_t kExecutableFormatVersion = 9;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -32,9 +32,10 @@ namespace {
 
 absl::Status onednnSgemm(bool transA, bool transB, int64_t m, int64_t n,
                          int64_t k, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+                         const float *b, int64_t ldb, float beta, float *c,
+                         int64_t ldc) {
   dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m,
-                                    n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+                                    n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   if (status != dnnl_success)
     return absl::InternalError(absl::StrCat("dnnl_sgemm failed with status ",
                                             status, " for ", m, "x", n, "x",
@@ -42,15 +43,16 @@ absl::Status onednnSgemm(bool transA, bool transB, int64_t m, int64_t n,
   return absl::OkStatus();
 }
 
-/// An f32 GEMM of one library (the signature of dnnl_sgemm's wrapper).
+/// An f32 GEMM of one library (the signature of dnnl_sgemm's wrapper):
+/// C = op(A) op(B) + beta C, beta 0 or 1.
 using F32Gemm = absl::Status (*)(bool transA, bool transB, int64_t m,
                                  int64_t n, int64_t k, const float *a,
                                  int64_t lda, const float *b, int64_t ldb,
-                                 float *c, int64_t ldc);
+                                 float beta, float *c, int64_t ldc);
 
 absl::Status openblasSgemm(bool transA, bool transB, int64_t m, int64_t n,
                            int64_t k, const float *a, int64_t lda,
-                           const float *b, int64_t ldb, float *c,
+                           const float *b, int64_t ldb, float beta, float *c,
                            int64_t ldc) {
   constexpr int64_t kMax = std::numeric_limits<blasint>::max();
   if (m > kMax || n > kMax || k > kMax || lda > kMax || ldb > kMax ||
@@ -58,7 +60,7 @@ absl::Status openblasSgemm(bool transA, bool transB, int64_t m, int64_t n,
     return absl::InvalidArgumentError("GEMM too large for OpenBLAS's ints");
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, 0.0f, c, ldc);
+              ldb, beta, c, ldc);
   return absl::OkStatus();
 }
 
@@ -102,8 +104,8 @@ std::vector<float> widen(GemmType type, const void *data, int64_t rows,
 absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
                              bool transA, bool transB, int64_t m, int64_t n,
                              int64_t k, const void *a, int64_t lda,
-                             const void *b, int64_t ldb, void *c,
-                             int64_t ldc) {
+                             const void *b, int64_t ldb, void *c, int64_t ldc,
+                             bool accumulate) {
   std::vector<float> wideA =
       widen(input, a, transA ? k : m, transA ? m : k, lda);
   std::vector<float> wideB =
@@ -117,7 +119,7 @@ absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
   }
   if (absl::Status s = f32Gemm(transA, transB, m, n, k, wideA.data(),
                                transA ? m : k, wideB.data(), transB ? k : n,
-                               sums, ldSums);
+                               accumulate ? 1.0f : 0.0f, sums, ldSums);
       !s.ok())
     return s;
   if (output != GemmType::f32) {
@@ -136,18 +138,19 @@ absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
 /// transposes as strides. Making the primitive per call is cheap after the
 /// first of a shape: oneDNN keeps created primitives in its own cache.
 /// Where oneDNN has no matmul of the type for this CPU, the widened path
-/// (once known, for good).
+/// (once known, for good). Accumulating is a sum post-op (dst += product).
 absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
                             bool transB, int64_t m, int64_t n, int64_t k,
                             const void *a, int64_t lda, const void *b,
-                            int64_t ldb, void *c, int64_t ldc) {
+                            int64_t ldb, void *c, int64_t ldc,
+                            bool accumulate) {
   // Per input type: bf16 and f16 support differ by CPU.
   static std::atomic<bool> unimplemented[3] = {false, false, false};
   std::atomic<bool> &typeUnimplemented =
       unimplemented[static_cast<size_t>(input)];
   if (typeUnimplemented.load(std::memory_order_relaxed))
     return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
-                           k, a, lda, b, ldb, c, ldc);
+                           k, a, lda, b, ldb, c, ldc, accumulate);
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto rowMajor = [](int64_t rows, int64_t cols, int64_t ld, bool transposed,
@@ -165,8 +168,14 @@ absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
   memory::desc bDesc = rowMajor(k, n, ldb, transB, dataType(input));
   memory::desc cDesc = rowMajor(m, n, ldc, false, dataType(output));
   try {
+    dnnl::primitive_attr attributes;
+    if (accumulate) {
+      dnnl::post_ops sum;
+      sum.append_sum(1.0f);
+      attributes.set_post_ops(sum);
+    }
     dnnl::matmul::primitive_desc primitive(
-        dnnl::matmul::desc(aDesc, bDesc, cDesc), engine);
+        dnnl::matmul::desc(aDesc, bDesc, cDesc), attributes, engine);
     dnnl::stream stream(engine);
     dnnl::matmul(primitive).execute(
         stream, {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<void *>(a))},
@@ -178,7 +187,7 @@ absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
     if (error.status == dnnl_unimplemented) {
       typeUnimplemented.store(true, std::memory_order_relaxed);
       return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
-                             k, a, lda, b, ldb, c, ldc);
+                             k, a, lda, b, ldb, c, ldc, accumulate);
     }
     return absl::InternalError(absl::StrCat(
         "oneDNN ", std::string(gemmTypeName(input)), " matmul failed (", error.what(),
@@ -192,13 +201,17 @@ absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
 absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                   bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const void *a, int64_t lda, const void *b, int64_t ldb,
-                  void *c, int64_t ldc) {
+                  void *c, int64_t ldc, bool accumulate) {
   if (output != GemmType::f32 && output != input)
     return absl::InvalidArgumentError(absl::StrCat(
         "a GEMM of ", std::string(gemmTypeName(input)),
         " operands makes f32 or ", std::string(gemmTypeName(input)),
         " results, not ", std::string(gemmTypeName(output))));
-  if (m == 0 || n == 0)
+  if (accumulate && output != GemmType::f32)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a GEMM accumulates into f32 results only, not ",
+        std::string(gemmTypeName(output))));
+  if (m == 0 || n == 0 || (k == 0 && accumulate))
     return absl::OkStatus();
   if (k == 0) {
     uint64_t bytes = gemmTypeBytes(output);
@@ -206,21 +219,22 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
       std::memset(static_cast<char *>(c) + i * ldc * bytes, 0, n * bytes);
     return absl::OkStatus();
   }
+  const float beta = accumulate ? 1.0f : 0.0f;
   switch (library) {
   case GemmLibrary::onednn:
     if (input != GemmType::f32)
       return onednnHalfGemm(input, output, transA, transB, m, n, k, a, lda, b,
-                            ldb, c, ldc);
+                            ldb, c, ldc, accumulate);
     return onednnSgemm(transA, transB, m, n, k, static_cast<const float *>(a),
-                       lda, static_cast<const float *>(b), ldb,
+                       lda, static_cast<const float *>(b), ldb, beta,
                        static_cast<float *>(c), ldc);
   case GemmLibrary::openblas:
     if (input != GemmType::f32)
       return widenedHalfGemm(openblasSgemm, input, output, transA, transB, m,
-                             n, k, a, lda, b, ldb, c, ldc);
+                             n, k, a, lda, b, ldb, c, ldc, accumulate);
     return openblasSgemm(transA, transB, m, n, k,
                          static_cast<const float *>(a), lda,
-                         static_cast<const float *>(b), ldb,
+                         static_cast<const float *>(b), ldb, beta,
                          static_cast<float *>(c), ldc);
   }
   return absl::InvalidArgumentError("unknown GEMM library");

@@ -24,12 +24,13 @@ absl::StatusOr<GemmLibrary> parseGemmLibrary(std::string_view name);
 /// of type `input`, C of type `output` (f32 → f32, bf16 → f32 or bf16,
 /// f16 → f32 or f16: 16-bit products are exact, accumulate in f32 and are
 /// rounded once); lda,
-/// ldb, ldc are row strides in elements. Handles k == 0 (C = 0) and empty
-/// m or n.
+/// ldb, ldc are row strides in elements. With `accumulate` (f32 C only) the
+/// product is added to what C holds (beta = 1). Handles k == 0 (C = 0, or
+/// C unchanged when accumulating) and empty m or n.
 absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                   bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                   const void *a, int64_t lda, const void *b, int64_t ldb,
-                  void *c, int64_t ldc);
+                  void *c, int64_t ldc, bool accumulate = false);
 
 } // namespace kiln::runtime
 

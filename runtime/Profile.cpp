@@ -208,8 +208,10 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
                           g.input == GemmType::f32
                               ? std::string()
                               : absl::StrCat(" ", std::string(gemmTypeName(g.input)),
-                                             "→", std::string(gemmTypeName(g.output))));
-    e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes;
+                                             "→", std::string(gemmTypeName(g.output))),
+                          g.accumulates() ? " +=" : "");
+    e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes +
+              (g.accumulates() ? slots[g.accumulator].bytes : 0);
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
     e.sixteenBit = g.input != GemmType::f32;
     break;

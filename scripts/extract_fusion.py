@@ -3,8 +3,8 @@
 it can be compiled, run and profiled alone (bench/kernels/):
 
   kilnc compile graph.mlir --backend cuda --bf16 --dump-dir dump -o step.kx
-  grep -n 'kiln.fusion' dump/13-kiln-schedule.mlir      # find its line
-  scripts/extract_fusion.py dump/13-kiln-schedule.mlir LINE out.mlir
+  grep -n 'kiln.fusion' dump/14-kiln-schedule.mlir      # find its line
+  scripts/extract_fusion.py dump/14-kiln-schedule.mlir LINE out.mlir
 
 The module's @main takes the fusion's operands as arguments (in order) and
 returns its results; locations are dropped.

@@ -59,7 +59,8 @@
 #      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
 #      default under Nsight Compute; and ab-row-unroll-bf16 (the bf16
 #      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
-#      of a row before storing).
+#      of a row before storing) and ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
+#      the f32 sums' adds as kernels, not in their GEMM).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -681,6 +682,10 @@ ab_part ab-cudnn-attention-bf16 KILN_CUDA_ATTENTION=cudnn \
 # sums) reading 8 points before storing, not one: 8 loads in flight.
 ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
   "8 points of a row read per iteration by one-lane threads (not 1), in bf16" bf16
+# The f32 sums (the lm_head's weight gradient over the loss chunks) added
+# by kernels of their own, not by their GEMM (beta = 1).
+ab_part ab-gemm-epilogue-bf16 KILN_GEMM_EPILOGUE=0 \
+  "no add fused into its GEMM (kiln-fuse-gemm-epilogue off), in bf16" bf16
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
   KILN_CUDA_ATTENTION=flash KILN_PROFILE=$work/trace-124m-bf16-flash.json \
     run_part profile-124m-bf16-flash 90 kiln-bench --worker kiln \

@@ -71,6 +71,21 @@ unsigned gpuRowUnroll() {
 }
 
 namespace {
+/// Whether $name is 0 (a switch on by default); 1 or unset: on, anything
+/// else refused with a warning.
+bool switchedOffInEnvironment(const char *name) {
+  const char *env = std::getenv(name);
+  if (!env || !*env || std::string_view(env) == "1")
+    return false;
+  if (std::string_view(env) == "0")
+    return true;
+  std::fprintf(stderr,
+               "kiln: warning: %s must be 0 or 1, not '%s'; using the "
+               "default (1)\n",
+               name, env);
+  return false;
+}
+
 /// $name in MiB (1 to 65536), or 0 when unset or refused.
 /// $name as a whole number from 1 to `most` (of `unit`), else 0 (a
 /// malformed value with a warning).
@@ -99,15 +114,8 @@ const LayoutOverrides &layoutOverrides() {
         wholeNumberFromEnvironment("KILN_LOSS_CHUNK_MB", 65536, " of MiB");
     o.vocabMultiple =
         wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
-    if (const char *costly = std::getenv("KILN_RECOMPUTE_COSTLY");
-        costly && *costly) {
-      o.noCostlyRecompute = std::string_view(costly) == "0";
-      if (!o.noCostlyRecompute && std::string_view(costly) != "1")
-        std::fprintf(stderr,
-                     "kiln: warning: KILN_RECOMPUTE_COSTLY must be 0 or 1, "
-                     "not '%s'; using the default (1)\n",
-                     costly);
-    }
+    o.noCostlyRecompute = switchedOffInEnvironment("KILN_RECOMPUTE_COSTLY");
+    o.noGemmEpilogue = switchedOffInEnvironment("KILN_GEMM_EPILOGUE");
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
         attention && *attention) {
       // flash and cudnn compile the same attention thunks; the runtime
@@ -152,6 +160,7 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
   if (overrides.vocabMultiple > 0)
     pipeline.lossVocabMultiple = overrides.vocabMultiple;
   pipeline.recomputeCostly = !overrides.noCostlyRecompute;
+  pipeline.gemmEpilogue = !overrides.noGemmEpilogue;
   pipeline.attentionKernel =
       options.backend == Backend::cuda && overrides.flashAttention;
   return pipeline;

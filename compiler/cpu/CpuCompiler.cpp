@@ -123,7 +123,9 @@ private:
   absl::Status lowerOp(Operation *op);
   /// Emits the fill kernels of deferred splat constants `op` reads.
   absl::Status materializeFills(Operation *op);
-  absl::Status lowerDot(DotGeneralOp op);
+  absl::Status lowerDot(DotGeneralOp op,
+                        uint32_t accumulator = runtime::kNoSlot);
+  absl::Status lowerGemmFusion(FusionOp fusion);
   /// A whole kiln.fused_attention(_grad) kept for the device's attention
   /// kernel (PipelineOptions::attentionKernel) → an attention thunk.
   absl::Status lowerAttention(Operation *op);
@@ -343,7 +345,8 @@ absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
   return out;
 }
 
-absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
+absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
+                                        uint32_t accumulator) {
   Value lhs = op.getLhs(), rhs = op.getRhs(), result = op.getResult();
   auto ls = detail::shapeOf(lhs), rs = detail::shapeOf(rhs);
   SmallVector<int64_t> lb(op.getLhsBatchingDimensions());
@@ -408,11 +411,42 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op) {
   g.a = *a;
   g.b = *b;
   g.c = slotOf_[result] = arenaSlot(bytesOf(result), op);
+  g.accumulator = accumulator;
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::gemm;
   thunk.gemm = g;
   exe_.thunks.push_back(thunk);
   ++stats_.gemms;
+  return absl::OkStatus();
+}
+
+absl::Status FunctionLowering::lowerGemmFusion(FusionOp fusion) {
+  // kiln-fuse-gemm-epilogue's form: yield(add(dot_general, accumulator)),
+  // one GEMM thunk that adds the accumulator as it stores (docs/IR.md §4).
+  Block &body = fusion.getBody().front();
+  auto add = fusion->getNumResults() == 1
+                 ? body.getTerminator()->getOperand(0).getDefiningOp<AddOp>()
+                 : AddOp();
+  auto dot = add ? add.getLhs().getDefiningOp<DotGeneralOp>() : DotGeneralOp();
+  Type in = dot ? detail::elementOf(dot.getLhs()) : Type();
+  if (!dot || !dot->hasOneUse() || !detail::elementOf(add.getResult()).isF32() ||
+      !detail::elementOf(dot.getResult()).isF32() ||
+      !(in.isF32() || in.isBF16() || in.isF16()))
+    return absl::InvalidArgumentError(
+        "a kiln.fusion gemm must yield kiln.add(dot_general, accumulator) "
+        "with an f32 result of f32, bf16 or f16 operands");
+  for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
+    slotOf_[arg] = slotOf_.lookup(input);
+  for (Operation &inner : body.without_terminator())
+    if (&inner != add && &inner != dot)
+      if (absl::Status s = lowerOp(&inner); !s.ok())
+        return s;
+  if (absl::Status s = materializeFills(add); !s.ok())
+    return s;
+  if (absl::Status s = lowerDot(dot, slotOf_.lookup(add.getRhs())); !s.ok())
+    return s;
+  slotOf_[fusion.getResult(0)] = slotOf_[add.getResult()] =
+      slotOf_.lookup(dot.getResult());
   return absl::OkStatus();
 }
 
@@ -530,6 +564,9 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   }
   if (isa<FusedAttentionOp, FusedAttentionGradOp>(op))
     return lowerAttention(op);
+  if (auto fusion = dyn_cast<FusionOp>(op);
+      fusion && fusion.getKind() == FusionKind::gemm)
+    return lowerGemmFusion(fusion);
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {
     Block &body = fusion.getBody().front();
     for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))

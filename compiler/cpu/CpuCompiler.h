@@ -100,6 +100,9 @@ struct LayoutOverrides {
   /// of writing it out in chunks; opt-in until the GPU machine has measured
   /// them against the chunks.
   bool flashAttention = false;
+  /// KILN_GEMM_EPILOGUE=0: no add is fused into its GEMM
+  /// (kiln-fuse-gemm-epilogue off), to measure what the fusion buys.
+  bool noGemmEpilogue = false;
 };
 const LayoutOverrides &layoutOverrides();
 

@@ -402,7 +402,8 @@ void Planner::planStash() {
 
 FailureOr<FusionPlan> planFusion(Operation *op) {
   auto fusion = dyn_cast<FusionOp>(op);
-  if (!fusion)
+  // A gemm fusion is a GEMM library call (CpuCompiler's lowerGemmFusion).
+  if (!fusion || fusion.getKind() == FusionKind::gemm)
     return failure();
   return Planner(fusion).run();
 }

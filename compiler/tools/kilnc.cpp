@@ -303,13 +303,14 @@ std::string thunksText(const runtime::Executable &exe) {
     case runtime::Thunk::Kind::gemm: {
       const runtime::GemmThunk &g = thunk.gemm;
       std::snprintf(line, sizeof line,
-                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s %s->%s\n",
+                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s %s->%s%s\n",
                     i, static_cast<long long>(g.batch),
                     static_cast<long long>(g.m), static_cast<long long>(g.n),
                     static_cast<long long>(g.k), g.transA ? " transA" : "",
                     g.transB ? " transB" : "",
                     std::string(runtime::gemmTypeName(g.input)).c_str(),
-                    std::string(runtime::gemmTypeName(g.output)).c_str());
+                    std::string(runtime::gemmTypeName(g.output)).c_str(),
+                    g.accumulates() ? " +=" : "");
       text += line;
       break;
     }

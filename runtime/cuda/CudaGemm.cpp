@@ -83,7 +83,7 @@ std::string CudaGemm::describe() const {
                           ? ""
                           : absl::StrCat(", ", std::string(gemmTypeName(thunk_.input)),
                                          " into ", std::string(gemmTypeName(thunk_.output))),
-                      ")");
+                      thunk_.accumulates() ? ", accumulating" : "", ")");
 }
 
 absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
@@ -99,10 +99,13 @@ absl::Status CudaGemm::plan(bool allowTf32) {
     return absl::OkStatus();
   }
   if (g.k == 0) {
-    mode_ = Mode::zeroFill;
+    mode_ = operands_.accumulator ? Mode::copyAccumulator : Mode::zeroFill;
     return absl::OkStatus();
   }
   mode_ = Mode::matmul;
+  // The accumulator is cuBLASLt's C, added with beta = 1 (C may be D).
+  if (operands_.accumulator)
+    beta_ = 1.0f;
   const CublasLt &lt = *library_;
   // bf16 and f16 inputs multiply exactly and accumulate in f32; TF32
   // applies to f32 inputs only.
@@ -197,8 +200,12 @@ absl::Status CudaGemm::chooseAlgorithm() {
   uint64_t in = gemmTypeBytes(g.input);
   uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n * in);
   uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k * in);
-  uint32_t alignC = alignmentOf(operands_.c, g.batch,
-                                uint64_t(g.m) * g.n * gemmTypeBytes(g.output));
+  uint64_t cBatchBytes = uint64_t(g.m) * g.n * gemmTypeBytes(g.output);
+  uint32_t alignD = alignmentOf(operands_.c, g.batch, cBatchBytes);
+  uint32_t alignC =
+      operands_.accumulator
+          ? alignmentOf(operands_.accumulator, g.batch, cBatchBytes)
+          : alignD;
   struct Setting {
     cublasLtMatmulPreferenceAttributes_t attribute;
     const void *value;
@@ -215,7 +222,7 @@ absl::Status CudaGemm::chooseAlgorithm() {
        "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_B_BYTES)"},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC, sizeof(alignC),
        "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_C_BYTES)"},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC, sizeof(alignC),
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof(alignD),
        "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)"},
   };
   absl::Status status = absl::OkStatus();
@@ -254,10 +261,18 @@ absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
   switch (mode_) {
   case Mode::nothing:
     return absl::OkStatus();
-  case Mode::zeroFill: {
+  case Mode::zeroFill:
+  case Mode::copyAccumulator: {
+    // k = 0: C is 0, or the accumulator (nothing to do when it is C).
     size_t bytes = size_t(g.batch) * g.m * g.n * gemmTypeBytes(g.output);
+    bool fill = mode_ == Mode::zeroFill;
+    if (!fill && operands_.accumulator == operands_.c)
+      return absl::OkStatus();
     absl::Status s = driver.check(
-        driver.memsetD8Async(operands_.c, 0, bytes, stream), "cuMemsetD8Async");
+        fill ? driver.memsetD8Async(operands_.c, 0, bytes, stream)
+             : driver.memcpyDtoDAsync(operands_.c, operands_.accumulator,
+                                      bytes, stream),
+        fill ? "cuMemsetD8Async" : "cuMemcpyDtoDAsync");
     if (!s.ok())
       return absl::Status(s.code(),
                           absl::StrCat(describe(), ": ", s.message()));
@@ -266,10 +281,11 @@ absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
   case Mode::matmul:
     break;
   }
+  CUdeviceptr c = operands_.accumulator ? operands_.accumulator : operands_.c;
   cublasStatus_t s = library_->matmul(
       handle_, desc_, &alpha_, reinterpret_cast<const void *>(operands_.b),
       layoutA_, reinterpret_cast<const void *>(operands_.a), layoutB_, &beta_,
-      reinterpret_cast<const void *>(operands_.c), layoutC_,
+      reinterpret_cast<const void *>(c), layoutC_,
       reinterpret_cast<void *>(operands_.c), layoutC_, &algo_,
       reinterpret_cast<void *>(workspace), workspaceBytes, stream);
   if (s != CUBLAS_STATUS_SUCCESS)

@@ -40,12 +40,15 @@ private:
 /// The largest GEMM workspace any plan may ask for.
 inline constexpr uint64_t kMaxGemmWorkspaceBytes = uint64_t{32} << 20;
 
-/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (row-major, C of the thunk's result type,
-/// see GemmThunk) on fixed device pointers.
+/// One GEMM thunk, planned: C[b] = op(A[b]) · op(B[b]) (+ ACC[b]) (row-major,
+/// C of the thunk's result type, see GemmThunk) on fixed device pointers.
 class CudaGemm {
 public:
   struct Operands {
     CUdeviceptr a = 0, b = 0, c = 0;
+    /// The thunk's accumulator, 0 when it has none: cuBLASLt's C with
+    /// beta = 1, read as D (kiln's C) is written; it may be D itself.
+    CUdeviceptr accumulator = 0;
   };
 
   /// thunk + its device pointers → a plan with the algorithm chosen, or an
@@ -62,8 +65,8 @@ public:
   /// kMaxGemmWorkspaceBytes).
   uint64_t workspaceBytes() const { return workspaceBytes_; }
 
-  /// Enqueues the GEMM on `stream` (a memset of C when k is 0, nothing
-  /// when C is empty).
+  /// Enqueues the GEMM on `stream` (when k is 0: a memset of C, or a copy
+  /// of the accumulator; nothing when C is empty).
   absl::Status enqueue(const CudaDriver &driver, CUstream stream,
                        CUdeviceptr workspace, uint64_t workspaceBytes) const;
 
@@ -71,7 +74,7 @@ public:
   std::string describe() const;
 
 private:
-  enum class Mode { nothing, zeroFill, matmul };
+  enum class Mode { nothing, zeroFill, copyAccumulator, matmul };
 
   CudaGemm(const CublasLtHandle &handle, const GemmThunk &thunk,
            size_t thunkIndex, Operands operands)

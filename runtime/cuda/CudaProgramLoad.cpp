@@ -400,8 +400,9 @@ absl::Status CudaProgram::planGemms() {
     const Thunk &t = exe_.thunks[i];
     if (t.kind != Thunk::Kind::gemm)
       continue;
-    CudaGemm::Operands operands{slotPointer(t.gemm.a), slotPointer(t.gemm.b),
-                                slotPointer(t.gemm.c)};
+    CudaGemm::Operands operands{
+        slotPointer(t.gemm.a), slotPointer(t.gemm.b), slotPointer(t.gemm.c),
+        t.gemm.accumulates() ? slotPointer(t.gemm.accumulator) : 0};
     absl::StatusOr<std::unique_ptr<CudaGemm>> gemm =
         CudaGemm::create(*cublas_, t.gemm, i, exe_.allowTf32, operands);
     if (!gemm.ok())

@@ -1017,7 +1017,7 @@ func.func @fusion_uses_outer_value(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @fusion_unknown_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{custom op 'kiln.fusion' expected string or keyword containing one of the following enum values for attribute 'kind' [loop, reduction, multi_output]}}
+  // expected-error @+1 {{custom op 'kiln.fusion' expected string or keyword containing one of the following enum values for attribute 'kind' [loop, reduction, multi_output, gemm]}}
   %0 = kiln.fusion input(%a) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>):
     kiln.yield %x : tensor<4xf32>

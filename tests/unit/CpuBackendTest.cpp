@@ -291,6 +291,102 @@ TEST(CpuBackend, SixteenBitDotsMatchReferenceOnBothLibraries) {
         }
 }
 
+/// @main(a, b, acc) = (tanh(dot(a, b) + c), c) with c = acc + acc, or
+/// tanh(dot(a, b) + tanh(acc)) (`computed`): the accumulator a value that
+/// outlives the add (returned) or dies in it. A barrier ties the sum, so
+/// it is stored whatever fuses (the epilogue's condition) and, not being
+/// returned, lives in the arena.
+std::string accumulateModule(const std::string &lhs, const std::string &rhs,
+                             const std::string &out, const std::string &dims,
+                             bool computed) {
+  std::string results = computed ? out : absl::StrCat("(", out, ", ", out, ")");
+  return absl::StrCat(
+      "func.func @main(%a: ", lhs, ", %b: ", rhs, ", %acc: ", out, ") -> ",
+      results, " {\n  %p = kiln.dot_general %a, %b, ", dims, " : ", lhs,
+      ", ", rhs, " -> ", out, "\n",
+      computed ? absl::StrCat("  %c = kiln.tanh %acc : ", out, "\n")
+               : "  %c = kiln.add %acc, %acc : " + out + "\n",
+      "  %s = kiln.add %p, %c : ", out, "\n  %t = kiln.optimization_barrier %s : ",
+      out, "\n  %r = kiln.tanh %t : ", out, "\n",
+      computed ? absl::StrCat("  return %r : ", out)
+               : absl::StrCat("  return %r, %c : ", out, ", ", out),
+      "\n}\n");
+}
+
+/// Programs whose executable (through a serialization round trip) holds
+/// one GEMM thunk that accumulates and no kernel for its add; with
+/// `inPlace`, C written over the accumulator's bytes.
+ProgramFactory accumulatingGemmPrograms(runtime::GemmLibrary library,
+                                        bool inPlace) {
+  return [library, inPlace](mlir::ModuleOp module)
+             -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
+    absl::StatusOr<runtime::Executable> compiled =
+        compiler::cpu::compileExecutable(module, "main");
+    if (!compiled.ok())
+      return compiled.status();
+    absl::StatusOr<runtime::Executable> exe = runtime::deserializeExecutable(
+        runtime::serializeExecutable(*compiled));
+    if (!exe.ok())
+      return exe.status();
+    int accumulating = 0, adds = 0;
+    for (const runtime::Thunk &t : exe->thunks) {
+      if (t.kind == runtime::Thunk::Kind::kernel &&
+          t.kernel.label.find("add") != std::string::npos &&
+          t.kernel.label.find("dot_general") == std::string::npos)
+        ++adds;
+      if (t.kind != runtime::Thunk::Kind::gemm || !t.gemm.accumulates())
+        continue;
+      ++accumulating;
+      const runtime::BufferSlot &acc = exe->plan.slots[t.gemm.accumulator];
+      const runtime::BufferSlot &c = exe->plan.slots[t.gemm.c];
+      bool shared = acc.kind == runtime::BufferSlot::Kind::arena &&
+                    c.kind == runtime::BufferSlot::Kind::arena &&
+                    acc.offset == c.offset;
+      if (shared != inPlace)
+        return absl::InternalError(absl::StrCat(
+            "the accumulator ", shared ? "shares" : "does not share",
+            " C's bytes"));
+    }
+    // acc + acc is a kernel of its own.
+    if (accumulating != 1 || adds != (inPlace ? 0 : 1))
+      return absl::InternalError(absl::StrCat(
+          accumulating, " accumulating GEMM thunks and ", adds,
+          " add kernels"));
+    runtime::CpuRuntimeOptions options;
+    options.gemm = library;
+    return runtime::loadCpuProgram(*std::move(exe), options);
+  };
+}
+
+// kiln-fuse-gemm-epilogue: dot + an f32 accumulator is one GEMM thunk that
+// adds it (beta = 1; oneDNN's sum post-op for 16-bit operands), in every
+// transpose and batch layout and on both libraries; C takes the
+// accumulator's bytes when it dies there, else the accumulator is copied
+// into C first. Matches the reference, which rounds the product to f32 and
+// then adds.
+TEST(CpuBackend, GemmEpilogueAddsTheAccumulatorOnBothLibraries) {
+  for (runtime::GemmLibrary library :
+       {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
+    for (DType in : {DType::f32, DType::bf16})
+      for (bool computed : {false, true})
+        for (const DotCase &c : kDotCases) {
+          SCOPED_TRACE(absl::StrCat(
+              library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
+              std::string(dtypeName(in)), computed ? " computed " : " input ",
+              c.dims));
+          std::mt19937 rng(13);
+          expectMatchesReferenceOn(
+              accumulatingGemmPrograms(library, computed),
+              accumulateModule(tensorType(in, c.lhs), tensorType(in, c.rhs),
+                               tensorType(DType::f32, c.out), c.dims,
+                               computed),
+              {randomTensor(in, c.lhs, rng, 4, false),
+               randomTensor(in, c.rhs, rng, 4, false),
+               randomTensor(DType::f32, c.out, rng, 4, false)},
+              /*scale=*/40);
+        }
+}
+
 TEST(CpuBackend, GatherAndScatterAddMatchReference) {
   for (DType dtype : {DType::f32, DType::i64, DType::f16}) {
     SCOPED_TRACE(std::string(dtypeName(dtype)));

@@ -6,6 +6,8 @@
 // when allowed, k = 0, failures that name the thunk, one workspace.
 #include "FakeCudaSupport.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <cublasLt.h>
 
 #include <cmath>
@@ -326,6 +328,64 @@ TEST_F(CudaGemmThunks, EmptyInnerDimensionWritesZeros) {
       ASSERT_EQ((*out)[0].getDouble(i), 0.0) << run << ": " << i;
   }
   EXPECT_EQ(FAKE_CUBLASLT(fake_cublaslt_calls_of)("cublasLtMatmul"), 0);
+}
+
+/// gemmExecutable with a third input, an f32 accumulator shaped like C
+/// that the GEMM adds (kiln-fuse-gemm-epilogue's thunks). `inPlace`: a
+/// copy thunk puts it in C first and the GEMM adds C into itself (C == D
+/// for cuBLASLt), as when the plan gives C the accumulator's bytes.
+runtime::Executable accumulatingExecutable(const GemmShape &g,
+                                           runtime::GemmType input,
+                                           bool inPlace) {
+  runtime::Executable e = gemmExecutable(g, false, input);
+  uint64_t cBytes = 4 * g.batch * g.m * g.n;
+  e.signature.inputs.push_back({DType::f32, {g.batch, g.m, g.n}, false});
+  e.plan.slots.push_back(slot(Kind::input, 2, 0, cBytes));
+  runtime::GemmThunk &gemm = e.thunks[0].gemm;
+  if (!inPlace) {
+    gemm.accumulator = 3;
+    return e;
+  }
+  gemm.accumulator = gemm.c;
+  runtime::Thunk copy;
+  copy.kind = runtime::Thunk::Kind::copy;
+  copy.copy = {3, gemm.c, cBytes};
+  e.thunks.insert(e.thunks.begin(), copy);
+  return e;
+}
+
+// An accumulator is cuBLASLt's C with beta = 1, D being kiln's C: in a
+// buffer of its own or in C itself, f32 or bf16 operands, every transpose,
+// batched; k = 0 leaves the accumulator (copied when it is elsewhere).
+TEST_F(CudaGemmThunks, AnAccumulatorIsAddedAsCublasLtsC) {
+  for (runtime::GemmType input :
+       {runtime::GemmType::f32, runtime::GemmType::bf16})
+    for (bool inPlace : {false, true})
+      for (GemmShape g : {GemmShape{3, 5, 7, 40, false, false},
+                          GemmShape{1, 6, 9, 33, true, false},
+                          GemmShape{2, 4, 3, 17, false, true},
+                          GemmShape{2, 3, 4, 0}}) {
+        SCOPED_TRACE(absl::StrCat(input == runtime::GemmType::f32 ? "f32" : "bf16",
+                                  inPlace ? " in place" : " apart", " k=", g.k,
+                                  g.transA ? " transA" : "",
+                                  g.transB ? " transB" : ""));
+        auto program = load(accumulatingExecutable(g, input, inPlace));
+        ASSERT_NE(program, nullptr);
+        DType dtype = input == runtime::GemmType::f32 ? DType::f32 : DType::bf16;
+        HostTensor a = randomTensor(aShape(g), 5, dtype);
+        HostTensor b = randomTensor(bShape(g), 6, dtype);
+        HostTensor acc = randomTensor({g.batch, g.m, g.n}, 7);
+        std::vector<double> expected = naiveGemm(g, a, b);
+        for (size_t i = 0; i < expected.size(); ++i)
+          expected[i] += acc.getDouble(i);
+        for (int run = 0; run < 2; ++run) {
+          auto out = program->run(runtime::inputList(
+              runtime::ProgramInput::borrow(a), runtime::ProgramInput::borrow(b),
+              runtime::ProgramInput::borrow(acc)));
+          ASSERT_TRUE(out.ok()) << out.status();
+          EXPECT_LT(maxRelativeError((*out)[0], expected), 1e-6) << run;
+        }
+      }
 }
 
 TEST_F(CudaGemmThunks, MatmulFailureNamesTheThunkAndItsShape) {

@@ -367,16 +367,17 @@ TEST(Pipeline, DumpsTheModuleAfterEveryPass) {
                          "04-kiln-lower-cross-entropy",
                          "05-kiln-partition",
                          "06-kiln-move-ties",
-                         "07-kiln-fuse-elementwise",
-                         "08-kiln-fuse-reductions",
-                         "09-kiln-fuse-siblings",
-                         "10-kiln-move-ties",
-                         "11-kiln-schedule"};
+                         "07-kiln-fuse-gemm-epilogue",
+                         "08-kiln-fuse-elementwise",
+                         "09-kiln-fuse-reductions",
+                         "10-kiln-fuse-siblings",
+                         "11-kiln-move-ties",
+                         "12-kiln-schedule"};
   for (const char *file : files)
     EXPECT_FALSE(readFile(dir + "/" + file + ".mlir").empty()) << file;
   EXPECT_EQ(readFile(dir + "/00-input.mlir").find("kiln.fusion"),
             std::string::npos);
-  EXPECT_NE(readFile(dir + "/11-kiln-schedule.mlir").find("kiln.fusion"),
+  EXPECT_NE(readFile(dir + "/12-kiln-schedule.mlir").find("kiln.fusion"),
             std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
