@@ -14,6 +14,7 @@
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
+#include "compiler/cpu/GemmShape.h"
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/ScalarOps.h"
 #include "compiler/cuda/CudaCodeGen.h"
@@ -324,10 +325,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
 
 absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
                                                     ArrayRef<int64_t> perm) {
-  bool identity = true;
-  for (size_t k = 0; k < perm.size(); ++k)
-    identity &= perm[k] == static_cast<int64_t>(k);
-  if (identity)
+  if (isIdentityPermutation(perm))
     return slotOf_.lookup(operand);
   // Build the transpose in a detached block: it exists only to be emitted.
   auto block = std::make_unique<Block>();
@@ -347,70 +345,22 @@ absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
 
 absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
                                         uint32_t accumulator) {
-  Value lhs = op.getLhs(), rhs = op.getRhs(), result = op.getResult();
-  auto ls = detail::shapeOf(lhs), rs = detail::shapeOf(rhs);
-  SmallVector<int64_t> lb(op.getLhsBatchingDimensions());
-  SmallVector<int64_t> rb(op.getRhsBatchingDimensions());
-  SmallVector<int64_t> lc(op.getLhsContractingDimensions());
-  SmallVector<int64_t> rc(op.getRhsContractingDimensions());
-  auto freeDims = [](int64_t rank, ArrayRef<int64_t> a, ArrayRef<int64_t> c) {
-    SmallVector<int64_t> out;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(a, d) && !llvm::is_contained(c, d))
-        out.push_back(d);
-    return out;
-  };
-  SmallVector<int64_t> lf = freeDims(ls.size(), lb, lc);
-  SmallVector<int64_t> rf = freeDims(rs.size(), rb, rc);
-  auto concat = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b,
-                   ArrayRef<int64_t> c) {
-    SmallVector<int64_t> out(a);
-    out.append(b.begin(), b.end());
-    out.append(c.begin(), c.end());
-    return out;
-  };
-  auto isIdentity = [](ArrayRef<int64_t> p) {
-    for (size_t k = 0; k < p.size(); ++k)
-      if (p[k] != static_cast<int64_t>(k))
-        return false;
-    return true;
-  };
-  auto dims = [](ArrayRef<int64_t> shape, ArrayRef<int64_t> which) {
-    int64_t n = 1;
-    for (int64_t d : which)
-      n *= shape[d];
-    return n;
-  };
+  GemmShape shape = gemmShapeOf(op);
   runtime::GemmThunk g;
-  auto gemmType = [](Value v) {
-    Type element = detail::elementOf(v);
-    return element.isBF16()  ? runtime::GemmType::bf16
-           : element.isF16() ? runtime::GemmType::f16
-                             : runtime::GemmType::f32;
-  };
-  g.input = gemmType(lhs);
-  g.output = gemmType(result);
-  g.batch = dims(ls, lb);
-  g.m = dims(ls, lf);
-  g.k = dims(ls, lc);
-  g.n = dims(rs, rf);
-  // A as [batch, M, K] or, with transA, [batch, K, M]; B as [batch, K, N]
-  // or, with transB, [batch, N, K]; anything else is transposed first.
-  SmallVector<int64_t> aPerm = concat(lb, lf, lc);
-  g.transA = !isIdentity(aPerm) && isIdentity(concat(lb, lc, lf));
+  g.batch = shape.batch, g.m = shape.m, g.n = shape.n, g.k = shape.k;
+  g.input = shape.input, g.output = shape.output;
+  g.transA = shape.transA, g.transB = shape.transB;
   absl::StatusOr<uint32_t> a =
-      g.transA ? absl::StatusOr<uint32_t>(slotOf_.lookup(lhs))
-               : permuted(lhs, aPerm);
-  SmallVector<int64_t> bPerm = concat(rb, rc, rf);
-  g.transB = !isIdentity(bPerm) && isIdentity(concat(rb, rf, rc));
+      g.transA ? absl::StatusOr<uint32_t>(slotOf_.lookup(op.getLhs()))
+               : permuted(op.getLhs(), shape.aPerm);
   absl::StatusOr<uint32_t> b =
-      g.transB ? absl::StatusOr<uint32_t>(slotOf_.lookup(rhs))
-               : permuted(rhs, bPerm);
+      g.transB ? absl::StatusOr<uint32_t>(slotOf_.lookup(op.getRhs()))
+               : permuted(op.getRhs(), shape.bPerm);
   if (!a.ok() || !b.ok())
     return !a.ok() ? a.status() : b.status();
   g.a = *a;
   g.b = *b;
-  g.c = slotOf_[result] = arenaSlot(bytesOf(result), op);
+  g.c = slotOf_[op.getResult()] = arenaSlot(bytesOf(op.getResult()), op);
   g.accumulator = accumulator;
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::gemm;

@@ -1,0 +1,35 @@
+// The GEMM a kiln.dot_general is: its operands viewed as [batch, M, K] and
+// [batch, K, N] (or transposed), the dims each view takes in order, and
+// the library's element types. Backend-neutral: the cpu and cuda
+// lowerings both turn it into a runtime::GemmThunk.
+#ifndef KILN_COMPILER_CPU_GEMMSHAPE_H
+#define KILN_COMPILER_CPU_GEMMSHAPE_H
+
+#include "ir/KilnDialect.h"
+#include "runtime/Executable.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+namespace kiln::compiler::cpu {
+
+struct GemmShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  runtime::GemmType input = runtime::GemmType::f32,
+                    output = runtime::GemmType::f32;
+  /// The operand already lies as A^T ([batch, K, M]) / B^T ([batch, N, K]).
+  bool transA = false, transB = false;
+  /// Otherwise the operand is transposed by these permutations first
+  /// (the identity when it already lies as [batch, M, K] / [batch, K, N]).
+  llvm::SmallVector<int64_t> aPerm, bPerm;
+};
+
+/// `dot`'s GEMM (row-major C = op(A) op(B), C as the result's
+/// [batch..., lhs free..., rhs free...] layout).
+GemmShape gemmShapeOf(DotGeneralOp dot);
+
+/// Whether `perm` is the identity permutation.
+bool isIdentityPermutation(llvm::ArrayRef<int64_t> perm);
+
+} // namespace kiln::compiler::cpu
+
+#endif // KILN_COMPILER_CPU_GEMMSHAPE_H
