@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -153,6 +154,8 @@ private:
   std::set<uint32_t> constantSlots_;
   /// Large splat constants not yet filled: slot → the constant.
   DenseMap<uint32_t, ConstantOp> pendingFills_;
+  /// Slots materializeFills has filled (a buffer of the splat's own).
+  DenseSet<uint32_t> filledSplats_;
 };
 
 /// A description of `op` for memory reports: its name and, when known,
@@ -298,7 +301,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   }
   if (info->lanes > 1)
     lanesBySymbol_[it->second] = info->lanes;
-  if (atomic) { // it adds into a copy of its operand: the copy first
+  if (atomic && slots[0] != slots[3]) { // it adds into a copy of its operand
     runtime::Thunk copy;
     copy.kind = runtime::Thunk::Kind::copy;
     copy.copy.src = slots[0];
@@ -453,6 +456,7 @@ absl::Status FunctionLowering::materializeFills(Operation *op) {
     ConstantOp constant = pending->second;
     uint32_t slot = pending->first;
     pendingFills_.erase(pending);
+    filledSplats_.insert(slot);
     // A fusion with no inputs whose body is the splat: the elemental
     // emitter makes it a fill kernel. It exists only to be emitted.
     auto block = std::make_unique<Block>();
@@ -535,6 +539,17 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   std::vector<uint32_t> slots;
   for (Value v : op->getOperands())
     slots.push_back(slotOf_.lookup(v));
+  // An atomic scatter_add into a large splat filled for it alone (an
+  // embedding's zero gradient) adds where the fill wrote: no second buffer
+  // of the table's size and no copy of it.
+  auto scatter = dyn_cast<ScatterAddOp>(op);
+  auto splat = scatter ? scatter.getOperand().getDefiningOp<ConstantOp>()
+                       : ConstantOp();
+  if (splat && splat->hasOneUse() && filledSplats_.contains(slots[0]) &&
+      target_.atomicScatterAdd && detail::hasAtomicScatterAdd(scatter)) {
+    slots.push_back(slotOf_[scatter.getResult()] = slots[0]);
+    return addKernel(op, std::move(slots));
+  }
   for (Value v : op->getResults())
     slots.push_back(slotOf_[v] = arenaSlot(bytesOf(v), op));
   return addKernel(op, std::move(slots));

@@ -156,11 +156,14 @@ mlir::FailureOr<KernelInfo> emitScatterAdd(mlir::Operation *op,
 /// its update to the result with an atomic read-modify-write, so a result
 /// element hit twice gets both (in either order: float sums may differ in
 /// their last bits from run to run, as XLA's GPU scatter's do). The result
-/// must hold the operand before the kernel runs (the caller copies it).
-/// Fails for 16-bit floats and i1.
+/// must hold the operand before the kernel runs (the caller copies it, or
+/// gives the result the operand's buffer: the kernel never reads the
+/// operand). Fails for 16-bit floats and i1 (hasAtomicScatterAdd).
 mlir::FailureOr<KernelInfo> emitAtomicScatterAdd(mlir::Operation *op,
                                                  mlir::ModuleOp module,
                                                  llvm::StringRef name);
+/// Whether emitAtomicScatterAdd handles `scatter`'s element type.
+bool hasAtomicScatterAdd(ScatterAddOp scatter);
 
 /// Element `i` (i64, row-major) of rng_uniform's result of element type
 /// `elem` under state (key, counter), in elem's compute type (docs/IR.md §3).

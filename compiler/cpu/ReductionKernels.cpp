@@ -409,13 +409,18 @@ FailureOr<KernelInfo> emitScatterAdd(Operation *op, ModuleOp module,
   return KernelInfo{numElementsOf(result), true};
 }
 
+bool hasAtomicScatterAdd(ScatterAddOp scatter) {
+  Type elem = elementOf(scatter.getOperand());
+  return elem.isF32() || elem.isF64() || elem.isInteger(32) ||
+         elem.isInteger(64);
+}
+
 FailureOr<KernelInfo> emitAtomicScatterAdd(Operation *op, ModuleOp module,
                                            StringRef name) {
   auto scatter = cast<ScatterAddOp>(op);
   Value updates = scatter.getUpdates();
   Type elem = elementOf(scatter.getOperand());
-  if (!elem.isF32() && !elem.isF64() && !elem.isInteger(32) &&
-      !elem.isInteger(64))
+  if (!hasAtomicScatterAdd(scatter))
     return failure();
   LLVM::AtomicBinOp add =
       isa<FloatType>(elem) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
