@@ -26,6 +26,14 @@ HostTensor ints(DType dtype, std::vector<int64_t> shape,
   return t;
 }
 
+/// `count` i64 token ids below `vocab`.
+HostTensor randomTokens(int64_t count, int64_t vocab, std::mt19937 &rng) {
+  HostTensor tokens(DType::i64, {count});
+  for (int64_t t = 0; t < count; ++t)
+    tokens.setInt(t, static_cast<int64_t>(rng() % vocab));
+  return tokens;
+}
+
 testing::ProgramFactory atomicCpu() {
   compiler::cpu::KernelTarget target;
   target.atomicScatterAdd = true;
@@ -66,9 +74,7 @@ TEST(AtomicScatterAdd, ManyUpdatesOnFewRowsLoseNone) {
       "tensor<4096xi64>, tensor<4096x64xf32>\n"
       "  return %s : tensor<7x64xf32>\n}\n";
   std::mt19937 rng(12);
-  HostTensor tokens(DType::i64, {4096});
-  for (int64_t t = 0; t < 4096; ++t)
-    tokens.setInt(t, static_cast<int64_t>(rng() % 7));
+  HostTensor tokens = randomTokens(4096, 7, rng);
   // Sums of ~585 terms of |u| <= 1 added in f32 in the threads' order:
   // within the base tolerance here (AMD EPYC, 3 runs); 20x leaves room for
   // another interleaving, while one lost update (mean |u| 0.5 against a
@@ -127,9 +133,7 @@ TEST(AtomicScatterAdd, AZeroTableOnlyTheScatterReadsIsAddedInPlace) {
     EXPECT_EQ(inPlace, !readTwice);
     EXPECT_EQ(copies(thunks), readTwice ? 1 : 0);
     std::mt19937 rng(13);
-    HostTensor tokens(DType::i64, {300});
-    for (int64_t t = 0; t < 300; ++t)
-      tokens.setInt(t, static_cast<int64_t>(rng() % 50));
+    HostTensor tokens = randomTokens(300, 50, rng);
     testing::expectMatchesReferenceOn(
         atomicCpu(), source,
         {tokens, randomTensor(DType::f32, {300, 64}, rng, 1, false)}, 20);
