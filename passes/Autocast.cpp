@@ -108,12 +108,7 @@ bool isAddedToStoredSum(DotGeneralOp dot) {
       return false;
     add = reader;
   }
-  if (!add || add.getType() != result.getType() ||
-      !isSumStoredAnyway(add.getResult()))
-    return false;
-  Value other = add.getLhs() == result ? add.getRhs() : add.getLhs();
-  return other != result && other.getType() == result.getType() &&
-         !isMadeFromFewerBytes(other);
+  return add && gemmAccumulatorOf(add, result);
 }
 
 struct AutocastPass : impl::AutocastPassBase<AutocastPass> {

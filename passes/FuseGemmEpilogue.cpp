@@ -27,18 +27,15 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-bool isF32Tensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.getElementType().isF32();
-}
-
 /// A product the GEMM libraries run with an f32 result: f32 operands, or
 /// bf16 / f16 ones (the mixed-precision form kiln-autocast makes).
 bool isF32Gemm(DotGeneralOp dot) {
-  if (!isF32Tensor(dot.getResult().getType()))
-    return false;
-  Type in = cast<RankedTensorType>(dot.getLhs().getType()).getElementType();
-  return in.isF32() || in.isBF16() || in.isF16();
+  auto element = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType();
+  };
+  Type in = element(dot.getLhs());
+  return element(dot.getResult()).isF32() &&
+         (in.isF32() || in.isBF16() || in.isF16());
 }
 
 struct Epilogue {
@@ -46,23 +43,16 @@ struct Epilogue {
   Value accumulator;
 };
 
-/// `add` as a product plus an accumulator, when the sum is stored whatever
-/// fuses (else a loop would compute it from the product's fewer bytes), the
-/// product is an f32 GEMM only the add reads and the accumulator a value of
-/// the same type that is stored anyway. A broadcast bias, a widened 16-bit value or a constant
-/// is left to the add's loop, which reads it from its fewer bytes (a
-/// constant would also be cloned into the fusion's body, where no backend
-/// reads it as the GEMM's C).
+/// `add` as a product plus an accumulator: an f32 GEMM only the add reads,
+/// and an accumulator gemmAccumulatorOf accepts (a sum stored anyway, of a
+/// value stored anyway: else a loop reads them from fewer bytes).
 std::optional<Epilogue> epilogueOf(AddOp add) {
-  if (!isF32Tensor(add.getType()) || !isSumStoredAnyway(add.getResult()))
-    return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
     auto dot = add->getOperand(i).getDefiningOp<DotGeneralOp>();
-    Value other = add->getOperand(1 - i);
-    if (!dot || !dot->hasOneUse() || !isF32Gemm(dot) ||
-        other.getType() != add.getType() || isMadeFromFewerBytes(other))
+    if (!dot || !dot->hasOneUse() || !isF32Gemm(dot))
       continue;
-    return Epilogue{dot, other};
+    if (Value accumulator = gemmAccumulatorOf(add, dot.getResult()))
+      return Epilogue{dot, accumulator};
   }
   return std::nullopt;
 }

@@ -79,6 +79,17 @@ bool isSumStoredAnyway(Value sum) {
   return false;
 }
 
+Value gemmAccumulatorOf(AddOp add, Value term) {
+  auto type = dyn_cast<RankedTensorType>(add.getType());
+  if (!type || !type.getElementType().isF32() || term.getType() != type ||
+      !isSumStoredAnyway(add.getResult()))
+    return Value();
+  Value other = add.getLhs() == term ? add.getRhs() : add.getLhs();
+  if (other == term || other.getType() != type || isMadeFromFewerBytes(other))
+    return Value();
+  return other;
+}
+
 bool isCheapToDuplicate(Operation *op) {
   return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, IotaOp, ConvertOp,
              ConstantOp, NegOp, AbsOp, SignOp, FloorOp, NotOp, AddOp, SubOp,

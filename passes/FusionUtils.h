@@ -42,6 +42,13 @@ bool isMadeFromFewerBytes(mlir::Value value);
 /// the chain from the products' 16-bit bytes) costs more as a stored f32.
 bool isSumStoredAnyway(mlir::Value sum);
 
+/// The other operand of `add` when add(term, it) is an f32 sum worth
+/// adding in the GEMM that makes `term`: of term's type, stored anyway
+/// (not isMadeFromFewerBytes), into a sum stored anyway
+/// (isSumStoredAnyway); else null. kiln-autocast keeps such terms f32 and
+/// kiln-fuse-gemm-epilogue fuses them, by this one rule.
+mlir::Value gemmAccumulatorOf(AddOp add, mlir::Value term);
+
 /// Ops worth duplicating into a fusion rather than keeping for other users.
 bool isCheapToDuplicate(mlir::Operation *op);
 

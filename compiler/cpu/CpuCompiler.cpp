@@ -381,10 +381,9 @@ absl::Status FunctionLowering::lowerGemmFusion(FusionOp fusion) {
                  ? body.getTerminator()->getOperand(0).getDefiningOp<AddOp>()
                  : AddOp();
   auto dot = add ? add.getLhs().getDefiningOp<DotGeneralOp>() : DotGeneralOp();
-  Type in = dot ? detail::elementOf(dot.getLhs()) : Type();
-  if (!dot || !dot->hasOneUse() || !detail::elementOf(add.getResult()).isF32() ||
-      !detail::elementOf(dot.getResult()).isF32() ||
-      !(in.isF32() || in.isBF16() || in.isF16()))
+  if (!dot || !dot->hasOneUse() || !isLibraryGemm(dot) ||
+      !detail::elementOf(add.getResult()).isF32() ||
+      !detail::elementOf(dot.getResult()).isF32())
     return absl::InvalidArgumentError(
         "a kiln.fusion gemm must yield kiln.add(dot_general, accumulator) "
         "with an f32 result of f32, bf16 or f16 operands");
@@ -506,16 +505,10 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
       slotOf_[result] = slotOf_.lookup(operand);
     return absl::OkStatus();
   }
-  // f32 into f32, and bf16 or f16 into f32 or the same 16-bit type, go to
-  // the GEMM library; other element types (f64, integers) to a generated
-  // kernel.
-  if (auto dot = dyn_cast<DotGeneralOp>(op)) {
-    Type in = detail::elementOf(dot.getLhs());
-    Type out = detail::elementOf(dot.getResult());
-    if ((in.isF32() && out.isF32()) ||
-        ((in.isBF16() || in.isF16()) && (out.isF32() || out == in)))
-      return lowerDot(dot);
-  }
+  // Products the GEMM library runs; others (f64, integers) get a
+  // generated kernel.
+  if (auto dot = dyn_cast<DotGeneralOp>(op); dot && isLibraryGemm(dot))
+    return lowerDot(dot);
   if (isa<FusedAttentionOp, FusedAttentionGradOp>(op))
     return lowerAttention(op);
   if (auto fusion = dyn_cast<FusionOp>(op);

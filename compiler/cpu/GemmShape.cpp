@@ -52,6 +52,15 @@ bool isIdentityPermutation(ArrayRef<int64_t> perm) {
   return true;
 }
 
+bool isLibraryGemm(DotGeneralOp dot) {
+  auto element = [](mlir::Value v) {
+    return mlir::cast<mlir::ShapedType>(v.getType()).getElementType();
+  };
+  mlir::Type in = element(dot.getLhs()), out = element(dot.getResult());
+  return (in.isF32() && out.isF32()) ||
+         ((in.isBF16() || in.isF16()) && (out.isF32() || out == in));
+}
+
 GemmShape gemmShapeOf(DotGeneralOp dot) {
   ArrayRef<int64_t> ls =
       mlir::cast<mlir::ShapedType>(dot.getLhs().getType()).getShape();

@@ -23,6 +23,10 @@ struct GemmShape {
   llvm::SmallVector<int64_t> aPerm, bPerm;
 };
 
+/// Whether a GEMM library runs `dot`: f32 into f32, or bf16 / f16 into f32
+/// or the same 16-bit type (other types get a generated kernel).
+bool isLibraryGemm(DotGeneralOp dot);
+
 /// `dot`'s GEMM (row-major C = op(A) op(B), C as the result's
 /// [batch..., lhs free..., rhs free...] layout).
 GemmShape gemmShapeOf(DotGeneralOp dot);
