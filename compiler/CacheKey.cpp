@@ -85,6 +85,8 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrAppend(&text, ";elements-per-thread=", elements);
     if (unsigned unroll = cpu::gpuRowUnroll(); unroll != 1)
       absl::StrAppend(&text, ";row-unroll=", unroll);
+    if (!cpu::gpuExclusiveBuffers())
+      absl::StrAppend(&text, ";noalias=0");
   }
   const cpu::LayoutOverrides &layout = cpu::layoutOverrides();
   if (layout.attentionMiB > 0)

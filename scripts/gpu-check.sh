@@ -59,8 +59,9 @@
 #      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
 #      default under Nsight Compute; and ab-row-unroll-bf16 (the bf16
 #      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
-#      of a row before storing) and ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
-#      the f32 sums' adds as kernels, not in their GEMM).
+#      of a row before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
+#      the f32 sums' adds as kernels, not in their GEMM) and ab-noalias-bf16
+#      (KILN_CUDA_NOALIAS=0: kernels' buffers as plain pointers).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -686,6 +687,11 @@ ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
 # by kernels of their own, not by their GEMM (beta = 1).
 ab_part ab-gemm-epilogue-bf16 KILN_GEMM_EPILOGUE=0 \
   "no add fused into its GEMM (kiln-fuse-gemm-epilogue off), in bf16" bf16
+# Kernels with plain pointers: no buffer declared noalias, so no load
+# through the read-only cache and none moved ahead of a store. The same
+# arithmetic: the losses must agree exactly.
+ab_part ab-noalias-bf16 KILN_CUDA_NOALIAS=0 \
+  "plain kernel pointers (no noalias, no ld.global.nc), in bf16" bf16
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
   KILN_CUDA_ATTENTION=flash KILN_PROFILE=$work/trace-124m-bf16-flash.json \
     run_part profile-124m-bf16-flash 90 kiln-bench --worker kiln \

@@ -86,7 +86,6 @@ bool switchedOffInEnvironment(const char *name) {
   return false;
 }
 
-/// $name in MiB (1 to 65536), or 0 when unset or refused.
 /// $name as a whole number from 1 to `most` (of `unit`), else 0 (a
 /// malformed value with a warning).
 int64_t wholeNumberFromEnvironment(const char *name, int64_t most,
@@ -104,6 +103,11 @@ int64_t wholeNumberFromEnvironment(const char *name, int64_t most,
   return 0;
 }
 } // namespace
+
+bool gpuExclusiveBuffers() {
+  static const bool on = !switchedOffInEnvironment("KILN_CUDA_NOALIAS");
+  return on;
+}
 
 const LayoutOverrides &layoutOverrides() {
   static const LayoutOverrides overrides = [] {

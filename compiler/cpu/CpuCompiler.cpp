@@ -11,6 +11,7 @@
 // the kernel module is compiled for the target device: one shared object
 // for the cpu, PTX/cubin for cuda.
 #include "compiler/cpu/CpuCompiler.h"
+#include "compiler/KernelAliasing.h"
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
@@ -663,6 +664,9 @@ absl::Status FunctionLowering::generateCode() {
         options.singleBlock.insert(entry.first());
     for (const auto &[symbol, lanes] : lanesBySymbol_)
       options.lanes[symbol] = lanes;
+    if (gpuExclusiveBuffers())
+      for (auto &[symbol, access] : kernelBufferAccess(exe_))
+        options.bufferAccess[symbol] = std::move(access);
     absl::StatusOr<cuda::CudaKernelImage> image =
         cuda::compileCudaKernelModule(*kernels_, options);
     if (!image.ok())

@@ -77,6 +77,11 @@ unsigned gpuElementsPerIndex();
 /// measure 8 loads in flight against one (read once; any other value is
 /// refused with a warning). Part of the cache key when not 1.
 unsigned gpuRowUnroll();
+/// Whether cuda kernels declare the buffers no other parameter reaches
+/// `noalias` (`readonly` too for operands; compiler/KernelAliasing.h): on,
+/// or $KILN_CUDA_NOALIAS=0 for plain pointers, to measure the difference
+/// (read once). Part of the cache key when off.
+bool gpuExclusiveBuffers();
 
 /// Layout defaults the GPU machine measures against their alternatives
 /// (gpu-check's ab-* parts), read once from the environment; 0 where unset;

@@ -29,8 +29,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <cstdlib>
@@ -125,6 +127,20 @@ void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
     for (unsigned i = 0; i < numBuffers; ++i)
       entry->addParamAttr(i, llvm::Attribute::getWithAlignment(
                                  ctx, llvm::Align(16)));
+    // Exclusive buffers as C's restrict: the inlined body's accesses then
+    // carry the parameters' scopes, and NVPTX reads a `const restrict` one
+    // through the read-only cache (NVPTXTagInvariantLoads).
+    auto access = options.bufferAccess.find(name);
+    for (unsigned i = 0; access != options.bufferAccess.end() &&
+                         i < std::min<size_t>(numBuffers, access->second.size());
+         ++i) {
+      BufferAccess a = access->second[i];
+      if (a == BufferAccess::shared)
+        continue;
+      entry->addParamAttr(i, llvm::Attribute::NoAlias);
+      if (a == BufferAccess::exclusiveRead)
+        entry->addParamAttr(i, llvm::Attribute::ReadOnly);
+    }
     llvm::Value *rangeSize = entry->getArg(numBuffers);
     auto *start = llvm::BasicBlock::Create(ctx, "entry", entry);
     auto *run = llvm::BasicBlock::Create(ctx, "run", entry);
@@ -284,6 +300,52 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
       .run(module, mam);
 }
 
+/// The module as PTX text.
+absl::StatusOr<std::string> emitPtx(llvm::Module &module,
+                                    llvm::TargetMachine &machine) {
+  llvm::SmallVector<char, 0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  llvm::CodeGenFileType::AssemblyFile))
+    return absl::InternalError("cuda codegen: NVPTX cannot emit PTX");
+  codegen.run(module);
+  return std::string(ptx.begin(), ptx.end());
+}
+
+/// The kernels ptxas's log (with --warn-on-spills) says spill registers.
+llvm::StringSet<> spillingKernels(llvm::StringRef log) {
+  llvm::StringSet<> names;
+  constexpr llvm::StringLiteral kSpill =
+      "Registers are spilled to local memory in function '";
+  for (size_t at = log.find(kSpill); at != llvm::StringRef::npos;
+       at = log.find(kSpill, at + 1)) {
+    llvm::StringRef rest = log.drop_front(at + kSpill.size());
+    names.insert(rest.take_until([](char c) { return c == '\''; }));
+  }
+  return names;
+}
+
+/// Removes what addEntryPoints declared of exclusive buffers (noalias,
+/// readonly) from the named kernels; true when any had some.
+bool dropExclusiveBuffers(llvm::Module &module,
+                          const llvm::StringSet<> &kernels) {
+  bool dropped = false;
+  for (const auto &name : kernels) {
+    llvm::Function *entry = module.getFunction(name.getKey());
+    if (!entry)
+      continue;
+    for (llvm::Argument &arg : entry->args()) {
+      if (!arg.hasNoAliasAttr())
+        continue;
+      arg.removeAttr(llvm::Attribute::NoAlias);
+      arg.removeAttr(llvm::Attribute::ReadOnly);
+      dropped = true;
+    }
+  }
+  return dropped;
+}
+
 /// A temporary file that removes itself.
 struct TempFile {
   llvm::SmallString<128> path;
@@ -313,7 +375,8 @@ std::string findPtxas() {
 
 absl::StatusOr<std::string>
 assemblePtx(const std::string &ptx, const std::string &arch,
-            const std::vector<std::string> &extraFlags) {
+            const std::vector<std::string> &extraFlags,
+            std::string *messages) {
   std::string ptxas = findPtxas();
   if (ptxas.empty())
     return absl::FailedPreconditionError(
@@ -341,8 +404,10 @@ assemblePtx(const std::string &ptx, const std::string &arch,
   int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
                                      /*SecondsToWait=*/0, /*MemoryLimit=*/0,
                                      &error);
-  auto messages = llvm::MemoryBuffer::getFile(log.path);
-  std::string text = messages ? (*messages)->getBuffer().str() : "";
+  auto logged = llvm::MemoryBuffer::getFile(log.path);
+  std::string text = logged ? (*logged)->getBuffer().str() : "";
+  if (messages)
+    *messages = text;
   if (rc != 0) {
     std::string command;
     for (llvm::StringRef arg : args)
@@ -395,29 +460,42 @@ compileCudaKernelModule(mlir::ModuleOp module,
     return absl::InternalError(
         absl::StrCat("cuda codegen: invalid LLVM IR\n", verifyErrors));
   image.lowerSeconds = since(start);
+  // Kept for a second emission should ptxas spill in a kernel with
+  // exclusive buffers (below).
+  std::unique_ptr<llvm::Module> unoptimized =
+      options.bufferAccess.empty() ? nullptr : llvm::CloneModule(*llvmModule);
   start = Clock::now();
   optimize(*llvmModule, **machine);
   image.optimizeSeconds = since(start);
   start = Clock::now();
-  llvm::SmallVector<char, 0> ptx;
-  {
-    llvm::raw_svector_ostream os(ptx);
-    llvm::legacy::PassManager codegen;
-    if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
-                                        llvm::CodeGenFileType::AssemblyFile))
-      return absl::InternalError("cuda codegen: NVPTX cannot emit PTX");
-    codegen.run(*llvmModule);
-  }
-  image.ptx.assign(ptx.begin(), ptx.end());
+  absl::StatusOr<std::string> ptx = emitPtx(*llvmModule, **machine);
+  if (!ptx.ok())
+    return ptx.status();
+  image.ptx = std::move(*ptx);
   image.emitSeconds = since(start);
-  if (options.assemble && !findPtxas().empty()) {
-    start = Clock::now();
-    absl::StatusOr<std::string> cubin = assemblePtx(image.ptx, options.arch);
-    if (!cubin.ok())
-      return cubin.status();
-    image.cubin = std::move(*cubin);
-    image.assembleSeconds = since(start);
+  if (!options.assemble || findPtxas().empty())
+    return image;
+  start = Clock::now();
+  std::string log;
+  absl::StatusOr<std::string> cubin =
+      assemblePtx(image.ptx, options.arch, {"--warn-on-spills"}, &log);
+  // Loads that may run ahead of stores can raise a kernel's registers past
+  // what ptxas keeps for occupancy, and it spills: such kernels are
+  // emitted again with plain pointers, as before they had exclusive
+  // buffers, so no kernel spills for them.
+  if (cubin.ok() && unoptimized &&
+      dropExclusiveBuffers(*unoptimized, spillingKernels(log))) {
+    optimize(*unoptimized, **machine);
+    ptx = emitPtx(*unoptimized, **machine);
+    if (!ptx.ok())
+      return ptx.status();
+    image.ptx = std::move(*ptx);
+    cubin = assemblePtx(image.ptx, options.arch);
   }
+  if (!cubin.ok())
+    return cubin.status();
+  image.cubin = std::move(*cubin);
+  image.assembleSeconds = since(start);
   return image;
 }
 

@@ -8,6 +8,8 @@
 #ifndef KILN_COMPILER_CUDA_CUDACODEGEN_H
 #define KILN_COMPILER_CUDA_CUDACODEGEN_H
 
+#include "compiler/KernelAliasing.h"
+
 #include "absl/status/statusor.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -50,6 +52,10 @@ struct CudaCodegenOptions {
   /// an SM with another block of theirs, so ptxas is told (.minnctapersm
   /// 1) not to trade register spills for an occupancy they cannot have.
   llvm::StringSet<> singleBlock;
+  /// Per kernel symbol, per buffer parameter, whether another parameter may
+  /// reach its bytes (compiler/KernelAliasing.h): exclusive ones are
+  /// declared `noalias` (and `readonly` for operands). Absent: all shared.
+  llvm::StringMap<std::vector<BufferAccess>> bufferAccess;
   /// Run ptxas (when found) to make a cubin.
   bool assemble = true;
 };
@@ -67,10 +73,12 @@ compileCudaKernelModule(mlir::ModuleOp module, const CudaCodegenOptions &options
 std::string findPtxas();
 
 /// PTX text → cubin for `arch` with ptxas and `extraFlags` (e.g.
-/// "--warn-on-spills", "-Werror"); the error carries ptxas's messages.
+/// "--warn-on-spills", "-Werror"); the error carries ptxas's messages, and
+/// `messages`, when given, receives them (warnings) on success too.
 absl::StatusOr<std::string>
 assemblePtx(const std::string &ptx, const std::string &arch,
-            const std::vector<std::string> &extraFlags = {});
+            const std::vector<std::string> &extraFlags = {},
+            std::string *messages = nullptr);
 
 } // namespace kiln::compiler::cuda
 

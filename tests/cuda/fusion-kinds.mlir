@@ -3,8 +3,10 @@
 // compiler/cuda gives each a GPU entry point and emits PTX through LLVM's
 // NVPTX target. Each function is compiled on its own (--function) and its
 // PTX checked: one `.entry` per kernel, taking each buffer (operands, then
-// results) and the range size, mapping thread → index, global loads and
-// stores, and what makes the kind that kind.
+// results) and the range size, mapping thread → index, global loads (through
+// the read-only cache, `ld.global.nc`: no result of these kernels overlaps an
+// operand, tests/cuda/exclusive-buffers.mlir) and stores, and what makes the
+// kind that kind.
 // RUN: kilnc compile %s --backend cuda --function gelu --emit-ptx %t.gelu.ptx
 // RUN: FileCheck %s --check-prefix=GELU < %t.gelu.ptx
 // RUN: kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax.ptx
@@ -53,7 +55,7 @@
 // GELU: %ntid.x
 // GELU: %ctaid.x
 // GELU: setp.ge.u64
-// GELU: ld.global.v4.b32
+// GELU: ld.global.nc.v4.b32
 // GELU-NOT: call
 // GELU: st.global.v4.b32
 // GELU-NOT: .entry
@@ -123,7 +125,7 @@ func.func @softmax(%x: tensor<32x512xf32>) -> tensor<32x512xf32> {
 // columns of a row), accumulated in f64 in registers: no local memory.
 // COLSUM: .visible .entry kiln_kernel_0(
 // COLSUM-NOT: .local
-// COLSUM: ld.global.b32
+// COLSUM: ld.global.nc.b32
 // COLSUM: add.rn.f64
 // COLSUM: cvt.rn.f32.f64
 // COLSUM: st.global.b32
@@ -140,7 +142,7 @@ func.func @column_sum(%x: tensor<256x64xf32>) -> tensor<64xf32> {
 // one pass reads x and y, stores the product and accumulates it.
 // BIASGRAD: .visible .entry kiln_kernel_0(
 // BIASGRAD-NOT: %laneid
-// BIASGRAD: ld.global.b32
+// BIASGRAD: ld.global.nc.b32
 // BIASGRAD: mul.rn.f32
 // BIASGRAD-NOT: shfl.sync
 // BIASGRAD: st.global.b32
@@ -158,7 +160,7 @@ func.func @bias_grad(%x: tensor<16x512x768xf32>, %y: tensor<16x512x768xf32>) -> 
 // An optimizer-style update: two results from one multi-output fusion, one
 // kernel storing both, 4 elements a thread: 16-byte accesses throughout.
 // MULTI: .visible .entry kiln_kernel_0(
-// MULTI-COUNT-3: ld.global.v4.b32
+// MULTI-COUNT-3: ld.global.nc.v4.b32
 // MULTI: sqrt.rn.f32
 // MULTI-COUNT-2: st.global.v4.b32
 // MULTI-NOT: .entry
@@ -180,19 +182,19 @@ func.func @adam_like(%p: tensor<1024xf32>, %g: tensor<1024xf32>, %m: tensor<1024
 // KILN_CUDA_ELEMENTS_PER_THREAD=1 a thread computes the block for its one
 // element.
 // DROPOUT: .visible .entry kiln_kernel_0(
-// DROPOUT: ld.global.b64 {{.*}}, [%rd{{[0-9]+}}];
-// DROPOUT: ld.global.b64 {{.*}}, [%rd{{[0-9]+}}+8];
+// DROPOUT: ld.global.nc.b64 {{.*}}, [%rd{{[0-9]+}}];
+// DROPOUT: ld.global.nc.b64 {{.*}}, [%rd{{[0-9]+}}+8];
 // DROPOUT-COUNT-10: 3528531795
 // DROPOUT-NOT: 3528531795
-// DROPOUT: ld.global.v4.b32
+// DROPOUT: ld.global.nc.v4.b32
 // DROPOUT: selp.f32 {{.*}}, 0f00000000
 // DROPOUT: st.global.v4.b32
 // DROPOUT-NOT: 3528531795
 // DROPOUT-NOT: .entry
 // ONEELEMENT: .visible .entry kiln_kernel_0(
 // ONEELEMENT-COUNT-10: 3528531795
-// ONEELEMENT-NOT: ld.global.v4
-// ONEELEMENT: ld.global.b32
+// ONEELEMENT-NOT: ld.global{{(.nc)?}}.v4
+// ONEELEMENT: ld.global.nc.b32
 // ONEELEMENT: st.global.b32
 // BADELEMENTS: warning: KILN_CUDA_ELEMENTS_PER_THREAD must be 1 or 4, not '3'; using 4
 func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x256xf32>, tensor<2xi64>) {
@@ -219,13 +221,13 @@ func.func @dropout(%x: tensor<8x256xf32>, %state: tensor<2xi64>) -> (tensor<8x25
 // KILN_CUDA_ELEMENTS_PER_THREAD=1.
 // SOFTDROP: .visible .entry kiln_kernel_0(
 // SOFTDROP: %laneid
-// SOFTDROP: ld.global.v4.b32
+// SOFTDROP: ld.global.nc.v4.b32
 // SOFTDROP: shfl.sync.bfly
 // SOFTDROP: 3528531795
 // SOFTDROP: st.global.v4.b32
 // SOFTDROP-NOT: .entry
 // SOFTDROP1: .visible .entry kiln_kernel_0(
-// SOFTDROP1-NOT: ld.global.v4
+// SOFTDROP1-NOT: ld.global{{(.nc)?}}.v4
 // SOFTDROP1: shfl.sync.bfly
 // SOFTDROP1-NOT: st.global.v4
 func.func @softmax_dropout(%x: tensor<4x2x8x512xf32>, %state: tensor<2xi64>) -> (tensor<4x2x8x512xf32>, tensor<2xi64>) {
@@ -255,7 +257,7 @@ func.func @softmax_dropout(%x: tensor<4x2x8x512xf32>, %state: tensor<2xi64>) -> 
 // result each scanned every update, 38.6M threads x 6.3M updates for
 // GPT-2's wte. Bounds-checked index, no plain read-modify-write left.
 // EMBED: .visible .entry kiln_kernel_0(
-// EMBED: ld.global.b32
+// EMBED: ld.global.nc.b32
 // EMBED: st.global.b32
 // EMBED: .visible .entry kiln_kernel_1(
 // EMBED: st.global.v4.b32 [%rd{{[0-9]+}}], {0f00000000, 0f00000000, 0f00000000, 0f00000000};
@@ -274,10 +276,10 @@ func.func @embedding(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>, %grad: t
 // A transpose, then a bf16 conversion rounded with integer ops (round to
 // nearest even) and stored as 16 bits.
 // TRANSPOSE: .visible .entry kiln_kernel_0(
-// TRANSPOSE: ld.global.b32
+// TRANSPOSE: ld.global.nc.b32
 // TRANSPOSE: st.global.b32
 // TRANSPOSE: .visible .entry kiln_kernel_1(
-// TRANSPOSE: ld.global.b32
+// TRANSPOSE: ld.global.nc.b32
 // TRANSPOSE: st.global.b16
 func.func @transpose_bf16(%x: tensor<32x64xf32>) -> tensor<64x32xbf16> {
   %t = kiln.transpose %x, perm = [1, 0] : tensor<32x64xf32> -> tensor<64x32xf32>
@@ -293,7 +295,7 @@ func.func @transpose_bf16(%x: tensor<32x64xf32>) -> tensor<64x32xbf16> {
 // F64: .visible .entry kiln_kernel_0(
 // F64: .maxntid 256
 // F64-NEXT: .minnctapersm 1
-// F64: ld.global.b64
+// F64: ld.global.nc.b64
 // F64: fma.rn.f64
 // F64-NOT: call
 func.func @exp_f64(%x: tensor<128xf64>) -> tensor<128xf64> {

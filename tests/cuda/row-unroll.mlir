@@ -4,38 +4,48 @@
 // stored while reducing: bench/kernels/layer-norm-grad-partials.mlir at a
 // smaller shape) reads 8 points of its row, every load, before it stores
 // the first one's result; by default a point's store comes before the next
-// point's loads (LLVM may not move a load above a store to memory that
-// could be the same), so a thread has one point's loads in flight. Any
-// other value is refused with a warning. ptxas accepts both.
+// point's loads in the PTX. Without exclusive buffers (KILN_CUDA_NOALIAS=0)
+// no one may move a load above a store to memory that could be the same, so
+// a thread has one point's loads in flight; with them (the default) the
+// loads read through the read-only cache, which ptxas may issue early. Any
+// other value is refused with a warning. ptxas accepts all three.
 // RUN: kilnc compile %s --backend cuda --emit-ptx %t.one.ptx
 // RUN: FileCheck %s --check-prefix=ONE < %t.one.ptx
+// RUN: env KILN_CUDA_NOALIAS=0 kilnc compile %s --backend cuda --emit-ptx %t.plain.ptx
+// RUN: FileCheck %s --check-prefix=PLAIN < %t.plain.ptx
 // RUN: env KILN_CUDA_ROW_UNROLL=8 kilnc compile %s --backend cuda --emit-ptx %t.unrolled.ptx
 // RUN: FileCheck %s --check-prefix=UNROLLED < %t.unrolled.ptx
 // RUN: env KILN_CUDA_ROW_UNROLL=3 kilnc compile %s --backend cuda --emit-ptx %t.bad.ptx 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.one.ptx -o %t.one.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.unrolled.ptx -o %t.unrolled.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t.plain.ptx -o %t.plain.cubin %}
 // ONE: .entry kiln_kernel_0(
-// ONE: ld.global.b16
-// ONE-NOT: ld.global.b16
+// ONE: ld.global.nc.b16
+// ONE-NOT: ld.global.nc.b16
 // ONE: st.global.b16
+// PLAIN: .entry kiln_kernel_0(
+// PLAIN-NOT: ld.global.nc
+// PLAIN: ld.global.b16
+// PLAIN-NOT: ld.global{{(.nc)?}}.b16
+// PLAIN: st.global.b16
 // UNROLLED: .entry kiln_kernel_0(
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED: ld.global.b16
+// UNROLLED: ld.global.nc.b16
 // UNROLLED-NOT: st.global
-// UNROLLED-NOT: ld.global.b16
+// UNROLLED-NOT: ld.global{{(.nc)?}}.b16
 // UNROLLED: st.global.b16
 // BAD: warning: KILN_CUDA_ROW_UNROLL must be 1 or 8, not '3'; using 1
 module {

@@ -6,6 +6,7 @@
 #include "CpuTestSupport.h"
 #include "FileTestSupport.h"
 
+#include "compiler/KernelAliasing.h"
 #include "compiler/cuda/CudaCodeGen.h"
 #include "runtime/Executable.h"
 
@@ -89,6 +90,49 @@ TEST(CudaCompile, EveryKernelThunkHasAnEntryWithItsSlotsAndTheRange) {
   EXPECT_EQ(kernels, 121);
   EXPECT_EQ(gemms, 39);
   EXPECT_EQ(copies, 0);
+}
+
+/// Per `.entry` in `ptx`: its name → its text up to the next entry.
+std::map<std::string, std::string> entryBodies(const std::string &ptx) {
+  std::map<std::string, std::string> bodies;
+  std::regex entry(R"(\.entry (\w+)\()");
+  std::sregex_iterator it(ptx.begin(), ptx.end(), entry), end;
+  while (it != end) {
+    std::string name = (*it)[1];
+    size_t from = it->position();
+    size_t to = ++it == end ? ptx.size() : size_t(it->position());
+    bodies[name] = ptx.substr(from, to - from);
+  }
+  return bodies;
+}
+
+TEST(CudaCompile, OnlyOperandsNoResultReachesAreReadThroughTheReadOnlyCache) {
+  CompiledStep step = compileForCuda("sm_90");
+  auto access = compiler::kernelBufferAccess(step.executable);
+  auto bodies = entryBodies(step.stats.ptx);
+  int readOnlyKernels = 0, sharedOnlyKernels = 0;
+  for (const auto &[symbol, params] : access) {
+    ASSERT_TRUE(bodies.count(symbol)) << symbol;
+    bool anyExclusiveOperand =
+        std::count(params.begin(), params.end(),
+                   compiler::BufferAccess::exclusiveRead) > 0;
+    bool readsNonCoherent =
+        bodies[symbol].find("ld.global.nc") != std::string::npos;
+    // ld.global.nc is only correct for memory nothing writes while the
+    // kernel runs: a kernel without an exclusive operand must not use it.
+    if (!anyExclusiveOperand) {
+      EXPECT_FALSE(readsNonCoherent) << symbol << "\n" << bodies[symbol];
+    }
+    sharedOnlyKernels += !anyExclusiveOperand;
+    readOnlyKernels += readsNonCoherent;
+  }
+  // Most kernels read something no result overlaps; some (results written
+  // over a dying operand, parameters updated in their own buffer) do not.
+  EXPECT_GT(readOnlyKernels, int(access.size()) / 2);
+  EXPECT_GT(sharedOnlyKernels, 0);
+  std::printf("%zu kernels: %d read through the read-only cache, %d have no "
+              "exclusive operand\n",
+              access.size(), readOnlyKernels, sharedOnlyKernels);
 }
 
 TEST(CudaCompile, TheKernelLibraryIsACubinForTheArchWhenPtxasIsThere) {
