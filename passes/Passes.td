@@ -18,6 +18,9 @@ def SimplifyPass : Pass<"kiln-simplify", "mlir::func::FuncOp"> {
     - dot_general(transpose(x), y) → dot_general(x, y) with the transpose
       folded into the dimension numbers, when the free dimensions keep their
       order;
+    - transpose(dot_general(x, y)) → dot_general(y, x) when the transpose
+      swaps x's free dimensions with y's (batch first, each group in
+      order) and is the product's one reader;
     - reduce sum of a broadcast over exactly the broadcast dimensions →
       x·count (+0.0 for floats, so -0.0 sums to +0.0 as the reduce does);
       reduce max/min of such a broadcast → x;
@@ -35,6 +38,8 @@ def SimplifyPass : Pass<"kiln-simplify", "mlir::func::FuncOp"> {
     Statistic<"numConvertChains", "convert-chains", "convert chains folded">,
     Statistic<"numTransposesIntoDot", "transposes-into-dot",
               "transposes folded into dot_general">,
+    Statistic<"numTransposedProducts", "transposed-products",
+              "transposed products computed with swapped operands">,
     Statistic<"numBroadcastReduces", "broadcast-reduces",
               "reduces of broadcasts simplified">,
     Statistic<"numDoubleNegations", "double-negations",

@@ -1,6 +1,7 @@
 // kiln-simplify: the dialect's folders and canonicalization patterns plus
 // algebraic rewrites that are exact under docs/IR.md: lossless convert
-// chains, transposes folded into dot_general's dimension numbers, reduces
+// chains, transposes folded into dot_general's dimension numbers (of an
+// operand) or its operand order (of the result), reduces
 // of broadcasts over exactly the broadcast dimensions, and neg(neg(x)).
 // One pattern struct per rewrite; the greedy driver applies them.
 #include "passes/Passes.h"
@@ -132,6 +133,54 @@ struct FoldTransposeIntoDotGeneral : OpRewritePattern<DotGeneralOp> {
   Pass::Statistic &counter;
 };
 
+/// transpose(dot_general(x, y)) whose permutation keeps the batch dimensions
+/// and swaps x's free dimensions with y's (each group in order) →
+/// dot_general(y, x): the same products summed in the same order, written
+/// in the transposed layout directly (a weight gradient xᵀ·dy read back as
+/// dyᵀ·x, without a transposing kernel). Only when the transpose is the
+/// product's one reader, so nothing is computed twice.
+struct SwapDotGeneralOperandsForTranspose : OpRewritePattern<TransposeOp> {
+  SwapDotGeneralOperandsForTranspose(MLIRContext *context,
+                                     Pass::Statistic &counter)
+      : OpRewritePattern(context), counter(counter) {}
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto dot = op.getOperand().getDefiningOp<DotGeneralOp>();
+    if (!dot || !dot->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not the one reader of a product");
+    auto rank = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getRank();
+    };
+    int64_t batch = dot.getLhsBatchingDimensions().size();
+    int64_t lhsFree = rank(dot.getLhs()) - batch -
+                      int64_t(dot.getLhsContractingDimensions().size());
+    int64_t rhsFree = rank(dot.getRhs()) - batch -
+                      int64_t(dot.getRhsContractingDimensions().size());
+    // The result is [batch, lhs free, rhs free]; the swapped product's is
+    // [batch, rhs free, lhs free].
+    SmallVector<int64_t> swapped;
+    for (int64_t d = 0; d < batch; ++d)
+      swapped.push_back(d);
+    for (int64_t d = 0; d < rhsFree; ++d)
+      swapped.push_back(batch + lhsFree + d);
+    for (int64_t d = 0; d < lhsFree; ++d)
+      swapped.push_back(batch + d);
+    if (lhsFree == 0 || rhsFree == 0 ||
+        ArrayRef<int64_t>(swapped) != op.getPermutation())
+      return rewriter.notifyMatchFailure(
+          op, "the permutation does not swap the two operands' free dims");
+    rewriter.replaceOpWithNewOp<DotGeneralOp>(
+        op, op.getType(), dot.getRhs(), dot.getLhs(),
+        dot.getRhsBatchingDimensions(), dot.getLhsBatchingDimensions(),
+        dot.getRhsContractingDimensions(), dot.getLhsContractingDimensions());
+    ++counter;
+    return success();
+  }
+
+  Pass::Statistic &counter;
+};
+
 /// Whether x·count equals the reference's sum of `count` copies of x: the
 /// count must be exact in the element type, and the double accumulation
 /// exact too (an f32 has 24 significant bits, so below 2^29 copies; an f64
@@ -249,6 +298,8 @@ struct SimplifyPass : impl::SimplifyPassBase<SimplifyPass> {
         name.getCanonicalizationPatterns(patterns, context);
     patterns.add<FoldLosslessConvertChain>(context, numConvertChains);
     patterns.add<FoldTransposeIntoDotGeneral>(context, numTransposesIntoDot);
+    patterns.add<SwapDotGeneralOperandsForTranspose>(context,
+                                                     numTransposedProducts);
     patterns.add<SimplifyReduceOfBroadcast>(context, numBroadcastReduces);
     patterns.add<RemoveDoubleNegation>(context, numDoubleNegations);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {

@@ -1,7 +1,9 @@
 // kiln-simplify: the rewrites that are exact under docs/IR.md, each with a
 // negative twin that must stay as it is: lossless convert chains (f32→f16→f32
 // rounds), transposes folded into dot_general (not when the free dimensions
-// would change order), reduces of broadcasts (not over a kept dimension, nor
+// would change order), a transposed product computed with its operands
+// swapped (not when the product is read as it is too, nor for a permutation
+// that is no swap), reduces of broadcasts (not over a kept dimension, nor
 // when the count is not exact in the element type), neg(neg(x)), and the
 // dialect's folders (reshape chains, x·1).
 // RUN: kiln-opt %s --split-input-file --kiln-simplify | FileCheck %s
@@ -92,6 +94,61 @@ func.func @transpose_swapping_free_dims_stays(%x: tensor<3x2x8xf32>, %y: tensor<
   %xt = kiln.transpose %x, perm = [1, 0, 2] : tensor<3x2x8xf32> -> tensor<2x3x8xf32>
   %0 = kiln.dot_general %xt, %y, batch = [] x [], contract = [2] x [0] : tensor<2x3x8xf32>, tensor<8x5xf32> -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A weight gradient as autodiff writes it: xᵀ·dy [K, N] transposed to the
+// weight's [N, K]. The product is computed as dyᵀ·x: the operands and their
+// dimension numbers swap, and no transpose is left.
+// CHECK-LABEL: func.func @transposed_product_swaps_operands(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<6x4xf32>, %[[DY:[^:]+]]: tensor<6x3xf32>
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[DY]], %[[X]], batch = [] x [], contract = [0] x [0] : tensor<6x3xf32>, tensor<6x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @transposed_product_swaps_operands(%x: tensor<6x4xf32>, %dy: tensor<6x3xf32>) -> tensor<3x4xf32> {
+  %0 = kiln.dot_general %x, %dy, batch = [] x [], contract = [0] x [0] : tensor<6x4xf32>, tensor<6x3xf32> -> tensor<4x3xf32>
+  %1 = kiln.transpose %0, perm = [1, 0] : tensor<4x3xf32> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+
+// -----
+
+// Batched, with two free dimensions on the lhs: [B, M1, M2, N] → [B, N, M1,
+// M2] is the swapped product's layout.
+// CHECK-LABEL: func.func @transposed_batched_product_swaps_operands(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x3x5x8xf32>, %[[Y:[^:]+]]: tensor<2x8x7xf32>
+// CHECK-NEXT: %[[D:.+]] = kiln.dot_general %[[Y]], %[[X]], batch = [0] x [0], contract = [1] x [3] : tensor<2x8x7xf32>, tensor<2x3x5x8xf32> -> tensor<2x7x3x5xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @transposed_batched_product_swaps_operands(%x: tensor<2x3x5x8xf32>, %y: tensor<2x8x7xf32>) -> tensor<2x7x3x5xf32> {
+  %0 = kiln.dot_general %x, %y, batch = [0] x [0], contract = [3] x [1] : tensor<2x3x5x8xf32>, tensor<2x8x7xf32> -> tensor<2x3x5x7xf32>
+  %1 = kiln.transpose %0, perm = [0, 3, 1, 2] : tensor<2x3x5x7xf32> -> tensor<2x7x3x5xf32>
+  return %1 : tensor<2x7x3x5xf32>
+}
+
+// -----
+
+// The same permutation, but the product is also read as it is: swapping
+// would compute it twice, so the transpose stays.
+// CHECK-LABEL: func.func @transposed_product_read_twice_stays(
+// CHECK: %[[D:.+]] = kiln.dot_general
+// CHECK-NEXT: kiln.transpose %[[D]]
+func.func @transposed_product_read_twice_stays(%x: tensor<6x4xf32>, %dy: tensor<6x3xf32>) -> (tensor<3x4xf32>, tensor<4x3xf32>) {
+  %0 = kiln.dot_general %x, %dy, batch = [] x [], contract = [0] x [0] : tensor<6x4xf32>, tensor<6x3xf32> -> tensor<4x3xf32>
+  %1 = kiln.transpose %0, perm = [1, 0] : tensor<4x3xf32> -> tensor<3x4xf32>
+  return %1, %0 : tensor<3x4xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// A permutation that reorders the lhs's own free dimensions ([B, M2, N,
+// M1]) is no operand swap: it stays.
+// CHECK-LABEL: func.func @transposed_product_other_permutation_stays(
+// CHECK: %[[D:.+]] = kiln.dot_general %{{[^,]+}}, %{{[^,]+}}, batch = [0] x [0], contract = [3] x [1]
+// CHECK-NEXT: kiln.transpose %[[D]], perm = [0, 2, 3, 1]
+func.func @transposed_product_other_permutation_stays(%x: tensor<2x3x5x8xf32>, %y: tensor<2x8x7xf32>) -> tensor<2x5x7x3xf32> {
+  %0 = kiln.dot_general %x, %y, batch = [0] x [0], contract = [3] x [1] : tensor<2x3x5x8xf32>, tensor<2x8x7xf32> -> tensor<2x3x5x7xf32>
+  %1 = kiln.transpose %0, perm = [0, 2, 3, 1] : tensor<2x3x5x7xf32> -> tensor<2x5x7x3xf32>
+  return %1 : tensor<2x5x7x3xf32>
 }
 
 // -----
