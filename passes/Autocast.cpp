@@ -111,6 +111,98 @@ bool isAddedToStoredSum(DotGeneralOp dot) {
   return add && gemmAccumulatorOf(add, result);
 }
 
+/// Ops that only move or regroup elements, so a convert commutes with them:
+/// views, and a barrier's slot (not a gradient seed's, whose slots say
+/// where a backward pass starts).
+bool isView(Operation *op) {
+  if (auto barrier = dyn_cast<OptimizationBarrierOp>(op))
+    return !barrier.getGradientSeed();
+  return isa<SliceOp, ReshapeOp, TransposeOp>(op);
+}
+
+/// The value `use` makes of its operand: a view's result (a barrier's in
+/// the operand's slot).
+Value viewResult(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (isa<OptimizationBarrierOp>(op))
+    return op->getResult(use.getOperandNumber());
+  return op->getResult(0);
+}
+
+/// Whether every reader of `v` rounds it to `half`, directly or through
+/// views (a product's operand: a chunk's slice of the keys, carried through
+/// the barriers that order the chunks); `throughView` is set when one
+/// reader is a view.
+bool isRoundedThroughViews(Value v, Type half, bool &throughView) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *op = use.getOwner();
+    if (auto convert = dyn_cast<ConvertOp>(op)) {
+      if (!hasElementType(convert.getResult(), half))
+        return false;
+      continue;
+    }
+    if (!isView(op) || !isRoundedThroughViews(viewResult(use), half,
+                                             throughView))
+      return false;
+    throughView = true;
+  }
+  return true;
+}
+
+/// Replaces `v` (f32, every reader of which rounds it to `half` through
+/// views) by its rounded value `rounded`: each view then moves 16-bit
+/// elements (its result retyped in place), each convert to `half` goes.
+/// `rounded`'s own convert, when it reads `v`, stays.
+void narrowReaders(Value v, Value rounded) {
+  auto half = cast<RankedTensorType>(rounded.getType()).getElementType();
+  for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
+    Operation *op = use.getOwner();
+    if (op == rounded.getDefiningOp())
+      continue;
+    if (auto convert = dyn_cast<ConvertOp>(op)) {
+      convert.getResult().replaceAllUsesWith(rounded);
+      convert->erase();
+      continue;
+    }
+    use.set(rounded);
+    Value result = viewResult(use);
+    result.setType(cast<RankedTensorType>(result.getType()).clone(half));
+    narrowReaders(result, result);
+  }
+}
+
+/// Rounding moved to the source: an f32 value that every reader rounds to
+/// `half`, some through views (slices, reshapes, transposes, barrier
+/// slots), is rounded once where it is made and the views carry 16-bit
+/// elements. Exact (a convert commutes with moving elements), and the
+/// value is stored, kept for the backward pass and sliced in half the
+/// bytes: attention's query, keys and values, which each chunk slices
+/// through the barriers that order the chunks, were written in f32 and
+/// every chunk rounded its own slice.
+void roundAtTheSource(func::FuncOp function, Type half,
+                      const std::function<Value(Value)> &roundOnce,
+                      Pass::Statistic &counter) {
+  SmallVector<Value> sources;
+  function.walk([&](Operation *op) {
+    if (isView(op))
+      return;
+    for (Value result : op->getResults()) {
+      bool throughView = false;
+      if (hasElement(result, &Type::isF32) &&
+          isRoundedThroughViews(result, half, throughView) && throughView)
+        sources.push_back(result);
+    }
+  });
+  for (Value source : sources) {
+    narrowReaders(source, roundOnce(source));
+    // A widened 16-bit value's readers now read the 16-bit original.
+    if (auto widened = source.getDefiningOp<ConvertOp>();
+        widened && source.use_empty())
+      widened->erase();
+    ++counter;
+  }
+}
+
 struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
   using AutocastPassBase::AutocastPassBase;
 
@@ -203,6 +295,7 @@ struct AutocastPass : impl::AutocastPassBase<AutocastPass> {
       ConvertOp widened = convert(result, builder.getF32Type());
       result.replaceAllUsesExcept(widened.getResult(), widened);
     }
+    roundAtTheSource(function, half, roundOnce, numRoundedAtSource);
   }
 };
 

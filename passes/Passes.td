@@ -146,7 +146,11 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     kiln-fuse-gemm-epilogue) a product whose only reader adds it to
     another stored f32 value (a running sum: the loss's lm_head weight
     gradient over its chunks) keeps an f32 result, so the sum is not
-    rounded term by term and the add folds into the GEMM. Products of
+    rounded term by term and the add folds into the GEMM. An f32 value
+    that every reader rounds, some through views (slices, reshapes,
+    transposes, barrier slots: attention's keys, sliced by each chunk), is
+    rounded once where it is made and the views carry the 16-bit type
+    (exact: a convert commutes with moving elements). Products of
     other types are left alone. f16
     keeps 11 significant bits where bf16 keeps 8, but its largest value is
     65504: a training step in f16 needs loss scaling (nn::GradScaler), so
@@ -186,7 +190,10 @@ def AutocastPass : Pass<"kiln-autocast", "mlir::func::FuncOp"> {
     Statistic<"numAttention", "attention",
               "attention ops moved to the 16-bit type whole">,
     Statistic<"numAccumulated", "accumulated",
-              "products kept in f32 for the f32 sum that adds them">
+              "products kept in f32 for the f32 sum that adds them">,
+    Statistic<"numRoundedAtSource", "rounded-at-source",
+              "values every reader rounds through views, rounded once where "
+              "they are made">
   ];
 }
 

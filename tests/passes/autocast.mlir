@@ -1,7 +1,9 @@
 // kiln-autocast moves f32 matrix products to bf16: each operand is rounded
 // once (a value two products read gets one convert), the product's result
 // is bf16 and widened back to f32 for its readers, and a product that
-// reads another's widened result reads the bf16 value itself. With
+// reads another's widened result reads the bf16 value itself; a value every
+// reader rounds through slices and barriers is rounded once where it is
+// made (not when one of them reads it in f32). With
 // f32-results (prefix F32RES) the product keeps an f32 result and nothing
 // is widened. The negative twins: products of other element types (f64,
 // i32, already bf16) and non-product ops are untouched, and without bf16
@@ -151,4 +153,51 @@ func.func @chunks_through_barriers(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>) ->
   %h1 = kiln.slice %t1#0, start = [2, 0], limit = [4, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
   %l1 = kiln.dot_general %h1, %t1#1, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<10x3xf32> -> tensor<2x10xf32>
   return %t1#2, %l1 : tensor<2x10xf32>, tensor<2x10xf32>
+}
+
+// -----
+
+// Keys made in the step (an add), which two chunks slice through the
+// barriers that order them, as lowered attention does: rounded once where
+// they are made, so the barriers carry and the slices move bf16 (half the
+// bytes to keep and to slice), and no chunk rounds its own slice.
+// CHECK-LABEL: func.func @keys_rounded_where_made(
+// CHECK: %[[K:.+]] = kiln.add
+// CHECK-NEXT: %[[KB:.+]] = kiln.convert %[[K]] : tensor<4x3xf32> -> tensor<4x3xbf16>
+// CHECK-NEXT: %[[T0:.+]]:3 = kiln.optimization_barrier %[[KB]], {{.*}} : tensor<4x3xbf16>, tensor<2x3xf32>, tensor<2x3xbf16>
+// CHECK-NEXT: %[[S0:.+]] = kiln.slice %[[T0]]#0, {{.*}} : tensor<4x3xbf16> -> tensor<2x3xbf16>
+// CHECK-NEXT: kiln.dot_general %[[T0]]#2, %[[S0]], {{.*}} : tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x2xbf16>
+// CHECK: %[[T1:.+]]:3 = kiln.optimization_barrier %[[KB]], {{.*}} : tensor<4x3xbf16>, tensor<2x3xf32>, tensor<2x3xbf16>
+// CHECK-NEXT: %[[S1:.+]] = kiln.slice %[[T1]]#0, {{.*}} : tensor<4x3xbf16> -> tensor<2x3xbf16>
+// CHECK-NEXT: kiln.dot_general %[[T1]]#2, %[[S1]], {{.*}} : tensor<2x3xbf16>, tensor<2x3xbf16> -> tensor<2x2xbf16>
+// CHECK-NOT: tensor<4x3xf32> -> tensor<4x3xbf16>
+// CHECK: return
+func.func @keys_rounded_where_made(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %q: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %k = kiln.add %a, %b : tensor<4x3xf32>
+  %t0:2 = kiln.optimization_barrier %k, %q : tensor<4x3xf32>, tensor<2x3xf32>
+  %k0 = kiln.slice %t0#0, start = [0, 0], limit = [2, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %s0 = kiln.dot_general %t0#1, %k0, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x2xf32>
+  %t1:2 = kiln.optimization_barrier %k, %q : tensor<4x3xf32>, tensor<2x3xf32>
+  %k1 = kiln.slice %t1#0, start = [2, 0], limit = [4, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %s1 = kiln.dot_general %t1#1, %k1, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x2xf32>
+  return %s0, %s1 : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// The negative twin: one chunk's slice is also read in f32 (an exp), so the
+// keys stay f32 and each product rounds its own slice.
+// CHECK-LABEL: func.func @keys_read_in_f32_stay(
+// CHECK: %[[K:.+]] = kiln.add
+// CHECK-NEXT: kiln.optimization_barrier %[[K]], {{.*}} : tensor<4x3xf32>, tensor<2x3xf32>
+// CHECK: kiln.convert %{{.+}} : tensor<2x3xf32> -> tensor<2x3xbf16>
+// CHECK-NOT: tensor<4x3xbf16>
+// CHECK: return
+func.func @keys_read_in_f32_stay(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>, %q: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>) {
+  %k = kiln.add %a, %b : tensor<4x3xf32>
+  %t0:2 = kiln.optimization_barrier %k, %q : tensor<4x3xf32>, tensor<2x3xf32>
+  %k0 = kiln.slice %t0#0, start = [0, 0], limit = [2, 3], strides = [1, 1] : tensor<4x3xf32> -> tensor<2x3xf32>
+  %s0 = kiln.dot_general %t0#1, %k0, batch = [] x [], contract = [1] x [1] : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x2xf32>
+  %e = kiln.exp %k0 : tensor<2x3xf32>
+  return %s0, %e : tensor<2x2xf32>, tensor<2x3xf32>
 }
