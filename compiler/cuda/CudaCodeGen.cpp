@@ -127,9 +127,10 @@ void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
     for (unsigned i = 0; i < numBuffers; ++i)
       entry->addParamAttr(i, llvm::Attribute::getWithAlignment(
                                  ctx, llvm::Align(16)));
-    // Exclusive buffers as C's restrict: the inlined body's accesses then
-    // carry the parameters' scopes, and NVPTX reads a `const restrict` one
-    // through the read-only cache (NVPTXTagInvariantLoads).
+    // Exclusive buffers as C's restrict (the body, inlined here, reads the
+    // parameters themselves once SROA removes the table): LLVM and ptxas
+    // may then move loads ahead of stores, and NVPTX reads a `const
+    // restrict` one through the read-only cache (NVPTXTagInvariantLoads).
     auto access = options.bufferAccess.find(name);
     for (unsigned i = 0; access != options.bufferAccess.end() &&
                          i < std::min<size_t>(numBuffers, access->second.size());
