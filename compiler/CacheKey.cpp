@@ -99,6 +99,8 @@ std::string keyOptionsText(const KeyOptions &options) {
     absl::StrAppend(&text, ";recompute-costly=0");
   if (layout.noGemmEpilogue)
     absl::StrAppend(&text, ";gemm-epilogue=0");
+  if (layout.noGemmViews)
+    absl::StrAppend(&text, ";gemm-views=0");
   if (layout.flashAttention && options.backend == Backend::cuda)
     absl::StrAppend(&text, ";attention=flash");
   return text;

@@ -355,8 +355,8 @@ absl::Status CpuProgram::runThunks() {
     case Thunk::Kind::gemm: {
       const GemmThunk &g = t.gemm;
       uint64_t in = gemmTypeBytes(g.input), out = gemmTypeBytes(g.output);
-      auto *a = static_cast<const char *>(slotPointer(g.a));
-      auto *b = static_cast<const char *>(slotPointer(g.b));
+      auto *a = static_cast<const char *>(slotPointer(g.a)) + g.aView.offset * in;
+      auto *b = static_cast<const char *>(slotPointer(g.b)) + g.bView.offset * in;
       auto *c = static_cast<char *>(slotPointer(g.c));
       // The libraries add into C itself: an accumulator in a slot of its
       // own is copied there first (the plan shares one when it can).
@@ -365,8 +365,8 @@ absl::Status CpuProgram::runThunks() {
       for (int64_t batch = 0; batch < g.batch; ++batch) {
         absl::Status s = gemm(
             options_.gemm, g.input, g.output, g.transA, g.transB, g.m, g.n,
-            g.k, a + batch * g.m * g.k * in, g.transA ? g.m : g.k,
-            b + batch * g.k * g.n * in, g.transB ? g.k : g.n,
+            g.k, a + batch * g.aBatchStride() * in, g.transA ? g.m : g.k,
+            b + batch * g.bBatchStride() * in, g.transB ? g.k : g.n,
             c + batch * g.m * g.n * out, g.n, g.accumulates());
         if (!s.ok())
           return s;

@@ -154,6 +154,9 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u8(static_cast<uint8_t>(t.gemm.input));
     w.u8(static_cast<uint8_t>(t.gemm.output));
     w.u32(t.gemm.accumulator);
+    for (int64_t v : {t.gemm.aView.offset, t.gemm.aView.batchStride,
+                      t.gemm.bView.offset, t.gemm.bView.batchStride})
+      w.i64(v);
     break;
   case Thunk::Kind::copy:
     w.u32(t.copy.src);
@@ -212,7 +215,9 @@ bool readThunk(Reader &r, Thunk &t) {
         !r.i64(t.gemm.batch) || !r.i64(t.gemm.m) || !r.i64(t.gemm.n) ||
         !r.i64(t.gemm.k) || !r.boolean(t.gemm.transA) ||
         !r.boolean(t.gemm.transB) || !r.u8(input) || !r.u8(output) ||
-        !r.u32(t.gemm.accumulator) ||
+        !r.u32(t.gemm.accumulator) || !r.i64(t.gemm.aView.offset) ||
+        !r.i64(t.gemm.aView.batchStride) || !r.i64(t.gemm.bView.offset) ||
+        !r.i64(t.gemm.bView.batchStride) ||
         input > static_cast<uint8_t>(GemmType::f16) ||
         output > static_cast<uint8_t>(GemmType::f16))
       return false;
@@ -542,16 +547,30 @@ absl::Status validateExecutable(const Executable &e) {
         const GemmThunk &g = t.gemm;
         // Each factor is below 2^30, so the product can wrap: a wrapped
         // size would let a tiny slot pass.
-        auto need = [&](uint32_t s, int64_t x, int64_t y, uint64_t bytes) {
-          uint64_t total = 0;
-          return !__builtin_mul_overflow(uint64_t(g.batch), uint64_t(x),
+        // A viewed operand's last matrix ends offset + (batch - 1) *
+        // batchStride + x * y elements in.
+        auto need = [&](uint32_t s, int64_t x, int64_t y, uint64_t bytes,
+                        GemmOperandView view = {}) {
+          uint64_t matrix = 0, total = 0;
+          if (view.offset < 0 || view.batchStride < 0 ||
+              view.offset >= (int64_t(1) << 48) ||
+              view.batchStride >= (int64_t(1) << 48) ||
+              __builtin_mul_overflow(uint64_t(x), uint64_t(y), &matrix))
+            return false;
+          uint64_t stride = view.batchStride ? view.batchStride : matrix;
+          if (g.batch == 0)
+            return true;
+          return !__builtin_mul_overflow(uint64_t(g.batch - 1), stride,
                                          &total) &&
-                 !__builtin_mul_overflow(total, uint64_t(y), &total) &&
+                 !__builtin_add_overflow(total, matrix, &total) &&
+                 !__builtin_add_overflow(total, uint64_t(view.offset),
+                                         &total) &&
                  !__builtin_mul_overflow(total, bytes, &total) &&
                  plan.slots[s].bytes >= total;
         };
         uint64_t in = gemmTypeBytes(g.input);
-        ok = need(g.a, g.m, g.k, in) && need(g.b, g.k, g.n, in) &&
+        ok = need(g.a, g.m, g.k, in, g.aView) &&
+             need(g.b, g.k, g.n, in, g.bView) &&
              need(g.c, g.m, g.n, gemmTypeBytes(g.output)) &&
              (!g.accumulates() ||
               (slotOk(g.accumulator) && need(g.accumulator, g.m, g.n, 4)));

@@ -89,15 +89,35 @@ inline uint64_t gemmTypeBytes(GemmType type) {
   return type == GemmType::f32 ? 4 : 2;
 }
 
+/// Where a GEMM operand's matrices lie in its slot: matrix b (b < batch)
+/// starts `offset + b * batchStride` elements in, each one dense and
+/// row-major. The default is the slot packed from its start (batchStride 0
+/// stands for the matrix's own size); a slice of a larger buffer, such as
+/// one chunk of attention's query rows from [B, H, S, D], is read in place
+/// (offset: the chunk's first row; batchStride: S * D).
+struct GemmOperandView {
+  int64_t offset = 0, batchStride = 0;
+  bool packed() const { return offset == 0 && batchStride == 0; }
+};
+
 /// C[b] = op(A[b]) * op(B[b]) (+ ACC[b]), row-major, for b < batch: A[b]
-/// starts at b*m*k elements, B[b] at b*k*n, C[b] at b*m*n. A and B are of
-/// `input`, C of `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16
-/// (the sum rounded once).
+/// is the m*k (k*m with transA) matrix aView places, B[b] the k*n (n*k)
+/// one bView places, C[b] starts at b*m*n. A and B are of `input`, C of
+/// `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16 (the sum
+/// rounded once).
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
   GemmType input = GemmType::f32, output = GemmType::f32;
+  GemmOperandView aView, bView;
+  /// Elements from one A (B) matrix to the next.
+  int64_t aBatchStride() const {
+    return aView.batchStride ? aView.batchStride : m * k;
+  }
+  int64_t bBatchStride() const {
+    return bView.batchStride ? bView.batchStride : k * n;
+  }
   /// kNoSlot, or an f32 buffer shaped like C added to the product as the
   /// library stores it (beta = 1: a `kiln.fusion gemm`'s add, docs/IR.md
   /// §4). It may be C's own slot: each element of C reads only the same
@@ -177,7 +197,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 9;
+inline constexpr uint32_t kExecutableFormatVersion = 10;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -210,8 +210,12 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
                               : absl::StrCat(" ", std::string(gemmTypeName(g.input)),
                                              "→", std::string(gemmTypeName(g.output))),
                           g.accumulates() ? " +=" : "");
-    e.bytes = slots[g.a].bytes + slots[g.b].bytes + slots[g.c].bytes +
-              (g.accumulates() ? slots[g.accumulator].bytes : 0);
+    // What the product reads and writes, not its slots' size: a viewed
+    // operand's slot holds more than the GEMM reads.
+    uint64_t in = gemmTypeBytes(g.input), products = g.batch * g.m * g.n;
+    e.bytes = in * g.batch * g.k * (g.m + g.n) +
+              products * gemmTypeBytes(g.output) +
+              (g.accumulates() ? products * 4 : 0);
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
     e.sixteenBit = g.input != GemmType::f32;
     break;

@@ -120,6 +120,7 @@ const LayoutOverrides &layoutOverrides() {
         wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
     o.noCostlyRecompute = switchedOffInEnvironment("KILN_RECOMPUTE_COSTLY");
     o.noGemmEpilogue = switchedOffInEnvironment("KILN_GEMM_EPILOGUE");
+    o.noGemmViews = switchedOffInEnvironment("KILN_GEMM_VIEWS");
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
         attention && *attention) {
       // flash and cudnn compile the same attention thunks; the runtime
@@ -176,6 +177,7 @@ KernelTarget kernelTargetFor(const CompileOptions &options) {
     target.device = runtime::Device::cuda;
   target.cudaArch = options.cudaArch;
   target.tf32 = options.tf32;
+  target.gemmOperandViews = !layoutOverrides().noGemmViews;
   return target;
 }
 

@@ -17,6 +17,7 @@
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/GemmShape.h"
 #include "compiler/cpu/KernelEmitter.h"
+#include "compiler/cpu/OpLabels.h"
 #include "compiler/cpu/ScalarOps.h"
 #include "compiler/cuda/CudaCodeGen.h"
 
@@ -128,6 +129,11 @@ private:
   absl::Status materializeFills(Operation *op);
   absl::Status lowerDot(DotGeneralOp op,
                         uint32_t accumulator = runtime::kNoSlot);
+  /// Whether every reader of `v` (a slice's result) is a GEMM that can read
+  /// it in place (gemmViewOfSlice), directly or in a fusion lowered op by op.
+  bool onlyGemmsRead(Value v, SliceOp slice);
+  /// A fusion's block argument takes its input's buffer (and view).
+  void bindArgument(BlockArgument arg, Value input);
   absl::Status lowerGemmFusion(FusionOp fusion);
   /// A whole kiln.fused_attention(_grad) kept for the device's attention
   /// kernel (PipelineOptions::attentionKernel) → an attention thunk.
@@ -149,6 +155,8 @@ private:
   OwningOpRef<ModuleOp> kernels_;
   runtime::Executable exe_;
   DenseMap<Value, uint32_t> slotOf_;
+  /// Slices GEMMs read in place (their slot is the source's): value → slice.
+  DenseMap<Value, SliceOp> gemmViews_;
   std::map<std::string, std::string> kernelByText_;
   /// Kernels written for several lanes per row (KernelInfo::lanes).
   std::map<std::string, unsigned> lanesBySymbol_;
@@ -158,56 +166,6 @@ private:
   /// Slots materializeFills has filled (a buffer of the splat's own).
   DenseSet<uint32_t> filledSplats_;
 };
-
-/// A description of `op` for memory reports: its name and, when known,
-/// its location.
-std::string describeOrigin(Operation *op) {
-  std::string text = op->getName().getStringRef().str();
-  if (isa<UnknownLoc>(op->getLoc()))
-    return text;
-  llvm::raw_string_ostream os(text);
-  os << " at ";
-  op->getLoc().print(os);
-  return text;
-}
-
-/// A kernel's label (runtime::KernelThunk::label): the op without its
-/// dialect prefix (a fusion lists the distinct ops of its body in order)
-/// and its operand and result types. Long type lists are cut, so an error
-/// line stays readable.
-std::string kernelLabel(Operation *op) {
-  std::string text = op->getName().stripDialect().str();
-  if (auto fusion = dyn_cast<FusionOp>(op)) {
-    std::vector<std::string> inner;
-    fusion.getBody().walk([&](Operation *o) {
-      std::string name = o->getName().stripDialect().str();
-      if (!isa<YieldOp>(o) &&
-          std::find(inner.begin(), inner.end(), name) == inner.end())
-        inner.push_back(name);
-    });
-    text += "{";
-    for (size_t i = 0; i < inner.size(); ++i)
-      text += (i ? ", " : "") + inner[i];
-    text += "}";
-  }
-  llvm::raw_string_ostream os(text);
-  auto types = [&](TypeRange range) {
-    os << "(";
-    for (size_t i = 0; i < range.size(); ++i) {
-      if (i == 4) {
-        os << ", ... " << range.size() - 4 << " more";
-        break;
-      }
-      os << (i ? ", " : "") << range[i];
-    }
-    os << ")";
-  };
-  os << " ";
-  types(op->getOperandTypes());
-  os << " -> ";
-  types(op->getResultTypes());
-  return text;
-}
 
 /// True when `op`'s kernel may write a result over operand `index`'s
 /// bytes (runtime::KernelThunk::inPlaceOperands): every result of that
@@ -347,6 +305,30 @@ absl::StatusOr<uint32_t> FunctionLowering::permuted(Value operand,
   return out;
 }
 
+bool FunctionLowering::onlyGemmsRead(Value v, SliceOp slice) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    auto dot = dyn_cast<DotGeneralOp>(user);
+    auto fusion = dyn_cast<FusionOp>(user);
+    bool ok = false;
+    if (dot && isLibraryGemm(dot))
+      ok = readsOperandAsItLies(dot, use.getOperandNumber()) &&
+           gemmViewOfSlice(slice, dot.getLhsBatchingDimensions().size());
+    else if (fusion && (fusion.getKind() == FusionKind::gemm || !hasKernel(fusion)))
+      ok = onlyGemmsRead(
+          fusion.getBody().getArgument(use.getOperandNumber()), slice);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+void FunctionLowering::bindArgument(BlockArgument arg, Value input) {
+  slotOf_[arg] = slotOf_.lookup(input);
+  if (auto view = gemmViews_.find(input); view != gemmViews_.end())
+    gemmViews_[arg] = view->second;
+}
+
 absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
                                         uint32_t accumulator) {
   GemmShape shape = gemmShapeOf(op);
@@ -354,6 +336,12 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
   g.batch = shape.batch, g.m = shape.m, g.n = shape.n, g.k = shape.k;
   g.input = shape.input, g.output = shape.output;
   g.transA = shape.transA, g.transB = shape.transB;
+  // Operands read in place from a slice's source (onlyGemmsRead held).
+  int64_t batchDims = op.getLhsBatchingDimensions().size();
+  if (auto lhs = gemmViews_.find(op.getLhs()); lhs != gemmViews_.end())
+    g.aView = *gemmViewOfSlice(lhs->second, batchDims);
+  if (auto rhs = gemmViews_.find(op.getRhs()); rhs != gemmViews_.end())
+    g.bView = *gemmViewOfSlice(rhs->second, batchDims);
   absl::StatusOr<uint32_t> a =
       g.transA ? absl::StatusOr<uint32_t>(slotOf_.lookup(op.getLhs()))
                : permuted(op.getLhs(), shape.aPerm);
@@ -389,7 +377,7 @@ absl::Status FunctionLowering::lowerGemmFusion(FusionOp fusion) {
         "a kiln.fusion gemm must yield kiln.add(dot_general, accumulator) "
         "with an f32 result of f32, bf16 or f16 operands");
   for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
-    slotOf_[arg] = slotOf_.lookup(input);
+    bindArgument(arg, input);
   for (Operation &inner : body.without_terminator())
     if (&inner != add && &inner != dot)
       if (absl::Status s = lowerOp(&inner); !s.ok())
@@ -499,6 +487,13 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
     return absl::OkStatus();
   }
+  // A slice only GEMMs read is no copy: they read its source in place.
+  if (auto slice = dyn_cast<SliceOp>(op);
+      slice && target_.gemmOperandViews && onlyGemmsRead(slice, slice)) {
+    slotOf_[slice.getResult()] = slotOf_.lookup(slice.getOperand());
+    gemmViews_[slice.getResult()] = slice;
+    return absl::OkStatus();
+  }
   // A barrier only orders the IR: each result is its operand's buffer.
   if (auto barrier = dyn_cast<OptimizationBarrierOp>(op)) {
     for (auto [result, operand] :
@@ -518,7 +513,7 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   if (auto fusion = dyn_cast<FusionOp>(op); fusion && !hasKernel(op)) {
     Block &body = fusion.getBody().front();
     for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
-      slotOf_[arg] = slotOf_.lookup(input);
+      bindArgument(arg, input);
     for (Operation &inner : body.without_terminator())
       if (absl::Status s = lowerOp(&inner); !s.ok())
         return s;

@@ -54,6 +54,10 @@ struct KernelTarget {
   /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL for
   /// cuda; tests set it for the cpu to check the kernel there.
   unsigned rowUnroll = 1;
+  /// A slice only GEMMs read is read by them in place from its source
+  /// (runtime::GemmOperandView) instead of copied out by a kernel: on, or
+  /// off under $KILN_GEMM_VIEWS=0 (kernelTargetFor) to measure it.
+  bool gemmOperandViews = true;
   /// Stop after the memory plan, before any code is generated: the
   /// executable holds its thunks and plan but no kernels, for asking what a
   /// step would need (the batch advisor) in a fraction of a compile. Never
@@ -108,6 +112,10 @@ struct LayoutOverrides {
   /// KILN_GEMM_EPILOGUE=0: no add is fused into its GEMM
   /// (kiln-fuse-gemm-epilogue off), to measure what the fusion buys.
   bool noGemmEpilogue = false;
+  /// KILN_GEMM_VIEWS=0: slices GEMMs read are copied out by kernels
+  /// (KernelTarget::gemmOperandViews off), to measure what reading them in
+  /// place buys.
+  bool noGemmViews = false;
 };
 const LayoutOverrides &layoutOverrides();
 

@@ -90,4 +90,48 @@ GemmShape gemmShapeOf(DotGeneralOp dot) {
   return g;
 }
 
+bool readsOperandAsItLies(DotGeneralOp dot, unsigned operandNumber) {
+  GemmShape g = gemmShapeOf(dot);
+  return operandNumber == 0
+             ? g.transA || isIdentityPermutation(g.aPerm)
+             : g.transB || isIdentityPermutation(g.bPerm);
+}
+
+std::optional<runtime::GemmOperandView> gemmViewOfSlice(SliceOp slice,
+                                                        int64_t batchDims) {
+  ArrayRef<int64_t> source =
+      mlir::cast<mlir::ShapedType>(slice.getOperand().getType()).getShape();
+  ArrayRef<int64_t> start = slice.getStartIndices();
+  ArrayRef<int64_t> limit = slice.getLimitIndices();
+  int64_t rank = source.size();
+  if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
+    return std::nullopt;
+  auto whole = [&](int64_t d) {
+    return start[d] == 0 && limit[d] == source[d];
+  };
+  // The first cut dim; every later one must be whole, so that a fixed
+  // index of the dims before it selects one run of the source.
+  int64_t cut = 0;
+  while (cut < rank && whole(cut))
+    ++cut;
+  if (cut == rank)
+    return runtime::GemmOperandView{};
+  for (int64_t d = cut + 1; d < rank; ++d)
+    if (!whole(d))
+      return std::nullopt;
+  int64_t run = 1, outer = 1;
+  for (int64_t d = cut + 1; d < rank; ++d)
+    run *= source[d];
+  for (int64_t d = 0; d < cut; ++d)
+    outer *= source[d];
+  runtime::GemmOperandView view;
+  view.offset = start[cut] * run;
+  if (outer == 1)
+    return view;
+  if (cut != batchDims)
+    return std::nullopt;
+  view.batchStride = source[cut] * run;
+  return view;
+}
+
 } // namespace kiln::compiler::cpu

@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace kiln::compiler::cpu {
 
 struct GemmShape {
@@ -33,6 +35,21 @@ GemmShape gemmShapeOf(DotGeneralOp dot);
 
 /// Whether `perm` is the identity permutation.
 bool isIdentityPermutation(llvm::ArrayRef<int64_t> perm);
+
+/// Whether `dot`'s GEMM reads operand `operandNumber` (0: lhs, 1: rhs) as
+/// it lies, a transpose flag at most, with no transpose kernel first.
+bool readsOperandAsItLies(DotGeneralOp dot, unsigned operandNumber);
+
+/// The view (runtime::GemmOperandView) through which a GEMM that takes
+/// `slice`'s result with `batchDims` leading batch dims, as it lies, reads
+/// it in place from the slice's source; none when the slice's elements are
+/// not such matrices. They are when the slice has unit strides and keeps
+/// every dim after its first cut whole, and the dims before that cut are
+/// the batch dims (each matrix one run of the source's elements, the next
+/// a source's run further on: attention's chunk of query rows) or hold one
+/// element (the whole result one run: a block of a matrix's rows).
+std::optional<runtime::GemmOperandView> gemmViewOfSlice(SliceOp slice,
+                                                        int64_t batchDims);
 
 } // namespace kiln::compiler::cpu
 

@@ -15,6 +15,8 @@
 #include "ir/Serialization.h"
 #include "runtime/Executable.h"
 
+#include "absl/strings/str_cat.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -303,7 +305,7 @@ std::string thunksText(const runtime::Executable &exe) {
     case runtime::Thunk::Kind::gemm: {
       const runtime::GemmThunk &g = thunk.gemm;
       std::snprintf(line, sizeof line,
-                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s %s->%s%s\n",
+                    "  %4zu gemm   batch %lld m %lld n %lld k %lld%s%s %s->%s%s",
                     i, static_cast<long long>(g.batch),
                     static_cast<long long>(g.m), static_cast<long long>(g.n),
                     static_cast<long long>(g.k), g.transA ? " transA" : "",
@@ -312,6 +314,14 @@ std::string thunksText(const runtime::Executable &exe) {
                     std::string(runtime::gemmTypeName(g.output)).c_str(),
                     g.accumulates() ? " +=" : "");
       text += line;
+      // An operand read in place from a larger buffer (a slice).
+      const std::pair<const char *, runtime::GemmOperandView> views[] = {
+          {"A", g.aView}, {"B", g.bView}};
+      for (const auto &[name, view] : views)
+        if (!view.packed())
+          absl::StrAppend(&text, " ", name, "@", view.offset, "/",
+                          view.batchStride);
+      text += "\n";
       break;
     }
     case runtime::Thunk::Kind::copy:

@@ -32,6 +32,14 @@ uint32_t alignmentOf(CUdeviceptr pointer, int64_t batch, uint64_t strideBytes) {
   return alignment;
 }
 
+/// ", A at 8192 (batch stride 32768)" for an operand read in place.
+std::string viewText(const char *name, const GemmOperandView &view) {
+  if (view.packed())
+    return "";
+  return absl::StrCat(", ", name, " at ", view.offset, " (batch stride ",
+                      view.batchStride, ")");
+}
+
 } // namespace
 
 absl::StatusOr<std::unique_ptr<CublasLtHandle>>
@@ -83,7 +91,9 @@ std::string CudaGemm::describe() const {
                           ? ""
                           : absl::StrCat(", ", std::string(gemmTypeName(thunk_.input)),
                                          " into ", std::string(gemmTypeName(thunk_.output))),
-                      thunk_.accumulates() ? ", accumulating" : "", ")");
+                      thunk_.accumulates() ? ", accumulating" : "",
+                      viewText("A", thunk_.aView), viewText("B", thunk_.bView),
+                      ")");
 }
 
 absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
@@ -171,12 +181,12 @@ absl::Status CudaGemm::plan(bool allowTf32) {
   cudaDataType input = dataType(g.input);
   // cuBLAS's A = kiln's B: stored k×n (n×k with transB) row-major.
   if (absl::Status s = makeLayout(layoutA_, input, g.transB ? k : n,
-                                  g.transB ? n : k, k * n);
+                                  g.transB ? n : k, g.bBatchStride());
       !s.ok())
     return s;
   // cuBLAS's B = kiln's A: stored m×k (k×m with transA) row-major.
   if (absl::Status s = makeLayout(layoutB_, input, g.transA ? m : k,
-                                  g.transA ? k : m, m * k);
+                                  g.transA ? k : m, g.aBatchStride());
       !s.ok())
     return s;
   // C and D = kiln's C: m×n row-major, f32 or the inputs' 16-bit type.
@@ -198,8 +208,8 @@ absl::Status CudaGemm::chooseAlgorithm() {
   // bytes, which arena slots at 64-byte offsets do not all have).
   uint64_t maxWorkspace = kMaxGemmWorkspaceBytes;
   uint64_t in = gemmTypeBytes(g.input);
-  uint32_t alignA = alignmentOf(operands_.b, g.batch, uint64_t(g.k) * g.n * in);
-  uint32_t alignB = alignmentOf(operands_.a, g.batch, uint64_t(g.m) * g.k * in);
+  uint32_t alignA = alignmentOf(operands_.b, g.batch, g.bBatchStride() * in);
+  uint32_t alignB = alignmentOf(operands_.a, g.batch, g.aBatchStride() * in);
   uint64_t cBatchBytes = uint64_t(g.m) * g.n * gemmTypeBytes(g.output);
   uint32_t alignD = alignmentOf(operands_.c, g.batch, cBatchBytes);
   uint32_t alignC =

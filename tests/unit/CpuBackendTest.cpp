@@ -320,12 +320,7 @@ ProgramFactory accumulatingGemmPrograms(runtime::GemmLibrary library,
                                         bool inPlace) {
   return [library, inPlace](mlir::ModuleOp module)
              -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
-    absl::StatusOr<runtime::Executable> compiled =
-        compiler::cpu::compileExecutable(module, "main");
-    if (!compiled.ok())
-      return compiled.status();
-    absl::StatusOr<runtime::Executable> exe = runtime::deserializeExecutable(
-        runtime::serializeExecutable(*compiled));
+    absl::StatusOr<runtime::Executable> exe = compileRoundTripped(module);
     if (!exe.ok())
       return exe.status();
     int accumulating = 0, adds = 0;

@@ -245,6 +245,19 @@ inline void expectMatchesReferenceOn(const ProgramFactory &factory,
   }
 }
 
+/// @main compiled for `target` and passed through a serialization round
+/// trip, as a cache or a file hands it to the runtime.
+inline absl::StatusOr<runtime::Executable>
+compileRoundTripped(mlir::ModuleOp module,
+                    const compiler::cpu::KernelTarget &target = {}) {
+  absl::StatusOr<runtime::Executable> compiled =
+      compiler::cpu::compileExecutable(module, "main", nullptr, {}, target);
+  if (!compiled.ok())
+    return compiled.status();
+  return runtime::deserializeExecutable(
+      runtime::serializeExecutable(*compiled));
+}
+
 /// The CPU backend's programs of @main under `pipeline` and `target` (a
 /// CPU target may ask for a GPU kernel form, e.g. atomicScatterAdd, to run
 /// it on the CPU's threads).

@@ -197,6 +197,46 @@ TEST_F(CudaGemmThunks, OperandsAtArenaOffsetsBelowTheDefaultAlignment) {
   }
 }
 
+// Operands read in place (GemmOperandView): A is rows 2..5 of each of
+// [batch, 6, k] (attention's chunk of query rows: offset 2k, batch stride
+// 6k); B starts 5 elements into a flat buffer, its matrices 3 elements
+// apart beyond their size (a 20-byte offset: the alignment promised falls
+// to 4). Layouts, pointers and alignments must all follow the views for
+// the fake's product to equal the naive one on the sliced matrices.
+TEST_F(CudaGemmThunks, OperandsReadInPlaceThroughTheirViews) {
+  for (bool transB : {false, true}) {
+    SCOPED_TRACE(transB);
+    GemmShape g{2, 4, 3, 5, false, transB};
+    const int64_t rows = 6, first = 2, gap = 3, lead = 5;
+    const int64_t bStride = g.k * g.n + gap;
+    HostTensor aSource = randomTensor({g.batch, rows, g.k}, 31);
+    HostTensor bSource = randomTensor({lead + g.batch * bStride}, 32);
+    HostTensor a(DType::f32, aShape(g)), b(DType::f32, bShape(g));
+    for (int64_t i = 0; i < a.numElements(); ++i) {
+      int64_t batch = i / (g.m * g.k), within = i % (g.m * g.k);
+      a.setDouble(i, aSource.getDouble(batch * rows * g.k + first * g.k + within));
+    }
+    for (int64_t i = 0; i < b.numElements(); ++i) {
+      int64_t batch = i / (g.k * g.n), within = i % (g.k * g.n);
+      b.setDouble(i, bSource.getDouble(lead + batch * bStride + within));
+    }
+    runtime::Executable e = gemmExecutable(g);
+    e.signature.inputs = {{DType::f32, aSource.shape(), false},
+                          {DType::f32, bSource.shape(), false}};
+    e.plan.slots[0].bytes = 4 * aSource.numElements();
+    e.plan.slots[1].bytes = 4 * bSource.numElements();
+    e.thunks[0].gemm.aView = {first * g.k, rows * g.k};
+    e.thunks[0].gemm.bView = {lead, bStride};
+    auto program = load(e);
+    ASSERT_NE(program, nullptr);
+    for (uint32_t run = 0; run < 2; ++run) {
+      auto out = runGemm(*program, aSource, bSource);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_LT(maxRelativeError((*out)[0], naiveGemm(g, a, b)), 1e-6) << run;
+    }
+  }
+}
+
 TEST_F(CudaGemmThunks, Tf32OnlyWhenTheExecutableAllowsIt) {
   GemmShape g{1, 4, 4, 64};
   HostTensor a = randomTensor(aShape(g), 1), b = randomTensor(bShape(g), 2);
