@@ -155,11 +155,15 @@ void dropUnreadResults(FusionOp fusion) {
     return;
   FusionOp shrunk =
       outlineFusion({fusion.getOperation()}, {}, fusion.getKind());
-  Block &body = shrunk.getBody().front();
-  for (Operation &op :
-       llvm::make_early_inc_range(llvm::reverse(body.without_terminator())))
-    if (isOpTriviallyDead(&op))
-      op.erase();
+  // Readers before the values they read, from a list taken first: a
+  // reverse iterator over the block refers to an op through the op after
+  // it, so erasing that op would leave the next step reading freed memory.
+  SmallVector<Operation *> ops;
+  for (Operation &op : shrunk.getBody().front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
 }
 
 struct MoveTiesPass : impl::MoveTiesPassBase<MoveTiesPass> {

@@ -30,6 +30,11 @@ if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# valgrind (scripts/setup.sh installs it) checks passes for reads of freed
+# memory that a release build survives by luck: `REQUIRES: valgrind`.
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
+
 # The fake CUDA libraries are built where the CUDA headers are; tests that
 # run tools on them say `REQUIRES: fake-cuda`.
 if os.path.exists(os.path.join(config.kiln_lib_dir, "libkiln-fake-cuda.so")):
