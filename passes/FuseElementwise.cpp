@@ -6,7 +6,8 @@
 //
 // Steps, per function:
 //   1. the roots: elementwise ops, index remappings and loop fusions, from
-//      the last to the first (consumers before their producers);
+//      the last to the first (consumers before their producers), then the
+//      pads and concatenations no root has taken in;
 //   2. for each root still alive, scan its operands' producers; fuse the
 //      first one decideFusion() accepts (moving it in, or copying it in
 //      when it is cheap and has other users) and scan the grown fusion
@@ -81,6 +82,13 @@ bool isLoopFusion(Operation *op) {
 bool isConsumer(Operation *op) {
   return isElementwiseLike(op) || isLoopFusion(op);
 }
+
+/// A pad or a concatenation that no consumer took in (one tied by a
+/// barrier, read by a product: a chunk's key gradient padded to every key)
+/// is a root too, after every other, so that the widening that made its
+/// operand fuses into it and it reads the narrow value instead of a stored
+/// widened copy.
+bool isLateConsumer(Operation *op) { return isa<PadOp, ConcatenateOp>(op); }
 
 /// Slices, pads and concatenations are index remappings too: fused into
 /// their consumer, it reads their operands where they come from rather
@@ -171,6 +179,8 @@ bool isReadOnlyPadded(Value value) {
 /// producer's size along, which then fuse no further and are stored, a
 /// bias broadcast to every token.)
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
+  if (isa<PadOp, ConcatenateOp>(consumer))
+    return true;
   auto fusion = dyn_cast<FusionOp>(consumer);
   if (!fusion)
     return false;
@@ -244,6 +254,9 @@ struct FuseElementwisePass
     SmallVector<Operation *> roots;
     for (Operation &op : llvm::reverse(block.without_terminator()))
       if (isConsumer(&op))
+        roots.push_back(&op);
+    for (Operation &op : llvm::reverse(block.without_terminator()))
+      if (isLateConsumer(&op))
         roots.push_back(&op);
     alive.clear();
     alive.insert(roots.begin(), roots.end());

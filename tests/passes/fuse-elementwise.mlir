@@ -417,3 +417,55 @@ func.func @returned_producer_is_copied_into_a_reshape(%x: tensor<64x64xf32>, %y:
   %s = kiln.reduce sum %r, dims = [2] : tensor<64x8x8xf32> -> tensor<64x8xf32>
   return %m, %s : tensor<64x64xf32>, tensor<64x8xf32>
 }
+
+// -----
+
+// A pad that nothing fuses into further (a chunk's key gradient padded to
+// every key, then tied by a barrier) is a root itself: the convert that
+// widened its operand fuses in, and the kernel reads the 16-bit product.
+// Its twin: a product (not fusible) stays outside, the pad stays alone.
+// CHECK-LABEL: func.func @widened_operand_fuses_into_a_lone_pad(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xbf16>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[A]]) : (tensor<2x8xbf16>) -> tensor<4x8xf32>
+// CHECK: kiln.convert
+// CHECK: kiln.pad
+// CHECK: kiln.optimization_barrier %[[F]]
+func.func @widened_operand_fuses_into_a_lone_pad(%a: tensor<2x8xbf16>) -> tensor<4x8xf32> {
+  %w = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %w, %z, low = [0, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %t = kiln.optimization_barrier %p : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @product_stays_outside_a_lone_pad(
+// CHECK: %[[D:.+]] = kiln.dot_general
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.pad %[[D]]
+func.func @product_stays_outside_a_lone_pad(%a: tensor<2x8xf32>, %b: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{not fused into 'kiln.pad': the producer never fuses here}}
+  %d = kiln.dot_general %a, %b, batch = [] x [], contract = [1] x [0] : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %d, %z, low = [0, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %t = kiln.optimization_barrier %p : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// The same for a lone concatenation (attention's query gradients, widened
+// chunk by chunk, joined and stored for the q/k/v projection's gradient).
+// CHECK-LABEL: func.func @widened_chunks_fuse_into_a_lone_concatenation(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xbf16>, %[[B:[^:]+]]: tensor<2x8xbf16>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[B]], %[[A]]) : (tensor<2x8xbf16>, tensor<2x8xbf16>) -> tensor<4x8xf32>
+// CHECK: kiln.convert
+// CHECK: kiln.convert
+// CHECK: kiln.concatenate
+// CHECK: kiln.optimization_barrier %[[F]]
+func.func @widened_chunks_fuse_into_a_lone_concatenation(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>) -> tensor<4x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %c = kiln.concatenate %wa, %wb, dim = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %t = kiln.optimization_barrier %c : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}

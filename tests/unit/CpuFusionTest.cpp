@@ -163,6 +163,33 @@ func.func @main(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %c: tensor<1x8xbf16>
                   8);
 }
 
+TEST(CpuFusion, WidenedChunkPaddedOrJoinedAloneIsOneKernel) {
+  // A pad or a concatenation no reader takes in (here: returned; in a
+  // step, tied by a barrier) is a root of its own: the widening fuses into
+  // it (attention's chunked key gradient padded to every key; the query
+  // gradients' chunks joined), one kernel reading the 16-bit chunks.
+  expectOneKernel(R"mlir(
+func.func @main(%a: tensor<2x8xbf16>) -> tensor<5x8xf32> {
+  %w = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %w, %z, low = [0, 0], high = [3, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<5x8xf32>
+  return %p : tensor<5x8xf32>
+}
+)mlir",
+                  randomInputs({{DType::bf16, {2, 8}}}, /*seed=*/5,
+                               /*specials=*/false));
+  expectOneKernel(R"mlir(
+func.func @main(%a: tensor<2x8xbf16>, %b: tensor<3x8xbf16>) -> tensor<5x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<3x8xbf16> -> tensor<3x8xf32>
+  %c = kiln.concatenate %wa, %wb, dim = 0 : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<5x8xf32>
+  return %c : tensor<5x8xf32>
+}
+)mlir",
+                  randomInputs({{DType::bf16, {2, 8}}, {DType::bf16, {3, 8}}},
+                               /*seed=*/5, /*specials=*/false));
+}
+
 TEST(CpuFusion, ReductionWithEpilogueAndSiblings) {
   // sum x and sum x*x in one pass, a row-shaped epilogue, a max over the
   // same rows, results of row shape and of keepdim shape.
