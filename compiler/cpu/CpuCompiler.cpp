@@ -186,21 +186,25 @@ bool mayWriteOverOperand(Operation *op, unsigned index) {
 }
 
 /// True when every reader of `x` but `def` runs before `def` (thunks follow
-/// block order), following reshapes, which alias their operand's buffer:
-/// then `def` may overwrite x. A returned x is read after every thunk.
-bool onlyEarlierReaders(Value x, Operation *def) {
+/// block order), following reshapes and the slices GEMMs read in place
+/// (`views`), which alias their operand's buffer: then `def` may overwrite
+/// x. A returned x is read after every thunk.
+bool onlyEarlierReaders(Value x, Operation *def,
+                        const DenseMap<Value, SliceOp> &views) {
   for (Operation *user : x.getUsers()) {
     if (user == def)
       continue;
-    if (isa<ReshapeOp>(user)) {
-      if (!onlyEarlierReaders(user->getResult(0), def))
+    if (isa<ReshapeOp>(user) ||
+        (isa<SliceOp>(user) && views.contains(user->getResult(0)))) {
+      if (!onlyEarlierReaders(user->getResult(0), def, views))
         return false;
       continue;
     }
     if (isa<OptimizationBarrierOp>(user)) {
       for (OpOperand &use : x.getUses())
         if (use.getOwner() == user &&
-            !onlyEarlierReaders(user->getResult(use.getOperandNumber()), def))
+            !onlyEarlierReaders(user->getResult(use.getOperandNumber()), def,
+                                views))
           return false;
       continue;
     }
@@ -573,7 +577,7 @@ int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
                    : tiedTo >= 0 && tiedTo != int64_t(output))
         continue;
       if (exe_.signature.inputs[i].donated && !used.count(i) &&
-          onlyEarlierReaders(x, def))
+          onlyEarlierReaders(x, def, gemmViews_))
         return i;
     }
   return -1;
