@@ -355,8 +355,8 @@ absl::Status CpuProgram::runThunks() {
     case Thunk::Kind::gemm: {
       const GemmThunk &g = t.gemm;
       uint64_t in = gemmTypeBytes(g.input), out = gemmTypeBytes(g.output);
-      auto *a = static_cast<const char *>(slotPointer(g.a)) + g.aView.offset * in;
-      auto *b = static_cast<const char *>(slotPointer(g.b)) + g.bView.offset * in;
+      auto *a = static_cast<const char *>(slotPointer(g.a)) + g.aByteOffset();
+      auto *b = static_cast<const char *>(slotPointer(g.b)) + g.bByteOffset();
       auto *c = static_cast<char *>(slotPointer(g.c));
       // The libraries add into C itself: an accumulator in a slot of its
       // own is copied there first (the plan shares one when it can).

@@ -118,6 +118,9 @@ struct GemmThunk {
   int64_t bBatchStride() const {
     return bView.batchStride ? bView.batchStride : k * n;
   }
+  /// Bytes from the start of A's (B's) slot to its first matrix.
+  uint64_t aByteOffset() const { return aView.offset * gemmTypeBytes(input); }
+  uint64_t bByteOffset() const { return bView.offset * gemmTypeBytes(input); }
   /// kNoSlot, or an f32 buffer shaped like C added to the product as the
   /// library stores it (beta = 1: a `kiln.fusion gemm`'s add, docs/IR.md
   /// §4). It may be C's own slot: each element of C reads only the same

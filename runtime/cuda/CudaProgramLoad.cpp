@@ -401,10 +401,9 @@ absl::Status CudaProgram::planGemms() {
     if (t.kind != Thunk::Kind::gemm)
       continue;
     // A viewed operand starts its view's offset into the slot.
-    uint64_t in = gemmTypeBytes(t.gemm.input);
     CudaGemm::Operands operands{
-        slotPointer(t.gemm.a) + t.gemm.aView.offset * in,
-        slotPointer(t.gemm.b) + t.gemm.bView.offset * in, slotPointer(t.gemm.c),
+        slotPointer(t.gemm.a) + t.gemm.aByteOffset(),
+        slotPointer(t.gemm.b) + t.gemm.bByteOffset(), slotPointer(t.gemm.c),
         t.gemm.accumulates() ? slotPointer(t.gemm.accumulator) : 0};
     absl::StatusOr<std::unique_ptr<CudaGemm>> gemm =
         CudaGemm::create(*cublas_, t.gemm, i, exe_.allowTf32, operands);
