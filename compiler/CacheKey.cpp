@@ -87,6 +87,8 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrAppend(&text, ";row-unroll=", unroll);
     if (!cpu::gpuExclusiveBuffers())
       absl::StrAppend(&text, ";noalias=0");
+    if (cpu::layoutOverrides().noKernelGroups)
+      absl::StrAppend(&text, ";kernel-groups=0");
   }
   const cpu::LayoutOverrides &layout = cpu::layoutOverrides();
   if (layout.attentionMiB > 0)

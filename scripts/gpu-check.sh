@@ -62,7 +62,9 @@
 #      of a row before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
 #      the f32 sums' adds as kernels, not in their GEMM), ab-noalias-bf16
 #      (KILN_CUDA_NOALIAS=0: kernels' buffers as plain pointers) and
-#      ab-gemm-views-bf16 (KILN_GEMM_VIEWS=0: slices GEMMs read copied out).
+#      ab-gemm-views-bf16 (KILN_GEMM_VIEWS=0: slices GEMMs read copied out)
+#      and ab-kernel-groups-bf16 (KILN_KERNEL_GROUPS=0: every kernel a
+#      launch of its own, AdamW's 148 among them).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -593,6 +595,11 @@ ab_part ab-noalias-bf16 KILN_CUDA_NOALIAS=0 \
 # products of the same values: the losses must agree exactly.
 ab_part ab-gemm-views-bf16 KILN_GEMM_VIEWS=0 \
   "slices GEMMs read copied out by kernels (no operand views), in bf16" bf16
+# Every kernel a launch of its own: no group kernels (the optimizer's
+# per-parameter updates among them). The same kernels' arithmetic: the
+# losses must agree exactly.
+ab_part ab-kernel-groups-bf16 KILN_KERNEL_GROUPS=0 \
+  "every kernel launched alone (no group kernels), in bf16" bf16
 if [[ -f $work/bench-bf16/weights.safetensors && -f $work/first4.npy ]]; then
   KILN_CUDA_ATTENTION=flash KILN_PROFILE=$work/trace-124m-bf16-flash.json \
     run_part profile-124m-bf16-flash 90 kiln-bench --worker kiln \

@@ -32,6 +32,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -376,6 +378,22 @@ SmallVector<OwningOpRef<ModuleOp>> splitModule(ModuleOp module) {
   }
   for (auto [i, func] : llvm::enumerate(definitions))
     func->moveBefore(parts[i % n]->getBody(), parts[i % n]->getBody()->end());
+  // A group kernel calls its members' kernels (KernelGroups.h), which may
+  // have gone to another part: declare them there; the link resolves them.
+  llvm::StringMap<LLVM::LLVMFunctionType> typeOf;
+  for (LLVM::LLVMFuncOp func : definitions)
+    typeOf[func.getName()] = func.getFunctionType();
+  for (OwningOpRef<ModuleOp> &part : parts) {
+    llvm::SetVector<StringRef> missing;
+    part->walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (callee && !part->lookupSymbol(*callee) && typeOf.count(*callee))
+        missing.insert(*callee);
+    });
+    OpBuilder b = OpBuilder::atBlockBegin(part->getBody());
+    for (StringRef name : missing)
+      LLVM::LLVMFuncOp::create(b, part->getLoc(), name, typeOf[name]);
+  }
   return parts;
 }
 

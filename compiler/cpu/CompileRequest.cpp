@@ -121,6 +121,7 @@ const LayoutOverrides &layoutOverrides() {
     o.noCostlyRecompute = switchedOffInEnvironment("KILN_RECOMPUTE_COSTLY");
     o.noGemmEpilogue = switchedOffInEnvironment("KILN_GEMM_EPILOGUE");
     o.noGemmViews = switchedOffInEnvironment("KILN_GEMM_VIEWS");
+    o.noKernelGroups = switchedOffInEnvironment("KILN_KERNEL_GROUPS");
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
         attention && *attention) {
       // flash and cudnn compile the same attention thunks; the runtime

@@ -16,6 +16,7 @@
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/GemmShape.h"
+#include "compiler/cpu/KernelGroups.h"
 #include "compiler/cpu/KernelEmitter.h"
 #include "compiler/cpu/OpLabels.h"
 #include "compiler/cpu/ScalarOps.h"
@@ -158,8 +159,8 @@ private:
   /// Slices GEMMs read in place (their slot is the source's): value → slice.
   DenseMap<Value, SliceOp> gemmViews_;
   std::map<std::string, std::string> kernelByText_;
-  /// Kernels written for several lanes per row (KernelInfo::lanes).
-  std::map<std::string, unsigned> lanesBySymbol_;
+  /// Each kernel's lanes per row and whether it is a loop (KernelInfo).
+  std::map<std::string, KernelInfo> kernelInfo_;
   std::set<uint32_t> constantSlots_;
   /// Large splat constants not yet filled: slot → the constant.
   DenseMap<uint32_t, ConstantOp> pendingFills_;
@@ -262,8 +263,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
       o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
     }
   }
-  if (info->lanes > 1)
-    lanesBySymbol_[it->second] = info->lanes;
+  kernelInfo_[it->second] = *info;
   if (atomic && slots[0] != slots[3]) { // it adds into a copy of its operand
     runtime::Thunk copy;
     copy.kind = runtime::Thunk::Kind::copy;
@@ -661,8 +661,9 @@ absl::Status FunctionLowering::generateCode() {
     for (const auto &entry : largestRange)
       if (entry.second <= runtime::kCudaBlockSize)
         options.singleBlock.insert(entry.first());
-    for (const auto &[symbol, lanes] : lanesBySymbol_)
-      options.lanes[symbol] = lanes;
+    for (const auto &[symbol, info] : kernelInfo_)
+      if (info.lanes > 1)
+        options.lanes[symbol] = info.lanes;
     if (gpuExclusiveBuffers())
       for (auto &[symbol, access] : kernelBufferAccess(exe_))
         options.bufferAccess[symbol] = std::move(access);
@@ -711,6 +712,10 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   }
   if (absl::Status s = lowerBlock(function_.getBody().front()); !s.ok())
     return s;
+  if (target_.kernelGroups)
+    stats_.kernelGroups = groupIndependentKernels(
+        exe_, *kernels_, kernelInfo_,
+        {.pointerAlignment = target_.device == runtime::Device::cuda ? 16u : 0u});
   // Plan before codegen, so a step over budget fails in milliseconds.
   stats_.memory = planMemory(exe_, slotOrigins_);
   if (absl::Status s = runtime::checkArenaOverlaps(exe_); !s.ok())
@@ -742,6 +747,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.storeWhileReducing = true;
     kernels.elementsPerIndex = gpuElementsPerIndex();
     kernels.rowUnroll = gpuRowUnroll();
+    kernels.kernelGroups = !layoutOverrides().noKernelGroups;
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;
       passes.splitReductionsMaxSerial = kGpuReductionMaxSerial;

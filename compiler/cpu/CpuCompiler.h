@@ -58,6 +58,12 @@ struct KernelTarget {
   /// (runtime::GemmOperandView) instead of copied out by a kernel: on, or
   /// off under $KILN_GEMM_VIEWS=0 (kernelTargetFor) to measure it.
   bool gemmOperandViews = true;
+  /// Consecutive independent loop kernels (the optimizer's per-parameter
+  /// updates) launched as one group kernel (KernelGroups.h): on for cuda
+  /// unless $KILN_KERNEL_GROUPS=0 (compileExecutable), where each launch
+  /// costs microseconds; tests set it for the cpu to check the kernel
+  /// there (a cpu "launch" is a call, and the A/B measured no gain).
+  bool kernelGroups = false;
   /// Stop after the memory plan, before any code is generated: the
   /// executable holds its thunks and plan but no kernels, for asking what a
   /// step would need (the batch advisor) in a fraction of a compile. Never
@@ -116,6 +122,9 @@ struct LayoutOverrides {
   /// (KernelTarget::gemmOperandViews off), to measure what reading them in
   /// place buys.
   bool noGemmViews = false;
+  /// KILN_KERNEL_GROUPS=0: every cuda kernel a launch of its own
+  /// (KernelTarget::kernelGroups off), to measure what the groups buy.
+  bool noKernelGroups = false;
 };
 const LayoutOverrides &layoutOverrides();
 
@@ -124,7 +133,8 @@ KernelTarget kernelTargetFor(const CompileOptions &options);
 
 /// Statistics of one compilation, for tools and benchmarks.
 struct CpuCompileStats {
-  int opKernels = 0;     // kernel thunks
+  int opKernels = 0;     // kernels emitted (a group's members each count)
+  int kernelGroups = 0;  // group kernels made of them (KernelGroups.h)
   int uniqueKernels = 0; // after deduplication
   int gemms = 0;
   double codegenSeconds = 0; // lowering, -O3, object emission and linking

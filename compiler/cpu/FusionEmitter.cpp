@@ -604,6 +604,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   KernelInfo info{plan->rowCount / perIndex * lanes, true,
                   work * perIndex / lanes};
   info.lanes = lanes;
+  info.loop = plan->reduces.empty() && !plan->columns;
   return info;
 }
 

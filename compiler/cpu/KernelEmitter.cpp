@@ -51,6 +51,13 @@ using namespace detail;
 
 namespace {
 
+/// The info of a kernel of this file: one index per output element.
+KernelInfo loopKernel(int64_t rangeSize) {
+  KernelInfo info{rangeSize, true};
+  info.loop = true;
+  return info;
+}
+
 /// Calls `element(i)` for each output flat index i in [begin, end).
 void forEachElement(KernelBuilder &kb, Value begin, Value end,
                     const std::function<void(Value)> &element) {
@@ -74,7 +81,7 @@ FailureOr<KernelInfo> emitElementwise(Operation *op, ModuleOp module,
       kb.store(n, elementOf(result), i, *r);
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return loopKernel(numElementsOf(result));
 }
 
 /// A data-movement op: output element i = operand element offset(i).
@@ -89,7 +96,7 @@ FailureOr<KernelInfo> emitGatherLike(
       kb.store(1, elementOf(result), i, v);
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return loopKernel(numElementsOf(result));
 }
 
 FailureOr<KernelInfo> emitBroadcast(BroadcastInDimOp op, ModuleOp module,
@@ -173,7 +180,7 @@ FailureOr<KernelInfo> emitConcatenate(ConcatenateOp op, ModuleOp module,
       kb.store(n, elem, i, pick(0, 0));
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return loopKernel(numElementsOf(result));
 }
 
 FailureOr<KernelInfo> emitPad(PadOp op, ModuleOp module, StringRef name) {
@@ -208,7 +215,7 @@ FailureOr<KernelInfo> emitPad(PadOp op, ModuleOp module, StringRef name) {
       kb.store(2, elem, i, ifOp.getResult(0));
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return loopKernel(numElementsOf(result));
 }
 
 FailureOr<KernelInfo> emitIota(IotaOp op, ModuleOp module, StringRef name) {
@@ -222,7 +229,7 @@ FailureOr<KernelInfo> emitIota(IotaOp op, ModuleOp module, StringRef name) {
       kb.store(0, elem, i, v);
     });
   });
-  return KernelInfo{numElementsOf(result), true};
+  return loopKernel(numElementsOf(result));
 }
 
 } // namespace

@@ -29,6 +29,12 @@ struct KernelInfo {
   /// running its lane's share; rangeSize then counts threads (rows x
   /// lanes). 1 for every CPU kernel.
   unsigned lanes = 1;
+  /// An elementwise or data-movement loop: no reduction, no stack array.
+  /// Only such kernels join a group (KernelGroups.h), as XLA's horizontal
+  /// loop fusion joins loops: a group's entry point holds every member's
+  /// state at once, and a reduction's stash beside another member's made
+  /// ptxas spill.
+  bool loop = false;
 };
 
 /// True when emitOpKernel handles `op`: every kiln op but constant and

@@ -97,9 +97,18 @@ void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
   const llvm::StringMap<unsigned> &lanesPerIndex = options.lanes;
   llvm::LLVMContext &ctx = module.getContext();
   std::vector<llvm::Function *> bodies;
-  for (llvm::Function &f : module)
-    if (!f.isDeclaration() && f.getName().starts_with("kiln_kernel"))
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration() || !f.getName().starts_with("kiln_kernel"))
+      continue;
+    if (bufferCounts.contains(f.getName())) {
       bodies.push_back(&f);
+    } else {
+      // Launched only inside a group kernel (compiler/cpu/KernelGroups.h),
+      // which inlines it: no entry point of its own.
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+      f.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+  }
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   llvm::Type *ptr = llvm::PointerType::get(ctx, 0);
   for (llvm::Function *body : bodies) {

@@ -55,7 +55,8 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 /// on the CPU's threads (the lanes aside: their shuffles exist only in
 /// PTX): scatter_add by atomics, full results stored while reducing, four
 /// elements an index in fusions without reduces, rows read 8 points an
-/// iteration (KILN_CUDA_ROW_UNROLL's form), and reductions split into
+/// iteration (KILN_CUDA_ROW_UNROLL's form), independent loop kernels run
+/// as group kernels, and reductions split into
 /// trees, with limits scaled down to the generator's
 /// small tensors so that its reductions are split (the pass counts 4
 /// threads per row of at least 8).
@@ -71,6 +72,7 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   target.storeWhileReducing = true;
   target.elementsPerIndex = 4;
   target.rowUnroll = 8;
+  target.kernelGroups = true;
   return runOnCpu(module, inputs, pipeline, target);
 }
 
