@@ -714,8 +714,7 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
     return s;
   if (target_.kernelGroups)
     stats_.kernelGroups = groupIndependentKernels(
-        exe_, *kernels_, kernelInfo_,
-        {.pointerAlignment = target_.device == runtime::Device::cuda ? 16u : 0u});
+        exe_, *kernels_, kernelInfo_, kernelGroupOptionsFor(target_.device));
   // Plan before codegen, so a step over budget fails in milliseconds.
   stats_.memory = planMemory(exe_, slotOrigins_);
   if (absl::Status s = runtime::checkArenaOverlaps(exe_); !s.ok())

@@ -324,6 +324,13 @@ bool mayJoin(const runtime::Thunk &t,
 
 } // namespace
 
+KernelGroupOptions kernelGroupOptionsFor(runtime::Device device) {
+  KernelGroupOptions options;
+  if (device == runtime::Device::cuda)
+    options.pointerAlignment = 16;
+  return options;
+}
+
 int groupIndependentKernels(runtime::Executable &exe, ModuleOp kernels,
                             const std::map<std::string, KernelInfo> &kernelInfo,
                             const KernelGroupOptions &options) {

@@ -30,17 +30,7 @@ namespace kiln::compiler::cpu {
 /// parameters (PTX ISA 8.0) hold 511 pointers beside the range size.
 inline constexpr unsigned kMaxGroupBuffers = 500;
 
-/// Replaces each run of two or more consecutive kernel thunks of `exe` that
-/// may run at once by one thunk of a group kernel, which it adds to
-/// `kernels` (the module holding the members' kernel functions). A member
-/// must be a splittable loop of one lane an index (`kernelInfo`, by
-/// symbol: KernelInfo::loop) and must neither read nor write a buffer an earlier
-/// member of its group writes, nor write one an earlier member reads; an
-/// output written over its donor input counts as that input's buffer. The
-/// group gives up its members' in-place operands (a member's result over
-/// another member's operand would race). Runs before the memory plan, which
-/// then sees every member's buffers live at the group. Returns the number
-/// of groups made.
+/// How groups are made.
 struct KernelGroupOptions {
   unsigned maxBuffers = kMaxGroupBuffers;
   /// The alignment in bytes every buffer pointer has (0: unknown). A group
@@ -50,6 +40,23 @@ struct KernelGroupOptions {
   /// the group states it again where it picks them.
   unsigned pointerAlignment = 0;
 };
+
+/// The options for `device`: cuda's buffers are 16-byte aligned (its
+/// loader checks every slot); the cpu's are not all known to be (a
+/// borrowed input may be any host memory).
+KernelGroupOptions kernelGroupOptionsFor(runtime::Device device);
+
+/// Replaces each run of two or more consecutive kernel thunks of `exe` that
+/// may run at once by one thunk of a group kernel, which it adds to
+/// `kernels` (the module holding the members' kernel functions). A member
+/// must be a splittable loop of one lane an index (`kernelInfo`, by
+/// symbol: KernelInfo::loop) and must neither read nor write a buffer an
+/// earlier member of its group writes, nor write one an earlier member
+/// reads; an output written over its donor input counts as that input's
+/// buffer. The group gives up its members' in-place operands (a member's
+/// result over another member's operand would race). Runs before the
+/// memory plan, which then sees every member's buffers live at the group.
+/// Returns the number of groups made.
 int groupIndependentKernels(runtime::Executable &exe, mlir::ModuleOp kernels,
                             const std::map<std::string, KernelInfo> &kernelInfo,
                             const KernelGroupOptions &options);
