@@ -158,19 +158,30 @@ bool isDuplicationLeaf(Value value, int64_t space) {
 
 /// Whether every reader of `value` is a pad or a concatenation, through
 /// reshapes and transposes, which only rename elements (a gradient of
-/// attention's heads reshaped to its rows before it is padded).
-bool isReadOnlyPadded(Value value) {
-  return llvm::all_of(value.getUsers(), [](Operation *user) {
+/// attention's heads reshaped to its rows before it is padded), and, with
+/// `throughElementwise`, elementwise ops, which read each element for the
+/// one point they make (the last chunk's key gradient, widened, added to
+/// the other chunks' sum before the heads are joined). Not broadcasts:
+/// they read an element for many points, and a producer fused through one
+/// would repeat its work.
+bool isReadOnlyPadded(Value value, bool throughElementwise) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
     if (isa<PadOp, ConcatenateOp>(user))
       return true;
-    return isa<ReshapeOp, TransposeOp>(user) &&
-           isReadOnlyPadded(user->getResult(0));
+    return (isa<ReshapeOp, TransposeOp>(user) ||
+            (throughElementwise &&
+             user->hasTrait<mlir::OpTrait::Elementwise>())) &&
+           isReadOnlyPadded(user->getResult(0), throughElementwise);
   });
 }
 
 /// Whether `consumer`, a fusion, reads its operand `value` only through
-/// pads and concatenations, reshaped or transposed first or not (attention's
-/// gradients per head, joined into the rows of the q/k/v projection's): each
+/// pads and concatenations, reshaped or transposed first or not, and
+/// combined elementwise first or not when `value` is made from fewer bytes
+/// than it has (a widened 16-bit product: fused in, it is read narrow; an
+/// f32 sum pulled in the same way only moved an add between kernels and
+/// kept more buffers alive at once). Attention's gradients per head,
+/// joined into the rows of the q/k/v projection's: each
 /// of its points then reads at most one element of `value`, so a producer
 /// of fewer elements (a chunk of attention's output, widened, concatenated
 /// with the others) fuses in with no work repeated, and the kernel reads
@@ -184,10 +195,11 @@ bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   auto fusion = dyn_cast<FusionOp>(consumer);
   if (!fusion)
     return false;
+  bool widened = isMadeFromFewerBytes(value);
   Block &body = fusion.getBody().front();
   for (auto [input, argument] :
        llvm::zip(fusion.getInputs(), body.getArguments()))
-    if (input == value && !isReadOnlyPadded(argument))
+    if (input == value && !isReadOnlyPadded(argument, widened))
       return false;
   return true;
 }

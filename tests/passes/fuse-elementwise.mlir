@@ -469,3 +469,44 @@ func.func @widened_chunks_fuse_into_a_lone_concatenation(%a: tensor<2x8xbf16>, %
   %t = kiln.optimization_barrier %c : tensor<4x8xf32>
   return %t : tensor<4x8xf32>
 }
+
+// -----
+
+// The last chunk's key gradient (all keys: no pad of its own), widened and
+// added to the other chunks' sum before the heads are padded into the
+// joint projection's rows: an elementwise op reads each element for one
+// point, so the convert fuses in through the add, and the kernel reads
+// the 16-bit product instead of a stored f32 copy. Its twin: through a
+// broadcast each element would be widened for two points, so the convert
+// stays a kernel of its own.
+// CHECK-LABEL: func.func @widened_chunk_added_then_padded_fuses(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xbf16>, %[[S:[^:]+]]: tensor<2x8xf32>, %[[O:[^:]+]]: tensor<4x8xf32>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(
+// CHECK-SAME: -> tensor<4x8xf32>
+// CHECK: kiln.convert
+// CHECK: kiln.pad
+// CHECK: return %[[F]]
+func.func @widened_chunk_added_then_padded_fuses(%a: tensor<2x8xbf16>, %s: tensor<2x8xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %x = kiln.add %s, %w : tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %x, %z, low = [0, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %r = kiln.add %p, %o : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @widened_value_broadcast_then_padded_stays(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<8xbf16>
+// CHECK-NEXT: %[[W:.+]] = kiln.convert %[[A]]
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[W]],
+// CHECK-NOT: kiln.convert
+// CHECK: return %[[F]]
+func.func @widened_value_broadcast_then_padded_stays(%a: tensor<8xbf16>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{not fused into 'kiln.fusion': the producer's element count differs from the consumer's}}
+  %w = kiln.convert %a : tensor<8xbf16> -> tensor<8xf32>
+  %b = kiln.broadcast_in_dim %w, dims = [1] : tensor<8xf32> -> tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %b, %z, low = [0, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %r = kiln.add %p, %o : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

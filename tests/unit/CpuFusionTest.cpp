@@ -188,6 +188,23 @@ func.func @main(%a: tensor<2x8xbf16>, %b: tensor<3x8xbf16>) -> tensor<5x8xf32> {
 )mlir",
                   randomInputs({{DType::bf16, {2, 8}}, {DType::bf16, {3, 8}}},
                                /*seed=*/5, /*specials=*/false));
+  // The last chunk's widened gradient added to the other chunks' f32 sum
+  // before it is padded into a larger sum: the widening fuses through the
+  // add, one kernel reading the 16-bit chunk.
+  expectOneKernel(R"mlir(
+func.func @main(%a: tensor<2x8xbf16>, %s: tensor<2x8xf32>, %o: tensor<5x8xf32>) -> tensor<5x8xf32> {
+  %w = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %x = kiln.add %s, %w : tensor<2x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %x, %z, low = [1, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<5x8xf32>
+  %r = kiln.add %p, %o : tensor<5x8xf32>
+  return %r : tensor<5x8xf32>
+}
+)mlir",
+                  randomInputs({{DType::bf16, {2, 8}},
+                                {DType::f32, {2, 8}},
+                                {DType::f32, {5, 8}}},
+                               /*seed=*/7, /*specials=*/false));
 }
 
 TEST(CpuFusion, ReductionWithEpilogueAndSiblings) {
