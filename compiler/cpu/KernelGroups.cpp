@@ -203,13 +203,16 @@ void GroupBuilder::emitKernel(ModuleOp kernels, const std::string &symbol) {
 
   // The kinds: one kernel function each, with its buffer count.
   std::vector<std::string> kinds;
+  std::vector<size_t> kindBuffers;
   std::vector<unsigned> kindOf;
   size_t mostBuffers = 1;
   for (const Member &m : members_) {
     auto it = std::find(kinds.begin(), kinds.end(), m.thunk->symbol);
     kindOf.push_back(it - kinds.begin());
-    if (it == kinds.end())
+    if (it == kinds.end()) {
       kinds.push_back(m.thunk->symbol);
+      kindBuffers.push_back(m.positions.size());
+    }
     mostBuffers = std::max(mostBuffers, m.positions.size());
   }
   KernelBuilder kb(b, kernels, table, 0);
@@ -288,17 +291,13 @@ void GroupBuilder::emitKernel(ModuleOp kernels, const std::string &symbol) {
     b.setInsertionPointToStart(run.thenBlock());
     for (size_t k = 0; k < kinds.size(); ++k) {
       auto callee = kernels.lookupSymbol<func::FuncOp>(kinds[k]);
-      unsigned numBuffers = 0;
-      for (size_t i = 0; i < members_.size(); ++i)
-        if (kindOf[i] == k)
-          numBuffers = members_[i].positions.size();
       Value isKind = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kind,
                                            kb.index(k));
       auto call = scf::IfOp::create(b, TypeRange{}, isKind,
                                     /*withElseRegion=*/false);
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(call.thenBlock());
-      for (unsigned j = 0; j < numBuffers; ++j) {
+      for (size_t j = 0; j < kindBuffers[k]; ++j) {
         if (options_.pointerAlignment)
           LLVM::AssumeOp::create(b, trueValue, LLVM::AssumeAlignTag{},
                                  found[j], alignment);

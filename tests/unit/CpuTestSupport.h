@@ -218,13 +218,17 @@ using ProgramFactory =
     std::function<absl::StatusOr<std::unique_ptr<runtime::Program>>(
         mlir::ModuleOp module)>;
 
+/// How a test hands @main its inputs: lent (the program may not write
+/// them), or given, so that a donated input's buffer may be written over.
+enum class InputPassing { borrowed, given };
+
 /// Compiles `source`'s @main with `factory` and compares it with the
 /// reference on `inputs`; `scale` widens the tolerance (e.g. by a reduction
 /// length).
-inline void expectMatchesReferenceOn(const ProgramFactory &factory,
-                                     const std::string &source,
-                                     const std::vector<HostTensor> &inputs,
-                                     double scale = 1) {
+inline void expectMatchesReferenceOn(
+    const ProgramFactory &factory, const std::string &source,
+    const std::vector<HostTensor> &inputs, double scale = 1,
+    InputPassing passing = InputPassing::borrowed) {
   ParsedModule parsed = parseModule(source);
   ASSERT_TRUE(parsed.module) << "test MLIR does not parse:\n" << source;
   auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
@@ -236,7 +240,9 @@ inline void expectMatchesReferenceOn(const ProgramFactory &factory,
       factory(*parsed.module);
   ASSERT_TRUE(program.ok()) << program.status().ToString() << "\n" << source;
   absl::StatusOr<std::vector<HostTensor>> actual =
-      (*program)->run(runtime::borrowAll(inputs));
+      passing == InputPassing::given
+          ? (*program)->run(std::vector<HostTensor>(inputs))
+          : (*program)->run(runtime::borrowAll(inputs));
   ASSERT_TRUE(actual.ok()) << actual.status().ToString();
   ASSERT_EQ(actual->size(), expected->size());
   for (size_t i = 0; i < actual->size(); ++i) {

@@ -147,22 +147,12 @@ func.func @main(%p: tensor<3000xf32> {kiln.donate, kiln.output_alias = 0 : i64},
 }
 )mlir";
   std::mt19937 rng(11);
-  HostTensor p = randomTensor(DType::f32, {3000}, rng, 2, false);
-  HostTensor g = randomTensor(DType::f32, {3000}, rng, 2, false);
-  ParsedModule parsed = parseModule(source);
-  ASSERT_TRUE(parsed.module);
-  auto expected = reference::evaluate(
-      parsed.module->lookupSymbol<mlir::func::FuncOp>("main"), {p, g});
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  absl::StatusOr<std::unique_ptr<runtime::Program>> program =
-      groupedPrograms(grouping(), 0, 2)(*parsed.module);
-  ASSERT_TRUE(program.ok()) << program.status();
-  // Donated, not borrowed: the program writes over %p's buffer.
-  auto actual = (*program)->run(std::vector<HostTensor>{p, g});
-  ASSERT_TRUE(actual.ok()) << actual.status();
-  ASSERT_EQ(actual->size(), 2u);
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_EQ(compareTensors((*actual)[i], (*expected)[i], 1), "") << i;
+  std::vector<HostTensor> inputs{
+      randomTensor(DType::f32, {3000}, rng, 2, false),
+      randomTensor(DType::f32, {3000}, rng, 2, false)};
+  // Given, not lent: the program writes over %p's buffer.
+  expectMatchesReferenceOn(groupedPrograms(grouping(), 0, 2), source, inputs,
+                           /*scale=*/1, InputPassing::given);
 }
 
 // Which thunks join, on a hand-made thunk list: kernel functions that do
