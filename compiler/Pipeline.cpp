@@ -123,6 +123,12 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
     split.rowLanes = options.splitReductionsRowLanes;
     split.minLanedRow = options.splitReductionsMinLanedRow;
     add(createSplitReductionsPass(split));
+    // The split trees' first stages summed at once (the global norm), and
+    // that joined sum split in turn.
+    if (options.joinSums) {
+      add(createJoinSumsPass());
+      add(createSplitReductionsPass(split));
+    }
   }
   // Ties (barrier operands only waited for) move off values kiln-autocast
   // widened, so the widening fuses into its readers instead of being
@@ -211,6 +217,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("nonzero: split reductions with fewer outputs than "
                      "this into a tree (kiln-split-reductions)"),
       llvm::cl::init(0)};
+  Option<bool> joinSums{
+      *this, "join-sums",
+      llvm::cl::desc("with split reductions: sum the split trees' first "
+                     "stages at once (kiln-join-sums)"),
+      llvm::cl::init(true)};
   Option<int64_t> lossChunkBytes{
       *this, "loss-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of lm_head logits may take"),
@@ -248,6 +259,7 @@ void registerKilnPipeline() {
         options.attentionKernel = cl.attentionKernel;
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;
+        options.joinSums = cl.joinSums;
         options.partition = cl.partition;
         absl::StatusOr<DType> product = parseDType(cl.precision);
         if (!product.ok() || (*product != DType::f32 &&

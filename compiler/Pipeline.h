@@ -75,6 +75,10 @@ struct PipelineOptions {
   int64_t splitReductionsMaxSerial = 1024;
   int64_t splitReductionsRowLanes = 1;
   int64_t splitReductionsMinLanedRow = 64;
+  /// With split reductions: kiln-join-sums sums the split trees' first
+  /// stages at once where a scalar sum adds them (the global norm); off
+  /// only to measure what it saves.
+  bool joinSums = true;
 };
 
 /// Pass manager on builtin.module ← simplify, CSE, attention and

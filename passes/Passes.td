@@ -294,6 +294,55 @@ def SplitReductionsPass : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
   ];
 }
 
+def JoinSumsPass : Pass<"kiln-join-sums", "mlir::func::FuncOp"> {
+  let summary = "Join a scalar sum of many full reductions into one reduction";
+  let description = [{
+    Gradient clipping's global norm adds one sum of squares per parameter.
+    After kiln-split-reductions each of those sums is a tree of its own: a
+    wide first stage, then second and third stages on one warp each, and
+    the scalars are added one by one (GPT-2 124M: about 200 kernels of a
+    few microseconds). This pass keeps each tree's first stage and sums
+    all their results at once: the pieces are flattened, concatenated (per
+    element type) and reduced by one kiln.reduce, which the next
+    kiln-split-reductions splits again. PyTorch's clip_grad_norm_ does the
+    same with its multi-tensor foreach norm.
+
+    A sum tree is a root scalar float kiln.add and the scalar adds under
+    it, each read only by the add above. A leaf joins when it is a
+    kiln.reduce sum over every dimension of a float value (optionally
+    behind one float convert, as kiln-split-reductions narrows its f64
+    sums back), read only by the tree. Its piece is the value that sum
+    reads, moved down through a split tree's stages (sums read once,
+    reshapes between) while a stage's operand has at most 2^18 elements:
+    the first stage's partial sums, never the gradient they read. With at
+    least 3 such leaves the tree is rewritten; leaves that do not join are
+    added to the joined sums. Float sums are reassociated (as a split
+    does); each element type's pieces are summed in that type, f32 and
+    f16 ones in f64 once kiln-split-reductions splits them.
+
+    Before:
+    ```mlir
+    %a = kiln.reduce sum %x, dims = [0] : tensor<768xf32> -> tensor<f32>
+    %b = kiln.reduce sum %y, dims = [0] : tensor<2304xf32> -> tensor<f32>
+    %c = kiln.reduce sum %z, dims = [0, 1] : tensor<24x64xf32> -> tensor<f32>
+    %s = kiln.add %a, %b : tensor<f32>
+    %t = kiln.add %s, %c : tensor<f32>
+    ```
+    After:
+    ```mlir
+    %z1 = kiln.reshape %z : tensor<24x64xf32> -> tensor<1536xf32>
+    %j = kiln.concatenate %x, %y, %z1, dim = 0
+        : (tensor<768xf32>, tensor<2304xf32>, tensor<1536xf32>) -> tensor<4608xf32>
+    %t = kiln.reduce sum %j, dims = [0] : tensor<4608xf32> -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let statistics = [
+    Statistic<"numJoined", "joined", "sum trees joined">,
+    Statistic<"numLeaves", "leaves", "full reductions joined">
+  ];
+}
+
 def FuseGemmEpiloguePass : Pass<"kiln-fuse-gemm-epilogue", "mlir::func::FuncOp"> {
   let summary = "Fuse the f32 add that reads a matrix product into its GEMM";
   let description = [{

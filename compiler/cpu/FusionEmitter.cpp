@@ -137,7 +137,7 @@ Value FusionEmitter::generateOp(Operation *op, Index *idx) {
         return emitConvert(kb_, i, kb_.b.getI64Type(), elementOf(o));
       })
       .Case([&](PadOp p) { return padAt(p, idx); })
-      .Case([&](ConcatenateOp c) { return concatenateAt(c, 0, 0, idx); })
+      .Case([&](ConcatenateOp c) { return concatenateAt(c, idx); })
       .Default([](Operation *) -> Value {
         llvm_unreachable("planFusion admitted an op the emitter lacks");
       });
@@ -196,30 +196,23 @@ Value FusionEmitter::padAt(PadOp p, Index *idx) {
   return ifOp.getResult(0);
 }
 
-Value FusionEmitter::concatenateAt(ConcatenateOp c, unsigned from,
-                                   int64_t start, Index *idx) {
-  // An if-chain over the inputs: input k owns [start_k, start_k + size_k).
+Value FusionEmitter::concatenateAt(ConcatenateOp c, Index *idx) {
   int64_t axis = c.getDimension();
-  Value input = c.getInputs()[from];
-  auto here = [&] {
-    SmallVector<Value> local(multiOf(idx));
-    local[axis] = arith::SubIOp::create(kb_.b, local[axis], kb_.index(start));
-    return generate(input, index(shapeOf(input), Value(), local));
-  };
-  if (from + 1 == c.getInputs().size())
-    return here();
-  int64_t end = start + shapeOf(input)[axis];
-  Value inside = arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::slt,
-                                       multiOf(idx)[axis], kb_.index(end));
-  Type t = computeType(elementOf(c));
-  auto ifOp = scf::IfOp::create(kb_.b, TypeRange{t}, inside, true);
-  OpBuilder::InsertionGuard guard(kb_.b);
-  kb_.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  scf::YieldOp::create(kb_.b, scoped(here));
-  kb_.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(
-      kb_.b, scoped([&] { return concatenateAt(c, from + 1, end, idx); }));
-  return ifOp.getResult(0);
+  SmallVector<int64_t> starts = concatenationStarts(c);
+  // Taken here: a position first made inside a branch would not dominate
+  // the other branches' compares.
+  Value position = multiOf(idx)[axis];
+  return kb_.pickRange(position, starts, computeType(elementOf(c)),
+                       [&](unsigned k) {
+                         return scoped([&] {
+                           Value input = c.getInputs()[k];
+                           SmallVector<Value> local(multiOf(idx));
+                           local[axis] = arith::SubIOp::create(
+                               kb_.b, local[axis], kb_.index(starts[k]));
+                           return generate(
+                               input, index(shapeOf(input), Value(), local));
+                         });
+                       });
 }
 
 Index *FusionEmitter::point(ArrayRef<Value> keptIdx,

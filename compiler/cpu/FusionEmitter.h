@@ -129,8 +129,7 @@ private:
   Value generateOp(Operation *op, Index *idx);
   Value constantAt(ConstantOp c, Index *idx);
   Value padAt(PadOp p, Index *idx);
-  Value concatenateAt(ConcatenateOp c, unsigned from, int64_t start,
-                      Index *idx);
+  Value concatenateAt(ConcatenateOp c, Index *idx);
   /// The iteration point (kept indices of the row, reduced loop ivs).
   Index *point(ArrayRef<Value> keptIdx, ArrayRef<Value> reducedIvs);
   /// Stores every result of `kind` at `idx` (its flat index in the result's

@@ -154,6 +154,27 @@ ValueRange KernelBuilder::forLoop(
   return stridedLoop(lb, ub, index(1), inits, body);
 }
 
+Value KernelBuilder::pickRange(Value position, ArrayRef<int64_t> starts,
+                               Type type,
+                               const std::function<Value(unsigned)> &at) {
+  std::function<Value(unsigned, unsigned)> pick = [&](unsigned lo,
+                                                      unsigned hi) {
+    if (hi - lo == 1)
+      return at(lo);
+    unsigned mid = lo + (hi - lo) / 2;
+    Value below = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, position,
+                                        index(starts[mid]));
+    auto ifOp = scf::IfOp::create(b, TypeRange{type}, below, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, pick(lo, mid));
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, pick(mid, hi));
+    return ifOp.getResult(0);
+  };
+  return pick(0, starts.size());
+}
+
 ValueRange KernelBuilder::call(StringRef name, TypeRange results,
                                ValueRange args) {
   auto callee = module.lookupSymbol<func::FuncOp>(name);

@@ -77,6 +77,16 @@ public:
               const std::function<llvm::SmallVector<mlir::Value>(
                   mlir::Value iv, mlir::ValueRange carried)> &body);
 
+  /// `at(k)` for the range k that holds `position`, where range k is
+  /// [starts[k], starts[k + 1]) (`starts` ascending from 0, the last range
+  /// open), found by a binary tree of scf.if: a concatenation costs
+  /// log2(inputs) compares an element, not one per input before its own
+  /// (kiln-join-sums concatenates a hundred). `at` runs inside the branch
+  /// that yields its value, of `type`.
+  mlir::Value pickRange(mlir::Value position, llvm::ArrayRef<int64_t> starts,
+                        mlir::Type type,
+                        const std::function<mlir::Value(unsigned k)> &at);
+
   /// A call of the external function `name` (declared private in the
   /// kernel module on first use), e.g. the GPU's warp primitives.
   mlir::ValueRange call(llvm::StringRef name, mlir::TypeRange results,

@@ -45,6 +45,17 @@ void buildKernel(ModuleOp module, StringRef name, unsigned numBuffers,
   func::ReturnOp::create(b);
 }
 
+SmallVector<int64_t> concatenationStarts(Operation *concatenate) {
+  auto op = cast<ConcatenateOp>(concatenate);
+  SmallVector<int64_t> starts;
+  int64_t start = 0;
+  for (Value input : op.getInputs()) {
+    starts.push_back(start);
+    start += shapeOf(input)[op.getDimension()];
+  }
+  return starts;
+}
+
 } // namespace detail
 
 using namespace detail;
@@ -148,36 +159,20 @@ FailureOr<KernelInfo> emitConcatenate(ConcatenateOp op, ModuleOp module,
   int64_t dim = op.getDimension();
   unsigned n = op.getNumOperands();
   Type elem = elementOf(result);
+  SmallVector<int64_t> starts = concatenationStarts(op);
   buildKernel(module, name, n + 1, [&](KernelBuilder &kb, Value b, Value e) {
     forEachElement(kb, b, e, [&](Value i) {
       SmallVector<Value> idx = kb.delinearize(i, shapeOf(result));
-      // An if-chain over the inputs: input k owns [start_k, start_k + size_k).
-      std::function<Value(unsigned, int64_t)> pick = [&](unsigned k,
-                                                         int64_t start) {
-        Value input = op.getOperand(k);
-        auto loadFrom = [&]() {
-          SmallVector<Value> local(idx);
-          local[dim] = arith::SubIOp::create(kb.b, idx[dim], kb.index(start));
-          return kb.load(k, elem,
-                         kb.linearize(local, rowMajorStrides(shapeOf(input))));
-        };
-        if (k + 1 == n)
-          return loadFrom();
-        int64_t end = start + shapeOf(input)[dim];
-        Value inside = arith::CmpIOp::create(kb.b, arith::CmpIPredicate::slt,
-                                             idx[dim], kb.index(end));
-        auto ifOp =
-            scf::IfOp::create(kb.b, TypeRange{computeType(elem)}, inside, true);
-        {
-          OpBuilder::InsertionGuard guard(kb.b);
-          kb.b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-          scf::YieldOp::create(kb.b, loadFrom());
-          kb.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-          scf::YieldOp::create(kb.b, pick(k + 1, end));
-        }
-        return ifOp.getResult(0);
-      };
-      kb.store(n, elem, i, pick(0, 0));
+      Value value =
+          kb.pickRange(idx[dim], starts, computeType(elem), [&](unsigned k) {
+            SmallVector<Value> local(idx);
+            local[dim] =
+                arith::SubIOp::create(kb.b, idx[dim], kb.index(starts[k]));
+            return kb.load(
+                k, elem,
+                kb.linearize(local, rowMajorStrides(shapeOf(op.getOperand(k)))));
+          });
+      kb.store(n, elem, i, value);
     });
   });
   return loopKernel(numElementsOf(result));

@@ -68,6 +68,8 @@ inline constexpr llvm::StringLiteral kParallelAttr = "kiln.parallel";
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 mlir::Type elementOf(mlir::Value v);
 int64_t numElementsOf(mlir::Value v);
+/// Where each input of a kiln.concatenate starts along its dimension.
+llvm::SmallVector<int64_t> concatenationStarts(mlir::Operation *concatenate);
 
 // FusionPlanner.cpp plans and FusionEmitter.cpp emits a kiln.fusion as one
 // kernel (docs/CPU-BACKEND.md).

@@ -31,6 +31,42 @@ int countReduces(mlir::ModuleOp module) {
   return n;
 }
 
+/// Gradient clipping's global norm over four gradients, as the frontend
+/// records it: each one's squares summed, the sums added one by one, and a
+/// gradient scaled by the clipping coefficient. Split, the two matrices'
+/// sums are trees; kiln-join-sums then sums all four at once.
+ReduceCase globalNormCase(std::mt19937 &rng) {
+  return {"global norm of four gradients",
+          R"(func.func @main(%a: tensor<1200x384xf32>, %b: tensor<384xf32>, %c: tensor<96x2000xbf16>, %d: tensor<7x5xf32>) -> (tensor<f32>, tensor<7x5xf32>) {
+  %a2 = kiln.mul %a, %a : tensor<1200x384xf32>
+  %sa = kiln.reduce sum %a2, dims = [0, 1] : tensor<1200x384xf32> -> tensor<f32>
+  %b2 = kiln.mul %b, %b : tensor<384xf32>
+  %sb = kiln.reduce sum %b2, dims = [0] : tensor<384xf32> -> tensor<f32>
+  %cw = kiln.convert %c : tensor<96x2000xbf16> -> tensor<96x2000xf32>
+  %c2 = kiln.mul %cw, %cw : tensor<96x2000xf32>
+  %sc = kiln.reduce sum %c2, dims = [0, 1] : tensor<96x2000xf32> -> tensor<f32>
+  %d2 = kiln.mul %d, %d : tensor<7x5xf32>
+  %sd = kiln.reduce sum %d2, dims = [0, 1] : tensor<7x5xf32> -> tensor<f32>
+  %t1 = kiln.add %sa, %sb : tensor<f32>
+  %t2 = kiln.add %t1, %sc : tensor<f32>
+  %t3 = kiln.add %t2, %sd : tensor<f32>
+  %n = kiln.sqrt %t3 : tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %eps = kiln.constant dense<1.0e-6> : tensor<f32>
+  %ne = kiln.add %n, %eps : tensor<f32>
+  %q = kiln.div %one, %ne : tensor<f32>
+  %k = kiln.min %q, %one : tensor<f32>
+  %kb = kiln.broadcast_in_dim %k, dims = [] : tensor<f32> -> tensor<7x5xf32>
+  %dc = kiln.mul %d, %kb : tensor<7x5xf32>
+  return %n, %dc : tensor<f32>, tensor<7x5xf32>
+})",
+          {randomTensor(DType::f32, {1200, 384}, rng),
+           randomTensor(DType::f32, {384}, rng),
+           randomTensor(DType::bf16, {96, 2000}, rng),
+           randomTensor(DType::f32, {7, 5}, rng)},
+          2};
+}
+
 std::vector<ReduceCase> cases() {
   std::mt19937 rng(17);
   std::vector<ReduceCase> out;
@@ -64,6 +100,7 @@ std::vector<ReduceCase> cases() {
   return %s : tensor<3xbf16>
 })",
                  {randomTensor(DType::bf16, {3, 64, 96}, rng, 1, false)}, 1});
+  out.push_back(globalNormCase(rng));
   return out;
 }
 
@@ -206,6 +243,7 @@ TEST(SplitReductions, SplitsOnlyWhatHasFewOutputsAndLongRows) {
     PipelineOptions options;
     options.splitReductionsBelow = 32768;
     options.fuse = false;
+    options.joinSums = false; // counted by JoinSums.*
     ASSERT_TRUE(mlir::succeeded(runKilnPipeline(*parsed.module, options)));
     EXPECT_GE(countReduces(*parsed.module), before + c.extraReduces) << c.name;
   }
@@ -223,6 +261,42 @@ TEST(SplitReductions, SplitsOnlyWhatHasFewOutputsAndLongRows) {
   options.fuse = false;
   ASSERT_TRUE(mlir::succeeded(runKilnPipeline(*kept.module, options)));
   EXPECT_EQ(countReduces(*kept.module), 3);
+}
+
+TEST(JoinSums, AGlobalNormSumsEveryGradientAtOnce) {
+  // Split for a GPU, the norm is a tree per matrix and a sum per vector,
+  // added one by one; joined, one concatenation per element type (f64
+  // partial sums of the matrices, f32 squares of the vectors) feeds one
+  // sum each, and no scalar add of partial sums is left but theirs.
+  std::mt19937 rng(5);
+  ReduceCase norm = globalNormCase(rng);
+  auto reducesAndConcatenations = [&](bool join) {
+    testing::ParsedModule parsed = parseModule(norm.source);
+    EXPECT_TRUE(parsed.module);
+    PipelineOptions options = gpuLikeSplit();
+    options.fuse = false;
+    options.joinSums = join;
+    EXPECT_TRUE(mlir::succeeded(runKilnPipeline(*parsed.module, options)));
+    int concatenations = 0;
+    parsed.module->walk([&](ConcatenateOp) { ++concatenations; });
+    return std::make_pair(countReduces(*parsed.module), concatenations);
+  };
+  auto [apartReduces, apartConcatenations] = reducesAndConcatenations(false);
+  auto [joinedReduces, joinedConcatenations] = reducesAndConcatenations(true);
+  EXPECT_EQ(apartConcatenations, 0);
+  EXPECT_EQ(joinedConcatenations, 2);
+  EXPECT_LT(joinedReduces, apartReduces);
+
+  // And what the joined graph computes, in the GPU's forms and the cpu's.
+  testing::ParsedModule parsed = parseModule(norm.source);
+  ASSERT_TRUE(parsed.module);
+  std::vector<HostTensor> expected =
+      testing::evaluateMain(*parsed.module, norm.inputs);
+  compiler::cpu::KernelTarget target;
+  target.storeWhileReducing = true;
+  auto joined = runOnCpu(norm.source, norm.inputs, gpuLikeSplit(), target);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  testing::expectAllMatch(*joined, expected, 1, "joined, gpu forms");
 }
 
 } // namespace
