@@ -95,6 +95,25 @@ bool haveCompatibleReductions(Operation *a, Operation *b) {
   return all.size() <= 1;
 }
 
+/// A kernel holding reduces walks their operands' elements and writes
+/// results of that many elements or of the reduces' results' many. A
+/// merged fusion with another result (a slice of the reduction's full-sized
+/// output) would have no kernel, and the backend lowers such a fusion op by
+/// op: GPT-2's last layer norm beside the loss's shifted hidden states was
+/// 22 kernels. `results` are what the merged fusion would return.
+bool writesWhatTheReductionWalks(Operation *a, Operation *b,
+                                 ArrayRef<Value> results) {
+  SmallVector<int64_t> counts;
+  for (Operation *op : {a, b})
+    op->walk([&](ReduceOp reduce) {
+      counts.push_back(numElementsOf(reduce.getOperand().getType()));
+      counts.push_back(numElementsOf(reduce.getResult().getType()));
+    });
+  return counts.empty() || llvm::all_of(results, [&](Value result) {
+           return llvm::is_contained(counts, numElementsOf(result.getType()));
+         });
+}
+
 bool usesResultOf(Operation *user, Operation *producer) {
   return llvm::any_of(user->getOperands(), [&](Value operand) {
     return operand.getDefiningOp() == producer;
@@ -110,7 +129,10 @@ std::optional<Refusal> decideMerge(Operation *a, Operation *b,
                                    unsigned maxOperands) {
   if (iterationSpace(a) != iterationSpace(b))
     return Refusal::Shape;
-  if (!haveCompatibleReductions(a, b))
+  SmallVector<Value> results(a->getResults());
+  llvm::append_range(results, b->getResults());
+  if (!haveCompatibleReductions(a, b) ||
+      !writesWhatTheReductionWalks(a, b, results))
     return Refusal::Reductions;
   if (usesResultOf(a, b) || usesResultOf(b, a) ||
       wouldCreateCycle({a, b}, kSearchBudget))
@@ -130,6 +152,17 @@ SmallVector<Operation *> consumersOf(Value value) {
   llvm::sort(sorted,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   return sorted;
+}
+
+/// What `producer` merged into `consumer` returns: the consumer's results
+/// and the producer's that others read.
+SmallVector<Value> mergedResults(Operation *producer, Operation *consumer) {
+  SmallVector<Value> results(consumer->getResults());
+  for (Value result : producer->getResults())
+    if (llvm::any_of(result.getUsers(),
+                     [&](Operation *user) { return user != consumer; }))
+      results.push_back(result);
+  return results;
 }
 
 struct FuseSiblingsPass : impl::FuseSiblingsPassBase<FuseSiblingsPass> {
@@ -173,6 +206,8 @@ struct FuseSiblingsPass : impl::FuseSiblingsPassBase<FuseSiblingsPass> {
         if (!producer || !isSiblingCandidate(producer) ||
             iterationSpace(producer) != iterationSpace(consumer) ||
             !haveCompatibleReductions(producer, consumer) ||
+            !writesWhatTheReductionWalks(producer, consumer,
+                                         mergedResults(producer, consumer)) ||
             wouldCreateCycle({producer, consumer}, kSearchBudget) ||
             collectFusionInputs({producer, consumer}).size() > maxOperands)
           continue;

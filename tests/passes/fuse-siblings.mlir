@@ -155,3 +155,53 @@ func.func @siblings_reading_only_a_constant(%x: tensor<64xf32>) -> (tensor<64xf3
   }
   return %a, %b : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A reduction kernel writes results the size of its walk or of its
+// reduces': a slice of its full-sized result (the loss's shifted hidden
+// states after GPT-2's last layer norm) stays a kernel of its own, where
+// the merged fusion would have had none and run op by op.
+// CHECK-LABEL: func.func @slice_of_a_reduction_stays_apart(
+// CHECK-NEXT: %[[R:.+]]:2 = kiln.fusion reduction
+// CHECK: %[[S:.+]] = kiln.fusion loop(%[[R]]#0)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.slice
+// CHECK: return %[[R]]#1, %[[S]]
+func.func @slice_of_a_reduction_stays_apart(%x: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<15x16xf32>) {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x16xf32> -> tensor<16xf32>
+    kiln.yield %e, %s : tensor<16x16xf32>, tensor<16xf32>
+  }
+  %t = kiln.fusion loop(%r#0) : (tensor<16x16xf32>) -> tensor<15x16xf32> {
+  ^bb0(%a: tensor<16x16xf32>):
+    %l = kiln.slice %a, start = [0, 0], limit = [15, 16], strides = [1, 1] : tensor<16x16xf32> -> tensor<15x16xf32>
+    kiln.yield %l : tensor<15x16xf32>
+  }
+  return %r#1, %t : tensor<16xf32>, tensor<15x16xf32>
+}
+
+// -----
+
+// The twin: a reader of the whole result merges.
+// CHECK-LABEL: func.func @whole_reader_of_a_reduction_merges(
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion multi_output
+// CHECK: kiln.reduce sum
+// CHECK: kiln.tanh
+// CHECK: return %[[F]]#0, %[[F]]#1
+func.func @whole_reader_of_a_reduction_merges(%x: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<16x16xf32>) {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x16xf32> -> tensor<16xf32>
+    kiln.yield %e, %s : tensor<16x16xf32>, tensor<16xf32>
+  }
+  %t = kiln.fusion loop(%r#0) : (tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%a: tensor<16x16xf32>):
+    %h = kiln.tanh %a : tensor<16x16xf32>
+    kiln.yield %h : tensor<16x16xf32>
+  }
+  return %r#1, %t : tensor<16xf32>, tensor<16x16xf32>
+}
