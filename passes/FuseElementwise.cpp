@@ -204,6 +204,31 @@ bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   return true;
 }
 
+/// Whether `consumer` reads `value` only as the state of its rng_uniform
+/// draws. A draw reads its state's two words once a thread, before its
+/// loop, so a small producer of a state (an attention chunk's Philox
+/// offset: the step's state plus a constant) fuses in without being
+/// repeated per point; apart, it was a two-element kernel per chunk, 48 in
+/// GPT-2 124M's step.
+bool readsOnlyAsRngState(Operation *consumer, Value value) {
+  auto isStateOf = [](OpOperand &use) {
+    auto rng = dyn_cast<RngUniformOp>(use.getOwner());
+    return rng && use.get() == rng.getState();
+  };
+  if (isa<RngUniformOp>(consumer))
+    return llvm::all_of(value.getUses(), [&](OpOperand &use) {
+      return use.getOwner() != consumer || isStateOf(use);
+    });
+  auto fusion = dyn_cast<FusionOp>(consumer);
+  if (!fusion)
+    return false;
+  for (auto [input, argument] : llvm::zip(
+           fusion.getInputs(), fusion.getBody().front().getArguments()))
+    if (input == value && !llvm::all_of(argument.getUses(), isStateOf))
+      return false;
+  return true;
+}
+
 /// The decision for fusing `producer` into `consumer` (the group's root).
 FusionDecision decideFusion(Operation *producer, Operation *consumer,
                             unsigned maxOperands) {
@@ -224,7 +249,8 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
     if (usedHere && numElementsOf(result.getType()) != space &&
         !(isElementwiseLike(producer) &&
           numElementsOf(result.getType()) < space &&
-          readsOnlyThroughPadsOrConcatenations(consumer, result)))
+          (readsOnlyThroughPadsOrConcatenations(consumer, result) ||
+           readsOnlyAsRngState(consumer, result))))
       return FusionDecision::refuse(Refusal::Shape);
     hasOtherUsers |= usedElsewhere;
     // A result the function returns is written whatever fuses: a consumer

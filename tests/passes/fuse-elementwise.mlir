@@ -132,6 +132,48 @@ func.func @rng_uniform_fuses_with_its_state(%x: tensor<16x16xf32>, %s: tensor<2x
 
 // -----
 
+// An attention chunk's Philox offset (the step's state plus a constant)
+// read only as the draw's state fuses in: each thread reads the state's
+// two words once.
+// CHECK-LABEL: func.func @state_offset_fuses_into_its_draw(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<16x16xf32>, %[[S:[^:]+]]: tensor<2xi64>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[S]], %[[X]])
+// CHECK: kiln.add
+// CHECK: kiln.rng_uniform
+// CHECK: return %[[F]]
+func.func @state_offset_fuses_into_its_draw(%x: tensor<16x16xf32>, %s: tensor<2xi64>) -> tensor<16x16xf32> {
+  %k = kiln.constant dense<[0, 4096]> : tensor<2xi64>
+  %o = kiln.add %s, %k : tensor<2xi64>
+  %u, %s2 = kiln.rng_uniform %o : tensor<2xi64> -> tensor<16x16xf32>
+  %p = kiln.constant dense<0.1> : tensor<16x16xf32>
+  %keep = kiln.compare GE, %u, %p : tensor<16x16xf32>
+  %zero = kiln.constant dense<0.0> : tensor<16x16xf32>
+  %y = kiln.select %keep, %x, %zero : tensor<16x16xi1>, tensor<16x16xf32>
+  return %y : tensor<16x16xf32>
+}
+
+// -----
+
+// The twin: the offset is also read as a value (broadcast to every row),
+// which a fused add would repeat per point: it stays a kernel.
+// CHECK-LABEL: func.func @state_offset_read_as_a_value_stays(
+// CHECK-NEXT: kiln.constant
+// CHECK-NEXT: %[[O:.+]] = kiln.add
+// CHECK-NEXT: kiln.fusion loop(%[[O]]
+func.func @state_offset_read_as_a_value_stays(%x: tensor<8x2xi64>, %s: tensor<2xi64>) -> tensor<8x2xi64> {
+  %k = kiln.constant dense<[0, 4096]> : tensor<2xi64>
+  // expected-remark @below {{the producer's element count differs from the consumer's}}
+  %o = kiln.add %s, %k : tensor<2xi64>
+  %u, %s2 = kiln.rng_uniform %o : tensor<2xi64> -> tensor<8x2xf32>
+  %b = kiln.broadcast_in_dim %o, dims = [1] : tensor<2xi64> -> tensor<8x2xi64>
+  %c = kiln.convert %u : tensor<8x2xf32> -> tensor<8x2xi64>
+  %y = kiln.add %c, %b : tensor<8x2xi64>
+  %z = kiln.add %y, %x : tensor<8x2xi64>
+  return %z : tensor<8x2xi64>
+}
+
+// -----
+
 // The draw itself is also returned: duplicating it would draw twice, so it
 // stays and the compare reads it.
 // CHECK-LABEL: func.func @rng_uniform_with_other_users_stays(
