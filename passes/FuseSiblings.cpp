@@ -95,12 +95,18 @@ bool haveCompatibleReductions(Operation *a, Operation *b) {
   return all.size() <= 1;
 }
 
+/// Results of at most this many elements (an rng state, a scalar) are
+/// written once by a fusion kernel, whatever it walks (the code
+/// generators' "once" results: compiler/cpu/FusionPlanner.cpp).
+constexpr int64_t kOnceResultElements = 64;
+
 /// A kernel holding reduces walks their operands' elements and writes
 /// results of that many elements or of the reduces' results' many. A
 /// merged fusion with another result (a slice of the reduction's full-sized
 /// output) would have no kernel, and the backend lowers such a fusion op by
 /// op: GPT-2's last layer norm beside the loss's shifted hidden states was
-/// 22 kernels. `results` are what the merged fusion would return.
+/// 22 kernels. `results` are what the merged fusion would return; those of
+/// at most kOnceResultElements do not count.
 bool writesWhatTheReductionWalks(Operation *a, Operation *b,
                                  ArrayRef<Value> results) {
   SmallVector<int64_t> counts;
@@ -110,7 +116,8 @@ bool writesWhatTheReductionWalks(Operation *a, Operation *b,
       counts.push_back(numElementsOf(reduce.getResult().getType()));
     });
   return counts.empty() || llvm::all_of(results, [&](Value result) {
-           return llvm::is_contained(counts, numElementsOf(result.getType()));
+           int64_t n = numElementsOf(result.getType());
+           return n <= kOnceResultElements || llvm::is_contained(counts, n);
          });
 }
 
@@ -154,14 +161,16 @@ SmallVector<Operation *> consumersOf(Value value) {
   return sorted;
 }
 
-/// What `producer` merged into `consumer` returns: the consumer's results
-/// and the producer's that others read.
-SmallVector<Value> mergedResults(Operation *producer, Operation *consumer) {
-  SmallVector<Value> results(consumer->getResults());
-  for (Value result : producer->getResults())
-    if (llvm::any_of(result.getUsers(),
-                     [&](Operation *user) { return user != consumer; }))
-      results.push_back(result);
+/// What the ops of `group` merged into one fusion return: their results
+/// that ops outside the group read.
+SmallVector<Value> mergedResults(ArrayRef<Operation *> group) {
+  SmallVector<Value> results;
+  for (Operation *op : group)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !llvm::is_contained(group, user);
+          }))
+        results.push_back(result);
   return results;
 }
 
@@ -195,23 +204,41 @@ struct FuseSiblingsPass : impl::FuseSiblingsPassBase<FuseSiblingsPass> {
 
   /// Merges into `consumer` every producer of its operands that iterates
   /// over the same elements and is not kept apart by a path through other
-  /// ops; the producer's results that others read stay results. Returns the
-  /// op that stands for the consumer afterwards.
+  /// ops; the producer's results that others read stay results. Reshapes
+  /// between the two are copied into the merge (and kept for their other
+  /// readers): they only rename elements, and as a path between the two
+  /// they kept apart a layer norm and the normalization that reads its row
+  /// statistics reshaped from [B, T, 1] to [B, T] (a second kernel
+  /// re-reading the row). Returns the op that stands for the consumer
+  /// afterwards.
   Operation *mergeProducersInto(Operation *consumer) {
     bool merged = true;
     while (merged) {
       merged = false;
       for (Value operand : consumer->getOperands()) {
-        Operation *producer = operand.getDefiningOp();
-        if (!producer || !isSiblingCandidate(producer) ||
-            iterationSpace(producer) != iterationSpace(consumer) ||
+        SmallVector<Operation *> reshapes; // from the consumer up
+        Value source = operand;
+        while (auto reshape = source.getDefiningOp<ReshapeOp>()) {
+          reshapes.push_back(reshape);
+          source = reshape.getOperand();
+        }
+        std::reverse(reshapes.begin(), reshapes.end());
+        Operation *producer = source.getDefiningOp();
+        if (!producer || !isSiblingCandidate(producer))
+          continue;
+        // The reshapes are copied in (kept for their other readers); as
+        // far as paths go they are inside.
+        SmallVector<Operation *> group = {producer};
+        group.append(reshapes);
+        group.push_back(consumer);
+        if (iterationSpace(producer) != iterationSpace(consumer) ||
             !haveCompatibleReductions(producer, consumer) ||
             !writesWhatTheReductionWalks(producer, consumer,
-                                         mergedResults(producer, consumer)) ||
-            wouldCreateCycle({producer, consumer}, kSearchBudget) ||
-            collectFusionInputs({producer, consumer}).size() > maxOperands)
+                                         mergedResults(group)) ||
+            wouldCreateCycle(group, kSearchBudget) ||
+            collectFusionInputs(group).size() > maxOperands)
           continue;
-        consumer = outlineFusion({producer, consumer}, {},
+        consumer = outlineFusion({producer, consumer}, reshapes,
                                  FusionKind::multi_output);
         ++numMergedProducers;
         merged = true;

@@ -205,3 +205,59 @@ func.func @whole_reader_of_a_reduction_merges(%x: tensor<16x16xf32>) -> (tensor<
   }
   return %r#1, %t : tensor<16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// A layer norm's statistics reach the normalization through a reshape
+// ([B, T, 1] -> [B, T]): the reshape is a renaming, copied into the merge
+// (and kept for its other reader), so it no longer keeps the two kernels
+// apart as a path between them.
+// CHECK-LABEL: func.func @producer_behind_a_reshape_merges(
+// CHECK-NEXT: %[[F:.+]]:2 = kiln.fusion multi_output
+// CHECK: kiln.reduce sum
+// CHECK: kiln.reshape
+// CHECK: kiln.mul
+// CHECK: kiln.yield
+// CHECK: %[[S:.+]] = kiln.reshape %[[F]]#0
+// CHECK: return %[[S]], %[[F]]#1
+func.func @producer_behind_a_reshape_merges(%x: tensor<16x16xf32>) -> (tensor<16xf32>, tensor<16x16xf32>) {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x1xf32>) {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x16xf32> -> tensor<16xf32>
+    %t = kiln.reshape %s : tensor<16xf32> -> tensor<16x1xf32>
+    kiln.yield %e, %t : tensor<16x16xf32>, tensor<16x1xf32>
+  }
+  %s = kiln.reshape %r#1 : tensor<16x1xf32> -> tensor<16xf32>
+  %n = kiln.fusion loop(%s, %r#0) : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%a: tensor<16xf32>, %b: tensor<16x16xf32>):
+    %c = kiln.broadcast_in_dim %a, dims = [0] : tensor<16xf32> -> tensor<16x16xf32>
+    %d = kiln.mul %b, %c : tensor<16x16xf32>
+    kiln.yield %d : tensor<16x16xf32>
+  }
+  return %s, %n : tensor<16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// The twin: a computation between them (not a renaming) keeps them apart.
+// CHECK-LABEL: func.func @producer_behind_a_computation_stays(
+// CHECK-NEXT: %[[R:.+]]:2 = kiln.fusion reduction
+// CHECK: kiln.exp %[[R]]#1
+// CHECK: kiln.fusion loop
+func.func @producer_behind_a_computation_stays(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %r:2 = kiln.fusion reduction(%x) : (tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16x16xf32>):
+    %e = kiln.exp %a : tensor<16x16xf32>
+    %s = kiln.reduce sum %e, dims = [1] : tensor<16x16xf32> -> tensor<16xf32>
+    kiln.yield %e, %s : tensor<16x16xf32>, tensor<16xf32>
+  }
+  %s = kiln.exp %r#1 : tensor<16xf32>
+  %n = kiln.fusion loop(%s, %r#0) : (tensor<16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> {
+  ^bb0(%a: tensor<16xf32>, %b: tensor<16x16xf32>):
+    %c = kiln.broadcast_in_dim %a, dims = [0] : tensor<16xf32> -> tensor<16x16xf32>
+    %d = kiln.mul %b, %c : tensor<16x16xf32>
+    kiln.yield %d : tensor<16x16xf32>
+  }
+  return %n : tensor<16x16xf32>
+}

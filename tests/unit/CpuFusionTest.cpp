@@ -431,6 +431,56 @@ func.func @main(%s: tensor<2xi64>, %x: tensor<6x5x40xf32>) -> (tensor<6x5x40xf32
                   /*scale=*/100);
 }
 
+TEST(CpuFusion, LayerNormSavingItsStatisticsIsOneKernel) {
+  // GPT-2's layer norm in a training step, as kiln-fuse-reductions leaves
+  // it: the statistics' fusion returns x - mean and the reciprocal
+  // deviation, which the backward also reads reshaped from [B, T, 1] to
+  // [B, T], and the normalization is a loop fusion reading that reshape.
+  // The reshape had kept the normalization a second kernel re-reading
+  // x - mean; kiln-fuse-siblings copies it into the merge.
+  std::string source = R"mlir(
+func.func @main(%x: tensor<4x8x96xf32>, %w: tensor<96xf32>, %b: tensor<96xf32>) -> (tensor<4x8x96xf32>, tensor<4x8xf32>, tensor<32x96xbf16>) {
+  %st:2 = kiln.fusion reduction(%x) : (tensor<4x8x96xf32>) -> (tensor<4x8x96xf32>, tensor<4x8x1xf32>) {
+  ^bb0(%a: tensor<4x8x96xf32>):
+    %s = kiln.reduce sum %a, dims = [2] : tensor<4x8x96xf32> -> tensor<4x8xf32>
+    %c = kiln.constant dense<96.0> : tensor<4x8xf32>
+    %mean = kiln.div %s, %c : tensor<4x8xf32>
+    %mb = kiln.broadcast_in_dim %mean, dims = [0, 1] : tensor<4x8xf32> -> tensor<4x8x96xf32>
+    %xc = kiln.sub %a, %mb : tensor<4x8x96xf32>
+    %sq = kiln.mul %xc, %xc : tensor<4x8x96xf32>
+    %v = kiln.reduce sum %sq, dims = [2] : tensor<4x8x96xf32> -> tensor<4x8xf32>
+    %v1 = kiln.reshape %v : tensor<4x8xf32> -> tensor<4x8x1xf32>
+    %c1 = kiln.constant dense<96.0> : tensor<4x8x1xf32>
+    %var = kiln.div %v1, %c1 : tensor<4x8x1xf32>
+    %eps = kiln.constant dense<1.0e-5> : tensor<4x8x1xf32>
+    %ve = kiln.add %var, %eps : tensor<4x8x1xf32>
+    %r = kiln.rsqrt %ve : tensor<4x8x1xf32>
+    kiln.yield %xc, %r : tensor<4x8x96xf32>, tensor<4x8x1xf32>
+  }
+  %r2 = kiln.reshape %st#1 : tensor<4x8x1xf32> -> tensor<4x8xf32>
+  %out = kiln.fusion loop(%w, %b, %r2, %st#0) : (tensor<96xf32>, tensor<96xf32>, tensor<4x8xf32>, tensor<4x8x96xf32>) -> tensor<32x96xbf16> {
+  ^bb0(%ww: tensor<96xf32>, %bw: tensor<96xf32>, %rs: tensor<4x8xf32>, %xc: tensor<4x8x96xf32>):
+    %wb = kiln.broadcast_in_dim %ww, dims = [2] : tensor<96xf32> -> tensor<4x8x96xf32>
+    %bb = kiln.broadcast_in_dim %bw, dims = [2] : tensor<96xf32> -> tensor<4x8x96xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1] : tensor<4x8xf32> -> tensor<4x8x96xf32>
+    %n = kiln.mul %xc, %rb : tensor<4x8x96xf32>
+    %y = kiln.mul %n, %wb : tensor<4x8x96xf32>
+    %z = kiln.add %y, %bb : tensor<4x8x96xf32>
+    %zb = kiln.convert %z : tensor<4x8x96xf32> -> tensor<4x8x96xbf16>
+    %zr = kiln.reshape %zb : tensor<4x8x96xbf16> -> tensor<32x96xbf16>
+    kiln.yield %zr : tensor<32x96xbf16>
+  }
+  return %st#0, %r2, %out : tensor<4x8x96xf32>, tensor<4x8xf32>, tensor<32x96xbf16>
+}
+)mlir";
+  expectOneKernel(source,
+                  randomInputs({{DType::f32, {4, 8, 96}},
+                                {DType::f32, {96}},
+                                {DType::f32, {96}}},
+                               9, false),
+                  /*scale=*/300);
+}
+
 /// The kernel func emitted for the (only) fusion in `source`.
 mlir::func::FuncOp emitOnlyFusion(ParsedModule &parsed) {
   mlir::Operation *fusion = onlyFusion(parsed);
