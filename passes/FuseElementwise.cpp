@@ -175,6 +175,20 @@ bool isReadOnlyPadded(Value value, bool throughElementwise) {
   });
 }
 
+/// Whether `consumer` is a fusion whose body arguments bound to `value`
+/// all satisfy `reads`.
+bool fusionReadsOnlyAs(Operation *consumer, Value value,
+                       llvm::function_ref<bool(BlockArgument)> reads) {
+  auto fusion = dyn_cast<FusionOp>(consumer);
+  if (!fusion)
+    return false;
+  for (auto [input, argument] : llvm::zip(
+           fusion.getInputs(), fusion.getBody().front().getArguments()))
+    if (input == value && !reads(argument))
+      return false;
+  return true;
+}
+
 /// Whether `consumer`, a fusion, reads its operand `value` only through
 /// pads and concatenations, reshaped or transposed first or not, and
 /// combined elementwise first or not when `value` is made from fewer bytes
@@ -192,16 +206,10 @@ bool isReadOnlyPadded(Value value, bool throughElementwise) {
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   if (isa<PadOp, ConcatenateOp>(consumer))
     return true;
-  auto fusion = dyn_cast<FusionOp>(consumer);
-  if (!fusion)
-    return false;
   bool widened = isMadeFromFewerBytes(value);
-  Block &body = fusion.getBody().front();
-  for (auto [input, argument] :
-       llvm::zip(fusion.getInputs(), body.getArguments()))
-    if (input == value && !isReadOnlyPadded(argument, widened))
-      return false;
-  return true;
+  return fusionReadsOnlyAs(consumer, value, [&](BlockArgument argument) {
+    return isReadOnlyPadded(argument, widened);
+  });
 }
 
 /// Whether `consumer` reads `value` only as the state of its rng_uniform
@@ -219,14 +227,9 @@ bool readsOnlyAsRngState(Operation *consumer, Value value) {
     return llvm::all_of(value.getUses(), [&](OpOperand &use) {
       return use.getOwner() != consumer || isStateOf(use);
     });
-  auto fusion = dyn_cast<FusionOp>(consumer);
-  if (!fusion)
-    return false;
-  for (auto [input, argument] : llvm::zip(
-           fusion.getInputs(), fusion.getBody().front().getArguments()))
-    if (input == value && !llvm::all_of(argument.getUses(), isStateOf))
-      return false;
-  return true;
+  return fusionReadsOnlyAs(consumer, value, [&](BlockArgument argument) {
+    return llvm::all_of(argument.getUses(), isStateOf);
+  });
 }
 
 /// The decision for fusing `producer` into `consumer` (the group's root).

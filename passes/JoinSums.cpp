@@ -28,7 +28,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
-#include "llvm/ADT/SetVector.h"
+
+#include <optional>
 
 namespace kiln {
 #define GEN_PASS_DEF_JOINSUMSPASS
@@ -85,23 +86,32 @@ Value pieceOf(ReduceOp sum) {
   }
 }
 
-/// The sum of all elements that `leaf` is, when it may be joined.
-ReduceOp joinableSum(Value leaf) {
+/// A leaf that joins: the sum of all elements it is, and its piece.
+struct Joined {
+  ReduceOp sum;
+  Value piece;
+};
+
+/// `leaf` as a Joined, when it may be joined. The piece is found here,
+/// before the rewrite gives it another reader.
+std::optional<Joined> joinableLeaf(Value leaf) {
   if (!leaf.hasOneUse())
-    return {};
+    return std::nullopt;
   Value v = leaf;
   if (auto convert = v.getDefiningOp<ConvertOp>()) {
     if (!isa<FloatType>(TensorBuilder::elementOf(convert.getOperand())) ||
         !convert.getOperand().hasOneUse())
-      return {};
+      return std::nullopt;
     v = convert.getOperand();
   }
   auto sum = v.getDefiningOp<ReduceOp>();
   if (!sum || !isSumOfAll(sum) ||
-      !isa<FloatType>(TensorBuilder::elementOf(sum.getOperand())) ||
-      numElementsOf(pieceOf(sum).getType()) > kMaxPieceElements)
-    return {};
-  return sum;
+      !isa<FloatType>(TensorBuilder::elementOf(sum.getOperand())))
+    return std::nullopt;
+  Value piece = pieceOf(sum);
+  if (numElementsOf(piece.getType()) > kMaxPieceElements)
+    return std::nullopt;
+  return Joined{sum, piece};
 }
 
 /// The tree under `add` (step 1): its adds, root first, and its leaves
@@ -133,16 +143,14 @@ bool joinTree(AddOp root, Pass::Statistic &numLeaves) {
   SmallVector<AddOp> adds;
   SmallVector<Value> leaves;
   collectTree(root, adds, leaves);
-  // Pieces by element type, in the order the tree meets them; each found
-  // once, before the rewrite gives it another reader.
+  // Pieces by element type, in the order the tree meets them.
   llvm::MapVector<Type, SmallVector<Value>> pieces;
   SmallVector<Value> kept;
-  SmallVector<std::pair<ReduceOp, Value>> joined; // a leaf's sum, its piece
+  SmallVector<Joined> joined;
   for (Value leaf : leaves) {
-    if (ReduceOp sum = joinableSum(leaf)) {
-      Value piece = pieceOf(sum);
-      pieces[TensorBuilder::elementOf(piece)].push_back(piece);
-      joined.push_back({sum, piece});
+    if (std::optional<Joined> j = joinableLeaf(leaf)) {
+      pieces[TensorBuilder::elementOf(j->piece)].push_back(j->piece);
+      joined.push_back(*j);
     } else {
       kept.push_back(leaf);
     }

@@ -87,12 +87,12 @@ TEST(CudaCompile, EveryKernelThunkHasAnEntryWithItsSlotsAndTheRange) {
     EXPECT_EQ(entry->second.second, 1) << thunk.kernel.symbol;
     EXPECT_TRUE(thunk.kernel.splittable) << thunk.kernel.symbol;
   }
-  // The CPU backend's thunk list (116 kernels, 39 GEMMs, no copy) and
-  // what the GPU adds: the kernels of reductions split into trees
+  // The CPU backend's thunk list (39 GEMMs, no copy) and what the GPU
+  // adds: the kernels of reductions split into trees
   // (kiln-split-reductions), the global norm's trees joined into one
-  // (kiln-join-sums: 121 -> 107 kernels). The atomic scatter_adds (the token and
-  // position embeddings' gradients) add into the zeros filled for them
-  // alone, with no copy. Runs of independent loop kernels are one launch
+  // (kiln-join-sums: 121 -> 107 kernels). The atomic scatter_adds (the
+  // token and position embeddings' gradients) add into the zeros filled
+  // for them alone, with no copy. Runs of independent loop kernels are one launch
   // each (the AdamW updates, the weights' conversions...).
   EXPECT_EQ(launchesUngrouped, 107);
   EXPECT_EQ(kernels, 71);
