@@ -17,7 +17,8 @@
 // its f32 result: rounding a term of an f32 sum to 16 bits saves no stored
 // bytes once kiln-fuse-gemm-epilogue folds the add into the GEMM, and
 // loses precision (the loss's lm_head weight gradient, summed over its
-// chunks).
+// chunks; attention's key and value gradients, summed over chunks of
+// queries, each padded to every key).
 #include "passes/Passes.h"
 
 #include "passes/FusionUtils.h"
@@ -94,21 +95,28 @@ void carryRoundedThroughBarriers(
 /// Whether `dot`'s one reader that computes adds it to another f32 value
 /// of its type that is stored anyway (not a broadcast, a widening or a
 /// constant, which the add's loop reads from fewer bytes), into a sum
-/// stored anyway: the sum kiln-fuse-gemm-epilogue folds into a GEMM.
-/// Barriers may also read the product (the first chunk's term, tied so the
-/// next chunk waits for it).
+/// stored anyway: the sum kiln-fuse-gemm-epilogue folds into a GEMM,
+/// directly or padded along its rows (productPaddedAlongRows). Barriers
+/// may also read the product (the first chunk's term, tied so the next
+/// chunk waits for it).
 bool isAddedToStoredSum(DotGeneralOp dot) {
-  Value result = dot.getResult();
-  AddOp add;
-  for (OpOperand &use : result.getUses()) {
+  Value term = dot.getResult();
+  Operation *reader = nullptr;
+  for (OpOperand &use : term.getUses()) {
     if (isa<OptimizationBarrierOp>(use.getOwner()))
       continue;
-    auto reader = dyn_cast<AddOp>(use.getOwner());
-    if (!reader || add)
+    if (reader)
       return false;
-    add = reader;
+    reader = use.getOwner();
   }
-  return add && gemmAccumulatorOf(add, result);
+  // A product padded along its rows is added into blocks of the sum's.
+  if (auto pad = dyn_cast_or_null<PadOp>(reader);
+      pad && pad->hasOneUse() && productPaddedAlongRows(pad.getResult())) {
+    term = pad.getResult();
+    reader = *pad->getUsers().begin();
+  }
+  auto add = dyn_cast_or_null<AddOp>(reader);
+  return add && gemmAccumulatorOf(add, term);
 }
 
 /// Ops that only move or regroup elements, so a convert commutes with them:

@@ -4,7 +4,11 @@
 // product (beta = 1: cuBLASLt's C, oneDNN's sum post-op, BLAS's beta). The
 // sum is then never stored apart from the product: the loss's lm_head
 // weight gradient, summed over its chunks, is one GEMM per chunk adding
-// into the running f32 sum instead of a GEMM and an add kernel.
+// into the running f32 sum instead of a GEMM and an add kernel. A product
+// padded with zeros along its rows before the add (productPaddedAlongRows:
+// attention's key and value gradients of a chunk of queries, padded to
+// every key) adds into those rows of the sum alone (the GEMM's C viewed as
+// blocks of the sum's rows); the rest of the sum is the accumulator's.
 //
 // A fusion computes what its body computes (docs/IR.md §4): the product is
 // rounded once to f32, then added and rounded again, as the GEMM library's
@@ -40,19 +44,27 @@ bool isF32Gemm(DotGeneralOp dot) {
 
 struct Epilogue {
   DotGeneralOp product;
+  /// The kiln.pad that places the product in blocks of the sum's rows, or
+  /// null when the product is added as it is.
+  PadOp pad;
   Value accumulator;
 };
 
-/// `add` as a product plus an accumulator: an f32 GEMM only the add reads,
-/// and an accumulator gemmAccumulatorOf accepts (a sum stored anyway, of a
-/// value stored anyway: else a loop reads them from fewer bytes).
+/// `add` as a product (perhaps padded along its rows: attention's key and
+/// value gradients of a chunk of queries, padded to every key) plus an
+/// accumulator: an f32 GEMM only the add (or its pad) reads, and an
+/// accumulator gemmAccumulatorOf accepts (a sum stored anyway, of a value
+/// stored anyway: else a loop reads them from fewer bytes).
 std::optional<Epilogue> epilogueOf(AddOp add) {
   for (unsigned i = 0; i < 2; ++i) {
-    auto dot = add->getOperand(i).getDefiningOp<DotGeneralOp>();
-    if (!dot || !dot->hasOneUse() || !isF32Gemm(dot))
+    Value term = add->getOperand(i);
+    DotGeneralOp dot = productPaddedAlongRows(term);
+    auto pad = term.getDefiningOp<PadOp>();
+    if (!dot || !dot->hasOneUse() || !isF32Gemm(dot) ||
+        (pad && !pad->hasOneUse()))
       continue;
-    if (Value accumulator = gemmAccumulatorOf(add, dot.getResult()))
-      return Epilogue{dot, accumulator};
+    if (Value accumulator = gemmAccumulatorOf(add, term))
+      return Epilogue{dot, pad, accumulator};
   }
   return std::nullopt;
 }
@@ -71,16 +83,20 @@ struct FuseGemmEpiloguePass
       std::optional<Epilogue> epilogue = epilogueOf(add);
       if (!epilogue)
         continue;
-      // The product's only reader is the add, so the pair has no outside
-      // path between them and outlining it cannot make a cycle.
-      FusionOp fusion =
-          outlineFusion({epilogue->product, add}, {}, FusionKind::gemm);
-      // The body's add reads the product first, then the accumulator: the
-      // order every backend's lowering expects (IEEE addition commutes).
+      // The product's only reader is the add (or its pad, whose only
+      // reader is the add), so the group has no outside path between its
+      // members and outlining it cannot make a cycle.
+      SmallVector<Operation *> members = {epilogue->product, add};
+      if (epilogue->pad)
+        members.push_back(epilogue->pad);
+      FusionOp fusion = outlineFusion(members, {}, FusionKind::gemm);
+      // The body's add reads the (padded) product first, then the
+      // accumulator: the order every backend's lowering expects (IEEE
+      // addition commutes).
       auto inner = cast<AddOp>(
           fusion.getBody().front().getTerminator()->getOperand(0)
               .getDefiningOp());
-      if (!inner.getLhs().getDefiningOp<DotGeneralOp>()) {
+      if (!productPaddedAlongRows(inner.getLhs())) {
         Value lhs = inner.getLhs();
         inner.getLhsMutable().assign(inner.getRhs());
         inner.getRhsMutable().assign(lhs);

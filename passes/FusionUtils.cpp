@@ -72,11 +72,38 @@ bool isSumStoredAnyway(Value sum) {
     // that sum is (a chain a loop ends is summed by the loop instead).
     if (auto add = dyn_cast<AddOp>(user))
       for (Value operand : add->getOperands())
-        if (operand != sum && operand.getDefiningOp<DotGeneralOp>() &&
+        if (operand != sum && productPaddedAlongRows(operand) &&
             isSumStoredAnyway(add.getResult()))
           return true;
   }
   return false;
+}
+
+DotGeneralOp productPaddedAlongRows(Value value) {
+  auto pad = value.getDefiningOp<PadOp>();
+  if (!pad)
+    return value.getDefiningOp<DotGeneralOp>();
+  auto dot = pad.getOperand().getDefiningOp<DotGeneralOp>();
+  ElementsAttr zero;
+  if (!dot || !matchPattern(pad.getPaddingValue(), m_Constant(&zero)) ||
+      !zero.isSplat() || !isa<FloatType>(zero.getElementType()) ||
+      !zero.getSplatValue<APFloat>().isZero())
+    return DotGeneralOp();
+  // One free dim on each side: the result is [batch..., M, N].
+  int64_t rank = cast<RankedTensorType>(dot.getType()).getRank();
+  int64_t batch = dot.getLhsBatchingDimensions().size();
+  int64_t lhsRank = cast<RankedTensorType>(dot.getLhs().getType()).getRank();
+  int64_t rhsRank = cast<RankedTensorType>(dot.getRhs().getType()).getRank();
+  int64_t contracted = dot.getLhsContractingDimensions().size();
+  if (rank != batch + 2 || lhsRank != batch + contracted + 1 ||
+      rhsRank != batch + contracted + 1)
+    return DotGeneralOp();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t low = pad.getEdgePaddingLow()[d], high = pad.getEdgePaddingHigh()[d];
+    if (low < 0 || high < 0 || (d != rank - 2 && (low || high)))
+      return DotGeneralOp();
+  }
+  return dot;
 }
 
 Value gemmAccumulatorOf(AddOp add, Value term) {

@@ -42,6 +42,14 @@ bool isMadeFromFewerBytes(mlir::Value value);
 /// the chain from the products' 16-bit bytes) costs more as a stored f32.
 bool isSumStoredAnyway(mlir::Value sum);
 
+/// The product `value` is: a dot_general's result, or one placed in a
+/// larger tensor of zeros by a kiln.pad of its matrices' rows alone (the
+/// product [batch..., M, N] with one M and one N dim, padded in dim M
+/// only, with a zero padding value), which a GEMM adds into blocks of the
+/// padded sum's rows (runtime::GemmThunk's cView: attention's key and
+/// value gradients summed over chunks of queries). Null otherwise.
+DotGeneralOp productPaddedAlongRows(mlir::Value value);
+
 /// The other operand of `add` when add(term, it) is an f32 sum worth
 /// adding in the GEMM that makes `term`: of term's type, stored anyway
 /// (not isMadeFromFewerBytes), into a sum stored anyway

@@ -359,15 +359,17 @@ absl::Status CpuProgram::runThunks() {
       auto *b = static_cast<const char *>(slotPointer(g.b)) + g.bByteOffset();
       auto *c = static_cast<char *>(slotPointer(g.c));
       // The libraries add into C itself: an accumulator in a slot of its
-      // own is copied there first (the plan shares one when it can).
+      // own is copied there first (the plan shares one when it can), with
+      // what lies outside a viewed C's matrices.
       if (g.accumulates() && slotPointer(g.accumulator) != c)
-        std::memmove(c, slotPointer(g.accumulator), g.batch * g.m * g.n * out);
+        std::memmove(c, slotPointer(g.accumulator), g.cElements() * out);
       for (int64_t batch = 0; batch < g.batch; ++batch) {
         absl::Status s = gemm(
             options_.gemm, g.input, g.output, g.transA, g.transB, g.m, g.n,
             g.k, a + batch * g.aBatchStride() * in, g.transA ? g.m : g.k,
             b + batch * g.bBatchStride() * in, g.transB ? g.k : g.n,
-            c + batch * g.m * g.n * out, g.n, g.accumulates());
+            c + g.cByteOffset() + batch * g.cBatchStride() * out, g.n,
+            g.accumulates());
         if (!s.ok())
           return s;
       }

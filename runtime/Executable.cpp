@@ -155,7 +155,8 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u8(static_cast<uint8_t>(t.gemm.output));
     w.u32(t.gemm.accumulator);
     for (int64_t v : {t.gemm.aView.offset, t.gemm.aView.batchStride,
-                      t.gemm.bView.offset, t.gemm.bView.batchStride})
+                      t.gemm.bView.offset, t.gemm.bView.batchStride,
+                      t.gemm.cView.offset, t.gemm.cView.batchStride})
       w.i64(v);
     break;
   case Thunk::Kind::copy:
@@ -217,16 +218,18 @@ bool readThunk(Reader &r, Thunk &t) {
         !r.boolean(t.gemm.transB) || !r.u8(input) || !r.u8(output) ||
         !r.u32(t.gemm.accumulator) || !r.i64(t.gemm.aView.offset) ||
         !r.i64(t.gemm.aView.batchStride) || !r.i64(t.gemm.bView.offset) ||
-        !r.i64(t.gemm.bView.batchStride) ||
+        !r.i64(t.gemm.bView.batchStride) || !r.i64(t.gemm.cView.offset) ||
+        !r.i64(t.gemm.cView.batchStride) ||
         input > static_cast<uint8_t>(GemmType::f16) ||
         output > static_cast<uint8_t>(GemmType::f16))
       return false;
     t.gemm.input = static_cast<GemmType>(input);
     t.gemm.output = static_cast<GemmType>(output);
     // f32 inputs make f32 results; 16-bit inputs f32 or their own type.
-    // An accumulator is added in f32 only.
+    // An accumulator is added in f32 only; C is viewed only where one is.
     return (t.gemm.output == GemmType::f32 || t.gemm.output == t.gemm.input) &&
-           (!t.gemm.accumulates() || t.gemm.output == GemmType::f32);
+           (!t.gemm.accumulates() || t.gemm.output == GemmType::f32) &&
+           (t.gemm.cView.packed() || t.gemm.accumulates());
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
@@ -568,12 +571,27 @@ absl::Status validateExecutable(const Executable &e) {
                  !__builtin_mul_overflow(total, bytes, &total) &&
                  plan.slots[s].bytes >= total;
         };
+        // A viewed C (only with an accumulator: it defines the rest) has
+        // matrices that do not overlap (each is written), and its slots
+        // hold every batch's stride (copied whole).
+        auto cFits = [&](uint32_t s, uint64_t bytes) {
+          if (g.cView.packed())
+            return need(s, g.m, g.n, bytes);
+          uint64_t total = 0;
+          return g.accumulates() && need(s, g.m, g.n, bytes, g.cView) &&
+                 g.cView.batchStride >= g.m * g.n + g.cView.offset &&
+                 !__builtin_mul_overflow(uint64_t(g.batch),
+                                         uint64_t(g.cView.batchStride),
+                                         &total) &&
+                 !__builtin_mul_overflow(total, bytes, &total) &&
+                 plan.slots[s].bytes >= total;
+        };
         uint64_t in = gemmTypeBytes(g.input);
         ok = need(g.a, g.m, g.k, in, g.aView) &&
              need(g.b, g.k, g.n, in, g.bView) &&
-             need(g.c, g.m, g.n, gemmTypeBytes(g.output)) &&
+             cFits(g.c, gemmTypeBytes(g.output)) &&
              (!g.accumulates() ||
-              (slotOk(g.accumulator) && need(g.accumulator, g.m, g.n, 4)));
+              (slotOk(g.accumulator) && cFits(g.accumulator, 4)));
       }
       break;
     case Thunk::Kind::copy:

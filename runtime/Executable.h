@@ -102,25 +102,39 @@ struct GemmOperandView {
 
 /// C[b] = op(A[b]) * op(B[b]) (+ ACC[b]), row-major, for b < batch: A[b]
 /// is the m*k (k*m with transA) matrix aView places, B[b] the k*n (n*k)
-/// one bView places, C[b] starts at b*m*n. A and B are of `input`, C of
-/// `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16 (the sum
-/// rounded once).
+/// one bView places, C[b] the m*n one cView places. A and B are of
+/// `input`, C of `output`: f32 → f32, bf16 → f32 or bf16, f16 → f32 or f16
+/// (the sum rounded once).
 struct GemmThunk {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false;
   GemmType input = GemmType::f32, output = GemmType::f32;
   GemmOperandView aView, bView;
-  /// Elements from one A (B) matrix to the next.
+  /// Where C's matrices lie in C's slot and in the accumulator's, which
+  /// then hold batch * cBatchStride() elements each: a product added into
+  /// a block of rows of a larger sum (a `kiln.fusion gemm` whose product
+  /// is padded with zeros along its rows, docs/IR.md §4). Elements outside
+  /// the matrices are the accumulator's, copied when C is not its slot.
+  /// Only an accumulating thunk has one.
+  GemmOperandView cView;
+  /// Elements from one A (B, C) matrix to the next.
   int64_t aBatchStride() const {
     return aView.batchStride ? aView.batchStride : m * k;
   }
   int64_t bBatchStride() const {
     return bView.batchStride ? bView.batchStride : k * n;
   }
+  int64_t cBatchStride() const {
+    return cView.batchStride ? cView.batchStride : m * n;
+  }
+  /// The elements of C's slot the thunk defines (and of the accumulator's
+  /// it reads): every matrix, and between them what cView leaves out.
+  int64_t cElements() const { return batch * cBatchStride(); }
   /// Bytes from the start of A's (B's) slot to its first matrix.
   uint64_t aByteOffset() const { return aView.offset * gemmTypeBytes(input); }
   uint64_t bByteOffset() const { return bView.offset * gemmTypeBytes(input); }
+  uint64_t cByteOffset() const { return cView.offset * gemmTypeBytes(output); }
   /// kNoSlot, or an f32 buffer shaped like C added to the product as the
   /// library stores it (beta = 1: a `kiln.fusion gemm`'s add, docs/IR.md
   /// §4). It may be C's own slot: each element of C reads only the same
@@ -183,6 +197,14 @@ std::string_view deviceName(Device device);
 /// Threads per block of a splittable kernel launched on cuda.
 inline constexpr int kCudaBlockSize = 256;
 
+/// Whether slots `a` and `b` of `plan` are one buffer: the same slot, or
+/// arena slots the planner gave the same bytes (an in-place result).
+inline bool sameBuffer(const BufferPlan &plan, uint32_t a, uint32_t b) {
+  const BufferSlot &x = plan.slots[a], &y = plan.slots[b];
+  return a == b || (x.kind == BufferSlot::Kind::arena &&
+                    y.kind == BufferSlot::Kind::arena && x.offset == y.offset);
+}
+
 struct Executable {
   Device device = Device::cpu;
   std::string compilerVersion;
@@ -200,7 +222,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 10;
+inline constexpr uint32_t kExecutableFormatVersion = 11;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

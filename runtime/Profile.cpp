@@ -216,6 +216,10 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     e.bytes = in * g.batch * g.k * (g.m + g.n) +
               products * gemmTypeBytes(g.output) +
               (g.accumulates() ? products * 4 : 0);
+    // A viewed C's accumulator in a slot of its own is copied first.
+    if (!g.cView.packed() &&
+        !sameBuffer(executable.plan, g.accumulator, g.c))
+      e.bytes += 2 * uint64_t(g.cElements()) * 4;
     e.flops = 2.0 * g.batch * g.m * g.n * g.k;
     e.sixteenBit = g.input != GemmType::f32;
     break;

@@ -128,8 +128,12 @@ private:
   absl::Status lowerOp(Operation *op);
   /// Emits the fill kernels of deferred splat constants `op` reads.
   absl::Status materializeFills(Operation *op);
+  /// A GEMM thunk for `op`; with an accumulator, C may be viewed as blocks
+  /// of the rows of a larger sum of `cBytes` (GemmEpilogue).
   absl::Status lowerDot(DotGeneralOp op,
-                        uint32_t accumulator = runtime::kNoSlot);
+                        uint32_t accumulator = runtime::kNoSlot,
+                        runtime::GemmOperandView cView = {},
+                        uint64_t cBytes = 0);
   /// Whether every reader of `v` (a slice's result) is a GEMM that can read
   /// it in place (gemmViewOfSlice), directly or in a fusion lowered op by op.
   bool onlyGemmsRead(Value v, SliceOp slice);
@@ -333,8 +337,9 @@ void FunctionLowering::bindArgument(BlockArgument arg, Value input) {
     gemmViews_[arg] = view->second;
 }
 
-absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
-                                        uint32_t accumulator) {
+absl::Status FunctionLowering::lowerDot(DotGeneralOp op, uint32_t accumulator,
+                                        runtime::GemmOperandView cView,
+                                        uint64_t cBytes) {
   GemmShape shape = gemmShapeOf(op);
   runtime::GemmThunk g;
   g.batch = shape.batch, g.m = shape.m, g.n = shape.n, g.k = shape.k;
@@ -356,8 +361,10 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
     return !a.ok() ? a.status() : b.status();
   g.a = *a;
   g.b = *b;
-  g.c = slotOf_[op.getResult()] = arenaSlot(bytesOf(op.getResult()), op);
+  g.c = slotOf_[op.getResult()] =
+      arenaSlot(cView.packed() ? bytesOf(op.getResult()) : cBytes, op);
   g.accumulator = accumulator;
+  g.cView = cView;
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::gemm;
   thunk.gemm = g;
@@ -367,31 +374,31 @@ absl::Status FunctionLowering::lowerDot(DotGeneralOp op,
 }
 
 absl::Status FunctionLowering::lowerGemmFusion(FusionOp fusion) {
-  // kiln-fuse-gemm-epilogue's form: yield(add(dot_general, accumulator)),
-  // one GEMM thunk that adds the accumulator as it stores (docs/IR.md §4).
-  Block &body = fusion.getBody().front();
-  auto add = fusion->getNumResults() == 1
-                 ? body.getTerminator()->getOperand(0).getDefiningOp<AddOp>()
-                 : AddOp();
-  auto dot = add ? add.getLhs().getDefiningOp<DotGeneralOp>() : DotGeneralOp();
-  if (!dot || !dot->hasOneUse() || !isLibraryGemm(dot) ||
-      !detail::elementOf(add.getResult()).isF32() ||
-      !detail::elementOf(dot.getResult()).isF32())
+  // kiln-fuse-gemm-epilogue's form: one GEMM thunk that adds the
+  // accumulator as it stores (docs/IR.md §4).
+  std::optional<GemmEpilogue> e = gemmEpilogueOf(fusion);
+  if (!e)
     return absl::InvalidArgumentError(
-        "a kiln.fusion gemm must yield kiln.add(dot_general, accumulator) "
-        "with an f32 result of f32, bf16 or f16 operands");
+        "a kiln.fusion gemm must yield kiln.add(dot_general (its rows perhaps "
+        "padded), accumulator) in f32, of f32, bf16 or f16 operands");
+  Block &body = fusion.getBody().front();
   for (auto [arg, input] : llvm::zip(body.getArguments(), fusion.getInputs()))
     bindArgument(arg, input);
+  // The pad and its zero are the GEMM's view of C, not kernels.
+  Operation *zero = e->pad ? e->pad.getPaddingValue().getDefiningOp() : nullptr;
+  const Operation *gemm[] = {e->add, e->dot, e->pad, zero};
   for (Operation &inner : body.without_terminator())
-    if (&inner != add && &inner != dot)
+    if (!llvm::is_contained(gemm, &inner))
       if (absl::Status s = lowerOp(&inner); !s.ok())
         return s;
-  if (absl::Status s = materializeFills(add); !s.ok())
+  if (absl::Status s = materializeFills(e->add); !s.ok())
     return s;
-  if (absl::Status s = lowerDot(dot, slotOf_.lookup(add.getRhs())); !s.ok())
+  if (absl::Status s = lowerDot(e->dot, slotOf_.lookup(e->add.getRhs()),
+                                e->cView, bytesOf(e->add.getResult()));
+      !s.ok())
     return s;
-  slotOf_[fusion.getResult(0)] = slotOf_[add.getResult()] =
-      slotOf_.lookup(dot.getResult());
+  slotOf_[fusion.getResult(0)] = slotOf_[e->add.getResult()] =
+      slotOf_.lookup(e->dot.getResult());
   return absl::OkStatus();
 }
 

@@ -1,6 +1,8 @@
 // dot_general's dimension numbers → the GEMM library's view (GemmShape.h).
 #include "compiler/cpu/GemmShape.h"
 
+#include "passes/FusionUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 namespace kiln::compiler::cpu {
@@ -132,6 +134,28 @@ std::optional<runtime::GemmOperandView> gemmViewOfSlice(SliceOp slice,
     return std::nullopt;
   view.batchStride = source[cut] * run;
   return view;
+}
+
+std::optional<GemmEpilogue> gemmEpilogueOf(FusionOp fusion) {
+  mlir::Block &body = fusion.getBody().front();
+  auto add = fusion->getNumResults() == 1
+                 ? body.getTerminator()->getOperand(0).getDefiningOp<AddOp>()
+                 : AddOp();
+  DotGeneralOp dot = add ? productPaddedAlongRows(add.getLhs()) : DotGeneralOp();
+  if (!dot || !dot->hasOneUse() || !isLibraryGemm(dot) ||
+      !mlir::cast<mlir::ShapedType>(add.getType()).getElementType().isF32() ||
+      !mlir::cast<mlir::ShapedType>(dot.getType()).getElementType().isF32())
+    return std::nullopt;
+  GemmEpilogue e{dot, add, add.getLhs().getDefiningOp<PadOp>(), {}};
+  if (e.pad) {
+    // [batch..., M, N] padded in dim M: rows `low` on of each padded matrix.
+    ArrayRef<int64_t> padded =
+        mlir::cast<mlir::ShapedType>(e.pad.getType()).getShape();
+    int64_t rows = padded.size() - 2, n = padded.back();
+    e.cView.offset = e.pad.getEdgePaddingLow()[rows] * n;
+    e.cView.batchStride = padded[rows] * n;
+  }
+  return e;
 }
 
 } // namespace kiln::compiler::cpu

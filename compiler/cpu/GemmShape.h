@@ -51,6 +51,23 @@ bool readsOperandAsItLies(DotGeneralOp dot, unsigned operandNumber);
 std::optional<runtime::GemmOperandView> gemmViewOfSlice(SliceOp slice,
                                                         int64_t batchDims);
 
+/// A `kiln.fusion gemm` (kiln-fuse-gemm-epilogue): yield(add(product,
+/// accumulator)), one GEMM adding the accumulator as it stores; the
+/// product may be padded along its rows first (productPaddedAlongRows),
+/// and C is then `cView`: each product matrix a block of the padded
+/// sum's rows (offset: the rows padded before it; batch stride: the
+/// padded matrix).
+struct GemmEpilogue {
+  DotGeneralOp dot;
+  AddOp add;
+  PadOp pad; // null when the product is added as it is
+  runtime::GemmOperandView cView;
+};
+
+/// `fusion`'s GEMM and epilogue; none when it is not of that form with f32
+/// sums and a library GEMM.
+std::optional<GemmEpilogue> gemmEpilogueOf(FusionOp fusion);
+
 } // namespace kiln::compiler::cpu
 
 #endif // KILN_COMPILER_CPU_GEMMSHAPE_H

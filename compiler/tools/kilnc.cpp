@@ -314,13 +314,18 @@ std::string thunksText(const runtime::Executable &exe) {
                     std::string(runtime::gemmTypeName(g.output)).c_str(),
                     g.accumulates() ? " +=" : "");
       text += line;
-      // An operand read in place from a larger buffer (a slice).
+      // An operand read in place from a larger buffer (a slice), or a
+      // product added into blocks of a larger sum's rows.
       const std::pair<const char *, runtime::GemmOperandView> views[] = {
-          {"A", g.aView}, {"B", g.bView}};
+          {"A", g.aView}, {"B", g.bView}, {"C", g.cView}};
       for (const auto &[name, view] : views)
         if (!view.packed())
           absl::StrAppend(&text, " ", name, "@", view.offset, "/",
                           view.batchStride);
+      // An accumulator the plan did not give C's bytes is copied first.
+      if (g.accumulates() && !g.cView.packed() &&
+          !runtime::sameBuffer(exe.plan, g.accumulator, g.c))
+        text += " (accumulator copied)";
       text += "\n";
       break;
     }

@@ -93,7 +93,7 @@ std::string CudaGemm::describe() const {
                                          " into ", std::string(gemmTypeName(thunk_.output))),
                       thunk_.accumulates() ? ", accumulating" : "",
                       viewText("A", thunk_.aView), viewText("B", thunk_.bView),
-                      ")");
+                      viewText("C", thunk_.cView), ")");
 }
 
 absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
@@ -189,9 +189,11 @@ absl::Status CudaGemm::plan(bool allowTf32) {
                                   g.transA ? k : m, g.aBatchStride());
       !s.ok())
     return s;
-  // C and D = kiln's C: m×n row-major, f32 or the inputs' 16-bit type.
+  // C and D = kiln's C: m×n row-major, f32 or the inputs' 16-bit type,
+  // each a block of rows of a larger matrix when viewed.
   cudaDataType output = dataType(g.output);
-  if (absl::Status s = makeLayout(layoutC_, output, n, m, m * n); !s.ok())
+  if (absl::Status s = makeLayout(layoutC_, output, n, m, g.cBatchStride());
+      !s.ok())
     return s;
   return chooseAlgorithm();
 }
@@ -210,10 +212,12 @@ absl::Status CudaGemm::chooseAlgorithm() {
   uint64_t in = gemmTypeBytes(g.input);
   uint32_t alignA = alignmentOf(operands_.b, g.batch, g.bBatchStride() * in);
   uint32_t alignB = alignmentOf(operands_.a, g.batch, g.aBatchStride() * in);
-  uint64_t cBatchBytes = uint64_t(g.m) * g.n * gemmTypeBytes(g.output);
-  uint32_t alignD = alignmentOf(operands_.c, g.batch, cBatchBytes);
+  uint64_t cBatchBytes = uint64_t(g.cBatchStride()) * gemmTypeBytes(g.output);
+  uint32_t alignD =
+      alignmentOf(operands_.c + g.cByteOffset(), g.batch, cBatchBytes);
+  // A viewed C is D itself (enqueue copies the accumulator there first).
   uint32_t alignC =
-      operands_.accumulator
+      operands_.accumulator && g.cView.packed()
           ? alignmentOf(operands_.accumulator, g.batch, cBatchBytes)
           : alignD;
   struct Setting {
@@ -274,7 +278,7 @@ absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
   case Mode::zeroFill:
   case Mode::copyAccumulator: {
     // k = 0: C is 0, or the accumulator (nothing to do when it is C).
-    size_t bytes = size_t(g.batch) * g.m * g.n * gemmTypeBytes(g.output);
+    size_t bytes = size_t(g.cElements()) * gemmTypeBytes(g.output);
     bool fill = mode_ == Mode::zeroFill;
     if (!fill && operands_.accumulator == operands_.c)
       return absl::OkStatus();
@@ -292,11 +296,26 @@ absl::Status CudaGemm::enqueue(const CudaDriver &driver, CUstream stream,
     break;
   }
   CUdeviceptr c = operands_.accumulator ? operands_.accumulator : operands_.c;
+  CUdeviceptr d = operands_.c;
+  // A viewed C adds the product into blocks of D's rows; D's other
+  // elements are the accumulator's, so D starts as its copy.
+  if (!g.cView.packed()) {
+    if (operands_.accumulator != operands_.c)
+      if (absl::Status s = driver.check(
+              driver.memcpyDtoDAsync(
+                  operands_.c, operands_.accumulator,
+                  size_t(g.cElements()) * gemmTypeBytes(g.output), stream),
+              "cuMemcpyDtoDAsync");
+          !s.ok())
+        return absl::Status(s.code(),
+                            absl::StrCat(describe(), ": ", s.message()));
+    c = d = operands_.c + g.cByteOffset();
+  }
   cublasStatus_t s = library_->matmul(
       handle_, desc_, &alpha_, reinterpret_cast<const void *>(operands_.b),
       layoutA_, reinterpret_cast<const void *>(operands_.a), layoutB_, &beta_,
       reinterpret_cast<const void *>(c), layoutC_,
-      reinterpret_cast<void *>(operands_.c), layoutC_, &algo_,
+      reinterpret_cast<void *>(d), layoutC_, &algo_,
       reinterpret_cast<void *>(workspace), workspaceBytes, stream);
   if (s != CUBLAS_STATUS_SUCCESS)
     return failure("cublasLtMatmul", s);

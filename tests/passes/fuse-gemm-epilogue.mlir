@@ -153,3 +153,57 @@ func.func @widened_neighbour(%x: tensor<8x4xf32>, %w: tensor<4x6xf32>, %h: tenso
   %s = kiln.add %p, %r : tensor<8x6xf32>
   return %s : tensor<8x6xf32>
 }
+
+// -----
+
+// A product padded with zeros along its rows (attention's key gradient of a
+// chunk of queries, padded to every key) adds into those rows of a stored
+// sum: the pad joins the fusion, which the backends run as one GEMM whose C
+// is a view of the sum's rows. kiln-autocast keeps its f32 result.
+// CHECK-LABEL: func.func @padded_rows(
+// CHECK-SAME: %[[ACC:[^:]+]]: tensor<2x8x4xf32>
+// CHECK: %[[S:.+]] = kiln.fusion gemm(%{{.*}}, %{{.*}}, %[[ACC]])
+// CHECK: %[[P:.+]] = kiln.dot_general {{.*}} -> tensor<2x3x4xf32>
+// CHECK: %[[Z:.+]] = kiln.pad %[[P]], %{{.*}}, low = [0, 1, 0], high = [0, 4, 0]
+// CHECK-NEXT: %[[R:.+]] = kiln.add %[[Z]], %{{.*}} : tensor<2x8x4xf32>
+// CHECK-NEXT: kiln.yield %[[R]]
+// CHECK: return %[[S]]
+// OFF-LABEL: func.func @padded_rows(
+// OFF-NOT: kiln.fusion gemm
+// AUTO-LABEL: func.func @padded_rows(
+// AUTO: kiln.dot_general {{.*}} -> tensor<2x3x4xf32>
+// AUTO-NEXT: kiln.constant
+// AUTO-NEXT: kiln.pad
+// AUTOOFF-LABEL: func.func @padded_rows(
+// AUTOOFF: kiln.dot_general {{.*}} -> tensor<2x3x4xbf16>
+func.func @padded_rows(%g: tensor<2x5x3xf32>, %q: tensor<2x5x4xf32>, %acc: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %p = kiln.dot_general %g, %q, batch = [0] x [0], contract = [1] x [1] : tensor<2x5x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>
+  %z = kiln.pad %p, %zero, low = [0, 1, 0], high = [0, 4, 0] : tensor<2x3x4xf32>, tensor<f32> -> tensor<2x8x4xf32>
+  %s = kiln.add %acc, %z : tensor<2x8x4xf32>
+  return %s : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Its negative twins: padded along the columns (no block of rows), with a
+// padding value that is not zero, or padded in a batch dim; each keeps its
+// pad and add, and kiln-autocast rounds the product.
+// CHECK-LABEL: func.func @padded_otherwise(
+// CHECK-NOT: kiln.fusion gemm
+// AUTO-LABEL: func.func @padded_otherwise(
+// AUTO-COUNT-3: kiln.dot_general {{.*}}xbf16>
+func.func @padded_otherwise(%g: tensor<2x5x3xf32>, %q: tensor<2x5x4xf32>, %acc: tensor<2x3x8xf32>, %acc2: tensor<2x8x4xf32>, %acc3: tensor<3x3x4xf32>) -> (tensor<2x3x8xf32>, tensor<2x8x4xf32>, tensor<3x3x4xf32>) {
+  %p = kiln.dot_general %g, %q, batch = [0] x [0], contract = [1] x [1] : tensor<2x5x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>
+  %z = kiln.pad %p, %zero, low = [0, 0, 0], high = [0, 0, 4] : tensor<2x3x4xf32>, tensor<f32> -> tensor<2x3x8xf32>
+  %s = kiln.add %acc, %z : tensor<2x3x8xf32>
+  %p2 = kiln.dot_general %g, %q, batch = [0] x [0], contract = [1] x [1] : tensor<2x5x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %one = kiln.constant dense<1.000000e+00> : tensor<f32>
+  %z2 = kiln.pad %p2, %one, low = [0, 0, 0], high = [0, 5, 0] : tensor<2x3x4xf32>, tensor<f32> -> tensor<2x8x4xf32>
+  %s2 = kiln.add %acc2, %z2 : tensor<2x8x4xf32>
+  %p3 = kiln.dot_general %g, %q, batch = [0] x [0], contract = [1] x [1] : tensor<2x5x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %z3 = kiln.pad %p3, %zero, low = [0, 0, 0], high = [1, 0, 0] : tensor<2x3x4xf32>, tensor<f32> -> tensor<3x3x4xf32>
+  %s3 = kiln.add %acc3, %z3 : tensor<3x3x4xf32>
+  return %s, %s2, %s3 : tensor<2x3x8xf32>, tensor<2x8x4xf32>, tensor<3x3x4xf32>
+}

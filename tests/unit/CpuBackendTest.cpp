@@ -314,11 +314,12 @@ std::string accumulateModule(const std::string &lhs, const std::string &rhs,
 }
 
 /// Programs whose executable (through a serialization round trip) holds
-/// one GEMM thunk that accumulates and no kernel for its add; with
-/// `inPlace`, C written over the accumulator's bytes.
+/// one GEMM thunk that accumulates (into a viewed C with `viewedC`) and no
+/// kernel for its add or pad; with `inPlace`, C written over the
+/// accumulator's bytes.
 ProgramFactory accumulatingGemmPrograms(runtime::GemmLibrary library,
-                                        bool inPlace) {
-  return [library, inPlace](mlir::ModuleOp module)
+                                        bool inPlace, bool viewedC = false) {
+  return [library, inPlace, viewedC](mlir::ModuleOp module)
              -> absl::StatusOr<std::unique_ptr<runtime::Program>> {
     absl::StatusOr<runtime::Executable> exe = compileRoundTripped(module);
     if (!exe.ok())
@@ -326,12 +327,15 @@ ProgramFactory accumulatingGemmPrograms(runtime::GemmLibrary library,
     int accumulating = 0, adds = 0;
     for (const runtime::Thunk &t : exe->thunks) {
       if (t.kind == runtime::Thunk::Kind::kernel &&
-          t.kernel.label.find("add") != std::string::npos &&
-          t.kernel.label.find("dot_general") == std::string::npos)
+          (t.kernel.label.find("pad") != std::string::npos ||
+           (t.kernel.label.find("add") != std::string::npos &&
+            t.kernel.label.find("dot_general") == std::string::npos)))
         ++adds;
       if (t.kind != runtime::Thunk::Kind::gemm || !t.gemm.accumulates())
         continue;
       ++accumulating;
+      if (t.gemm.cView.packed() == viewedC)
+        return absl::InternalError(viewedC ? "C is not viewed" : "C is viewed");
       const runtime::BufferSlot &acc = exe->plan.slots[t.gemm.accumulator];
       const runtime::BufferSlot &c = exe->plan.slots[t.gemm.c];
       bool shared = acc.kind == runtime::BufferSlot::Kind::arena &&
@@ -378,6 +382,83 @@ TEST(CpuBackend, GemmEpilogueAddsTheAccumulatorOnBothLibraries) {
               {randomTensor(in, c.lhs, rng, 4, false),
                randomTensor(in, c.rhs, rng, 4, false),
                randomTensor(DType::f32, c.out, rng, 4, false)},
+              /*scale=*/40);
+        }
+}
+
+/// @main(a, b, acc): as accumulateModule, the product padded with zeros
+/// along its rows (`low` and `high` of its `rank` dims, row dim rank - 2)
+/// before the add, into an accumulator of type `padded`.
+std::string accumulatePaddedModule(const std::string &lhs,
+                                   const std::string &rhs,
+                                   const std::string &out,
+                                   const std::string &padded,
+                                   const std::string &dims, int64_t rank,
+                                   int64_t low, int64_t high, bool computed) {
+  auto pads = [&](int64_t rows) {
+    std::vector<std::string> p(rank, "0");
+    p[rank - 2] = absl::StrCat(rows);
+    return absl::StrCat("[", absl::StrJoin(p, ", "), "]");
+  };
+  std::string results =
+      computed ? padded : absl::StrCat("(", padded, ", ", padded, ")");
+  return absl::StrCat(
+      "func.func @main(%a: ", lhs, ", %b: ", rhs, ", %acc: ", padded, ") -> ",
+      results, " {\n  %p = kiln.dot_general %a, %b, ", dims, " : ", lhs,
+      ", ", rhs, " -> ", out,
+      "\n  %zero = kiln.constant dense<0.000000e+00> : tensor<f32>\n"
+      "  %z = kiln.pad %p, %zero, low = ", pads(low), ", high = ", pads(high),
+      " : ", out, ", tensor<f32> -> ", padded, "\n",
+      computed ? absl::StrCat("  %c = kiln.tanh %acc : ", padded, "\n")
+               : "  %c = kiln.add %acc, %acc : " + padded + "\n",
+      "  %s = kiln.add %z, %c : ", padded,
+      "\n  %t = kiln.optimization_barrier %s : ", padded,
+      "\n  %r = kiln.tanh %t : ", padded, "\n",
+      computed ? absl::StrCat("  return %r : ", padded)
+               : absl::StrCat("  return %r, %c : ", padded, ", ", padded),
+      "\n}\n");
+}
+
+// A product padded with zeros along its rows and added (attention's key
+// gradient of a chunk of queries) is one GEMM thunk whose C is a view of
+// blocks of the sum's rows: in place over the accumulator, or after
+// copying it whole (the rows outside the blocks are the accumulator's), on
+// both libraries, batched or not, with a transposed operand, in f32 and
+// bf16. Matches the reference's pad and add.
+TEST(CpuBackend, GemmEpilogueAddsAPaddedProductIntoItsRows) {
+  struct PaddedCase {
+    std::vector<int64_t> lhs, rhs, out, padded;
+    std::string dims;
+    int64_t low, high;
+  };
+  const PaddedCase cases[] = {
+      {{2, 5, 3}, {2, 5, 4}, {2, 3, 4}, {2, 8, 4},
+       "batch = [0] x [0], contract = [1] x [1]", 1, 4},
+      {{3, 5}, {5, 4}, {3, 4}, {6, 4}, "batch = [] x [], contract = [1] x [0]",
+       0, 3},
+      {{2, 3, 2, 5}, {2, 3, 4, 5}, {2, 3, 2, 4}, {2, 3, 7, 4},
+       "batch = [0, 1] x [0, 1], contract = [3] x [3]", 2, 3},
+  };
+  for (runtime::GemmLibrary library :
+       {runtime::GemmLibrary::onednn, runtime::GemmLibrary::openblas})
+    for (DType in : {DType::f32, DType::bf16})
+      for (bool computed : {false, true})
+        for (const PaddedCase &c : cases) {
+          SCOPED_TRACE(absl::StrCat(
+              library == runtime::GemmLibrary::onednn ? "onednn " : "openblas ",
+              std::string(dtypeName(in)), computed ? " computed " : " input ",
+              c.dims));
+          std::mt19937 rng(17);
+          expectMatchesReferenceOn(
+              accumulatingGemmPrograms(library, computed, /*viewedC=*/true),
+              accumulatePaddedModule(
+                  tensorType(in, c.lhs), tensorType(in, c.rhs),
+                  tensorType(DType::f32, c.out),
+                  tensorType(DType::f32, c.padded), c.dims,
+                  static_cast<int64_t>(c.out.size()), c.low, c.high, computed),
+              {randomTensor(in, c.lhs, rng, 4, false),
+               randomTensor(in, c.rhs, rng, 4, false),
+               randomTensor(DType::f32, c.padded, rng, 4, false)},
               /*scale=*/40);
         }
 }

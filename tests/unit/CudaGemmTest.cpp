@@ -394,6 +394,20 @@ runtime::Executable accumulatingExecutable(const GemmShape &g,
   return e;
 }
 
+/// Runs an accumulating program on (a, b, acc) twice (the second run on
+/// the buffers the first left) against `expected`.
+void expectAccumulatedTwice(runtime::Program &program, const HostTensor &a,
+                            const HostTensor &b, const HostTensor &acc,
+                            const std::vector<double> &expected) {
+  for (int run = 0; run < 2; ++run) {
+    auto out = program.run(runtime::inputList(
+        runtime::ProgramInput::borrow(a), runtime::ProgramInput::borrow(b),
+        runtime::ProgramInput::borrow(acc)));
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_LT(maxRelativeError((*out)[0], expected), 1e-6) << run;
+  }
+}
+
 // An accumulator is cuBLASLt's C with beta = 1, D being kiln's C: in a
 // buffer of its own or in C itself, f32 or bf16 operands, every transpose,
 // batched; k = 0 leaves the accumulator (copied when it is elsewhere).
@@ -418,14 +432,73 @@ TEST_F(CudaGemmThunks, AnAccumulatorIsAddedAsCublasLtsC) {
         std::vector<double> expected = naiveGemm(g, a, b);
         for (size_t i = 0; i < expected.size(); ++i)
           expected[i] += acc.getDouble(i);
-        for (int run = 0; run < 2; ++run) {
-          auto out = program->run(runtime::inputList(
-              runtime::ProgramInput::borrow(a), runtime::ProgramInput::borrow(b),
-              runtime::ProgramInput::borrow(acc)));
-          ASSERT_TRUE(out.ok()) << out.status();
-          EXPECT_LT(maxRelativeError((*out)[0], expected), 1e-6) << run;
-        }
+        expectAccumulatedTwice(*program, a, b, acc, expected);
       }
+}
+
+// A viewed C (kiln-fuse-gemm-epilogue's product padded along its rows):
+// the product is added into rows [low, low + m) of each of the
+// accumulator's [m + low + high, n] matrices, cuBLASLt's C and D both at
+// the view (the strided batch being the padded matrix), and every other
+// element is the accumulator's: in C's own bytes, or copied there first;
+// k = 0 copies the accumulator whole.
+TEST_F(CudaGemmThunks, AViewedCAddsTheProductIntoBlocksOfTheSumsRows) {
+  const int64_t low = 2, high = 3;
+  for (bool inPlace : {false, true})
+    for (GemmShape g : {GemmShape{3, 5, 7, 40, true, false},
+                        GemmShape{1, 6, 9, 33, false, true},
+                        GemmShape{2, 3, 4, 0}}) {
+      SCOPED_TRACE(absl::StrCat(inPlace ? "in place" : "apart", " k=", g.k,
+                                " batch=", g.batch));
+      const int64_t rows = g.m + low + high;
+      runtime::Executable e = accumulatingExecutable(
+          GemmShape{g.batch, rows, g.n, g.k, g.transA, g.transB},
+          runtime::GemmType::bf16, inPlace);
+      // The product's operands are m rows; C and the accumulator `rows`.
+      e.signature.inputs[0].shape = aShape(g);
+      e.plan.slots[0].bytes = 2 * g.batch * g.m * g.k;
+      runtime::GemmThunk &gemm = e.thunks.back().gemm;
+      gemm.m = g.m;
+      gemm.cView = {low * g.n, rows * g.n};
+      auto program = load(std::move(e));
+      ASSERT_NE(program, nullptr);
+      HostTensor a = randomTensor(aShape(g), 5, DType::bf16);
+      HostTensor b = randomTensor(bShape(g), 6, DType::bf16);
+      HostTensor acc = randomTensor({g.batch, rows, g.n}, 7);
+      std::vector<double> product = naiveGemm(g, a, b);
+      std::vector<double> expected(acc.numElements());
+      for (int64_t i = 0; i < acc.numElements(); ++i) {
+        int64_t batch = i / (rows * g.n), row = i / g.n % rows, col = i % g.n;
+        bool inView = row >= low && row < low + g.m;
+        expected[i] =
+            acc.getDouble(i) +
+            (inView ? product[(batch * g.m + row - low) * g.n + col] : 0.0);
+      }
+      expectAccumulatedTwice(*program, a, b, acc, expected);
+    }
+}
+
+// The loader refuses a viewed C whose matrices overlap, whose slot does
+// not hold every batch's stride, or that has no accumulator.
+TEST_F(CudaGemmThunks, AViewedCThatDoesNotFitIsRefusedAtLoad) {
+  GemmShape g{2, 3, 4, 5};
+  auto viewed = [&](runtime::GemmOperandView view, bool accumulates) {
+    runtime::Executable e =
+        accumulatingExecutable(GemmShape{2, 8, 4, 5}, runtime::GemmType::f32,
+                               /*inPlace=*/false);
+    e.signature.inputs[0].shape = aShape(g);
+    e.plan.slots[0].bytes = 4 * g.batch * g.m * g.k;
+    runtime::GemmThunk &gemm = e.thunks.back().gemm;
+    gemm.m = g.m;
+    gemm.cView = view;
+    if (!accumulates)
+      gemm.accumulator = runtime::kNoSlot;
+    return runtime::loadCudaProgram(std::move(e), fakeCudaOptions()).status();
+  };
+  EXPECT_TRUE(viewed({4, 32}, true).ok()) << viewed({4, 32}, true);
+  EXPECT_FALSE(viewed({4, 12}, true).ok()); // 3 rows at row 1 overlap the next
+  EXPECT_FALSE(viewed({4, 36}, true).ok()); // 2 strides of 36 > the slot
+  EXPECT_FALSE(viewed({4, 32}, false).ok());
 }
 
 TEST_F(CudaGemmThunks, MatmulFailureNamesTheThunkAndItsShape) {
