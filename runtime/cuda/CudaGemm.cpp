@@ -103,9 +103,11 @@ absl::Status CudaGemm::failure(const char *call, cublasStatus_t status) const {
 
 absl::Status CudaGemm::plan(bool allowTf32) {
   const GemmThunk &g = thunk_;
-  // Empty products need no library call: cuBLASLt refuses zero sizes.
+  // Empty products need no library call: cuBLASLt refuses zero sizes. A
+  // viewed C still holds the accumulator's elements outside the product.
   if (g.batch == 0 || g.m == 0 || g.n == 0) {
-    mode_ = Mode::nothing;
+    mode_ = g.cView.packed() || g.cElements() == 0 ? Mode::nothing
+                                                   : Mode::copyAccumulator;
     return absl::OkStatus();
   }
   if (g.k == 0) {

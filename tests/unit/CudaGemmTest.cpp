@@ -441,13 +441,13 @@ TEST_F(CudaGemmThunks, AnAccumulatorIsAddedAsCublasLtsC) {
 // accumulator's [m + low + high, n] matrices, cuBLASLt's C and D both at
 // the view (the strided batch being the padded matrix), and every other
 // element is the accumulator's: in C's own bytes, or copied there first;
-// k = 0 copies the accumulator whole.
+// k = 0 or an empty product (m = 0) copies the accumulator whole.
 TEST_F(CudaGemmThunks, AViewedCAddsTheProductIntoBlocksOfTheSumsRows) {
   const int64_t low = 2, high = 3;
   for (bool inPlace : {false, true})
     for (GemmShape g : {GemmShape{3, 5, 7, 40, true, false},
                         GemmShape{1, 6, 9, 33, false, true},
-                        GemmShape{2, 3, 4, 0}}) {
+                        GemmShape{2, 3, 4, 0}, GemmShape{2, 0, 4, 3}}) {
       SCOPED_TRACE(absl::StrCat(inPlace ? "in place" : "apart", " k=", g.k,
                                 " batch=", g.batch));
       const int64_t rows = g.m + low + high;
