@@ -135,10 +135,11 @@ struct GemmThunk {
   uint64_t aByteOffset() const { return aView.offset * gemmTypeBytes(input); }
   uint64_t bByteOffset() const { return bView.offset * gemmTypeBytes(input); }
   uint64_t cByteOffset() const { return cView.offset * gemmTypeBytes(output); }
-  /// kNoSlot, or an f32 buffer shaped like C added to the product as the
-  /// library stores it (beta = 1: a `kiln.fusion gemm`'s add, docs/IR.md
-  /// §4). It may be C's own slot: each element of C reads only the same
-  /// element of ACC, so C may be written over an ACC that dies here.
+  /// kNoSlot, or an f32 buffer laid out as C's slot (cView included)
+  /// added to the product as the library stores it (beta = 1: a
+  /// `kiln.fusion gemm`'s add, docs/IR.md §4). It may be C's own slot:
+  /// each element of C reads only the same element of ACC, so C may be
+  /// written over an ACC that dies here.
   uint32_t accumulator = 0xFFFFFFFFu;
   bool accumulates() const { return accumulator != 0xFFFFFFFFu; }
 };
