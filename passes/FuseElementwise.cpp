@@ -198,15 +198,18 @@ bool fusionReadsOnlyAs(Operation *consumer, Value value,
 /// joined into the rows of the q/k/v projection's: each
 /// of its points then reads at most one element of `value`, so a producer
 /// of fewer elements (a chunk of attention's output, widened, concatenated
-/// with the others) fuses in with no work repeated, and the kernel reads
-/// the producer's operands instead of a stored copy. (Not slices: a
+/// with the others; a chunk's key gradient padded to every key and added
+/// to the other chunks' sum) fuses in with no work repeated, and the
+/// kernel reads the producer's operands instead of a stored copy. A pad
+/// counts as made from fewer bytes (its operand is smaller). (Not slices: a
 /// producer computed for a slice would bring its own operands of the
 /// producer's size along, which then fuse no further and are stored, a
 /// bias broadcast to every token.)
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   if (isa<PadOp, ConcatenateOp>(consumer))
     return true;
-  bool widened = isMadeFromFewerBytes(value);
+  bool widened = isMadeFromFewerBytes(value) ||
+                 isa_and_nonnull<PadOp>(value.getDefiningOp());
   return fusionReadsOnlyAs(consumer, value, [&](BlockArgument argument) {
     return isReadOnlyPadded(argument, widened);
   });
@@ -250,7 +253,7 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
       stored |= user->hasTrait<mlir::OpTrait::IsTerminator>();
     }
     if (usedHere && numElementsOf(result.getType()) != space &&
-        !(isElementwiseLike(producer) &&
+        !((isElementwiseLike(producer) || isa<PadOp>(producer)) &&
           numElementsOf(result.getType()) < space &&
           (readsOnlyThroughPadsOrConcatenations(consumer, result) ||
            readsOnlyAsRngState(consumer, result))))

@@ -17,7 +17,7 @@
 //   4. gradient (from the scores; the forward's result and row statistics,
 //      which a flash kernel reads instead, are not needed): dP = dropout'(dO_c v_cᵀ), dS = p (dP − rowsum(p dP)) scale,
 //      dq_c = dS k_c, dk += dSᵀ q_c, dv += dropout(p)ᵀ dO_c (padded to all
-//      keys, summed over chunks).
+//      keys, summed over chunks, the last chunk first).
 // Chunks hold rows so that one chunk's scores stay within max-chunk-bytes.
 #include "passes/Passes.h"
 
@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace kiln {
@@ -94,7 +95,12 @@ public:
     Value dO = tb_.convert(resultGrad, compute_);
     SmallVector<Value> dq;
     Value dk, dv;
-    for (const Chunk &c : chunks_) {
+    // The last chunk first: under a causal mask it reaches every key, so
+    // its key and value gradients start the sums unpadded (a GEMM's f32
+    // result, not a pad kernel), each earlier chunk's adds into a block of
+    // their rows (kiln-fuse-gemm-epilogue), and the first chunk's, padded,
+    // is added by the kernel that joins q, k and v.
+    for (const Chunk &c : llvm::reverse(chunks_)) {
       // The incoming gradient (and the previous chunk's) joins the tie, so
       // the recomputation runs here, in the backward pass, one chunk after
       // the other.
@@ -115,6 +121,7 @@ public:
       dk = accumulate(dk, perKvHead(dkc), c);
       dv = accumulate(dv, perKvHead(dvc), c);
     }
+    std::reverse(dq.begin(), dq.end());
     return {tb_.convert(tb_.concatenate(dq, 2), element_),
             tb_.convert(dk, element_), tb_.convert(dv, element_)};
   }

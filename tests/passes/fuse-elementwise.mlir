@@ -552,3 +552,44 @@ func.func @widened_value_broadcast_then_padded_stays(%a: tensor<8xbf16>, %o: ten
   %r = kiln.add %p, %o : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// The first chunk's key gradient (keys [0, 2) of 8: padded to every key),
+// added last to the other chunks' sum before the heads are padded into the
+// joint projection's rows: the pad is an index remapping each of whose
+// elements the kernel reads for one point, so it fuses in through the add,
+// and the kernel reads the chunk's 2 rows instead of a stored padded copy.
+// Its twin: through a broadcast each element would be read for two points,
+// so the pad stays a kernel of its own.
+// CHECK-LABEL: func.func @padded_chunk_added_then_padded_fuses(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xf32>, %[[S:[^:]+]]: tensor<8x8xf32>, %[[O:[^:]+]]: tensor<8x16xf32>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(
+// CHECK-SAME: -> tensor<8x16xf32>
+// CHECK-COUNT-2: kiln.pad
+// CHECK: return %[[F]]
+func.func @padded_chunk_added_then_padded_fuses(%a: tensor<2x8xf32>, %s: tensor<8x8xf32>, %o: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %c = kiln.pad %a, %z, low = [0, 0], high = [6, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<8x8xf32>
+  %x = kiln.add %s, %c : tensor<8x8xf32>
+  %p = kiln.pad %x, %z, low = [0, 0], high = [0, 8] : tensor<8x8xf32>, tensor<f32> -> tensor<8x16xf32>
+  %r = kiln.add %p, %o : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// CHECK-LABEL: func.func @padded_chunk_broadcast_then_padded_stays(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8xf32>
+// CHECK-NEXT: %[[Z:.+]] = kiln.constant
+// CHECK-NEXT: %[[C:.+]] = kiln.pad %[[A]]
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(%[[C]],
+// CHECK: return %[[F]]
+func.func @padded_chunk_broadcast_then_padded_stays(%a: tensor<2x8xf32>, %o: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  // expected-remark @+1 {{not fused into 'kiln.fusion': the producer's element count differs from the consumer's}}
+  %c = kiln.pad %a, %z, low = [0, 0], high = [2, 0] : tensor<2x8xf32>, tensor<f32> -> tensor<4x8xf32>
+  %b = kiln.broadcast_in_dim %c, dims = [0, 2] : tensor<4x8xf32> -> tensor<4x2x8xf32>
+  %x = kiln.reshape %b : tensor<4x2x8xf32> -> tensor<8x8xf32>
+  %p = kiln.pad %x, %z, low = [0, 0], high = [0, 8] : tensor<8x8xf32>, tensor<f32> -> tensor<8x16xf32>
+  %r = kiln.add %p, %o : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

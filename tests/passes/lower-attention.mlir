@@ -89,22 +89,28 @@ func.func @row_stats(%q: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x
 
 // -----
 
-// The gradient: per chunk, five products (scores again, dP, dQ, dK, dV);
-// the first chunk's key and value gradients cover keys [0, 4) and are
-// padded to 8 before the second chunk's are added; dQ is concatenated. The
+// The gradient: per chunk, five products (scores again, dP, dQ, dK, dV),
+// the last chunk first: its key and value gradients reach every key and
+// start the sums unpadded; the first chunk's cover keys [0, 4) and are
+// padded to 8 before they are added; dQ is concatenated in row order. The
 // recomputation reads q, k, v through a tie with the incoming gradient,
-// the second chunk's also with the first chunk's key and value gradients.
+// the first chunk's also with the last chunk's key and value gradients.
 // CHECK-LABEL: func.func @grad_two_chunks(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32>, %[[G:[^:]+]]: tensor<1x2x8x4xf32>
 // CHECK-NOT: kiln.fused_attention_grad
 // CHECK: kiln.optimization_barrier %[[Q]], %[[Q]], %[[Q]], %[[G]] :
-// CHECK-COUNT-5: kiln.dot_general
-// CHECK: %[[DK0:.+]] = kiln.pad
-// CHECK: %[[DV0:.+]] = kiln.pad
-// CHECK: kiln.optimization_barrier %[[Q]], %[[Q]], %[[Q]], %[[G]], %[[DK0]], %[[DV0]] :
-// CHECK-COUNT-5: kiln.dot_general
+// CHECK-COUNT-2: kiln.dot_general
+// CHECK: %[[DQ1:.+]] = kiln.dot_general
+// CHECK: %[[DK1:.+]] = kiln.dot_general
+// CHECK: %[[DV1:.+]] = kiln.dot_general
+// CHECK-NOT: kiln.pad
+// CHECK: kiln.optimization_barrier %[[Q]], %[[Q]], %[[Q]], %[[G]], %[[DK1]], %[[DV1]] :
+// CHECK-COUNT-2: kiln.dot_general
+// CHECK: %[[DQ0:.+]] = kiln.dot_general
+// CHECK-COUNT-2: kiln.dot_general
+// CHECK: kiln.pad {{.*}} high = [0, 0, 4, 0]
 // CHECK: kiln.add {{.*}} : tensor<1x2x8x4xf32>
-// CHECK: kiln.concatenate {{.*}}, dim = 2
+// CHECK: kiln.concatenate %[[DQ0]], %[[DQ1]], dim = 2
 // WHOLE-LABEL: func.func @grad_two_chunks(
 // WHOLE-COUNT-5: kiln.dot_general
 // WHOLE-NOT: kiln.dot_general
