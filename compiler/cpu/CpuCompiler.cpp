@@ -15,6 +15,7 @@
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
+#include "compiler/cpu/ConstantBytes.h"
 #include "compiler/cpu/GemmShape.h"
 #include "compiler/cpu/KernelGroups.h"
 #include "compiler/cpu/KernelEmitter.h"
@@ -51,38 +52,6 @@ namespace kiln::compiler::cpu {
 using namespace mlir;
 
 namespace {
-
-uint64_t storageBytes(Type element) {
-  return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
-}
-
-uint64_t bytesOf(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getNumElements() * storageBytes(type.getElementType());
-}
-
-absl::StatusOr<std::string> constantBytes(ConstantOp op) {
-  auto attr = dyn_cast<DenseElementsAttr>(op.getValue());
-  if (!attr)
-    return absl::UnimplementedError(
-        "cpu backend: only dense constants are supported");
-  Type element = attr.getElementType();
-  uint64_t width = storageBytes(element);
-  std::string out;
-  out.reserve(attr.getNumElements() * width);
-  auto append = [&](const APInt &bits) {
-    uint64_t word = bits.getZExtValue();
-    out.append(reinterpret_cast<const char *>(&word), width);
-  };
-  if (isa<FloatType>(element)) {
-    for (const APFloat &v : attr.getValues<APFloat>())
-      append(v.bitcastToAPInt());
-  } else {
-    for (const APInt &v : attr.getValues<APInt>())
-      append(v.zextOrTrunc(64));
-  }
-  return out;
-}
 
 /// Splat constants above this size are filled by a kernel, not stored.
 constexpr uint64_t kMaxStoredSplatBytes = 4096;
