@@ -95,11 +95,6 @@ bool haveCompatibleReductions(Operation *a, Operation *b) {
   return all.size() <= 1;
 }
 
-/// Results of at most this many elements (an rng state, a scalar) are
-/// written once by a fusion kernel, whatever it walks (the code
-/// generators' "once" results: compiler/cpu/FusionPlanner.cpp).
-constexpr int64_t kOnceResultElements = 64;
-
 /// A kernel holding reduces walks their operands' elements and writes
 /// results of that many elements or of the reduces' results' many. A
 /// merged fusion with another result (a slice of the reduction's full-sized

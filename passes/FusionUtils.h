@@ -42,6 +42,12 @@ bool isMadeFromFewerBytes(mlir::Value value);
 /// the chain from the products' 16-bit bytes) costs more as a stored f32.
 bool isSumStoredAnyway(mlir::Value sum);
 
+/// Results of at most this many elements (an rng state, a scalar) are
+/// computed and written once by a fusion kernel, whatever it walks (the
+/// fusion planner's "once" results); kiln-fuse-siblings does not count them
+/// against what a reduction kernel walks.
+inline constexpr int64_t kOnceResultElements = 64;
+
 /// The product `value` is: a dot_general's result, or one placed in a
 /// larger tensor of zeros by a kiln.pad of its matrices' rows alone (the
 /// product [batch..., M, N] with one M and one N dim, padded in dim M

@@ -22,6 +22,7 @@
 // fusionReadsInputInPlace reads the plan too.
 #include "compiler/cpu/FusionPlan.h"
 #include "compiler/cpu/ScalarOps.h"
+#include "passes/FusionUtils.h"
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -60,8 +61,6 @@ struct SymIndex {
   }
 };
 
-/// Results of neither the row nor the full size: computed once per kernel.
-constexpr int64_t kMaxOnceElements = 64;
 /// Rough cost of one rng_uniform element in body ops (10 Philox rounds).
 constexpr int64_t kRngCost = 40;
 
@@ -311,7 +310,7 @@ FailureOr<FusionPlan> Planner::run() {
     } else if (n == full) {
       s.full = true;
       kind = ResultKind::full;
-    } else if (n > kMaxOnceElements) {
+    } else if (n > kOnceResultElements) {
       return failure();
     }
     plan_.resultKind.push_back(kind);
