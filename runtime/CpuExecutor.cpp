@@ -14,6 +14,7 @@
 // loop's steady state allocates nothing (allocationStats counts misses).
 #include "runtime/CpuExecutor.h"
 #include "runtime/BufferLiveness.h"
+#include "runtime/HostLanes.h"
 #include "runtime/AttentionKernels.h"
 #include "runtime/ProgramChecks.h"
 #include "runtime/ThreadPool.h"
@@ -182,6 +183,8 @@ absl::Status CpuProgram::loadLibrary() {
   if (!library_)
     return absl::InternalError(
         absl::StrCat("cannot load the kernel library: ", dlerror()));
+  // Kernels written for a GPU's warp (a test form: runtime/HostLanes.h).
+  installHostLaneHooks(library_);
   return absl::OkStatus();
 }
 

@@ -7,6 +7,7 @@
 // a share of the kernels), (7) link the objects into one shared object with
 // lld, in process.
 #include "compiler/cpu/CodeGen.h"
+#include "runtime/HostLanes.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -330,6 +331,72 @@ void defineBFloat16Truncation(llvm::Module &module) {
                               llvm::Type::getBFloatTy(ctx)));
 }
 
+/// Host lanes (runtime/HostLanes.h): the warp primitives a laned body
+/// calls, and each laned kernel's entry, become calls through the table
+/// `kiln_host_lanes` the library exports and the cpu executor fills. The
+/// table is weak, so each part's copy is one symbol in the linked library.
+void addHostLanes(llvm::Module &module,
+                  const llvm::StringMap<unsigned> &lanes) {
+  static constexpr const char *kPrimitives[] = {
+      "kiln_lane_id", "kiln_shfl_xor_f32", "kiln_shfl_xor_f64",
+      "kiln_syncwarp"}; // the table's order (HostLaneHooks)
+  constexpr unsigned kRunLanes = 4;
+  SmallVector<llvm::Function *> laned;
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration() && lanes.lookup(f.getName()) > 1)
+      laned.push_back(&f);
+  bool usesPrimitive = llvm::any_of(kPrimitives, [&](const char *name) {
+    llvm::Function *f = module.getFunction(name);
+    return f && f->isDeclaration();
+  });
+  if (laned.empty() && !usesPrimitive)
+    return;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::get(ctx, 0);
+  auto *tableType = llvm::ArrayType::get(ptr, kRunLanes + 1);
+  llvm::GlobalVariable *table = module.getGlobalVariable(
+      runtime::kHostLaneHooksSymbol);
+  if (!table)
+    table = new llvm::GlobalVariable(
+        module, tableType, /*isConstant=*/false,
+        llvm::GlobalValue::WeakAnyLinkage,
+        llvm::ConstantAggregateZero::get(tableType),
+        runtime::kHostLaneHooksSymbol);
+  auto hook = [&](llvm::IRBuilder<> &b, unsigned k) {
+    return b.CreateLoad(ptr, b.CreateConstInBoundsGEP2_32(tableType, table, 0, k));
+  };
+  for (auto [k, name] : llvm::enumerate(kPrimitives)) {
+    llvm::Function *f = module.getFunction(name);
+    if (!f || !f->isDeclaration())
+      continue;
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+    SmallVector<llvm::Value *> args;
+    for (llvm::Argument &a : f->args())
+      args.push_back(&a);
+    llvm::Value *out = b.CreateCall(f->getFunctionType(), hook(b, k), args);
+    f->getReturnType()->isVoidTy() ? b.CreateRetVoid() : b.CreateRet(out);
+  }
+  for (llvm::Function *body : laned) {
+    // The entry keeps the kernel's name and ABI; the body runs each lane.
+    std::string name = body->getName().str();
+    unsigned n = lanes.lookup(name);
+    body->setName(name + ".lanes");
+    body->setLinkage(llvm::GlobalValue::InternalLinkage);
+    auto *entry = llvm::Function::Create(body->getFunctionType(),
+                                         llvm::GlobalValue::ExternalLinkage,
+                                         name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    llvm::Type *i64 = b.getInt64Ty();
+    auto *runLanesType = llvm::FunctionType::get(
+        b.getVoidTy(), {ptr, ptr, i64, i64, i64}, /*isVarArg=*/false);
+    b.CreateCall(runLanesType, hook(b, kRunLanes),
+                 {body, entry->getArg(0), entry->getArg(1), entry->getArg(2),
+                  b.getInt64(n)});
+    b.CreateRetVoid();
+  }
+}
+
 void optimizeAndEmit(Part &part) {
   using Clock = std::chrono::steady_clock;
   absl::StatusOr<HostTarget> host = hostTarget();
@@ -399,7 +466,8 @@ SmallVector<OwningOpRef<ModuleOp>> splitModule(ModuleOp module) {
 
 } // namespace
 
-absl::StatusOr<NativeLibrary> compileKernelModule(ModuleOp module) {
+absl::StatusOr<NativeLibrary>
+compileKernelModule(ModuleOp module, const llvm::StringMap<unsigned> &lanes) {
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -415,6 +483,7 @@ absl::StatusOr<NativeLibrary> compileKernelModule(ModuleOp module) {
     part->module = translateModuleToLLVMIR(*piece, part->context, "kiln");
     if (!part->module)
       return absl::InternalError("cpu codegen: translation to LLVM IR failed");
+    addHostLanes(*part->module, lanes);
     parts.push_back(std::move(part));
   }
   result.lowerSeconds = since(start);

@@ -6,6 +6,7 @@
 #define KILN_COMPILER_CPU_CODEGEN_H
 
 #include "absl/status/statusor.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -36,7 +37,12 @@ void loadKernelDialects(mlir::MLIRContext &context);
 absl::Status lowerKernelsToLLVMDialect(mlir::ModuleOp module);
 
 /// kernel module (consumed: it is lowered in place) → shared object bytes.
-absl::StatusOr<NativeLibrary> compileKernelModule(mlir::ModuleOp module);
+/// `lanes`: kernels written for several threads per row (a GPU's warp,
+/// FusionKernelOptions::lanes) by name, with their lanes: each runs by host
+/// lanes (runtime/HostLanes.h), its range counting threads as on the GPU.
+absl::StatusOr<NativeLibrary>
+compileKernelModule(mlir::ModuleOp module,
+                    const llvm::StringMap<unsigned> &lanes = {});
 
 } // namespace kiln::compiler::cpu
 

@@ -212,6 +212,9 @@ absl::Status FunctionLowering::addKernel(Operation *op,
                ? detail::emitFusionKernel(
                      op, *scratch, "kiln_kernel",
                      {.lanes = target_.rowLanes,
+                      .minLanedRow = target_.minLanedRow
+                                         ? target_.minLanedRow
+                                         : detail::kMinLanedRow,
                       .storeWhileReducing = target_.storeWhileReducing,
                       .elementsPerIndex = target_.elementsPerIndex,
                       .rowUnroll = target_.rowUnroll})
@@ -655,7 +658,12 @@ absl::Status FunctionLowering::generateCode() {
     exe_.kernelLibrary = image->cubin.empty() ? image->ptx : image->cubin;
     stats_.ptx = std::move(image->ptx);
   } else {
-    absl::StatusOr<NativeLibrary> library = compileKernelModule(*kernels_);
+    llvm::StringMap<unsigned> lanes; // a test form on the cpu (HostLanes.h)
+    for (const auto &[symbol, info] : kernelInfo_)
+      if (info.lanes > 1)
+        lanes[symbol] = info.lanes;
+    absl::StatusOr<NativeLibrary> library =
+        compileKernelModule(*kernels_, lanes);
     if (!library.ok())
       return library.status();
     stats_.lowerSeconds = library->lowerSeconds;

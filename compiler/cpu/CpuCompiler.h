@@ -40,8 +40,13 @@ struct KernelTarget {
   bool atomicScatterAdd = false;
   /// Threads per row of a row-reduction fusion (emitFusionKernel's lanes):
   /// the GPU's warp, 32, so that a row's reads are coalesced and a layer
-  /// norm over 8192 rows has 262144 threads rather than 8192. 1 on the cpu.
+  /// norm over 8192 rows has 262144 threads rather than 8192. 1 on the cpu;
+  /// tests set it for the cpu to check the kernel there, each warp run by
+  /// host lanes (runtime/HostLanes.h).
   unsigned rowLanes = 1;
+  /// The shortest row given lanes (FusionKernelOptions::minLanedRow); 0:
+  /// the emitter's default. Tests lower it to reach the generator's rows.
+  int64_t minLanedRow = 0;
   /// A row-reduction fusion's full results stored by its accumulating pass
   /// (FusionKernelOptions::storeWhileReducing). On for cuda; tests set it
   /// for the cpu to check the kernel there.

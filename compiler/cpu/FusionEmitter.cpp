@@ -539,8 +539,8 @@ void FusionEmitter::emitRow(Value r) {
 
 namespace {
 
-bool canUseLanes(const FusionPlan &plan) {
-  if (plan.columns || plan.levels == 0 || plan.rowLength < kMinLanedRow)
+bool canUseLanes(const FusionPlan &plan, int64_t minLanedRow) {
+  if (plan.columns || plan.levels == 0 || plan.rowLength < minLanedRow)
     return false;
   // Lanes over a strided row would each read their own cache line; one
   // thread per row reads neighbouring elements across the warp instead.
@@ -566,7 +566,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   FailureOr<FusionPlan> plan = planFusion(op);
   if (failed(plan))
     return failure();
-  if (options.lanes > 1 && !canUseLanes(*plan))
+  if (options.lanes > 1 && !canUseLanes(*plan, options.minLanedRow))
     options.lanes = 1;
   unsigned lanes = options.lanes;
   // Several elements per index: only the 4 of one Philox block; as rows,

@@ -78,6 +78,8 @@ bool canEmitFusion(mlir::Operation *fusion);
 /// See mayWriteResultOverOperand; `fusion` must satisfy canEmitFusion.
 bool fusionReadsInputInPlace(mlir::Operation *fusion, unsigned result,
                              unsigned input);
+/// Rows shorter than this keep a thread each: a warp would idle its lanes.
+inline constexpr int64_t kMinLanedRow = 64;
 /// How a fusion kernel is laid out for its target (the defaults: the CPU).
 struct FusionKernelOptions {
   /// With `lanes` > 1 (the GPU's 32), a row-reduction fusion whose rows are
@@ -90,6 +92,8 @@ struct FusionKernelOptions {
   /// (KernelInfo::lanes says which): where the innermost dim is kept,
   /// neighbouring threads then read neighbouring elements.
   unsigned lanes = 1;
+  /// Rows shorter than this keep a thread each (kMinLanedRow on a GPU).
+  int64_t minLanedRow = kMinLanedRow;
   /// Row mode: results shaped like the iteration space that read no reduce
   /// result are stored by the pass that accumulates, so the inputs are read
   /// once. For a GPU, where a strided row does not stay in cache until a
@@ -113,8 +117,6 @@ struct FusionKernelOptions {
 mlir::FailureOr<KernelInfo>
 emitFusionKernel(mlir::Operation *fusion, mlir::ModuleOp module,
                  llvm::StringRef name, FusionKernelOptions options = {});
-/// Rows shorter than this keep a thread each: a warp would idle its lanes.
-inline constexpr int64_t kMinLanedRow = 64;
 
 // ReductionKernels.cpp
 /// The accumulator of a reduce of `kind` over elements of storage type

@@ -52,14 +52,14 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 }
 
 /// The kernel forms and the pipeline compileExecutable gives a GPU, here
-/// on the CPU's threads (the lanes aside: their shuffles exist only in
-/// PTX): scatter_add by atomics, full results stored while reducing, four
+/// on the CPU's threads: scatter_add by atomics, rows of at least 8 points
+/// by 4 lanes each (a warp, scaled down; host lanes run them:
+/// runtime/HostLanes.h), full results stored while reducing, four
 /// elements an index in fusions without reduces, rows read 8 points an
 /// iteration (KILN_CUDA_ROW_UNROLL's form), independent loop kernels run
-/// as group kernels, and reductions split into
-/// trees, with limits scaled down to the generator's
-/// small tensors so that its reductions are split (the pass counts 4
-/// threads per row of at least 8).
+/// as group kernels, and reductions split into trees, with limits scaled
+/// down to the generator's small tensors so that its reductions are split
+/// (the pass counts 4 threads per row of at least 8).
 BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
                              const std::vector<HostTensor> &inputs) {
   PipelineOptions pipeline;
@@ -69,6 +69,8 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   pipeline.splitReductionsMinLanedRow = 8;
   compiler::cpu::KernelTarget target;
   target.atomicScatterAdd = true;
+  target.rowLanes = 4;
+  target.minLanedRow = 8;
   target.storeWhileReducing = true;
   target.elementsPerIndex = 4;
   target.rowUnroll = 8;

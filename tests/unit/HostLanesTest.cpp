@@ -1,0 +1,154 @@
+// Host lanes (runtime/HostLanes.h): a warp's lanes meet at shuffles and
+// syncs on one CPU thread, and the warp-per-row kernels a GPU runs (the
+// cuda kernel forms: 32 lanes a row, full results stored while reducing,
+// four points a lane) compiled for the cpu agree with the reference
+// evaluator on the GPT-2 step's row kernels (bench/kernels), shrunk to a
+// few rows.
+#include "CpuTestSupport.h"
+#include "runtime/HostLanes.h"
+
+#include <fstream>
+#include <regex>
+
+namespace kiln::testing {
+namespace {
+
+using runtime::hostLaneHooks;
+
+/// Each lane of a row: its lane id and the row's sum of lane ids (a
+/// butterfly of shuffles, as a kernel sums a row), written at [row, lane].
+void sumLaneIds(void **buffers, int64_t begin, int64_t end) {
+  const runtime::HostLaneHooks &h = hostLaneHooks();
+  auto *out = static_cast<double *>(buffers[0]);
+  int64_t lanes = *static_cast<int64_t *>(buffers[1]);
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t lane = h.laneId();
+    double sum = double(lane + row);
+    for (int32_t offset = lanes / 2; offset >= 1; offset /= 2)
+      sum += h.shuffleXorF64(sum, offset);
+    h.syncWarp();
+    out[2 * (row * lanes + lane)] = double(lane);
+    out[2 * (row * lanes + lane) + 1] = sum;
+  }
+}
+
+TEST(HostLanes, LanesMeetAtShufflesAndRunTheRowsOfTheirRange) {
+  for (int64_t lanes : {4, 32}) {
+    SCOPED_TRACE(lanes);
+    std::vector<double> out(2 * 6 * lanes, -1);
+    void *buffers[] = {out.data(), &lanes};
+    // Threads [lanes - 1, 3 lanes + 1): rows 1, 2 and 3 start inside.
+    hostLaneHooks().runLanes(sumLaneIds, buffers, lanes - 1, 3 * lanes + 1,
+                             lanes);
+    for (int64_t row = 0; row < 6; ++row)
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        double id = out[2 * (row * lanes + lane)];
+        double sum = out[2 * (row * lanes + lane) + 1];
+        if (row < 1 || row > 3) {
+          EXPECT_EQ(id, -1) << "row " << row << " is outside the range";
+          continue;
+        }
+        EXPECT_EQ(id, lane);
+        EXPECT_EQ(sum, lanes * (lanes - 1) / 2 + lanes * row)
+            << "row " << row << ", lane " << lane;
+      }
+  }
+}
+
+/// Lane 0 syncs once more than the others: a warp no GPU could run.
+void divergingLanes(void **, int64_t, int64_t) {
+  const runtime::HostLaneHooks &h = hostLaneHooks();
+  if (h.laneId() == 0)
+    h.syncWarp();
+  h.syncWarp();
+}
+
+TEST(HostLanesDeathTest, LanesThatReachDifferentPrimitivesAreAnError) {
+  EXPECT_DEATH(hostLaneHooks().runLanes(divergingLanes, nullptr, 0, 32, 32),
+               "different numbers of warp primitives");
+}
+
+/// bench/kernels/NAME.mlir with its shapes replaced (longest first).
+std::string benchKernel(const std::string &name,
+                        const std::vector<std::pair<std::string, std::string>>
+                            &shapes) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/bench/kernels/" + name +
+                   ".mlir");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string source = text.str();
+  for (const auto &[from, to] : shapes)
+    source = std::regex_replace(source, std::regex(from), to);
+  return source;
+}
+
+/// An rng state: (key, counter).
+HostTensor rngState(int64_t key, int64_t counter) {
+  HostTensor state(DType::i64, {2});
+  state.setInt(0, key);
+  state.setInt(1, counter);
+  return state;
+}
+
+/// The cuda kernel forms on the cpu, each warp by host lanes.
+compiler::cpu::KernelTarget gpuRowForms() {
+  compiler::cpu::KernelTarget target;
+  target.rowLanes = 32;
+  target.storeWhileReducing = true;
+  target.elementsPerIndex = 4;
+  return target;
+}
+
+void expectRowKernelMatchesReference(const std::string &source,
+                                     const std::vector<HostTensor> &inputs,
+                                     double scale = 1) {
+  // The kernel must really be laned: its library then exports the table.
+  ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module) << source;
+  absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
+      *parsed.module, "main", nullptr, {}, gpuRowForms());
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_NE(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
+            std::string::npos)
+      << "no kernel of this module was written for lanes";
+  expectMatchesReferenceOn(cpuPrograms({}, gpuRowForms()), source, inputs,
+                           scale);
+}
+
+TEST(HostLanes, LayerNormDropoutResidualKernelMatchesTheReference) {
+  // Rows of 768 (24 points a lane), 128 of them.
+  std::string source = benchKernel("layer-norm-dropout-residual",
+                                   {{"16x512x", "2x64x"},
+                                    {"8192x", "128x"},
+                                    {"16x512xf32", "2x64xf32"}});
+  std::mt19937 rng(7);
+  std::vector<HostTensor> inputs = {
+      randomTensor(DType::f32, {768}, rng, 1, false),
+      randomTensor(DType::bf16, {128, 768}, rng, 1, false),
+      rngState(1234, 5678),
+      randomTensor(DType::f32, {2, 64, 768}, rng, 1, false)};
+  expectRowKernelMatchesReference(source, inputs);
+}
+
+TEST(HostLanes, AttentionSoftmaxGradientKernelMatchesTheReference) {
+  // Rows of 512 keys under a causal mask, 32 of them, three reduce levels.
+  std::string source =
+      benchKernel("attention-softmax-grad", {{"16x12x128x512", "2x2x8x512"},
+                                             {"128x98304", "8x2048"},
+                                             {"128x16x12x512", "8x2x2x512"},
+                                             {"16x12x128x", "2x2x8x"}});
+  // Scores of up to ±8 after the kernel's 1/8 scale, so that a row's
+  // probabilities gather on a few keys: with near-uniform rows (~1/500)
+  // every value would lie under the bf16 comparison's absolute floor. The
+  // results are rounded to bf16 from the same f32 values, so a quarter of
+  // that tolerance (1 bf16 unit) bounds them.
+  std::mt19937 rng(11);
+  std::vector<HostTensor> inputs = {
+      randomTensor(DType::bf16, {2, 2, 8, 512}, rng, 64, false),
+      rngState(42, 7),
+      randomTensor(DType::bf16, {2, 2, 8, 512}, rng, 1, false)};
+  expectRowKernelMatchesReference(source, inputs, 0.25);
+}
+
+} // namespace
+} // namespace kiln::testing
