@@ -85,6 +85,8 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrAppend(&text, ";elements-per-thread=", elements);
     if (unsigned unroll = cpu::gpuRowUnroll(); unroll != 1)
       absl::StrAppend(&text, ";row-unroll=", unroll);
+    if (!cpu::gpuHoldRows())
+      absl::StrAppend(&text, ";hold-rows=0");
     if (!cpu::gpuExclusiveBuffers())
       absl::StrAppend(&text, ";noalias=0");
     if (cpu::layoutOverrides().noKernelGroups)

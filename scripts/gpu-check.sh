@@ -56,8 +56,11 @@
 #      kernel-* parts: each module of bench/kernels/ (the bf16 step's
 #      slowest fusions, flash attention; the attention modules also with
 #      cuDNN's, kernel-cudnn-*) timed alone with kiln-run and
-#      KILN_PROFILE, by default and with KILN_CUDA_ROW_UNROLL=8, then the
-#      default under Nsight Compute; and ab-row-unroll-bf16 (the bf16
+#      KILN_PROFILE, by default, with KILN_CUDA_ROW_UNROLL=8 and with
+#      KILN_CUDA_HOLD_ROWS=0, then the default under Nsight Compute;
+#      ab-hold-rows-bf16 (KILN_CUDA_HOLD_ROWS=0: each pass of a warp's row
+#      loads the row and computes its body again, as before 2026-11-29,
+#      rather than the lanes holding it); and ab-row-unroll-bf16 (the bf16
 #      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
 #      of a row before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
 #      the f32 sums' adds as kernels, not in their GEMM), ab-noalias-bf16
@@ -577,6 +580,12 @@ ab_part ab-flash-attention-bf16 KILN_CUDA_ATTENTION=flash \
 # to bf16's rounding again).
 ab_part ab-cudnn-attention-bf16 KILN_CUDA_ATTENTION=cudnn \
   "cuDNN's fused attention (not attention in chunks), in bf16" bf16
+# Rows not held: each pass of a warp-per-row kernel (the layer norms, the
+# attention chunks' softmax and its gradient) loads its row and computes
+# the body again (a dropout's Philox, an exp), as before 2026-11-29. The
+# same arithmetic in the same order: the losses must agree exactly.
+ab_part ab-hold-rows-bf16 KILN_CUDA_HOLD_ROWS=0 \
+  "each pass of a row kernel loading the row again (rows not held), in bf16" bf16
 # Threads that walk a row alone (the weight and bias gradients' partial
 # sums) reading 8 points before storing, not one: 8 loads in flight.
 ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
@@ -636,11 +645,14 @@ for module in "$root"/bench/kernels/*.mlir; do
     echo "--- with KILN_CUDA_ROW_UNROLL=8"
     KILN_CUDA_ROW_UNROLL=8 KILN_PROFILE="$2-unroll.json" kiln-run "$1" \
       --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
+    echo "--- with KILN_CUDA_HOLD_ROWS=0"
+    KILN_CUDA_HOLD_ROWS=0 KILN_PROFILE="$2-loaded.json" kiln-run "$1" \
+      --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
     command -v ncu > /dev/null || { echo "ncu: not installed"; exit 0; }
     ncu --clock-control none --launch-skip 1 --launch-count 2 "${@:4}" \
       kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
     _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
-  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 2) exit; else printf "; unrolled: "}' "$work/$kernel.log" | tr -d '\n')
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 3) exit; printf (n == 1 ? "; unrolled: " : "; rows loaded: ")}' "$work/$kernel.log" | tr -d '\n')
   ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
     awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
   record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"

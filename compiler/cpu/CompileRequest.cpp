@@ -104,6 +104,11 @@ int64_t wholeNumberFromEnvironment(const char *name, int64_t most,
 }
 } // namespace
 
+bool gpuHoldRows() {
+  static const bool on = !switchedOffInEnvironment("KILN_CUDA_HOLD_ROWS");
+  return on;
+}
+
 bool gpuExclusiveBuffers() {
   static const bool on = !switchedOffInEnvironment("KILN_CUDA_NOALIAS");
   return on;

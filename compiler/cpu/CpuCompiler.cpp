@@ -217,7 +217,8 @@ absl::Status FunctionLowering::addKernel(Operation *op,
                                          : detail::kMinLanedRow,
                       .storeWhileReducing = target_.storeWhileReducing,
                       .elementsPerIndex = target_.elementsPerIndex,
-                      .rowUnroll = target_.rowUnroll})
+                      .rowUnroll = target_.rowUnroll,
+                      .holdRows = target_.holdRows})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -730,6 +731,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.storeWhileReducing = true;
     kernels.elementsPerIndex = gpuElementsPerIndex();
     kernels.rowUnroll = gpuRowUnroll();
+    kernels.holdRows = gpuHoldRows();
     kernels.kernelGroups = !layoutOverrides().noKernelGroups;
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;

@@ -59,6 +59,11 @@ struct KernelTarget {
   /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL for
   /// cuda; tests set it for the cpu to check the kernel there.
   unsigned rowUnroll = 1;
+  /// A laned thread holds its points of a short row for every pass
+  /// (FusionKernelOptions::holdRows): on for cuda unless
+  /// $KILN_CUDA_HOLD_ROWS=0; tests set it for the cpu (with rowLanes) to
+  /// check the kernel there.
+  bool holdRows = false;
   /// A slice only GEMMs read is read by them in place from its source
   /// (runtime::GemmOperandView) instead of copied out by a kernel: on, or
   /// off under $KILN_GEMM_VIEWS=0 (kernelTargetFor) to measure it.
@@ -92,6 +97,11 @@ unsigned gpuElementsPerIndex();
 /// measure 8 loads in flight against one (read once; any other value is
 /// refused with a warning). Part of the cache key when not 1.
 unsigned gpuRowUnroll();
+/// Whether a cuda row kernel's lanes hold their points of a short row for
+/// every pass (FusionKernelOptions::holdRows): on, or $KILN_CUDA_HOLD_ROWS=0
+/// for a pass that loads and computes them again, to measure the difference
+/// (read once). Part of the cache key when off.
+bool gpuHoldRows();
 /// Whether cuda kernels declare the buffers no other parameter reaches
 /// `noalias` (`readonly` too for operands; compiler/KernelAliasing.h): on,
 /// or $KILN_CUDA_NOALIAS=0 for plain pointers, to measure the difference

@@ -445,16 +445,36 @@ void FusionEmitter::emitRows(Value begin, Value end) {
   });
 }
 
+std::optional<SmallVector<Index *>>
+FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
+  SmallVector<int64_t> reducedShape = sizesOf(plan_.reduced);
+  int64_t length = 1;
+  for (int64_t size : reducedShape)
+    length *= size;
+  bool oneDim = nonUnit(reducedShape).size() <= 1;
+  // The points in overRow's order, so that sums add in the same order.
+  int64_t step = elementsPerIndex_ == 4 && oneDim ? 4 : 1;
+  if (!holdRows_ || lanes_ == 1 || length % (lanes_ * step) != 0 ||
+      length / lanes_ > kMostHeldPoints)
+    return std::nullopt;
+  Value first = arith::MulIOp::create(kb_.b, lane_, kb_.index(step));
+  SmallVector<Index *> points;
+  for (int64_t base = 0; base < length; base += lanes_ * step)
+    for (int64_t i = 0; i < step; ++i) {
+      Value j = base + i == 0
+                    ? first
+                    : arith::AddIOp::create(kb_.b, first, kb_.index(base + i));
+      points.push_back(point(keptIdx, oneDim
+                                          ? keptIndices(j, reducedShape)
+                                          : kb_.delinearize(j, reducedShape)));
+    }
+  return points;
+}
+
 void FusionEmitter::emitRow(Value r) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
   bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
-  // One pass that reads the inputs, accumulates and stores the full
-  // results (which then need no stash: each is stored where computed).
-  bool fullWhileReducing = storeWhileReducing_ && anyFull &&
-                           plan_.levels == 1 && !plan_.fullReadsReduce;
-  Value stash = fullWhileReducing ? Value() : plan_.stashValue;
-  unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
   scoped([&] {
     rowScalars_.clear();
     // The row's kept indices, split from r only if a loop nest needs them
@@ -465,6 +485,18 @@ void FusionEmitter::emitRow(Value r) {
     auto kept = [&]() -> ArrayRef<Value> { return keptIdx; };
     Index *rowIdx =
         keptIdx.empty() ? index(rowShape, r) : index(rowShape, r, keptIdx);
+    // A lane's share of a short row, held: every pass reads the values the
+    // first generated (at the row's scope), so the inputs are loaded and
+    // the body computed once, and the full results are stored last.
+    std::optional<SmallVector<Index *>> held;
+    if (plan_.levels > 0)
+      held = heldPoints(keptIdx);
+    // One pass that reads the inputs, accumulates and stores the full
+    // results (which then need no stash: each is stored where computed).
+    bool fullWhileReducing = !held && storeWhileReducing_ && anyFull &&
+                             plan_.levels == 1 && !plan_.fullReadsReduce;
+    Value stash = fullWhileReducing || held ? Value() : plan_.stashValue;
+    unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
     // 1. One pass over the row per reduce level.
     for (unsigned level = 1; level <= plan_.levels; ++level) {
       SmallVector<ReduceOp> group;
@@ -491,7 +523,14 @@ void FusionEmitter::emitRow(Value r) {
             return SmallVector<Value>{};
           });
         });
-      SmallVector<Value> totals = overRow(
+      SmallVector<Value> totals = inits;
+      if (held)
+        for (Index *x : *held)
+          for (auto [reduce, acc] : llvm::zip(group, totals))
+            acc = accumulate(kb_, reduce.getKind(), acc,
+                             generate(reduce.getOperand(), x));
+      else
+        totals = overRow(
           reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
             return scoped([&] {
               Index *x = point(kept(), ivs);
@@ -517,7 +556,12 @@ void FusionEmitter::emitRow(Value r) {
     }
     // 2. Results shaped like S; every value of the point is generated
     // before any store, so an output may overwrite an input read here.
-    if (anyFull && !fullWhileReducing)
+    if (anyFull && held) {
+      groupStores_.emplace();
+      for (Index *x : *held)
+        storeResults(ResultKind::full, x);
+      storeGroup();
+    } else if (anyFull && !fullWhileReducing)
       overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
         return scoped([&] {
           Index *x = point(kept(), ivs);

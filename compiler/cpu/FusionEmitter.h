@@ -41,7 +41,8 @@ public:
         numInputs_(body_.getNumArguments()), lanes_(options.lanes),
         storeWhileReducing_(options.storeWhileReducing),
         elementsPerIndex_(options.elementsPerIndex),
-        rowUnroll_(options.rowUnroll), rowGroups_(rowGroups) {}
+        rowUnroll_(options.rowUnroll), holdRows_(options.holdRows),
+        rowGroups_(rowGroups) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -65,6 +66,11 @@ private:
       ValueRange inits,
       const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
           &body);
+  /// With FusionKernelOptions::holdRows, lanes and a row short enough
+  /// (whole groups of the lane's points, at most kMostHeldPoints of them):
+  /// this lane's points of the row in overRow's order, at the row's scope;
+  /// else none.
+  std::optional<SmallVector<Index *>> heldPoints(ArrayRef<Value> keptIdx);
   /// Makes the stores groupStores_ collected, result by result, and ends
   /// the group.
   void storeGroup();
@@ -166,6 +172,8 @@ private:
   unsigned elementsPerIndex_;
   /// FusionKernelOptions::rowUnroll.
   unsigned rowUnroll_;
+  /// FusionKernelOptions::holdRows.
+  bool holdRows_;
   bool rowGroups_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes

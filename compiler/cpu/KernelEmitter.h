@@ -113,7 +113,17 @@ struct FusionKernelOptions {
   /// largest power of two up to this that divides it). The points come in
   /// the nest's order. 1: a loop nest per point, which the CPU vectorises.
   unsigned rowUnroll = 1;
+  /// With lanes: a row of at most kMostHeldPoints points a lane is held,
+  /// each lane's values generated once and kept (in registers) for every
+  /// reduce pass and the stores, instead of each pass loading the inputs
+  /// and computing the body (a dropout's Philox, an exp) again; the full
+  /// results are stored after the last pass. What torch.compile's
+  /// persistent reductions and hand-written layer norms do on a GPU.
+  bool holdRows = false;
 };
+/// The most points of a row one lane holds (FusionKernelOptions::holdRows):
+/// rows of up to 1024 at 32 lanes (GPT-2's 768, attention's keys).
+inline constexpr int64_t kMostHeldPoints = 32;
 mlir::FailureOr<KernelInfo>
 emitFusionKernel(mlir::Operation *fusion, mlir::ModuleOp module,
                  llvm::StringRef name, FusionKernelOptions options = {});

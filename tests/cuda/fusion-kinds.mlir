@@ -11,6 +11,8 @@
 // RUN: FileCheck %s --check-prefix=GELU < %t.gelu.ptx
 // RUN: kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax.ptx
 // RUN: FileCheck %s --check-prefix=SOFTMAX < %t.softmax.ptx
+// RUN: env KILN_CUDA_HOLD_ROWS=0 kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax-loaded.ptx
+// RUN: FileCheck %s --check-prefix=LOADED < %t.softmax-loaded.ptx
 // RUN: env KILN_CUDA_ROW_LANES=1 kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax1.ptx
 // RUN: FileCheck %s --check-prefix=ONELANE < %t.softmax1.ptx
 // RUN: env KILN_CUDA_ROW_LANES=7 kilnc compile %s --backend cuda --function softmax --emit-ptx %t.softmax7.ptx 2>&1 | FileCheck %s --check-prefix=BADLANES
@@ -82,24 +84,44 @@ func.func @gelu(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 }
 
 // Softmax is one reduction fusion (max pass, sum pass, output pass) → one
-// kernel; max propagates NaN and the f32 sums accumulate in f64 (docs/IR.md); the row's
-// exponentials are stashed in the output row between passes. A warp per
-// row: thread i runs row i / 32 as lane %laneid and steps through the row
-// 32 elements (128 bytes) at a time, so the warp's loads are coalesced;
-// the lanes' partial max and sum meet by butterfly shuffles over the whole
-// warp (5 steps; an f64 moves as two 32-bit halves); the warp syncs before
-// lane 0 would store row results (none here).
+// kernel; max propagates NaN and the f32 sums accumulate in f64 (docs/IR.md).
+// A warp per row: thread i runs row i / 32 as lane %laneid, taking 4
+// neighbouring points 128 apart (16-byte loads, coalesced across the
+// warp); the lanes' partial max and sum meet by butterfly shuffles over the
+// whole warp (5 steps; an f64 moves as two 32-bit halves); the warp syncs
+// before lane 0 would store row results (none here). The row is short (16
+// points a lane), so each lane holds its points: the row is loaded once
+// (4 loads, no loop), every pass reads the held values, and the outputs
+// are stored after the last pass.
 // SOFTMAX: .visible .entry kiln_kernel_0(
 // SOFTMAX: %laneid
+// SOFTMAX-COUNT-4: ld.global.nc.v4.b32
+// SOFTMAX-NOT: ld.global
 // SOFTMAX: max.NaN.f32
-// SOFTMAX: add.s64 {{.*}}, 128;
 // SOFTMAX-COUNT-5: shfl.sync.bfly.b32 {{.*}}, 31, -1;
 // SOFTMAX: cvt.f64.f32
 // SOFTMAX: add.rn.f64
 // SOFTMAX-COUNT-10: shfl.sync.bfly.b32
+// SOFTMAX-NOT: ld.global
 // SOFTMAX: div.rn.f32
+// SOFTMAX-COUNT-4: st.global.v4.b32
 // SOFTMAX: bar.warp.sync -1;
+// SOFTMAX-NOT: bra
 // SOFTMAX-NOT: .entry
+// KILN_CUDA_HOLD_ROWS=0 (to measure the difference): each pass loops over
+// the row 4 lanes' points (512 bytes) at a time, loading it again; the
+// exponentials are stashed in the output row between passes.
+// LOADED: .visible .entry kiln_kernel_0(
+// LOADED: %laneid
+// LOADED: max.NaN.f32
+// LOADED: add.s64 {{.*}}, 128;
+// LOADED-COUNT-5: shfl.sync.bfly.b32 {{.*}}, 31, -1;
+// LOADED: cvt.f64.f32
+// LOADED: add.rn.f64
+// LOADED-COUNT-10: shfl.sync.bfly.b32
+// LOADED: div.rn.f32
+// LOADED: bar.warp.sync -1;
+// LOADED-NOT: .entry
 // KILN_CUDA_ROW_LANES=1 (to measure the difference): a thread per row, no
 // shuffles; any value but 1 or 32 is refused with a warning.
 // ONELANE: .visible .entry kiln_kernel_0(

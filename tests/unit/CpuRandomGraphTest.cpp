@@ -54,7 +54,8 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 /// The kernel forms and the pipeline compileExecutable gives a GPU, here
 /// on the CPU's threads: scatter_add by atomics, rows of at least 8 points
 /// by 4 lanes each (a warp, scaled down; host lanes run them:
-/// runtime/HostLanes.h), full results stored while reducing, four
+/// runtime/HostLanes.h) holding a short row's points for every pass, full
+/// results stored while reducing, four
 /// elements an index in fusions without reduces, rows read 8 points an
 /// iteration (KILN_CUDA_ROW_UNROLL's form), independent loop kernels run
 /// as group kernels, and reductions split into trees, with limits scaled
@@ -71,6 +72,7 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   target.atomicScatterAdd = true;
   target.rowLanes = 4;
   target.minLanedRow = 8;
+  target.holdRows = true;
   target.storeWhileReducing = true;
   target.elementsPerIndex = 4;
   target.rowUnroll = 8;

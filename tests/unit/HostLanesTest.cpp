@@ -90,29 +90,58 @@ HostTensor rngState(int64_t key, int64_t counter) {
   return state;
 }
 
-/// The cuda kernel forms on the cpu, each warp by host lanes.
-compiler::cpu::KernelTarget gpuRowForms() {
+/// The cuda kernel forms on the cpu, each warp by host lanes: the rows'
+/// points held for every pass (the default), or loaded by each pass.
+compiler::cpu::KernelTarget gpuRowForms(bool holdRows) {
   compiler::cpu::KernelTarget target;
   target.rowLanes = 32;
   target.storeWhileReducing = true;
   target.elementsPerIndex = 4;
+  target.holdRows = holdRows;
   return target;
 }
 
+/// Runs `source`'s @main with `target` on `inputs`.
+std::vector<HostTensor> runOnCpu(const std::string &source,
+                                 const std::vector<HostTensor> &inputs,
+                                 const compiler::cpu::KernelTarget &target) {
+  ParsedModule parsed = parseModule(source);
+  auto program = compiler::cpu::createProgram(*parsed.module, "main", {},
+                                              target);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok())
+    return {};
+  auto results = (*program)->run(runtime::borrowAll(inputs));
+  EXPECT_TRUE(results.ok()) << results.status().ToString();
+  return results.ok() ? *std::move(results) : std::vector<HostTensor>{};
+}
+
+/// Both row forms against the reference, and against each other bit for
+/// bit: a held row adds its points in the order the passes' loops do.
 void expectRowKernelMatchesReference(const std::string &source,
                                      const std::vector<HostTensor> &inputs,
                                      double scale = 1) {
-  // The kernel must really be laned: its library then exports the table.
-  ParsedModule parsed = parseModule(source);
-  ASSERT_TRUE(parsed.module) << source;
-  absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
-      *parsed.module, "main", nullptr, {}, gpuRowForms());
-  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-  EXPECT_NE(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
-            std::string::npos)
-      << "no kernel of this module was written for lanes";
-  expectMatchesReferenceOn(cpuPrograms({}, gpuRowForms()), source, inputs,
-                           scale);
+  std::vector<HostTensor> held = runOnCpu(source, inputs, gpuRowForms(true));
+  std::vector<HostTensor> loaded = runOnCpu(source, inputs, gpuRowForms(false));
+  ASSERT_EQ(held.size(), loaded.size());
+  for (size_t i = 0; i < held.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(held[i].data(), loaded[i].data(),
+                             held[i].byteSize()))
+        << "result " << i << " differs between the row forms";
+  for (bool holdRows : {true, false}) {
+    SCOPED_TRACE(holdRows ? "rows held" : "rows loaded by each pass");
+    // The kernel must really be laned: its library then exports the table.
+    ParsedModule parsed = parseModule(source);
+    ASSERT_TRUE(parsed.module) << source;
+    absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
+        *parsed.module, "main", nullptr, {}, gpuRowForms(holdRows));
+    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+    EXPECT_NE(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
+              std::string::npos)
+        << "no kernel of this module was written for lanes";
+    expectMatchesReferenceOn(cpuPrograms({}, gpuRowForms(holdRows)), source,
+                             inputs, scale);
+  }
 }
 
 TEST(HostLanes, LayerNormDropoutResidualKernelMatchesTheReference) {
@@ -148,6 +177,34 @@ TEST(HostLanes, AttentionSoftmaxGradientKernelMatchesTheReference) {
       rngState(42, 7),
       randomTensor(DType::bf16, {2, 2, 8, 512}, rng, 1, false)};
   expectRowKernelMatchesReference(source, inputs, 0.25);
+}
+
+/// A softmax over the innermost dims `dims` of x.
+std::string softmaxOver(const std::string &type, const std::string &rows,
+                        const std::string &dims,
+                        const std::string &broadcastDims) {
+  return "func.func @main(%x: " + type + ") -> " + type + " {\n" +
+         "  %m = kiln.reduce max %x, dims = " + dims + " : " + type + " -> " +
+         rows + "\n  %mb = kiln.broadcast_in_dim %m, dims = " +
+         broadcastDims + " : " + rows + " -> " + type +
+         "\n  %d = kiln.sub %x, %mb : " + type + "\n  %e = kiln.exp %d : " +
+         type + "\n  %s = kiln.reduce sum %e, dims = " + dims + " : " + type +
+         " -> " + rows + "\n  %sb = kiln.broadcast_in_dim %s, dims = " +
+         broadcastDims + " : " + rows + " -> " + type +
+         "\n  %y = kiln.div %e, %sb : " + type + "\n  return %y : " + type +
+         "\n}\n";
+}
+
+TEST(HostLanes, RowsOfSeveralDimsAndLongRowsMatchTheReference) {
+  std::mt19937 rng(3);
+  // A row of two dims (3 x 64: 6 points a lane, held, split by division).
+  expectRowKernelMatchesReference(
+      softmaxOver("tensor<8x3x64xf32>", "tensor<8xf32>", "[1, 2]", "[0]"),
+      {randomTensor(DType::f32, {8, 3, 64}, rng, 4, false)});
+  // A row longer than a lane holds (128 points a lane): passes over it.
+  expectRowKernelMatchesReference(
+      softmaxOver("tensor<4x4096xf32>", "tensor<4xf32>", "[1]", "[0]"),
+      {randomTensor(DType::f32, {4, 4096}, rng, 4, false)});
 }
 
 } // namespace
