@@ -445,7 +445,7 @@ void FusionEmitter::emitRows(Value begin, Value end) {
   });
 }
 
-std::optional<SmallVector<Index *>>
+std::optional<SmallVector<SmallVector<Index *>>>
 FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
   SmallVector<int64_t> reducedShape = sizesOf(plan_.reduced);
   int64_t length = 1;
@@ -458,17 +458,19 @@ FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
       length / lanes_ > kMostHeldPoints)
     return std::nullopt;
   Value first = arith::MulIOp::create(kb_.b, lane_, kb_.index(step));
-  SmallVector<Index *> points;
-  for (int64_t base = 0; base < length; base += lanes_ * step)
+  SmallVector<SmallVector<Index *>> groups;
+  for (int64_t base = 0; base < length; base += lanes_ * step) {
+    groups.emplace_back();
     for (int64_t i = 0; i < step; ++i) {
       Value j = base + i == 0
                     ? first
                     : arith::AddIOp::create(kb_.b, first, kb_.index(base + i));
-      points.push_back(point(keptIdx, oneDim
-                                          ? keptIndices(j, reducedShape)
-                                          : kb_.delinearize(j, reducedShape)));
+      groups.back().push_back(
+          point(keptIdx, oneDim ? keptIndices(j, reducedShape)
+                                : kb_.delinearize(j, reducedShape)));
     }
-  return points;
+  }
+  return groups;
 }
 
 void FusionEmitter::emitRow(Value r) {
@@ -488,7 +490,7 @@ void FusionEmitter::emitRow(Value r) {
     // A lane's share of a short row, held: every pass reads the values the
     // first generated (at the row's scope), so the inputs are loaded and
     // the body computed once, and the full results are stored last.
-    std::optional<SmallVector<Index *>> held;
+    std::optional<SmallVector<SmallVector<Index *>>> held;
     if (plan_.levels > 0)
       held = heldPoints(keptIdx);
     // One pass that reads the inputs, accumulates and stores the full
@@ -525,10 +527,11 @@ void FusionEmitter::emitRow(Value r) {
         });
       SmallVector<Value> totals = inits;
       if (held)
-        for (Index *x : *held)
-          for (auto [reduce, acc] : llvm::zip(group, totals))
-            acc = accumulate(kb_, reduce.getKind(), acc,
-                             generate(reduce.getOperand(), x));
+        for (ArrayRef<Index *> points : *held)
+          for (Index *x : points)
+            for (auto [reduce, acc] : llvm::zip(group, totals))
+              acc = accumulate(kb_, reduce.getKind(), acc,
+                               generate(reduce.getOperand(), x));
       else
         totals = overRow(
           reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
@@ -557,10 +560,15 @@ void FusionEmitter::emitRow(Value r) {
     // 2. Results shaped like S; every value of the point is generated
     // before any store, so an output may overwrite an input read here.
     if (anyFull && held) {
-      groupStores_.emplace();
-      for (Index *x : *held)
-        storeResults(ResultKind::full, x);
-      storeGroup();
+      // A group's stores after its values (one 16-byte store a result),
+      // before the next group's: every group's results at once would keep
+      // them all live (GPT-2's layer norm: 182 registers, not 54).
+      for (ArrayRef<Index *> points : *held) {
+        groupStores_.emplace();
+        for (Index *x : points)
+          storeResults(ResultKind::full, x);
+        storeGroup();
+      }
     } else if (anyFull && !fullWhileReducing)
       overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
         return scoped([&] {

@@ -68,9 +68,11 @@ private:
           &body);
   /// With FusionKernelOptions::holdRows, lanes and a row short enough
   /// (whole groups of the lane's points, at most kMostHeldPoints of them):
-  /// this lane's points of the row in overRow's order, at the row's scope;
-  /// else none.
-  std::optional<SmallVector<Index *>> heldPoints(ArrayRef<Value> keptIdx);
+  /// this lane's points of the row in overRow's order, at the row's scope,
+  /// in the groups overRow's iterations take (4 neighbours, or 1); else
+  /// none.
+  std::optional<SmallVector<SmallVector<Index *>>>
+  heldPoints(ArrayRef<Value> keptIdx);
   /// Makes the stores groupStores_ collected, result by result, and ends
   /// the group.
   void storeGroup();

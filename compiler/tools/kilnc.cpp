@@ -282,7 +282,8 @@ std::string planText(const runtime::Executable &exe) {
 
 /// One line per thunk, in run order: what a GPU launch or CPU split gets
 /// (range size, work per index) and the bytes it touches; for finding the
-/// kernels whose work is spread over too few indices.
+/// kernels whose work is spread over too few indices. A kernel's line ends
+/// with its symbol, the name `--emit-ptx` and the library give it.
 std::string thunksText(const runtime::Executable &exe) {
   std::string text = "thunks (index kind range work/index bytes what):\n";
   for (size_t i = 0; i < exe.thunks.size(); ++i) {
@@ -299,7 +300,8 @@ std::string thunksText(const runtime::Executable &exe) {
                     static_cast<long long>(k.workPerIndex),
                     static_cast<unsigned long long>(bytes),
                     k.splittable ? "" : " (not splittable)");
-      text += line + (k.label.empty() ? k.symbol : k.label) + "\n";
+      text += line + (k.label.empty() ? "" : k.label + " ") + "[" + k.symbol +
+              "]\n";
       break;
     }
     case runtime::Thunk::Kind::gemm: {
