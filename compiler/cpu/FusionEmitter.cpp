@@ -291,11 +291,24 @@ SmallVector<Value> FusionEmitter::keptIndices(Value r,
   return kb_.delinearize(r, rowShape);
 }
 
-void FusionEmitter::storeResults(ResultKind kind, Index *idx) {
+bool FusionEmitter::readsReduce(Value v) {
+  if (auto known = readsReduce_.find(v); known != readsReduce_.end())
+    return known->second;
+  Operation *op = v.getDefiningOp();
+  bool reads = op && (isa<ReduceOp>(op) ||
+                      llvm::any_of(op->getOperands(), [&](Value operand) {
+                        return readsReduce(operand);
+                      }));
+  readsReduce_[v] = reads;
+  return reads;
+}
+
+void FusionEmitter::storeResults(ResultKind kind, Index *idx,
+                                 llvm::function_ref<bool(unsigned)> take) {
   auto yielded = body_.getTerminator()->getOperands();
   SmallVector<std::pair<unsigned, Value>> stores;
   for (auto [k, v] : llvm::enumerate(yielded))
-    if (plan_.resultKind[k] == kind)
+    if (plan_.resultKind[k] == kind && (!take || take(k)))
       stores.push_back({k, generate(v, reshaped(idx, shapeOf(v)))});
   Value flat = flatOf(idx);
   for (auto [k, value] : stores) {
@@ -493,6 +506,32 @@ void FusionEmitter::emitRow(Value r) {
     std::optional<SmallVector<SmallVector<Index *>>> held;
     if (plan_.levels > 0)
       held = heldPoints(keptIdx);
+    // A held row's full results that read no reduce result are stored by
+    // the first pass, a group at a time, rather than kept for the last:
+    // a layer norm's input sum is then not held beside its centred copy
+    // (GPT-2's: 126 registers, not 161). Every input an output may be
+    // written over (one of S's size) is read at the group's points first,
+    // so the stores overwrite nothing a later pass reads.
+    SmallVector<bool> storedEarly(plan_.resultKind.size(), false);
+    auto yielded = body_.getTerminator()->getOperands();
+    if (held)
+      for (auto [k, v] : llvm::enumerate(yielded))
+        storedEarly[k] =
+            plan_.resultKind[k] == ResultKind::full && !readsReduce(v);
+    auto storeGroupEarly = [&](ArrayRef<Index *> points) {
+      int64_t spaceElements = 1;
+      for (int64_t size : plan_.space)
+        spaceElements *= size;
+      for (Index *x : points)
+        for (BlockArgument input : body_.getArguments())
+          if (numElementsOf(input) == spaceElements)
+            generate(input, reshaped(x, shapeOf(input)));
+      groupStores_.emplace();
+      for (Index *x : points)
+        storeResults(ResultKind::full, x,
+                     [&](unsigned k) { return storedEarly[k]; });
+      storeGroup();
+    };
     // One pass that reads the inputs, accumulates and stores the full
     // results (which then need no stash: each is stored where computed).
     bool fullWhileReducing = !held && storeWhileReducing_ && anyFull &&
@@ -527,11 +566,14 @@ void FusionEmitter::emitRow(Value r) {
         });
       SmallVector<Value> totals = inits;
       if (held)
-        for (ArrayRef<Index *> points : *held)
+        for (ArrayRef<Index *> points : *held) {
           for (Index *x : points)
             for (auto [reduce, acc] : llvm::zip(group, totals))
               acc = accumulate(kb_, reduce.getKind(), acc,
                                generate(reduce.getOperand(), x));
+          if (level == 1 && llvm::is_contained(storedEarly, true))
+            storeGroupEarly(points);
+        }
       else
         totals = overRow(
           reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
@@ -566,7 +608,8 @@ void FusionEmitter::emitRow(Value r) {
       for (ArrayRef<Index *> points : *held) {
         groupStores_.emplace();
         for (Index *x : points)
-          storeResults(ResultKind::full, x);
+          storeResults(ResultKind::full, x,
+                       [&](unsigned k) { return !storedEarly[k]; });
         storeGroup();
       }
     } else if (anyFull && !fullWhileReducing)
