@@ -353,12 +353,6 @@ std::string substituted(std::string src, const std::string &t) {
   return src;
 }
 
-HostTensor rngState(int64_t key, int64_t counter) {
-  HostTensor t(DType::i64, {2});
-  t.setInt(0, key);
-  t.setInt(1, counter);
-  return t;
-}
 
 TEST(CpuFusion, DropoutWithRngIsOneKernel) {
   // GPT-2's dropout: rng_uniform inside the fusion (bit-exact, per element

@@ -116,6 +116,14 @@ inline HostTensor randomTensor(DType dtype, std::vector<int64_t> shape,
   return t;
 }
 
+/// An rng state tensor: (key, counter).
+inline HostTensor rngState(int64_t key, int64_t counter) {
+  HostTensor state(DType::i64, {2});
+  state.setInt(0, key);
+  state.setInt(1, counter);
+  return state;
+}
+
 struct ParsedModule {
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;

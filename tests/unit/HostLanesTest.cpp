@@ -82,14 +82,6 @@ std::string benchKernel(const std::string &name,
   return source;
 }
 
-/// An rng state: (key, counter).
-HostTensor rngState(int64_t key, int64_t counter) {
-  HostTensor state(DType::i64, {2});
-  state.setInt(0, key);
-  state.setInt(1, counter);
-  return state;
-}
-
 /// The cuda kernel forms on the cpu, each warp by host lanes: the rows'
 /// points held for every pass (the default), or loaded by each pass.
 compiler::cpu::KernelTarget gpuRowForms(bool holdRows) {
