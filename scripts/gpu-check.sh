@@ -639,7 +639,7 @@ ncu_sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis
   --section Occupancy --section LaunchStats --section WarpStateStats)
 for module in "$root"/bench/kernels/*.mlir; do
   kernel=kernel-$(basename "$module" .mlir)
-  KILN_CUDA_ATTENTION=flash run_part "$kernel" 45 bash -c '
+  KILN_CUDA_ATTENTION=flash run_part "$kernel" 60 bash -c '
     KILN_PROFILE="$2.json" kiln-run "$1" --backend cuda --cuda_arch "$3" \
       --runs 11 --print_results=false || exit
     echo "--- with KILN_CUDA_ROW_UNROLL=8"

@@ -38,8 +38,14 @@ Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
     return idx;
   Index *&cached =
       reshapes_[{idx, std::vector<int64_t>(shape.begin(), shape.end())}];
-  if (!cached)
+  if (!cached) {
     cached = reshapedUncached(idx, shape);
+    // And back: a result reshaped from the point (a [rows, n] view of S)
+    // whose body reshapes to S again reaches the point itself, and so
+    // every value already generated there.
+    reshapes_[{cached, std::vector<int64_t>(idx->shape.begin(),
+                                            idx->shape.end())}] = idx;
+  }
   return cached;
 }
 
@@ -291,24 +297,11 @@ SmallVector<Value> FusionEmitter::keptIndices(Value r,
   return kb_.delinearize(r, rowShape);
 }
 
-bool FusionEmitter::readsReduce(Value v) {
-  if (auto known = readsReduce_.find(v); known != readsReduce_.end())
-    return known->second;
-  Operation *op = v.getDefiningOp();
-  bool reads = op && (isa<ReduceOp>(op) ||
-                      llvm::any_of(op->getOperands(), [&](Value operand) {
-                        return readsReduce(operand);
-                      }));
-  readsReduce_[v] = reads;
-  return reads;
-}
-
-void FusionEmitter::storeResults(ResultKind kind, Index *idx,
-                                 llvm::function_ref<bool(unsigned)> take) {
+void FusionEmitter::storeResults(ResultKind kind, Index *idx) {
   auto yielded = body_.getTerminator()->getOperands();
   SmallVector<std::pair<unsigned, Value>> stores;
   for (auto [k, v] : llvm::enumerate(yielded))
-    if (plan_.resultKind[k] == kind && (!take || take(k)))
+    if (plan_.resultKind[k] == kind)
       stores.push_back({k, generate(v, reshaped(idx, shapeOf(v)))});
   Value flat = flatOf(idx);
   for (auto [k, value] : stores) {
@@ -502,37 +495,11 @@ void FusionEmitter::emitRow(Value r) {
         keptIdx.empty() ? index(rowShape, r) : index(rowShape, r, keptIdx);
     // A lane's share of a short row, held: every pass reads the values the
     // first generated (at the row's scope), so the inputs are loaded and
-    // the body computed once; the full results are stored a group of
-    // points at a time, by the first pass that can make them.
+    // the body computed once, and the full results are stored after the
+    // last pass, a group of points at a time.
     std::optional<SmallVector<SmallVector<Index *>>> held;
     if (plan_.levels > 0)
       held = heldPoints(keptIdx);
-    // A held row's full results that read no reduce result are stored by
-    // the first pass, a group at a time, rather than kept for the last:
-    // a layer norm's input sum is then not held beside its centred copy
-    // (GPT-2's: 126 registers, not 161). Every input an output may be
-    // written over (one of S's size) is read at the group's points first,
-    // so the stores overwrite nothing a later pass reads.
-    SmallVector<bool> storedEarly(plan_.resultKind.size(), false);
-    auto yielded = body_.getTerminator()->getOperands();
-    if (held)
-      for (auto [k, v] : llvm::enumerate(yielded))
-        storedEarly[k] =
-            plan_.resultKind[k] == ResultKind::full && !readsReduce(v);
-    auto storeGroupEarly = [&](ArrayRef<Index *> points) {
-      int64_t spaceElements = 1;
-      for (int64_t size : plan_.space)
-        spaceElements *= size;
-      for (Index *x : points)
-        for (BlockArgument input : body_.getArguments())
-          if (numElementsOf(input) == spaceElements)
-            generate(input, reshaped(x, shapeOf(input)));
-      groupStores_.emplace();
-      for (Index *x : points)
-        storeResults(ResultKind::full, x,
-                     [&](unsigned k) { return storedEarly[k]; });
-      storeGroup();
-    };
     // One pass that reads the inputs, accumulates and stores the full
     // results (which then need no stash: each is stored where computed).
     bool fullWhileReducing = !held && storeWhileReducing_ && anyFull &&
@@ -567,14 +534,11 @@ void FusionEmitter::emitRow(Value r) {
         });
       SmallVector<Value> totals = inits;
       if (held)
-        for (ArrayRef<Index *> points : *held) {
+        for (ArrayRef<Index *> points : *held)
           for (Index *x : points)
             for (auto [reduce, acc] : llvm::zip(group, totals))
               acc = accumulate(kb_, reduce.getKind(), acc,
                                generate(reduce.getOperand(), x));
-          if (level == 1 && llvm::is_contained(storedEarly, true))
-            storeGroupEarly(points);
-        }
       else
         totals = overRow(
           reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
@@ -605,12 +569,11 @@ void FusionEmitter::emitRow(Value r) {
     if (anyFull && held) {
       // A group's stores after its values (one 16-byte store a result),
       // before the next group's: every group's results at once would keep
-      // them all live (GPT-2's layer norm: 182 registers, 161 by groups).
+      // them all live.
       for (ArrayRef<Index *> points : *held) {
         groupStores_.emplace();
         for (Index *x : points)
-          storeResults(ResultKind::full, x,
-                       [&](unsigned k) { return !storedEarly[k]; });
+          storeResults(ResultKind::full, x);
         storeGroup();
       }
     } else if (anyFull && !fullWhileReducing)

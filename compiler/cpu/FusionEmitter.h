@@ -143,10 +143,7 @@ private:
   /// Stores every result of `kind` at `idx` (its flat index in the result's
   /// buffer); every value is generated before any store, so an output may
   /// overwrite an input read here.
-  void storeResults(ResultKind kind, Index *idx,
-                    llvm::function_ref<bool(unsigned)> take = nullptr);
-  /// Whether `v` (in the body) reads a reduce's result.
-  bool readsReduce(Value v);
+  void storeResults(ResultKind kind, Index *idx);
   /// The sizes of iteration dims `dims` of S.
   SmallVector<int64_t> sizesOf(ArrayRef<int64_t> dims) const {
     SmallVector<int64_t> sizes;
@@ -167,7 +164,6 @@ private:
   std::map<std::pair<Index *, std::vector<int64_t>>, Index *> reshapes_;
   SmallVector<std::pair<Index *, bool>> filled_;
   DenseMap<Value, Value> rowScalars_; // reduce result → this row's value
-  DenseMap<Value, bool> readsReduce_;
   DenseMap<Operation *, std::pair<Value, Value>> rngState_;
   /// Threads per row (1, or a warp's 32) and this thread's lane among them.
   unsigned lanes_;

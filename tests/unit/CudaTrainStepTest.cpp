@@ -88,5 +88,50 @@ TEST(CpuTrainStep, TinyGpt2F16OnTwoGemmLibrariesAgreeWithinHalfAnF16Unit) {
   expectGemmLibrariesAgree(DType::f16, kF16Agreement);
 }
 
+/// The cuda backend's kernel forms compiled for the cpu: rows by lanes (4
+/// a row, rows of 8 or more, so that the tiny step's 64-wide rows are
+/// laned and held; run by host lanes, runtime/HostLanes.h), held or
+/// loaded by each pass, full results stored while reducing, four elements
+/// an index, scatter_add by atomics, group kernels.
+ProgramMaker gpuFormsOnTheCpu(DType productType, bool holdRows) {
+  return [=](mlir::ModuleOp m) {
+    PipelineOptions pipeline;
+    pipeline.productType = productType;
+    compiler::cpu::KernelTarget target;
+    target.rowLanes = 4;
+    target.minLanedRow = 8;
+    target.holdRows = holdRows;
+    target.storeWhileReducing = true;
+    target.elementsPerIndex = 4;
+    target.atomicScatterAdd = true;
+    target.kernelGroups = true;
+    return compiler::cpu::createProgram(m, "main", pipeline, target);
+  };
+}
+
+// A whole training step in the GPU's kernel forms, without a GPU: against
+// the cpu's own forms within the backends' bound (the lanes sum a row in
+// another order), and rows held against rows loaded by each pass exactly
+// (the same sums in the same order), step by step as training feeds its
+// outputs back: donated buffers, in-place results and all.
+TEST(CpuTrainStep, TinyGpt2InTheGpuKernelFormsMatchesTheCpuForThreeSteps) {
+  for (DType type : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtypeName(type));
+    expectProgramsAgreeForThreeSteps(
+        "cpu",
+        [&](mlir::ModuleOp m) {
+          PipelineOptions pipeline;
+          pipeline.productType = type;
+          return compiler::cpu::createCpuProgram(m, "main", pipeline);
+        },
+        "gpu forms", gpuFormsOnTheCpu(type, true),
+        type == DType::f32 ? kF32Agreement : kBf16Agreement);
+    expectProgramsAgreeForThreeSteps("rows loaded",
+                                     gpuFormsOnTheCpu(type, false),
+                                     "rows held", gpuFormsOnTheCpu(type, true),
+                                     /*agreement=*/0);
+  }
+}
+
 } // namespace
 } // namespace kiln::testing

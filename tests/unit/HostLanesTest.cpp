@@ -187,10 +187,11 @@ std::string softmaxOver(const std::string &type, const std::string &rows,
          "\n}\n";
 }
 
-// A held row stores its results that read no reduce result in its first
-// pass (`a` here). `a` is written over the donated %y, which only the last
-// pass reads (`b`): %y's points must be read before `a` overwrites them.
-TEST(HostLanes, AResultStoredByTheFirstPassOverwritesNoInputALaterPassReads) {
+// `a` (which reads no reduce result) is written over the donated %y, which
+// only the last pass reads (`b`): a held row must read %y's points before
+// it stores `a` (it did not when it stored such results in its first
+// pass: that form was withdrawn, docs/CUDA-BACKEND.md).
+TEST(HostLanes, AResultWrittenOverAnInputOnlyTheLastPassReadsKeepsItsValues) {
   const char *source = R"mlir(
 func.func @main(%y: tensor<4x128xf32> {kiln.donate, kiln.output_alias = 0 : i64}, %x: tensor<4x128xf32>) -> (tensor<4x128xf32>, tensor<4x128xf32>) {
   %a = kiln.add %x, %x : tensor<4x128xf32>
