@@ -627,6 +627,12 @@ absl::Status FunctionLowering::generateCode() {
   if (kernels_->getBody()->empty())
     return absl::OkStatus();
   auto start = std::chrono::steady_clock::now();
+  // Kernels written for several lanes a row: a warp on cuda, host lanes
+  // on the cpu (a test form: runtime/HostLanes.h).
+  llvm::StringMap<unsigned> lanes;
+  for (const auto &[symbol, info] : kernelInfo_)
+    if (info.lanes > 1)
+      lanes[symbol] = info.lanes;
   if (target_.device == runtime::Device::cuda) {
     cuda::CudaCodegenOptions options;
     options.arch = target_.cudaArch;
@@ -641,9 +647,7 @@ absl::Status FunctionLowering::generateCode() {
     for (const auto &entry : largestRange)
       if (entry.second <= runtime::kCudaBlockSize)
         options.singleBlock.insert(entry.first());
-    for (const auto &[symbol, info] : kernelInfo_)
-      if (info.lanes > 1)
-        options.lanes[symbol] = info.lanes;
+    options.lanes = lanes;
     if (gpuExclusiveBuffers())
       for (auto &[symbol, access] : kernelBufferAccess(exe_))
         options.bufferAccess[symbol] = std::move(access);
@@ -659,10 +663,6 @@ absl::Status FunctionLowering::generateCode() {
     exe_.kernelLibrary = image->cubin.empty() ? image->ptx : image->cubin;
     stats_.ptx = std::move(image->ptx);
   } else {
-    llvm::StringMap<unsigned> lanes; // a test form on the cpu (HostLanes.h)
-    for (const auto &[symbol, info] : kernelInfo_)
-      if (info.lanes > 1)
-        lanes[symbol] = info.lanes;
     absl::StatusOr<NativeLibrary> library =
         compileKernelModule(*kernels_, lanes);
     if (!library.ok())

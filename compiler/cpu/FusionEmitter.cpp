@@ -328,8 +328,7 @@ SmallVector<Value> FusionEmitter::overRow(
       return kb_.nestedLoops(reducedShape, inits, body);
     return overRowUnrolled(reducedShape, length, unroll, inits, body);
   }
-  if (elementsPerIndex_ == 4 && nonUnit(reducedShape).size() <= 1 &&
-      length % 4 == 0 && lanes_ > 1) {
+  if (lanePointsPerStep(reducedShape) == 4) {
     // Each lane takes 4 neighbouring points (4 lane, 4 lane + 1, ..., then
     // 4 lanes further): a row's draws of one Philox block then have one
     // counter block, whose index LLVM proves equal for the four (the
@@ -451,15 +450,23 @@ void FusionEmitter::emitRows(Value begin, Value end) {
   });
 }
 
-std::optional<SmallVector<SmallVector<Index *>>>
-FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
-  SmallVector<int64_t> reducedShape = sizesOf(plan_.reduced);
+int64_t FusionEmitter::lanePointsPerStep(ArrayRef<int64_t> reducedShape) const {
   int64_t length = 1;
   for (int64_t size : reducedShape)
     length *= size;
+  return lanes_ > 1 && elementsPerIndex_ == 4 &&
+                 nonUnit(reducedShape).size() <= 1 && length % 4 == 0
+             ? 4
+             : 1;
+}
+
+std::optional<SmallVector<SmallVector<Index *>>>
+FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
+  SmallVector<int64_t> reducedShape = sizesOf(plan_.reduced);
+  int64_t length = plan_.rowLength;
   bool oneDim = nonUnit(reducedShape).size() <= 1;
   // The points in overRow's order, so that sums add in the same order.
-  int64_t step = elementsPerIndex_ == 4 && oneDim ? 4 : 1;
+  int64_t step = lanePointsPerStep(reducedShape);
   if (!holdRows_ || lanes_ == 1 || length % (lanes_ * step) != 0 ||
       length / lanes_ > kMostHeldPoints)
     return std::nullopt;

@@ -66,6 +66,10 @@ private:
       ValueRange inits,
       const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
           &body);
+  /// Neighbouring points a lane takes at a time over a row (overRow,
+  /// heldPoints): 4 (one Philox block, 16-byte loads) with lanes, four
+  /// elements an index, one reduced dim and a row of whole fours; else 1.
+  int64_t lanePointsPerStep(ArrayRef<int64_t> reducedShape) const;
   /// With FusionKernelOptions::holdRows, lanes and a row short enough
   /// (whole groups of the lane's points, at most kMostHeldPoints of them):
   /// this lane's points of the row in overRow's order, at the row's scope,
