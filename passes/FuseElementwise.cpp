@@ -201,7 +201,11 @@ bool fusionReadsOnlyAs(Operation *consumer, Value value,
 /// with the others; a chunk's key gradient padded to every key and added
 /// to the other chunks' sum) fuses in with no work repeated, and the
 /// kernel reads the producer's operands instead of a stored copy. A pad
-/// counts as made from fewer bytes (its operand is smaller). (Not slices: a
+/// counts as made from fewer bytes (its operand is smaller). The producer
+/// may itself be a concatenation (the query gradient's chunks, read by the
+/// join through a transpose, a reshape and a pad): each element is one
+/// element of one input, so its inputs' widenings fuse in after it and the
+/// join reads the 16-bit chunks instead of a stored f32 copy. (Not slices: a
 /// producer computed for a slice would bring its own operands of the
 /// producer's size along, which then fuse no further and are stored, a
 /// bias broadcast to every token.)
@@ -253,7 +257,8 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
       stored |= user->hasTrait<mlir::OpTrait::IsTerminator>();
     }
     if (usedHere && numElementsOf(result.getType()) != space &&
-        !((isElementwiseLike(producer) || isa<PadOp>(producer)) &&
+        !((isElementwiseLike(producer) ||
+           isa<PadOp, ConcatenateOp>(producer)) &&
           numElementsOf(result.getType()) < space &&
           (readsOnlyThroughPadsOrConcatenations(consumer, result) ||
            readsOnlyAsRngState(consumer, result))))

@@ -93,10 +93,14 @@ TEST(CpuTrainStep, TinyGpt2F16OnTwoGemmLibrariesAgreeWithinHalfAnF16Unit) {
 /// laned and held; run by host lanes, runtime/HostLanes.h), held or
 /// loaded by each pass, full results stored while reducing, four elements
 /// an index, scatter_add by atomics, group kernels.
-ProgramMaker gpuFormsOnTheCpu(DType productType, bool holdRows) {
+/// `attentionChunkBytes` as PipelineOptions' (0: its default).
+ProgramMaker gpuFormsOnTheCpu(DType productType, bool holdRows,
+                              int64_t attentionChunkBytes = 0) {
   return [=](mlir::ModuleOp m) {
     PipelineOptions pipeline;
     pipeline.productType = productType;
+    if (attentionChunkBytes > 0)
+      pipeline.attentionChunkBytes = attentionChunkBytes;
     compiler::cpu::KernelTarget target;
     target.rowLanes = 4;
     target.minLanedRow = 8;
@@ -130,6 +134,43 @@ TEST(CpuTrainStep, TinyGpt2InTheGpuKernelFormsMatchesTheCpuForThreeSteps) {
                                      gpuFormsOnTheCpu(type, false),
                                      "rows held", gpuFormsOnTheCpu(type, true),
                                      /*agreement=*/0);
+  }
+}
+
+/// The cpu's own forms with attention in chunks of `attentionChunkBytes`
+/// of scores.
+ProgramMaker cpuWithAttentionChunks(DType productType,
+                                    int64_t attentionChunkBytes) {
+  return [=](mlir::ModuleOp m) {
+    PipelineOptions pipeline;
+    pipeline.productType = productType;
+    pipeline.attentionChunkBytes = attentionChunkBytes;
+    return compiler::cpu::createCpuProgram(m, "main", pipeline);
+  };
+}
+
+// The tiny step with fused attention (gpt2_train_step_fused.mlir: batch 4,
+// 4 heads, 32 positions) written out in 4 chunks of 8 query rows, as GPT-2
+// 124M's step is on the GPU: the backward joins the query gradient's
+// chunks, the key and value gradients into the q/k/v projection's rows in
+// one kernel that reads the 16-bit chunks themselves (kiln-fuse-elementwise
+// takes their concatenation in through the join's pad). Against one chunk
+// on the cpu, then the GPU's forms against the cpu's, both in chunks.
+TEST(CpuTrainStep, TinyGpt2WithAttentionInChunksMatchesOneChunkForThreeSteps) {
+  const std::string fused = "tests/passes/Inputs/gpt2_train_step_fused.mlir";
+  // 4 × 4 × 32 keys × 4 bytes of scores a query row: 8 rows a chunk.
+  constexpr int64_t kFourChunks = 8 * 4 * 4 * 32 * 4;
+  for (DType type : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtypeName(type));
+    double agreement = type == DType::f32 ? kF32Agreement : kBf16Agreement;
+    expectProgramsAgreeForThreeSteps(
+        "one chunk", cpuWithAttentionChunks(type, int64_t{64} << 20),
+        "4 chunks", cpuWithAttentionChunks(type, kFourChunks), agreement,
+        fused);
+    expectProgramsAgreeForThreeSteps(
+        "cpu, 4 chunks", cpuWithAttentionChunks(type, kFourChunks),
+        "gpu forms, 4 chunks", gpuFormsOnTheCpu(type, true, kFourChunks),
+        agreement, fused);
   }
 }
 
