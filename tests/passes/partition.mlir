@@ -127,3 +127,59 @@ func.func @small_values_are_kept(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (t
   %e = kiln.mul %g, %t2 : tensor<4x8xf32>
   return %dh, %e, %y : tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>
 }
+
+// -----
+
+// A trained parameter (an argument the step updates: it has an output
+// alias) rounded to bf16 for its products: the rounded copy is saved for
+// the backward pass, never recomputed from the weight, which would be a
+// kernel every step for a copy that does not grow with the batch (as
+// torch.autocast keeps the casts of weights that require grad).
+// CHECK-LABEL: func.func @trained_weight_rounded_once(
+// CHECK: %[[WB:.+]] = kiln.convert %{{.+}} : tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK-NOT: tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK: {gradient_seed}
+// CHECK-NOT: tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK: kiln.dot_general %{{.+}}, %[[WB]], batch = [] x [], contract = [1] x [1]
+// CHECK: return
+func.func @trained_weight_rounded_once(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32> {kiln.donate, kiln.output_alias = 1 : i64}) -> (tensor<4x8xf32>, tensor<8x8xf32>, tensor<f32>) {
+  %wb = kiln.convert %w : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %h = kiln.dot_general %x, %wb, batch = [] x [], contract = [1] x [0] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+  %hf = kiln.convert %h : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %y = kiln.reduce sum %hf, dims = [0, 1] : tensor<4x8xf32> -> tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s:2 = kiln.optimization_barrier %one, %y {gradient_seed} : tensor<f32>, tensor<f32>
+  %g = kiln.broadcast_in_dim %s#0, dims = [] : tensor<f32> -> tensor<4x8xf32>
+  %gb = kiln.convert %g : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %dx = kiln.dot_general %gb, %wb, batch = [] x [], contract = [1] x [1] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+  %dxf = kiln.convert %dx : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %w2 = kiln.add %w, %w : tensor<8x8xf32>
+  return %dxf, %w2, %y : tensor<4x8xf32>, tensor<8x8xf32>, tensor<f32>
+}
+
+// -----
+
+// Its twin: a frozen weight (no output alias, a LoRA base in f32) is
+// rounded again in the backward pass, from the weight read through a
+// barrier with the gradient: its copy would be half its own size, held
+// from the forward pass to the backward.
+// CHECK-LABEL: func.func @frozen_weight_rounded_again(
+// CHECK: kiln.convert %{{.+}} : tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK: {gradient_seed}
+// CHECK: %[[TIED:.+]]:2 = kiln.optimization_barrier
+// CHECK: %[[WB:.+]] = kiln.convert %[[TIED]]#0 : tensor<8x8xf32> -> tensor<8x8xbf16>
+// CHECK: kiln.dot_general %{{.+}}, %[[WB]], batch = [] x [], contract = [1] x [1]
+// CHECK: return
+func.func @frozen_weight_rounded_again(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<f32>) {
+  %wb = kiln.convert %w : tensor<8x8xf32> -> tensor<8x8xbf16>
+  %h = kiln.dot_general %x, %wb, batch = [] x [], contract = [1] x [0] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+  %hf = kiln.convert %h : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %y = kiln.reduce sum %hf, dims = [0, 1] : tensor<4x8xf32> -> tensor<f32>
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %s:2 = kiln.optimization_barrier %one, %y {gradient_seed} : tensor<f32>, tensor<f32>
+  %g = kiln.broadcast_in_dim %s#0, dims = [] : tensor<f32> -> tensor<4x8xf32>
+  %gb = kiln.convert %g : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %dx = kiln.dot_general %gb, %wb, batch = [] x [], contract = [1] x [1] : tensor<4x8xbf16>, tensor<8x8xbf16> -> tensor<4x8xbf16>
+  %dxf = kiln.convert %dx : tensor<4x8xbf16> -> tensor<4x8xf32>
+  return %dxf, %y : tensor<4x8xf32>, tensor<f32>
+}
