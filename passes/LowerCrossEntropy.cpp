@@ -8,7 +8,8 @@
 //
 // For each chunk of rows [r0, r1):
 //   1. h_c = hidden[r0:r1], logits = h_c weightᵀ, lse = max + log(sum(exp(
-//      logits − max))) per row (in f32 for 16-bit types);
+//      logits − max))) per row (in f32 for 16-bit types), part by part
+//      where the row splits into parts of at most 1024 (logSumExp);
 //   2. forward: loss_c = lse − sum(onehot(labels_c) · logits), 0 where the
 //      label is ignore_index; the result is the chunks concatenated;
 //   3. gradient: dlogits = (softmax − onehot) · loss_grad_c (0 on ignored
@@ -57,6 +58,9 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
+
+/// The most logits a part of a row's logsumexp holds (logSumExp).
+constexpr int64_t kLogSumExpPart = 1024;
 
 /// The lowering of one loss op (forward or gradient).
 class CrossEntropyLowering {
@@ -169,8 +173,10 @@ private:
   /// One chunk's rows, logits [rows, V] (padded columns −inf) and as the
   /// GEMM made them (padded columns 0), the logsumexp [rows], the one-hot
   /// of the labels and the valid rows.
+  /// `part`: the length of the parts the logsumexp sums by (0: none).
   struct Logits {
     Value hidden, logits, products, logSumExp, onehot, valid;
+    int64_t part = 0;
   };
 
   /// What the next chunk waits for: the weight gradient so far, or without
@@ -194,15 +200,76 @@ private:
     return in;
   }
 
-  /// logsumexp − the label's logit, 0 on ignored rows: [rows]. The logit
-  /// is picked from the GEMM's products, where a label out of range but
-  /// within the padding picks 0, as one beyond it picks nothing.
+  /// logsumexp − the label's logit, 0 on ignored rows: [rows].
   Value rowLosses(const Logits &l) {
-    Value picked = tb_.reduce(
-        ReduceKind::sum,
-        tb_.select(l.onehot, l.products, tb_.splatLike(0, l.products)), {1});
-    Value loss = tb_.sub(l.logSumExp, picked);
+    Value loss = tb_.sub(l.logSumExp, pickedLogits(l));
     return tb_.select(l.valid, loss, tb_.splatLike(0, loss));
+  }
+
+  /// Each row's logsumexp: [rows].
+  ///
+  /// A row of Vp logits that splits into parts of at most kLogSumExpPart
+  /// (a multiple of 128; l.part) is summed part by part: each part's max
+  /// m_p and its sum s_p of exp(x − m_p), then per row M = max m_p and
+  /// the sum Σ s_p exp(m_p − M). A part's two passes are one kernel that
+  /// reads its logits once (a GPU warp holds a part of up to 1024 in
+  /// registers: docs/CUDA-BACKEND.md, "Rows held by their lanes"; a CPU
+  /// thread finds it in L1), where the row's max and its sum each read the
+  /// whole row of 50304: GPT-2's chunks read their 16-bit logits twice
+  /// instead of three times. (FlashAttention's online softmax combines
+  /// blocks the same way.) The sum is grouped differently, so the result
+  /// moves by f32 rounding.
+  Value logSumExp(const Logits &l) {
+    if (l.part == 0) {
+      Value max = tb_.reduce(ReduceKind::max, l.logits, {1});
+      Value exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
+      Value sums = tb_.reduce(ReduceKind::sum, exps, {1});
+      return tb_.add(tb_.log(sums), max);
+    }
+    SmallVector<int64_t> parts = partShape(l);
+    Value x = tb_.reshape(l.logits, parts);
+    Value partMax = tb_.reduce(ReduceKind::max, x, {2});
+    Value partSum = tb_.reduce(
+        ReduceKind::sum,
+        tb_.exp(tb_.sub(x, tb_.broadcast(partMax, parts, {0, 1}))), {2});
+    Value max = tb_.reduce(ReduceKind::max, partMax, {1});
+    Value scaled = tb_.mul(
+        partSum, tb_.exp(tb_.sub(partMax, tb_.broadcast(
+                                              max, {parts[0], parts[1]}, {0}))));
+    return tb_.add(tb_.log(tb_.reduce(ReduceKind::sum, scaled, {1})), max);
+  }
+
+  /// Each row's label's logit: [rows]. It is picked from the GEMM's
+  /// products (the sum of the one-hot's selection), where a label out of
+  /// range but within the padding picks 0, as one beyond it picks nothing;
+  /// part by part where the logsumexp is, so that its sums join that kernel.
+  Value pickedLogits(const Logits &l) {
+    Value chosen =
+        tb_.select(l.onehot, l.products, tb_.splatLike(0, l.products));
+    if (l.part == 0)
+      return tb_.reduce(ReduceKind::sum, chosen, {1});
+    Value partPicked =
+        tb_.reduce(ReduceKind::sum, tb_.reshape(chosen, partShape(l)), {2});
+    return tb_.reduce(ReduceKind::sum, partPicked, {1});
+  }
+
+  /// [rows, Vp / part, part]: a chunk's logits in parts.
+  static SmallVector<int64_t> partShape(const Logits &l) {
+    ArrayRef<int64_t> shape = TensorBuilder::shapeOf(l.logits);
+    return {shape[0], shape[1] / l.part, l.part};
+  }
+
+  /// The part length a row's logsumexp is summed by (logSumExp): the
+  /// largest multiple of 128 up to kLogSumExpPart that divides the padded
+  /// vocabulary into at least two parts, each holding a real logit (the
+  /// padding shorter than a part: no part's max is −inf, where x − m_p
+  /// would be NaN); 0 for none.
+  int64_t logSumExpPart() const {
+    for (int64_t part = kLogSumExpPart; part >= 128; part -= 128)
+      if (paddedV_ % part == 0 && paddedV_ / part >= 2 &&
+          paddedV_ - v_ < part)
+        return part;
+    return 0;
   }
 
   /// softmax(logits) − onehot(labels): [rows, V]. The probabilities are
@@ -253,10 +320,8 @@ private:
           real, l.logits,
           tb_.splatLike(-std::numeric_limits<double>::infinity(), l.logits));
     }
-    Value max = tb_.reduce(ReduceKind::max, l.logits, {1});
-    Value exps = tb_.exp(tb_.sub(l.logits, rowBroadcast(max, l.logits)));
-    Value sums = tb_.reduce(ReduceKind::sum, exps, {1});
-    l.logSumExp = tb_.add(tb_.log(sums), max);
+    l.part = logSumExpPart();
+    l.logSumExp = logSumExp(l);
     Value labels = tb_.sliceDim(in.labels, 0, c.begin, c.end);
     Type index = TensorBuilder::elementOf(labels);
     l.onehot = tb_.compare(ComparisonDirection::EQ, tb_.iota(index, shape, 1),

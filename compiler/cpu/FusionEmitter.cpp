@@ -50,7 +50,9 @@ Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
 }
 
 Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
-  if (idx->multi && nonUnit(idx->shape) == nonUnit(shape)) {
+  if (!idx->multi || llvm::is_contained(idx->shape, 0))
+    return index(shape, flatOf(idx));
+  if (nonUnit(idx->shape) == nonUnit(shape)) {
     SmallVector<Value> live;
     for (auto [size, i] : llvm::zip(idx->shape, *idx->multi))
       if (size != 1)
@@ -61,7 +63,46 @@ Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
       multi.push_back(size == 1 ? kb_.index(0) : live[next++]);
     return index(shape, idx->flat, multi);
   }
-  return index(shape, flatOf(idx));
+  // Else group the dims: consecutive source dims and consecutive target dims of
+  // equal product (unit dims join the group being built). A target dim
+  // that merges source dims is their linearization and source dims split
+  // into target dims are the split of one index, so a row of [R, V] viewed
+  // as [R, P, L] (a loss row in parts) reaches its column as p·L + l, with
+  // no division of the flat index by V at every point.
+  ArrayRef<int64_t> from = idx->shape;
+  ArrayRef<Value> at = *idx->multi;
+  SmallVector<Value> multi;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < shape.size()) {
+    size_t i0 = i, j0 = j;
+    int64_t a = i < from.size() ? from[i++] : 1;
+    int64_t b = j < shape.size() ? shape[j++] : 1;
+    while (a != b) {
+      if (a < b && i < from.size())
+        a *= from[i++];
+      else if (b < a && j < shape.size())
+        b *= shape[j++];
+      else
+        return index(shape, flatOf(idx)); // not a reshape of these sizes
+    }
+    while (i < from.size() && from[i] == 1)
+      ++i;
+    while (j < shape.size() && shape[j] == 1)
+      ++j;
+    ArrayRef<int64_t> sourceDims = from.slice(i0, i - i0),
+                      targetDims = shape.slice(j0, j - j0);
+    ArrayRef<Value> sourceAt = at.slice(i0, i - i0);
+    Value linear = sourceAt.empty()       ? kb_.index(0)
+                   : sourceAt.size() == 1 ? sourceAt[0]
+                                          : kb_.linearize(
+                                                sourceAt,
+                                                rowMajorStrides(sourceDims));
+    if (targetDims.size() == 1)
+      multi.push_back(linear);
+    else
+      llvm::append_range(multi, kb_.delinearize(linear, targetDims));
+  }
+  return index(shape, idx->flat, multi);
 }
 
 Value FusionEmitter::generate(Value v, Index *idx) {

@@ -166,3 +166,38 @@ func.func @frozen_weight_gradient(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y:
   %dh, %dw = kiln.fused_linear_cross_entropy_grad %h, %w, %y, %g {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64>, tensor<4xf32> -> tensor<4x3xf32>, tensor<10x3xf32>
   return %dh : tensor<4x3xf32>
 }
+
+// -----
+
+// A row of 256 logits is summed in two parts of 128 (one chunk, with the WHOLE
+// prefix): each part's max and its sum of exp(x − that max), in one pass
+// over the part once fused, then the row's max over the parts' maxima and
+// the parts' sums rescaled to it; the label's logit is summed by part too,
+// so no reduction reads a whole row. The negative twin: a row of 10
+// (@loss_one_part_of_ten) keeps one max and one sum over the row.
+// WHOLE-LABEL: func.func @logsumexp_in_parts(
+// WHOLE: %[[X:.+]] = kiln.reshape %{{.+}} : tensor<4x256xf32> -> tensor<4x2x128xf32>
+// WHOLE: %[[M:.+]] = kiln.reduce max %[[X]], dims = [2] : tensor<4x2x128xf32> -> tensor<4x2xf32>
+// WHOLE: kiln.reduce sum %{{.+}}, dims = [2] : tensor<4x2x128xf32> -> tensor<4x2xf32>
+// WHOLE: kiln.reduce max %[[M]], dims = [1] : tensor<4x2xf32> -> tensor<4xf32>
+// WHOLE: kiln.reduce sum %{{.+}}, dims = [1] : tensor<4x2xf32> -> tensor<4xf32>
+// WHOLE: kiln.log
+// WHOLE: kiln.reduce sum %{{.+}}, dims = [2] : tensor<4x2x128xf32> -> tensor<4x2xf32>
+// WHOLE-NOT: dims = [1] : tensor<4x256xf32>
+// WHOLE: return
+func.func @logsumexp_in_parts(%h: tensor<4x3xf32>, %w: tensor<256x3xf32>, %y: tensor<4xi64>) -> tensor<4xf32> {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<256x3xf32>, tensor<4xi64> -> tensor<4xf32>
+  return %l : tensor<4xf32>
+}
+
+// -----
+
+// WHOLE-LABEL: func.func @loss_one_part_of_ten(
+// WHOLE-NOT: kiln.reshape
+// WHOLE: kiln.reduce max %{{.+}}, dims = [1] : tensor<4x10xf32> -> tensor<4xf32>
+// WHOLE: kiln.reduce sum %{{.+}}, dims = [1] : tensor<4x10xf32> -> tensor<4xf32>
+// WHOLE: return
+func.func @loss_one_part_of_ten(%h: tensor<4x3xf32>, %w: tensor<10x3xf32>, %y: tensor<4xi64>) -> tensor<4xf32> {
+  %l = kiln.fused_linear_cross_entropy %h, %w, %y {ignore_index = -100 : i64} : tensor<4x3xf32>, tensor<10x3xf32>, tensor<4xi64> -> tensor<4xf32>
+  return %l : tensor<4xf32>
+}

@@ -224,13 +224,60 @@ TEST(FusedCrossEntropy, PaddedVocabularyKeepsLossesAndGradients) {
   }
 }
 
-TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
-  for (int64_t chunkBytes : {int64_t{200}, int64_t{64} << 20}) {
+// Rows whose logits split into parts of whole 128s (256 classes → 2 parts
+// of 128, 384 → 3, 250 padded to 256 → 2 with 6 padded logits in the
+// last): the logsumexp is summed part by part (each part's max and sum,
+// then their combination), which moves the losses and gradients by
+// rounding only; 11 classes (the negative twin) keep one pass per row.
+TEST(FusedCrossEntropy, LogSumExpInPartsMatchesReference) {
+  struct Split {
+    int64_t classes, multiple, parts;
+  };
+  for (Split split : {Split{256, 1, 2}, Split{384, 1, 3}, Split{250, 64, 2},
+                      Split{11, 1, 0}}) {
     LossCase c;
-    c.rows = 24, c.width = 16, c.classes = 37;
+    c.element = "f64", c.rows = 9, c.classes = split.classes;
+    int64_t padded =
+        (c.classes + split.multiple - 1) / split.multiple * split.multiple;
+    int64_t rowBytes = padded * 8;
+    for (int64_t rows : {2, 100}) {
+      std::string what = llvm::formatv("{0} classes, {1} rows per chunk",
+                                       c.classes, rows);
+      auto forward = lowered(c.forwardModule(), rows * rowBytes, split.multiple);
+      // The parts: a reshape of each chunk's logits to [rows, parts, part].
+      int partReshapes = 0;
+      forward.module->walk([&](ReshapeOp r) {
+        auto shape = r.getType().getShape();
+        partReshapes += shape.size() == 3 && shape[1] == split.parts &&
+                        shape[1] * shape[2] == padded;
+      });
+      EXPECT_EQ(partReshapes > 0, split.parts > 0) << what;
+      testing::expectRewriteKeepsResults(c.forwardModule(), *forward.module,
+                                         c.inputs(false, rows), 100,
+                                         "forward, " + what);
+      testing::expectRewriteKeepsResults(
+          c.gradModule(),
+          *lowered(c.gradModule(), rows * rowBytes, split.multiple).module,
+          c.inputs(true, rows), 100, "gradient, " + what);
+      testing::expectRewriteKeepsResults(
+          c.trainingModule(),
+          *lowered(c.trainingModule(), rows * rowBytes, split.multiple).module,
+          c.trainingInputs(rows), 100, "training, " + what);
+    }
+  }
+}
+
+TEST(FusedCrossEntropy, CpuBackendMatchesReference) {
+  // 250 classes padded to 256: the logsumexp in two parts of 128.
+  for (int64_t classes : {37, 250})
+  for (int64_t chunkBytes : {int64_t{200}, int64_t{64} << 20}) {
+    SCOPED_TRACE(classes);
+    LossCase c;
+    c.rows = 24, c.width = 16, c.classes = classes;
     PipelineOptions options;
     options.lossChunkBytes = chunkBytes;
-    // Padded to 64 classes with the small chunks; not padded with one chunk.
+    // Padded to a multiple of 64 classes with the small chunks; not padded
+    // with one chunk.
     options.lossVocabMultiple = chunkBytes == 200 ? 64 : 1;
     testing::ProgramFactory cpu = testing::cpuPrograms(options);
     // Sums over 37 classes and 16 widths (and 24 rows for the weight's):
