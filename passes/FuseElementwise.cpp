@@ -205,15 +205,19 @@ bool fusionReadsOnlyAs(Operation *consumer, Value value,
 /// may itself be a concatenation (the query gradient's chunks, read by the
 /// join through a transpose, a reshape and a pad): each element is one
 /// element of one input, so its inputs' widenings fuse in after it and the
-/// join reads the 16-bit chunks instead of a stored f32 copy. (Not slices: a
+/// join reads the 16-bit chunks instead of a stored f32 copy. Or a slice,
+/// through elementwise ops too (Llama's rotate_half: one half of the heads
+/// negated, then concatenated with the other): the rotary kernel then
+/// reads the heads where they are, not a copy of each half. (Not slices: a
 /// producer computed for a slice would bring its own operands of the
 /// producer's size along, which then fuse no further and are stored, a
-/// bias broadcast to every token.)
+/// bias broadcast to every token: the readers' side never passes through a
+/// slice.)
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   if (isa<PadOp, ConcatenateOp>(consumer))
     return true;
   bool widened = isMadeFromFewerBytes(value) ||
-                 isa_and_nonnull<PadOp>(value.getDefiningOp());
+                 isa_and_nonnull<PadOp, SliceOp>(value.getDefiningOp());
   return fusionReadsOnlyAs(consumer, value, [&](BlockArgument argument) {
     return isReadOnlyPadded(argument, widened);
   });
@@ -258,7 +262,7 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
     }
     if (usedHere && numElementsOf(result.getType()) != space &&
         !((isElementwiseLike(producer) ||
-           isa<PadOp, ConcatenateOp>(producer)) &&
+           isa<PadOp, ConcatenateOp, SliceOp>(producer)) &&
           numElementsOf(result.getType()) < space &&
           (readsOnlyThroughPadsOrConcatenations(consumer, result) ||
            readsOnlyAsRngState(consumer, result))))

@@ -207,6 +207,41 @@ func.func @main(%a: tensor<2x8xbf16>, %s: tensor<2x8xf32>, %o: tensor<5x8xf32>) 
                                /*seed=*/7, /*specials=*/false));
 }
 
+TEST(CpuFusion, RotaryEmbeddingOfA16BitProjectionIsOneKernel) {
+  // Llama's rotary embedding, x cos + rotate_half(x) sin with
+  // rotate_half(x) = concatenate(-x[..., 4:], x[..., :4]), of a bf16
+  // projection split into heads: the slices, read through a negation and
+  // a concatenation, fuse in as pads and concatenations do, so the kernel
+  // reads the 16-bit projection where it lies, with no f32 copy of the
+  // heads and no copy of each half. In the cpu's forms and in the GPU's
+  // (four elements an index).
+  const char *rotary = R"mlir(
+func.func @main(%p: tensor<3x8xbf16>, %cos: tensor<3x4xf32>, %sin: tensor<3x4xf32>) -> tensor<1x2x3x4xbf16> {
+  %w = kiln.convert %p : tensor<3x8xbf16> -> tensor<3x8xf32>
+  %r = kiln.reshape %w : tensor<3x8xf32> -> tensor<1x3x2x4xf32>
+  %x = kiln.transpose %r, perm = [0, 2, 1, 3] : tensor<1x3x2x4xf32> -> tensor<1x2x3x4xf32>
+  %x1 = kiln.slice %x, start = [0, 0, 0, 0], limit = [1, 2, 3, 2], strides = [1, 1, 1, 1] : tensor<1x2x3x4xf32> -> tensor<1x2x3x2xf32>
+  %x2 = kiln.slice %x, start = [0, 0, 0, 2], limit = [1, 2, 3, 4], strides = [1, 1, 1, 1] : tensor<1x2x3x4xf32> -> tensor<1x2x3x2xf32>
+  %n = kiln.neg %x2 : tensor<1x2x3x2xf32>
+  %h = kiln.concatenate %n, %x1, dim = 3 : (tensor<1x2x3x2xf32>, tensor<1x2x3x2xf32>) -> tensor<1x2x3x4xf32>
+  %c = kiln.broadcast_in_dim %cos, dims = [2, 3] : tensor<3x4xf32> -> tensor<1x2x3x4xf32>
+  %s = kiln.broadcast_in_dim %sin, dims = [2, 3] : tensor<3x4xf32> -> tensor<1x2x3x4xf32>
+  %xc = kiln.mul %x, %c : tensor<1x2x3x4xf32>
+  %hs = kiln.mul %h, %s : tensor<1x2x3x4xf32>
+  %y = kiln.add %xc, %hs : tensor<1x2x3x4xf32>
+  %b = kiln.convert %y : tensor<1x2x3x4xf32> -> tensor<1x2x3x4xbf16>
+  return %b : tensor<1x2x3x4xbf16>
+}
+)mlir";
+  auto inputs = randomInputs(
+      {{DType::bf16, {3, 8}}, {DType::f32, {3, 4}}, {DType::f32, {3, 4}}},
+      /*seed=*/11, /*specials=*/false);
+  expectOneKernel(rotary, inputs);
+  compiler::cpu::KernelTarget gpuForms;
+  gpuForms.elementsPerIndex = 4;
+  expectOneKernel(rotary, inputs, 1, gpuForms);
+}
+
 TEST(CpuFusion, ReductionWithEpilogueAndSiblings) {
   // sum x and sum x*x in one pass, a row-shaped epilogue, a max over the
   // same rows, results of row shape and of keepdim shape.
