@@ -208,11 +208,10 @@ bool fusionReadsOnlyAs(Operation *consumer, Value value,
 /// join reads the 16-bit chunks instead of a stored f32 copy. Or a slice,
 /// through elementwise ops too (Llama's rotate_half: one half of the heads
 /// negated, then concatenated with the other): the rotary kernel then
-/// reads the heads where they are, not a copy of each half. (Not slices: a
-/// producer computed for a slice would bring its own operands of the
-/// producer's size along, which then fuse no further and are stored, a
-/// bias broadcast to every token: the readers' side never passes through a
-/// slice.)
+/// reads the heads where they are, not a copy of each half. The readers'
+/// path never goes through a slice: a producer computed for a slice would
+/// bring its own operands of the producer's size along, which then fuse no
+/// further and are stored (a bias broadcast to every token).
 bool readsOnlyThroughPadsOrConcatenations(Operation *consumer, Value value) {
   if (isa<PadOp, ConcatenateOp>(consumer))
     return true;

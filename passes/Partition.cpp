@@ -12,7 +12,8 @@
 //      preferred; out → in edges follow F's data flow; an op read by B has
 //      out → sink; source → in costs `recompute-cost`, or is infinite for an
 //      op that must not run twice (GEMMs, reductions, gathers, scatters,
-//      barriers: see isRecomputable);
+//      barriers: see isRecomputable) or is a trained weight's 16-bit copy
+//      (isRoundedParameter);
 //   3. a minimum cut: ops whose in side stays with the source and whose out
 //      side does not are saved; ops entirely on the sink side are recomputed
 //      (each paid `recompute-cost` bytes, so small values are kept);
