@@ -29,6 +29,7 @@
 #include "passes/Passes.h"
 
 #include "ir/KilnDialect.h"
+#include "passes/FusionUtils.h"
 #include "passes/Liveness.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,15 +87,10 @@ bool isRoundedParameter(Operation *op) {
   auto function =
       argument ? dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp())
                : nullptr;
-  if (!function || !function.getArgAttr(argument.getArgNumber(),
-                                        KilnDialect::kOutputAliasAttrName))
-    return false;
-  auto bits = [](Value v) {
-    return cast<RankedTensorType>(v.getType())
-        .getElementType()
-        .getIntOrFloatBitWidth();
-  };
-  return bits(convert.getResult()) < bits(convert.getOperand());
+  return function &&
+         function.getArgAttr(argument.getArgNumber(),
+                             KilnDialect::kOutputAliasAttrName) &&
+         byteSizeOf(convert.getType()) < byteSizeOf(argument.getType());
 }
 
 /// Dinic's maximum flow on a small network; afterwards, sourceSide() is the

@@ -52,23 +52,14 @@ Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
 Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
   if (!idx->multi || llvm::is_contained(idx->shape, 0))
     return index(shape, flatOf(idx));
-  if (nonUnit(idx->shape) == nonUnit(shape)) {
-    SmallVector<Value> live;
-    for (auto [size, i] : llvm::zip(idx->shape, *idx->multi))
-      if (size != 1)
-        live.push_back(i);
-    SmallVector<Value> multi;
-    size_t next = 0;
-    for (int64_t size : shape)
-      multi.push_back(size == 1 ? kb_.index(0) : live[next++]);
-    return index(shape, idx->flat, multi);
-  }
-  // Else group the dims: consecutive source dims and consecutive target dims of
+  // Group the dims: consecutive source dims and consecutive target dims of
   // equal product (unit dims join the group being built). A target dim
   // that merges source dims is their linearization and source dims split
   // into target dims are the split of one index, so a row of [R, V] viewed
   // as [R, P, L] (a loss row in parts) reaches its column as p·L + l, with
-  // no division of the flat index by V at every point.
+  // no division of the flat index by V at every point. Unit dims take no
+  // part (their index is 0): a reshape that only adds or drops them passes
+  // the other indices on as they are.
   ArrayRef<int64_t> from = idx->shape;
   ArrayRef<Value> at = *idx->multi;
   SmallVector<Value> multi;
@@ -89,18 +80,29 @@ Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
       ++i;
     while (j < shape.size() && shape[j] == 1)
       ++j;
-    ArrayRef<int64_t> sourceDims = from.slice(i0, i - i0),
-                      targetDims = shape.slice(j0, j - j0);
-    ArrayRef<Value> sourceAt = at.slice(i0, i - i0);
-    Value linear = sourceAt.empty()       ? kb_.index(0)
-                   : sourceAt.size() == 1 ? sourceAt[0]
-                                          : kb_.linearize(
-                                                sourceAt,
-                                                rowMajorStrides(sourceDims));
-    if (targetDims.size() == 1)
-      multi.push_back(linear);
-    else
-      llvm::append_range(multi, kb_.delinearize(linear, targetDims));
+    SmallVector<int64_t> sourceDims, targetDims;
+    SmallVector<Value> sourceAt;
+    for (size_t k = i0; k < i; ++k)
+      if (from[k] != 1) {
+        sourceDims.push_back(from[k]);
+        sourceAt.push_back(at[k]);
+      }
+    for (size_t k = j0; k < j; ++k)
+      if (shape[k] != 1)
+        targetDims.push_back(shape[k]);
+    SmallVector<Value> split;
+    if (!targetDims.empty()) {
+      Value linear = sourceAt.size() == 1
+                         ? sourceAt[0]
+                         : kb_.linearize(sourceAt, rowMajorStrides(sourceDims));
+      if (targetDims.size() == 1)
+        split.push_back(linear);
+      else
+        split = kb_.delinearize(linear, targetDims);
+    }
+    size_t next = 0;
+    for (size_t k = j0; k < j; ++k)
+      multi.push_back(shape[k] == 1 ? kb_.index(0) : split[next++]);
   }
   return index(shape, idx->flat, multi);
 }

@@ -388,7 +388,6 @@ std::string substituted(std::string src, const std::string &t) {
   return src;
 }
 
-
 TEST(CpuFusion, DropoutWithRngIsOneKernel) {
   // GPT-2's dropout: rng_uniform inside the fusion (bit-exact, per element
   // index), states derived inside (a non-splat [0, n] offset, a chained

@@ -88,12 +88,24 @@ TEST(CpuTrainStep, TinyGpt2F16OnTwoGemmLibrariesAgreeWithinHalfAnF16Unit) {
   expectGemmLibrariesAgree(DType::f16, kF16Agreement);
 }
 
+/// The cpu's own kernel forms, with attention in chunks of
+/// `attentionChunkBytes` of scores (0: PipelineOptions' default).
+ProgramMaker cpuOwnForms(DType productType, int64_t attentionChunkBytes = 0) {
+  return [=](mlir::ModuleOp m) {
+    PipelineOptions pipeline;
+    pipeline.productType = productType;
+    if (attentionChunkBytes > 0)
+      pipeline.attentionChunkBytes = attentionChunkBytes;
+    return compiler::cpu::createCpuProgram(m, "main", pipeline);
+  };
+}
+
 /// The cuda backend's kernel forms compiled for the cpu: rows by lanes (4
 /// a row, rows of 8 or more, so that the tiny step's 64-wide rows are
 /// laned and held; run by host lanes, runtime/HostLanes.h), held or
 /// loaded by each pass, full results stored while reducing, four elements
 /// an index, scatter_add by atomics, group kernels.
-/// `attentionChunkBytes` as PipelineOptions' (0: its default).
+/// `attentionChunkBytes` as cpuOwnForms'.
 ProgramMaker gpuFormsOnTheCpu(DType productType, bool holdRows,
                               int64_t attentionChunkBytes = 0) {
   return [=](mlir::ModuleOp m) {
@@ -122,31 +134,13 @@ TEST(CpuTrainStep, TinyGpt2InTheGpuKernelFormsMatchesTheCpuForThreeSteps) {
   for (DType type : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtypeName(type));
     expectProgramsAgreeForThreeSteps(
-        "cpu",
-        [&](mlir::ModuleOp m) {
-          PipelineOptions pipeline;
-          pipeline.productType = type;
-          return compiler::cpu::createCpuProgram(m, "main", pipeline);
-        },
-        "gpu forms", gpuFormsOnTheCpu(type, true),
+        "cpu", cpuOwnForms(type), "gpu forms", gpuFormsOnTheCpu(type, true),
         type == DType::f32 ? kF32Agreement : kBf16Agreement);
     expectProgramsAgreeForThreeSteps("rows loaded",
                                      gpuFormsOnTheCpu(type, false),
                                      "rows held", gpuFormsOnTheCpu(type, true),
                                      /*agreement=*/0);
   }
-}
-
-/// The cpu's own forms with attention in chunks of `attentionChunkBytes`
-/// of scores.
-ProgramMaker cpuWithAttentionChunks(DType productType,
-                                    int64_t attentionChunkBytes) {
-  return [=](mlir::ModuleOp m) {
-    PipelineOptions pipeline;
-    pipeline.productType = productType;
-    pipeline.attentionChunkBytes = attentionChunkBytes;
-    return compiler::cpu::createCpuProgram(m, "main", pipeline);
-  };
 }
 
 // The tiny step with fused attention (gpt2_train_step_fused.mlir: batch 4,
@@ -164,11 +158,11 @@ TEST(CpuTrainStep, TinyGpt2WithAttentionInChunksMatchesOneChunkForThreeSteps) {
     SCOPED_TRACE(dtypeName(type));
     double agreement = type == DType::f32 ? kF32Agreement : kBf16Agreement;
     expectProgramsAgreeForThreeSteps(
-        "one chunk", cpuWithAttentionChunks(type, int64_t{64} << 20),
-        "4 chunks", cpuWithAttentionChunks(type, kFourChunks), agreement,
+        "one chunk", cpuOwnForms(type, int64_t{64} << 20),
+        "4 chunks", cpuOwnForms(type, kFourChunks), agreement,
         fused);
     expectProgramsAgreeForThreeSteps(
-        "cpu, 4 chunks", cpuWithAttentionChunks(type, kFourChunks),
+        "cpu, 4 chunks", cpuOwnForms(type, kFourChunks),
         "gpu forms, 4 chunks", gpuFormsOnTheCpu(type, true, kFourChunks),
         agreement, fused);
   }
