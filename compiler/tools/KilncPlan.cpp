@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -126,6 +127,10 @@ int runPlan(int argc, char **argv) {
     options.tf32 = key.tf32;
     options.productType = key.productType;
     options.memoryBudgetBytes = *budget;
+    // The planned graph, written as a run writes the graphs it compiles
+    // (`kilnc compile --print-thunks` then shows its kernels).
+    if (const char *dump = std::getenv("KILN_DUMP_GRAPHS"))
+      options.dumpDir = dump;
     set_options(options);
     // Planned, never run: the weights are never drawn (an 8B model's fit
     // in memory that is never touched), and a 16-bit base is built so.

@@ -500,6 +500,7 @@ const char *const kUsage =
     "                    the largest batch whose training step (AdamW, "
     "clipping)\n"
     "                    plans within the budget, from the plan alone\n"
+    "                    ($KILN_DUMP_GRAPHS=DIR writes the planned graph)\n"
     "TARGET: --backend cpu|cuda (default cpu); with cuda, --cuda_arch "
     "sm_80|sm_90\n"
     "        (default sm_90) and --tf32 (f32 GEMMs in TF32). A GPU is not "

@@ -455,6 +455,9 @@ absl::StatusOr<uint64_t> planGraph(const Graph &graph,
     return absl::InvalidArgumentError(
         "the reference backend plans no memory; plan for cpu or cuda");
   mlir::OwningOpRef<mlir::ModuleOp> module = lowerGraph(graph, false);
+  if (!request.dumpDir.empty())
+    if (absl::Status s = dumpGraph(*module, graph, request); !s.ok())
+      return s;
   compiler::CompileOptions options = compileOptionsFor(request);
   compiler::cpu::KernelTarget target = compiler::cpu::kernelTargetFor(options);
   target.planOnly = true;

@@ -57,7 +57,8 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request);
 /// executable compileGraph would build for `request` (same pipeline,
 /// lowering and planner), without generating code or loading anything;
 /// ResourceExhausted when it stays over request.memoryBudgetBytes after
-/// recomputation. Not for the reference backend (it plans nothing).
+/// recomputation. Not for the reference backend (it plans nothing). With
+/// request.dumpDir the graph is dumped first, as compileGraph dumps it.
 absl::StatusOr<uint64_t> planGraph(const Graph &graph,
                                    const GraphCompileRequest &request);
 

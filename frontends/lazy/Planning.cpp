@@ -55,7 +55,17 @@ std::optional<uint64_t> plan_step(std::string *overBudget) {
   if (collected.pending.empty())
     return 0;
   Graph graph = buildGraph(collected.outputs, collected.donatable);
-  absl::StatusOr<uint64_t> peak = planGraph(graph, stepRequest());
+  GraphCompileRequest request = stepRequest();
+  // With KILN_DUMP_GRAPHS the planned graph is written as step() writes
+  // the graphs it compiles, so `kilnc compile --print-thunks` can show the
+  // kernels of a step that was only planned (a model too large to run).
+  request.dumpDir = options().dumpDir;
+  if (!request.dumpDir.empty()) {
+    request.graphHash = fingerprint("backend " + compileOptionsText(request) +
+                                    "\n" + canonicalForm(graph));
+    request.tag = "plan";
+  }
+  absl::StatusOr<uint64_t> peak = planGraph(graph, request);
   if (peak.ok())
     return *peak;
   if (peak.status().code() == absl::StatusCode::kResourceExhausted) {
