@@ -41,7 +41,8 @@ enum class Refusal {
   Duplication,
   Shape,
   Transpose,
-  Operands
+  Operands,
+  SliceReshaped
 };
 
 StringRef describe(Refusal refusal) {
@@ -58,6 +59,9 @@ StringRef describe(Refusal refusal) {
     return "the transpose is expensive";
   case Refusal::Operands:
     return "the fusion would exceed max-operands";
+  case Refusal::SliceReshaped:
+    return "a reshape alone is no kernel, and a product may read the slice "
+           "in place";
   }
   llvm_unreachable("unknown refusal");
 }
@@ -247,6 +251,15 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
                             unsigned maxOperands) {
   if (!isFusibleProducer(producer))
     return FusionDecision::refuse(Refusal::NotFusible);
+  // A slice that is one run of its source is no copy at all where only
+  // products read it, reshaped or not (attention's chunk of grouped
+  // queries), and a lone reshape is no kernel (its buffer is its
+  // operand's); fused, the two would be a kernel copying the slice. (A
+  // slice of several runs is copied anyway, better by the fusion's four
+  // elements a thread.)
+  if (auto slice = dyn_cast<SliceOp>(producer);
+      slice && isa<ReshapeOp>(consumer) && isOneRunOfItsSource(slice))
+    return FusionDecision::refuse(Refusal::SliceReshaped);
   // The consumer's iteration space; its small extra results (an rng state)
   // do not count.
   int64_t space = 0;
@@ -372,6 +385,7 @@ struct FuseElementwisePass
       case Refusal::Shape: ++numRefusedShape; break;
       case Refusal::Transpose: ++numRefusedTranspose; break;
       case Refusal::Operands: ++numRefusedOperands; break;
+      case Refusal::SliceReshaped: ++numRefusedSliceReshaped; break;
       }
     }
   }

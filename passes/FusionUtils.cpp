@@ -79,6 +79,25 @@ bool isSumStoredAnyway(Value sum) {
   return false;
 }
 
+bool isOneRunOfItsSource(SliceOp slice) {
+  ArrayRef<int64_t> source =
+      cast<ShapedType>(slice.getOperand().getType()).getShape();
+  ArrayRef<int64_t> start = slice.getStartIndices();
+  ArrayRef<int64_t> limit = slice.getLimitIndices();
+  if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
+    return false;
+  auto whole = [&](int64_t d) {
+    return start[d] == 0 && limit[d] == source[d];
+  };
+  int64_t rank = source.size(), cut = 0, outer = 1;
+  while (cut < rank && whole(cut))
+    outer *= source[cut++];
+  for (int64_t d = cut + 1; d < rank; ++d)
+    if (!whole(d))
+      return false;
+  return cut == rank || outer == 1;
+}
+
 DotGeneralOp productPaddedAlongRows(Value value) {
   auto pad = value.getDefiningOp<PadOp>();
   if (!pad)

@@ -56,6 +56,12 @@ inline constexpr int64_t kOnceResultElements = 64;
 /// value gradients summed over chunks of queries). Null otherwise.
 DotGeneralOp productPaddedAlongRows(mlir::Value value);
 
+/// Whether `slice` takes one contiguous run of its operand (unit strides;
+/// after the first dim it cuts, every dim whole; before it, only dims of
+/// size 1): a GEMM library reads such a slice in place, reshaped or not
+/// (compiler/cpu/GemmShape.h, gemmViewOfSlice).
+bool isOneRunOfItsSource(SliceOp slice);
+
 /// The other operand of `add` when add(term, it) is an f32 sum worth
 /// adding in the GEMM that makes `term`: of term's type, stored anyway
 /// (not isMadeFromFewerBytes), into a sum stored anyway

@@ -6,7 +6,12 @@
 //
 // For each chunk of rows [r0, r1) (causal: keys [0, r1) only):
 //   1. q_c = q[:, :, r0:r1]; k_c, v_c = k, v [:, :, :keys] (grouped-query
-//      attention repeats each kv head for its query heads);
+//      attention: the products see q as [B, Hkv, H / Hkv, rows, D], each
+//      kv head's query heads as more rows of one product, so k and v are
+//      never repeated per query head and a kv head's gradients are summed
+//      by the products themselves; with equal chunks, q and dO are put in
+//      chunk-major order once, so that q_c and dO_c are runs products read
+//      in place);
 //   2. s = scale · q_c k_cᵀ, the causal mask as an iota comparison, p =
 //      softmax(s) in f32 (or f64); with dropout, the chunk's uniform values
 //      are one kiln.rng_uniform at the state's counter + r0 · (values per
@@ -43,12 +48,19 @@ struct Chunk {
   int64_t rows() const { return end - begin; }
 };
 
+/// A query or output gradient with its rows in chunk-major order, per
+/// (value, rows per chunk): made once, after the value, and shared by a
+/// forward op and its gradient, so that the value's only reader is one
+/// transpose, which fuses into the kernel that makes the value.
+using ChunkMajorForms = DenseMap<std::pair<Value, int64_t>, Value>;
+
 /// The lowering of one attention op (forward or gradient).
 class AttentionLowering {
 public:
   template <typename AttentionOp>
-  AttentionLowering(TensorBuilder &tb, AttentionOp op, int64_t maxChunkBytes)
-      : tb_(tb), state_(op.getRngState()),
+  AttentionLowering(TensorBuilder &tb, AttentionOp op, int64_t maxChunkBytes,
+                    ChunkMajorForms &forms)
+      : tb_(tb), forms_(forms), state_(op.getRngState()),
         scale_(op.getScale().convertToDouble()), causal_(op.getCausal()),
         dropout_(op.getDropout().convertToDouble()),
         element_(TensorBuilder::elementOf(op.getQuery())) {
@@ -59,9 +71,6 @@ public:
     compute_ = element_.getIntOrFloatBitWidth() < 32
                    ? Type(tb.builder().getF32Type())
                    : element_;
-    q_ = tb.convert(op.getQuery(), compute_);
-    k_ = tb.convert(op.getKey(), compute_);
-    v_ = tb.convert(op.getValue(), compute_);
     int64_t rowBytes = b_ * h_ * s_ * (compute_.getIntOrFloatBitWidth() / 8);
     int64_t rows = tiledChunkRows(
         t_, std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes)));
@@ -69,6 +78,15 @@ public:
       int64_t r1 = std::min(t_, r0 + rows);
       chunks_.push_back({r0, r1, causal_ ? r1 : s_});
     }
+    // Grouped heads read a chunk's query rows as [B, Hkv, H / Hkv, rows, D]
+    // (grouped()), which a slice of the rows of [B, H, T, D] is not: each
+    // head's rows are a run of their own. In chunk-major order [chunks, B,
+    // H, rows, D] a chunk is one run, which products read in place.
+    if (hk_ != h_ && chunks_.size() > 1 && t_ % rows == 0)
+      chunkRows_ = rows;
+    q_ = tb.convert(chunkMajor(op.getQuery()), compute_);
+    k_ = tb.convert(op.getKey(), compute_);
+    v_ = tb.convert(op.getValue(), compute_);
   }
 
   /// The attention result, and its row statistics [B, H, T] (f32) when
@@ -78,12 +96,12 @@ public:
     for (const Chunk &c : chunks_) {
       Inputs in = tie(Value(), {outputs.empty() ? Value() : outputs.back()});
       Probabilities p = probabilities(in, c);
-      outputs.push_back(tb_.dot(p.dropped, keyBlock(in.v, c), {0, 1}, {0, 1},
-                                {3}, {2}));
+      outputs.push_back(groupedProduct(p.dropped, keyBlock(in.v, c), 2));
       if (withRowStats)
         stats.push_back(tb_.add(p.rowMax, tb_.log(p.rowSum)));
     }
-    Value result = tb_.convert(tb_.concatenate(outputs, 2), element_);
+    Value result =
+        tb_.convert(headsOf(tb_.concatenate(outputs, rowDim())), element_);
     if (!withRowStats)
       return {result, Value()};
     return {result, tb_.convert(tb_.concatenate(stats, 2),
@@ -92,7 +110,7 @@ public:
 
   /// The gradients of query, key and value for `resultGrad`.
   std::array<Value, 3> backward(Value resultGrad) {
-    Value dO = tb_.convert(resultGrad, compute_);
+    Value dO = tb_.convert(chunkMajor(resultGrad), compute_);
     SmallVector<Value> dq;
     Value dk, dv;
     // The last chunk first: under a causal mask it reaches every key, so
@@ -106,23 +124,21 @@ public:
       // the other.
       Inputs in = tie(dO, {dk, dv});
       Probabilities p = probabilities(in, c);
-      Value dOc = tb_.sliceDim(in.extra, 2, c.begin, c.end);
+      Value dOc = queryRows(in.extra, c);
       Value vc = keyBlock(in.v, c), kc = keyBlock(in.k, c);
-      Value dP = tb_.dot(dOc, vc, {0, 1}, {0, 1}, {3}, {3});
+      Value dP = byQueryRow(dOc, vc, 3);
       if (p.keep)
         dP = dropped(p.keep, dP);
       Value rowsum = tb_.reduce(ReduceKind::sum, tb_.mul(p.probs, dP), {3});
       Value dS = tb_.mul(
           tb_.mul(p.probs, tb_.sub(dP, rowBroadcast(rowsum, dP))),
           tb_.splatLike(scale_, dP));
-      dq.push_back(tb_.dot(dS, kc, {0, 1}, {0, 1}, {3}, {2}));
-      Value dkc = tb_.dot(dS, p.qc, {0, 1}, {0, 1}, {2}, {2});
-      Value dvc = tb_.dot(p.dropped, dOc, {0, 1}, {0, 1}, {2}, {2});
-      dk = accumulate(dk, perKvHead(dkc), c);
-      dv = accumulate(dv, perKvHead(dvc), c);
+      dq.push_back(groupedProduct(dS, kc, 2));
+      dk = accumulate(dk, overQueryRows(dS, p.qc), c);
+      dv = accumulate(dv, overQueryRows(p.dropped, dOc), c);
     }
     std::reverse(dq.begin(), dq.end());
-    return {tb_.convert(tb_.concatenate(dq, 2), element_),
+    return {tb_.convert(headsOf(tb_.concatenate(dq, rowDim())), element_),
             tb_.convert(dk, element_), tb_.convert(dv, element_)};
   }
 
@@ -166,26 +182,84 @@ private:
     Value rowMax, rowSum; // [B, H, rows]: the softmax's max and sum
   };
 
-  /// k or v rows [0, c.keys), with each kv head repeated for its query
-  /// heads: [B, H, keys, D].
-  Value keyBlock(Value x, const Chunk &c) {
-    x = tb_.sliceDim(x, 2, 0, c.keys);
-    if (hk_ == h_)
+  /// x [B, H, T, D] in chunk-major order ([chunks, B, H, rows, D]) when the
+  /// chunks take it (chunkRows_), else x.
+  Value chunkMajor(Value x) {
+    if (!chunkRows_)
       return x;
-    int64_t group = h_ / hk_;
-    Value wide = tb_.broadcast(x, {b_, hk_, group, c.keys, d_}, {0, 1, 3, 4});
-    return tb_.reshape(wide, {b_, h_, c.keys, d_});
+    auto key = std::make_pair(x, chunkRows_);
+    if (auto found = forms_.find(key); found != forms_.end())
+      return found->second;
+    OpBuilder builder(x.getContext());
+    builder.setInsertionPointAfterValue(x);
+    TensorBuilder after(builder, x.getLoc());
+    Value split = after.reshape(x, {b_, h_, t_ / chunkRows_, chunkRows_, d_});
+    return forms_[key] = after.transpose(split, {2, 0, 1, 3, 4});
   }
 
-  /// A per-query-head gradient [B, H, keys, D] summed over each kv head's
-  /// group: [B, Hkv, keys, D].
-  Value perKvHead(Value x) {
+  /// Chunk c's query rows of q or the output gradient (as chunkMajor()
+  /// left them): [B, H, rows, D], or in grouped() form from chunk-major
+  /// order, one reshape of one slice (which products read in place: the
+  /// pair is no kernel, see kiln-fuse-elementwise).
+  Value queryRows(Value x, const Chunk &c) {
+    if (!chunkRows_)
+      return tb_.sliceDim(x, 2, c.begin, c.end);
+    int64_t index = c.begin / chunkRows_;
+    return tb_.reshape(tb_.sliceDim(x, 0, index, index + 1),
+                       {b_, hk_, h_ / hk_, c.rows(), d_});
+  }
+
+  /// k or v rows [0, c.keys): [B, Hkv, keys, D].
+  Value keyBlock(Value x, const Chunk &c) {
+    return tb_.sliceDim(x, 2, 0, c.keys);
+  }
+
+  /// A per-query-head value [B, H, rows, X] as [B, Hkv, H / Hkv, rows, X]:
+  /// the query heads a kv head serves, one after the other (a reshape,
+  /// since they are neighbours). Unchanged without grouped heads, or when
+  /// already grouped (a chunk-major chunk).
+  Value grouped(Value x) {
+    ArrayRef<int64_t> shape = TensorBuilder::shapeOf(x);
+    if (hk_ == h_ || shape.size() == 5) // a chunk-major chunk is grouped
+      return x;
+    return tb_.reshape(x, {b_, hk_, h_ / hk_, shape[2], shape[3]});
+  }
+
+  /// grouped()'s inverse: [B, Hkv, H / Hkv, rows, X] → [B, H, rows, X].
+  Value headsOf(Value x) {
     if (hk_ == h_)
       return x;
     ArrayRef<int64_t> shape = TensorBuilder::shapeOf(x);
-    Value grouped =
-        tb_.reshape(x, {b_, hk_, h_ / hk_, shape[2], d_});
-    return tb_.reduce(ReduceKind::sum, grouped, {2});
+    return tb_.reshape(x, {b_, h_, shape[3], shape[4]});
+  }
+
+  /// The query rows' dim of a grouped() value.
+  int64_t rowDim() const { return hk_ == h_ ? 2 : 3; }
+
+  /// perQuery [B, H, rows, X] times kv [B, Hkv, Y, Z] contracted over
+  /// `kvContract` (2 or 3) and X, in grouped() form: [B, Hkv, H / Hkv, rows,
+  /// kv's other dim]. A kv head's query heads and their rows are the rows of
+  /// one product, which reads k or v once for them all (repeating each kv
+  /// head per query head would be a copy: products read operands as they
+  /// lie). Chunks' products are joined in this form, so that each joins
+  /// the concatenation (and the widening from 16 bits with it) as it is.
+  Value groupedProduct(Value perQuery, Value kv, int64_t kvContract) {
+    return tb_.dot(grouped(perQuery), kv, {0, 1}, {0, 1}, {rowDim() + 1},
+                   {kvContract});
+  }
+
+  /// groupedProduct() as [B, H, rows, kv's other dim].
+  Value byQueryRow(Value perQuery, Value kv, int64_t kvContract) {
+    return headsOf(groupedProduct(perQuery, kv, kvContract));
+  }
+
+  /// a [B, H, rows, keys] and b [B, H, rows, D] contracted over their query
+  /// rows: the key or value gradient [B, Hkv, keys, D], summed over each kv
+  /// head's query heads within the product.
+  Value overQueryRows(Value a, Value b) {
+    if (hk_ == h_)
+      return tb_.dot(a, b, {0, 1}, {0, 1}, {2}, {2});
+    return tb_.dot(grouped(a), grouped(b), {0, 1}, {0, 1}, {2, 3}, {2, 3});
   }
 
   /// sum + x, x padded to all keys (the first chunk starts the sum).
@@ -223,8 +297,8 @@ private:
 
   Probabilities probabilities(const Inputs &in, const Chunk &c) {
     Probabilities out;
-    out.qc = tb_.sliceDim(in.q, 2, c.begin, c.end);
-    Value s = tb_.dot(out.qc, keyBlock(in.k, c), {0, 1}, {0, 1}, {3}, {3});
+    out.qc = queryRows(in.q, c);
+    Value s = byQueryRow(out.qc, keyBlock(in.k, c), 3);
     s = tb_.mul(s, tb_.splatLike(scale_, s));
     ArrayRef<int64_t> shape = TensorBuilder::shapeOf(s);
     if (causal_) {
@@ -253,12 +327,16 @@ private:
   }
 
   TensorBuilder &tb_;
+  ChunkMajorForms &forms_;
   Value state_;
   double scale_;
   bool causal_;
   double dropout_;
   Type element_, compute_;
   int64_t b_, h_, t_, d_, hk_, s_;
+  /// Rows per chunk when q and the output gradient are read in chunk-major
+  /// order (chunkMajor()), else 0.
+  int64_t chunkRows_ = 0;
   Value q_, k_, v_;
   std::vector<Chunk> chunks_;
 };
@@ -279,6 +357,7 @@ struct LowerAttentionPass
     });
     // Gradients first: once they are written out, a forward op's row
     // statistics are computed only where something else still reads them.
+    ChunkMajorForms forms;
     for (Operation *op : llvm::reverse(ops)) {
       OpBuilder builder(op);
       TensorBuilder tb(builder, op->getLoc());
@@ -288,7 +367,7 @@ struct LowerAttentionPass
           op->erase();
           continue;
         }
-        AttentionLowering lowering(tb, fwd, maxChunkBytes);
+        AttentionLowering lowering(tb, fwd, maxChunkBytes, forms);
         auto [result, rowStats] =
             lowering.forward(!fwd.getRowStats().use_empty());
         fwd.getResult().replaceAllUsesWith(result);
@@ -296,7 +375,7 @@ struct LowerAttentionPass
           fwd.getRowStats().replaceAllUsesWith(rowStats);
       } else {
         auto grad = cast<FusedAttentionGradOp>(op);
-        AttentionLowering lowering(tb, grad, maxChunkBytes);
+        AttentionLowering lowering(tb, grad, maxChunkBytes, forms);
         std::array<Value, 3> grads = lowering.backward(grad.getResultGrad());
         for (auto [result, value] : llvm::zip(grad.getResults(), grads))
           result.replaceAllUsesWith(value);

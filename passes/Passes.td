@@ -395,7 +395,10 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     would create a cycle, when its element count differs from the
     consumer's, when it is an expensive transpose, when it has other users
     and is too expensive to duplicate, or when the fusion would exceed
-    `max-operands` inputs. Cheap producers with other users are duplicated
+    `max-operands` inputs, or when it is a slice that is one run of its
+    source and the consumer a lone reshape (a reshape alone is no kernel,
+    and products read such a slice in place, reshaped or not). Cheap producers with
+    other users are duplicated
     (also when they read cheap shared ops, if those read fewer bytes per
     element than they make: a widened, masked 16-bit product); one the
     function returns joins a consumer of its shape as an extra result.
@@ -432,7 +435,9 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     Statistic<"numRefusedTranspose", "refused-transpose",
               "expensive transposes">,
     Statistic<"numRefusedOperands", "refused-operands",
-              "fusions that would exceed max-operands">
+              "fusions that would exceed max-operands">,
+    Statistic<"numRefusedSliceReshaped", "refused-slice-reshaped",
+              "slices left for products to read in place through a reshape">
   ];
 }
 

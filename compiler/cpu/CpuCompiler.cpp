@@ -295,6 +295,11 @@ bool FunctionLowering::onlyGemmsRead(Value v, SliceOp slice) {
     if (dot && isLibraryGemm(dot))
       ok = readsOperandAsItLies(dot, use.getOperandNumber()) &&
            gemmViewOfSlice(slice, dot.getLhsBatchingDimensions().size());
+    // A slice that is one run of its source (a view with no batch stride)
+    // is still one run reshaped: a chunk of attention's grouped queries.
+    else if (auto reshape = dyn_cast<ReshapeOp>(user))
+      ok = gemmViewOfSlice(slice, /*batchDims=*/0) &&
+           onlyGemmsRead(reshape.getResult(), slice);
     else if (fusion && (fusion.getKind() == FusionKind::gemm || !hasKernel(fusion)))
       ok = onlyGemmsRead(
           fusion.getBody().getArgument(use.getOperandNumber()), slice);
@@ -469,6 +474,8 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     return s;
   if (auto r = dyn_cast<ReshapeOp>(op)) {
     slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
+    if (auto view = gemmViews_.find(r.getOperand()); view != gemmViews_.end())
+      gemmViews_[r.getResult()] = view->second;
     return absl::OkStatus();
   }
   // A slice only GEMMs read is no copy: they read its source in place.

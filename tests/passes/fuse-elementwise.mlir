@@ -680,3 +680,37 @@ func.func @slice_broadcast_then_concatenated_stays(%x: tensor<2x4xf32>, %o: tens
   %y = kiln.add %h, %o : tensor<2x6xf32>
   return %y : tensor<2x6xf32>
 }
+
+// -----
+
+// A slice read through a lone reshape (attention's chunk of grouped queries
+// in chunk-major order, read by products) stays a slice: fused, the two would
+// be a kernel copying it, which the slice alone is at most; the reshape is no
+// kernel, and products read a slice that is one run of its source in place.
+// Its twin: the same slice reshaped and read by an elementwise op fuses into
+// that op's kernel (the op takes the reshape first, then the slice).
+// CHECK-LABEL: func.func @slice_through_lone_reshape_stays(
+// CHECK-NEXT: %[[S:.+]] = kiln.slice
+// CHECK-NEXT: %[[R:.+]] = kiln.reshape %[[S]]
+// CHECK-NEXT: kiln.dot_general %[[R]]
+// CHECK-NOT: kiln.fusion
+func.func @slice_through_lone_reshape_stays(%x: tensor<4x1x4x2x3xf32>, %k: tensor<1x2x5x3xf32>) -> tensor<1x2x2x2x5xf32> {
+  // expected-remark @+1 {{not fused into 'kiln.reshape': a reshape alone is no kernel, and a product may read the slice in place}}
+  %c = kiln.slice %x, start = [1, 0, 0, 0, 0], limit = [2, 1, 4, 2, 3], strides = [1, 1, 1, 1, 1] : tensor<4x1x4x2x3xf32> -> tensor<1x1x4x2x3xf32>
+  %g = kiln.reshape %c : tensor<1x1x4x2x3xf32> -> tensor<1x2x2x2x3xf32>
+  %s = kiln.dot_general %g, %k, batch = [0, 1] x [0, 1], contract = [4] x [3] : tensor<1x2x2x2x3xf32>, tensor<1x2x5x3xf32> -> tensor<1x2x2x2x5xf32>
+  return %s : tensor<1x2x2x2x5xf32>
+}
+
+// CHECK-LABEL: func.func @slice_reshaped_into_elementwise_fuses(
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop(
+// CHECK: kiln.slice
+// CHECK: kiln.reshape
+// CHECK: kiln.exp
+// CHECK: return %[[F]]
+func.func @slice_reshaped_into_elementwise_fuses(%x: tensor<4x1x4x2x3xf32>) -> tensor<1x2x2x2x3xf32> {
+  %c = kiln.slice %x, start = [1, 0, 0, 0, 0], limit = [2, 1, 4, 2, 3], strides = [1, 1, 1, 1, 1] : tensor<4x1x4x2x3xf32> -> tensor<1x1x4x2x3xf32>
+  %g = kiln.reshape %c : tensor<1x1x4x2x3xf32> -> tensor<1x2x2x2x3xf32>
+  %e = kiln.exp %g : tensor<1x2x2x2x3xf32>
+  return %e : tensor<1x2x2x2x3xf32>
+}

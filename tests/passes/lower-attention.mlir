@@ -123,17 +123,60 @@ func.func @grad_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> 
 
 // -----
 
-// Grouped-query attention: each of the 2 kv heads serves 2 query heads
-// (broadcast, then reshape to 4 heads); in the gradient the 4 heads' key
-// gradients are summed back to 2.
+// Grouped-query attention: one kv head serves 2 query heads. The products
+// read the queries as [1, 1 kv head, 2 query heads, rows, 4], so k and v are
+// never repeated per query head (no broadcast of them), and the key and value
+// gradients are summed over the kv head's query heads by their products
+// (contracted over the query heads and rows), with no reduce. Two causal
+// chunks of 4 rows (a row of scores is 1·2·8·4 = 64 bytes): q and the output
+// gradient are put in chunk-major order once each, [chunks, B, H, rows, D],
+// so that a chunk's rows are one slice of dim 0, which products read in
+// place.
 // CHECK-LABEL: func.func @grouped_query_heads(
-// CHECK: kiln.broadcast_in_dim %{{.+}}, dims = [0, 1, 3, 4] : tensor<1x2x2x4xf32> -> tensor<1x2x2x2x4xf32>
-// CHECK: kiln.reshape %{{.+}} : tensor<1x2x2x2x4xf32> -> tensor<1x4x2x4xf32>
-// CHECK: kiln.reduce sum %{{.+}}, dims = [2] : tensor<1x2x2x2x4xf32> -> tensor<1x2x2x4xf32>
+// CHECK-NOT: kiln.broadcast_in_dim %{{[0-9]+}}#
+// CHECK: %[[G:.+]] = kiln.reshape %arg2 : tensor<1x2x8x4xf32> -> tensor<1x2x2x4x4xf32>
+// CHECK-NEXT: kiln.transpose %[[G]], perm = [2, 0, 1, 3, 4] : tensor<1x2x2x4x4xf32> -> tensor<2x1x2x4x4xf32>
+// CHECK-NEXT: %[[Q:.+]] = kiln.reshape %arg0 : tensor<1x2x8x4xf32> -> tensor<1x2x2x4x4xf32>
+// CHECK-NEXT: kiln.transpose %[[Q]], perm = [2, 0, 1, 3, 4] : tensor<1x2x2x4x4xf32> -> tensor<2x1x2x4x4xf32>
+// CHECK-NOT: kiln.transpose
+// CHECK: %[[C:.+]] = kiln.slice %{{.+}}, start = [1, 0, 0, 0, 0], limit = [2, 1, 2, 4, 4]
+// CHECK-NEXT: kiln.dot_general %[[C]], %{{.+}}, batch = [0, 1] x [0, 1], contract = [4] x [3] : tensor<1x1x2x4x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x2x4x8xf32>
+// CHECK: kiln.dot_general %{{.+}}, %{{.+}}, batch = [0, 1] x [0, 1], contract = [2, 3] x [2, 3] : tensor<1x1x2x4x8xf32>, tensor<1x1x2x4x4xf32> -> tensor<1x1x8x4xf32>
+// CHECK: kiln.dot_general %{{.+}}, %{{.+}}, batch = [0, 1] x [0, 1], contract = [2, 3] x [2, 3] : tensor<1x1x2x4x4xf32>, tensor<1x1x2x4x4xf32> -> tensor<1x1x4x4xf32>
+// CHECK-NEXT: kiln.constant
+// CHECK-NEXT: kiln.pad %{{.+}} low = [0, 0, 0, 0], high = [0, 0, 4, 0] : tensor<1x1x4x4xf32>, tensor<f32> -> tensor<1x1x8x4xf32>
+// CHECK-NOT: kiln.reduce sum %{{.+}} tensor<1x1x2x
+// CHECK-NOT: kiln.transpose
+// CHECK: return
+// One chunk (the twin): the same products over all 8 rows; nothing padded,
+// sliced or put in chunk-major order.
 // WHOLE-LABEL: func.func @grouped_query_heads(
-// WHOLE: kiln.reshape %{{.+}} : tensor<1x2x2x2x4xf32> -> tensor<1x4x2x4xf32>
-func.func @grouped_query_heads(%q: tensor<1x4x2x4xf32>, %k: tensor<1x2x2x4xf32>, %g: tensor<1x4x2x4xf32>) -> tensor<1x2x2x4xf32> {
-  %fwd2, %stats_fwd2 = kiln.fused_attention %q, %k, %k {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x4x2xf32>
-  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %fwd2, %stats_fwd2, %g {scale = 0.5 : f64} : tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x4x2x4xf32>, tensor<1x4x2xf32>, tensor<1x4x2x4xf32> -> tensor<1x4x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
-  return %dk : tensor<1x2x2x4xf32>
+// WHOLE-NOT: kiln.broadcast_in_dim %{{[0-9]+}}#
+// WHOLE-NOT: kiln.transpose
+// WHOLE: kiln.dot_general %{{.+}}, batch = [0, 1] x [0, 1], contract = [4] x [3] : tensor<1x1x2x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x2x8x8xf32>
+// WHOLE: kiln.dot_general %{{.+}}, batch = [0, 1] x [0, 1], contract = [2, 3] x [2, 3] : tensor<1x1x2x8x8xf32>, tensor<1x1x2x8x4xf32> -> tensor<1x1x8x4xf32>
+// WHOLE-NOT: kiln.pad
+// WHOLE-NOT: kiln.slice
+func.func @grouped_query_heads(%q: tensor<1x2x8x4xf32>, %k: tensor<1x1x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> tensor<1x1x8x4xf32> {
+  %fwd2, %stats_fwd2 = kiln.fused_attention %q, %k, %k {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %fwd2, %stats_fwd2, %g {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
+  return %dk : tensor<1x1x8x4xf32>
+}
+
+// -----
+
+// A forward op and its gradient read the same chunk-major q: one transpose of
+// it, made where q is, so that q's producer can write it in that order.
+// CHECK-LABEL: func.func @grouped_forward_and_gradient_share_one_order(
+// CHECK: %[[G:.+]] = kiln.reshape %arg2 : tensor<1x2x8x4xf32> -> tensor<1x2x2x4x4xf32>
+// CHECK-NEXT: kiln.transpose %[[G]], perm = [2, 0, 1, 3, 4]
+// CHECK-NEXT: %[[Q:.+]] = kiln.reshape %arg0 : tensor<1x2x8x4xf32> -> tensor<1x2x2x4x4xf32>
+// CHECK-NEXT: kiln.transpose %[[Q]], perm = [2, 0, 1, 3, 4]
+// CHECK-NOT: kiln.transpose
+// CHECK-NOT: kiln.reshape %arg0
+// CHECK: return
+func.func @grouped_forward_and_gradient_share_one_order(%q: tensor<1x2x8x4xf32>, %k: tensor<1x1x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>) {
+  %fwd2, %stats_fwd2 = kiln.fused_attention %q, %k, %k {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %k, %k, %fwd2, %stats_fwd2, %g {causal, scale = 0.5 : f64} : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
+  return %fwd2, %dk : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>
 }

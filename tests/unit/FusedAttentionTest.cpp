@@ -170,7 +170,12 @@ TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
 }
 
 TEST(FusedAttention, CpuBackendMatchesReference) {
-  for (int64_t chunkBytes : {int64_t{300}, int64_t{64} << 20})
+  // A row of scores takes 2·4·16·4 = 512 bytes: chunks of 1 and 4 rows (16
+  // and 4 chunks: the grouped queries in chunk-major order, read in place),
+  // of 6, 6 and 4 rows (unequal: each chunk's rows copied, then grouped),
+  // and one chunk.
+  for (int64_t chunkBytes :
+       {int64_t{300}, int64_t{2048}, int64_t{3072}, int64_t{64} << 20})
     for (bool causal : {true, false})
       for (double dropout : {0.0, 0.1}) {
         AttentionCase c;
