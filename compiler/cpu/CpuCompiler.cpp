@@ -24,6 +24,7 @@
 #include "compiler/cuda/CudaCodeGen.h"
 
 #include "ir/KilnDialect.h"
+#include "passes/FusionUtils.h"
 #include "runtime/BufferLiveness.h"
 #include "runtime/CpuExecutor.h"
 #ifdef KILN_WITH_CUDA_RUNTIME
@@ -296,9 +297,11 @@ bool FunctionLowering::onlyGemmsRead(Value v, SliceOp slice) {
       ok = readsOperandAsItLies(dot, use.getOperandNumber()) &&
            gemmViewOfSlice(slice, dot.getLhsBatchingDimensions().size());
     // A slice that is one run of its source (a view with no batch stride)
-    // is still one run reshaped: a chunk of attention's grouped queries.
+    // is still one run reshaped: a chunk of attention's grouped queries
+    // (kiln-fuse-elementwise leaves such a slice and a lone reshape apart
+    // by the same rule).
     else if (auto reshape = dyn_cast<ReshapeOp>(user))
-      ok = gemmViewOfSlice(slice, /*batchDims=*/0) &&
+      ok = isOneRunOfItsSource(slice) &&
            onlyGemmsRead(reshape.getResult(), slice);
     else if (fusion && (fusion.getKind() == FusionKind::gemm || !hasKernel(fusion)))
       ok = onlyGemmsRead(
@@ -311,8 +314,11 @@ bool FunctionLowering::onlyGemmsRead(Value v, SliceOp slice) {
 
 void FunctionLowering::bindArgument(BlockArgument arg, Value input) {
   slotOf_[arg] = slotOf_.lookup(input);
-  if (auto view = gemmViews_.find(input); view != gemmViews_.end())
-    gemmViews_[arg] = view->second;
+  // Copied out first: inserting may grow the map and move its entries.
+  if (auto view = gemmViews_.find(input); view != gemmViews_.end()) {
+    SliceOp slice = view->second;
+    gemmViews_[arg] = slice;
+  }
 }
 
 absl::Status FunctionLowering::lowerDot(DotGeneralOp op, uint32_t accumulator,
@@ -474,8 +480,10 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     return s;
   if (auto r = dyn_cast<ReshapeOp>(op)) {
     slotOf_[r.getResult()] = slotOf_.lookup(r.getOperand());
-    if (auto view = gemmViews_.find(r.getOperand()); view != gemmViews_.end())
-      gemmViews_[r.getResult()] = view->second;
+    if (auto view = gemmViews_.find(r.getOperand()); view != gemmViews_.end()) {
+      SliceOp slice = view->second; // before the insertion moves entries
+      gemmViews_[r.getResult()] = slice;
+    }
     return absl::OkStatus();
   }
   // A slice only GEMMs read is no copy: they read its source in place.
