@@ -43,6 +43,18 @@ int runKilnWorker(const BenchConfig &c) {
                                                   : DType::f32;
     set_options(options);
     set_backend(c.backend);
+    // A run capped at a device memory limit (a largest-batch search on a
+    // GPU) plans its step to fit it, as kiln-train --memory_budget asks:
+    // more is recomputed rather than refused. The margin leaves room for
+    // what the plan does not hold: the GEMM and attention workspaces.
+    constexpr int64_t kUnplannedDeviceBytes = 64ll << 20;
+    if (const int64_t limit = metrics::counters().deviceLimitBytes;
+        kiln::options().backend == Backend::cuda &&
+        options.memoryBudgetBytes == 0 && limit > kUnplannedDeviceBytes) {
+      options = kiln::options();
+      options.memoryBudgetBytes = limit - kUnplannedDeviceBytes;
+      set_options(options);
+    }
     std::vector<int64_t> shape;
     absl::StatusOr<std::vector<int64_t>> ids = readNpyInt64(c.batches, shape);
     if (!ids.ok() || shape.size() != 3 || shape[2] != c.seq) {
@@ -130,37 +142,46 @@ int runKilnWorker(const BenchConfig &c) {
     const metrics::Counters &m = metrics::counters();
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
-    writeJson(c.result,
-              llvm::json::Object{
-                  {"status", "ok"},
-                  {"batch", batch},
-                  {"losses", std::move(losses)},
-                  {"step_ms", std::move(stepMs)},
-                  {"kiln_compile_ms_per_step", std::move(compileMs)},
-                  {"kiln_compiles", m.compiles},
-                  {"kiln_cache_hits", m.cacheHits},
-                  // Graphs loaded from a persistent cache (KILN_CACHE_DIR)
-                  // instead of compiled, and the time that took.
-                  {"kiln_persistent_hits", m.persistentHits},
-                  {"kiln_persistent_load_ms", m.persistentLoadMilliseconds},
-                  {"kiln_forced_syncs", m.forcedSyncs},
-                  {"kiln_record_ms_per_step", std::move(recordMs)},
-                  {"kiln_graph_ms", m.graphMilliseconds},
-                  {"kiln_execute_ms", m.executeMilliseconds},
-                  {"kiln_planned_peak_mib", m.plannedPeakBytes / 1048576.0},
-                  {"kiln_outside_plans_mib", outsideBefore},
-                  {"kiln_outside_plans_end_mib", outsidePlansMiB()},
-                  {"fp16_skipped_steps",
-                   scaler ? scaler->state().skipped_steps : 0},
-                  {"backend", c.backend},
-                  {"trainable_parameters", trainableCount},
-                  {"total_parameters", model.num_parameters()},
-                  {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}});
+    llvm::json::Object result{
+        {"status", "ok"},
+        {"batch", batch},
+        {"losses", std::move(losses)},
+        {"step_ms", std::move(stepMs)},
+        {"kiln_compile_ms_per_step", std::move(compileMs)},
+        {"kiln_compiles", m.compiles},
+        {"kiln_cache_hits", m.cacheHits},
+        // Graphs loaded from a persistent cache (KILN_CACHE_DIR)
+        // instead of compiled, and the time that took.
+        {"kiln_persistent_hits", m.persistentHits},
+        {"kiln_persistent_load_ms", m.persistentLoadMilliseconds},
+        {"kiln_forced_syncs", m.forcedSyncs},
+        {"kiln_record_ms_per_step", std::move(recordMs)},
+        {"kiln_graph_ms", m.graphMilliseconds},
+        {"kiln_execute_ms", m.executeMilliseconds},
+        {"kiln_planned_peak_mib", m.plannedPeakBytes / 1048576.0},
+        {"kiln_outside_plans_mib", outsideBefore},
+        {"kiln_outside_plans_end_mib", outsidePlansMiB()},
+        {"fp16_skipped_steps", scaler ? scaler->state().skipped_steps : 0},
+        {"backend", c.backend},
+        {"trainable_parameters", trainableCount},
+        {"total_parameters", model.num_parameters()},
+        {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}};
+    if (!hostPlans) // the device memory kiln's programs held at most
+      result["peak_gpu_mib"] = m.peakDeviceBytes / 1048576.0;
+    writeJson(c.result, std::move(result));
     return 0;
   } catch (const kiln::Error &e) {
     std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
-    writeJson(c.result, llvm::json::Object{{"status", "error"},
-                                           {"note", std::string(e.what())}});
+    // The device's memory (or the budget's cap on it) ran out, or the step
+    // cannot be planned within it: the batch does not fit, which a
+    // largest-batch search expects to see.
+    const std::string_view what = e.what();
+    const bool outOfMemory =
+        what.find("out of device memory") != std::string_view::npos ||
+        what.find("exceeds the memory budget") != std::string_view::npos;
+    writeJson(c.result, llvm::json::Object{
+                            {"status", outOfMemory ? "over budget" : "error"},
+                            {"note", std::string(e.what())}});
     return 1;
   }
 }

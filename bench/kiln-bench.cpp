@@ -5,9 +5,10 @@
 // stream, or an SST-2 / raw text file through frontends/data, BenchData.cpp),
 // each in its own subprocess so peak RSS is per run. Reports throughput,
 // step and compile time, peak memory, the largest batch under a memory
-// budget (a bisection over batch size on measured peak RSS: kiln has no
-// memory planner yet) and the loss parity of kiln compiled, kiln eager and
-// PyTorch eager (first --parity_steps losses, all losses, and a moving
+// budget (a bisection over batch size on the measured peak: the process's
+// RSS on the cpu, the device memory allocated on cuda, where every system
+// runs capped at the budget) and the loss parity of kiln compiled, kiln eager
+// and PyTorch eager (first --parity_steps losses, all losses, and a moving
 // average of the curves), as results.json, results.csv, table.md and PNG
 // plots (bench/plot.py).
 #include "bench/BenchModel.h"
@@ -106,16 +107,22 @@ struct Driver {
     return argv;
   }
 
-  /// Runs `system` → its result object (status, per-step figures, peak RSS).
+  /// Runs `system` → its result object (status, per-step figures, peak
+  /// RSS), killed when its RSS passes `budgetBytes`. `deviceLimitBytes`
+  /// (cuda; 0: none) caps the device memory it may allocate: kiln's
+  /// KILN_DEVICE_MEMORY_LIMIT, which the peers read as PyTorch's
+  /// set_per_process_memory_fraction and JAX's memory fraction.
   json::Object run(const std::string &system, const std::string &batchFile,
                    int64_t steps, const std::string &tag, double dropout,
-                   uint64_t budgetBytes) const {
+                   uint64_t budgetBytes, uint64_t deviceLimitBytes = 0) const {
     std::string result = config.out + "/runs/" + system + tag + ".json";
     std::string log = config.out + "/runs/" + system + tag + ".log";
     std::remove(result.c_str());
     std::map<std::string, std::string> env = threadEnv();
     if (system == "kiln_eager")
       env["KILN_MODE"] = "eager";
+    if (deviceLimitBytes)
+      env["KILN_DEVICE_MEMORY_LIMIT"] = std::to_string(deviceLimitBytes);
     // A fresh inductor cache per run: compile times are cold for every
     // system (kiln's persistent cache is off unless KILN_CACHE_DIR is set).
     if (system == "torch_compile")
@@ -190,6 +197,41 @@ void summarize(json::Object &r, int64_t batch) {
   if (!losses.empty()) {
     r["first_loss"] = losses.front();
     r["last_loss"] = losses.back();
+  }
+}
+
+/// On cuda, each run's activation memory per sample at the run's batch:
+/// its peak device memory less the model's state (every parameter in its
+/// stored type; for each trainable one also its f32 gradient and AdamW's
+/// two f32 moments: 12 bytes more), over the batch. The state is the same
+/// for every system (the parameter counts kiln's worker reports), so what
+/// remains is what each keeps for its step: activations, saved values,
+/// workspaces, extra copies of weights. → "state_mib" and each run's
+/// "activation_mib_per_sample".
+void addActivationMemory(json::Object &systems, const BenchConfig &c) {
+  if (c.backend != "cuda")
+    return;
+  std::optional<double> total, trainable;
+  for (auto &entry : systems)
+    if (const json::Object *r = entry.second.getAsObject(); r && isOk(*r))
+      if (r->getNumber("total_parameters")) {
+        total = r->getNumber("total_parameters");
+        trainable = r->getNumber("trainable_parameters");
+        break;
+      }
+  if (!total || !trainable)
+    return;
+  const double frozenBytes = c.torch_dtype == "bfloat16" ? 2 : 4;
+  const double state = *trainable * 16 + (*total - *trainable) * frozenBytes;
+  for (auto &entry : systems) {
+    json::Object *r = entry.second.getAsObject();
+    std::optional<double> peak =
+        r ? r->getNumber("peak_gpu_mib") : std::nullopt;
+    if (!peak || !isOk(*r))
+      continue;
+    double batch = r->getNumber("batch").value_or(c.batch);
+    (*r)["state_mib"] = state / 1048576.0;
+    (*r)["activation_mib_per_sample"] = (*peak - state / 1048576.0) / batch;
   }
 }
 
@@ -383,6 +425,15 @@ absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
       {c.steps, c.batch, c.seq});
 }
 
+/// What a budget bounds, in MiB: the device memory a run allocated at most
+/// on cuda (kiln's metrics, torch.cuda.max_memory_allocated, JAX's
+/// peak_bytes_in_use), the process's peak RSS on the cpu. Unknown counts
+/// as over any budget.
+double budgetedMiB(const BenchConfig &c, const json::Object &r) {
+  return r.getNumber(c.backend == "cuda" ? "peak_gpu_mib" : "peak_rss_mib")
+      .value_or(1e30);
+}
+
 /// The largest batch whose run stays under the budget: doubling from the
 /// configured batch, then bisection, at most `bisect_max_probes` runs of
 /// `bisect_steps` steps, none above `bisect_max_batch`.
@@ -396,13 +447,20 @@ json::Object largestBatch(const Driver &d, const std::string &system,
     (void)writeNpyInt64(file, makeBatches(c.bisect_steps, b, c.seq, c.vocab,
                                           c.seed),
                         {c.bisect_steps, b, c.seq});
-    json::Object r = d.run(system, file, c.bisect_steps,
-                           "-probe" + std::to_string(b), c.dropout, budget);
-    bool ok = isOk(r) && r.getNumber("peak_rss_mib").value_or(1e30) * 1048576.0 <= budget;
-    std::fprintf(stderr, "kiln-bench:   %s batch %lld: %s (%.0f MiB)\n",
+    // On cuda the run is capped at the budget (a GPU of that size) and
+    // its host memory only at --max_rss_gib.
+    const bool device = c.backend == "cuda";
+    const uint64_t maxRss = static_cast<uint64_t>(c.max_rss_gib * (1ull << 30));
+    json::Object r =
+        d.run(system, file, c.bisect_steps, "-probe" + std::to_string(b),
+              c.dropout, device ? maxRss : budget, device ? budget : 0);
+    bool ok = isOk(r) && budgetedMiB(c, r) * 1048576.0 <= budget;
+    std::string measured =
+        isOk(r) ? llvm::formatv("{0:f1} MiB", budgetedMiB(c, r)).str()
+                : r.getString("status").value_or("?").str();
+    std::fprintf(stderr, "kiln-bench:   %s batch %lld: %s (%s)\n",
                  system.c_str(), static_cast<long long>(b),
-                 ok ? "fits" : "does not fit",
-                 r.getNumber("peak_rss_mib").value_or(0));
+                 ok ? "fits" : "does not fit", measured.c_str());
     return ok;
   };
   int64_t lo = configuredFits ? c.batch : 0, hi = 0;
@@ -526,7 +584,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
       r = d.run(s, d.batches, c.steps, "", c.dropout, maxRss);
       summarize(r, c.batch);
       if (c.bisect_max_batch > 0 && isOk(r)) {
-        bool fitsNow = r.getNumber("peak_rss_mib").value_or(0) * 1048576.0 <= budget;
+        bool fitsNow = budgetedMiB(c, r) * 1048576.0 <= budget;
         r["budget"] = largestBatch(d, s, fitsNow, budget);
       }
     }
@@ -534,6 +592,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                  r.getString("status").value_or("?").str().c_str());
     systems[s] = std::move(r);
   }
+  addActivationMemory(systems, c);
 
   // Parity: the main runs when they use no dropout, else dedicated runs
   // with dropout 0 (dropout masks differ between systems).
@@ -619,8 +678,13 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
       {"threads", std::move(env)},
       {"hardware_threads",
        static_cast<int64_t>(std::thread::hardware_concurrency())},
-      {"budget_method", "peak RSS of a subprocess (wait4 rusage), bisection "
-                        "over batch size; kiln has no memory planner yet"},
+      {"budget_method",
+       c.backend == "cuda"
+           ? "device memory allocated at most (kiln's metrics, "
+             "torch.cuda.max_memory_allocated, JAX's peak_bytes_in_use), "
+             "every run capped at the budget; bisection over batch size"
+           : "peak RSS of a subprocess (wait4 rusage), killed past the "
+             "budget; bisection over batch size"},
       {"order", std::move(orderJson)},
       {"systems", std::move(systems)},
       {"parity", std::move(parity)}};

@@ -53,21 +53,28 @@ def table(path, res, runs):
     """The summary as a Markdown table (docs/PERFORMANCE.md pastes it)."""
     def fmt(v, spec):
         return format(v, spec) if isinstance(v, (int, float)) else "n/a"
-    rows = ["| system | samples/s | step (ms) | compile (s) | peak RSS (MiB) | largest batch "
-            f"in {res['config']['budget_gib']:g} GiB | loss first → last |",
-            "|---|---|---|---|---|---|---|"]
+    # On a GPU: the device memory each run allocated at most, and that less
+    # the model's state per sample (kiln-bench's addActivationMemory).
+    gpu = any("peak_gpu_mib" in r for _, r in runs)
+    gpu_head = " peak GPU (MiB) | activations / sample (MiB) |" if gpu else ""
+    rows = ["| system | samples/s | step (ms) | compile (s) | peak RSS (MiB) |" + gpu_head +
+            f" largest batch in {res['config']['budget_gib']:g} GiB | loss first → last |",
+            "|---|---|---|---|---|---|---|" + ("---|---|" if gpu else "")]
     for name in res["order"]:
         r = res["systems"].get(name, {})
         if r.get("status") != "ok":
-            rows.append(f"| {name} | {r.get('status', '?')}: {r.get('note', '')} | | | | | |")
+            rows.append(f"| {name} | {r.get('status', '?')}: {r.get('note', '')} | | | | | |"
+                        + (" | |" if gpu else ""))
             continue
         b = r.get("budget")
         largest = "not searched" if b is None else f"{'≥ ' if b['capped'] else ''}{b['largest_batch']}"
         compile_s = fmt(r.get("compile_s"), ".1f")
         if "kiln_compile_s" in r:
             compile_s += f" ({r['kiln_compile_s']:.1f} measured)"
+        gpu_cells = (f" {fmt(r.get('peak_gpu_mib'), '.0f')} | {fmt(r.get('activation_mib_per_sample'), '.1f')} |"
+                     if gpu else "")
         rows.append(f"| {name} | {fmt(r.get('samples_per_s'), '.2f')} | {fmt(r.get('step_ms_median'), '.0f')} "
-                    f"| {compile_s} | {fmt(r.get('peak_rss_mib'), '.0f')} | {largest} "
+                    f"| {compile_s} | {fmt(r.get('peak_rss_mib'), '.0f')} |{gpu_cells} {largest} "
                     f"| {r['first_loss']:.4f} → {r['last_loss']:.4f} |")
     every = res["config"].get("logging_steps", 1)
     rows.append("")
@@ -99,7 +106,8 @@ def main():
     if budget:  # "≥ n": n fitted and the search stopped at its cap
         bar(os.path.join(out, "largest_batch.png"), [n for n, _ in budget],
             [b["largest_batch"] for _, b in budget],
-            f"largest batch under {c['budget_gib']} GiB peak RSS\n{tag}",
+            f"largest batch under {c['budget_gib']} GiB "
+            f"{'of GPU memory' if c.get('backend') == 'cuda' else 'peak RSS'}\n{tag}",
             [("≥ " if b["capped"] else "") + str(b["largest_batch"]) for _, b in budget])
     lines(os.path.join(out, "loss.png"), runs, "losses", f"training loss\n{tag}", "loss")
     lines(os.path.join(out, "step_times.png"), runs, "step_ms", f"step time\n{tag}", "ms (log)")

@@ -10,6 +10,7 @@
 #include "compiler/MemoryPlanner.h"
 
 #include "runtime/BufferLiveness.h"
+#include "support/ByteSize.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -299,16 +300,6 @@ MemoryPlanReport describeMemoryPlan(const runtime::Executable &executable,
   return out;
 }
 
-std::string formatBytes(uint64_t bytes) {
-  if (bytes >= (1ull << 30))
-    return absl::StrFormat("%.2f GiB", bytes / double(1ull << 30));
-  if (bytes >= (1ull << 20))
-    return absl::StrFormat("%.1f MiB", bytes / double(1ull << 20));
-  if (bytes >= (1ull << 10))
-    return absl::StrFormat("%.1f KiB", bytes / double(1ull << 10));
-  return absl::StrCat(bytes, " B");
-}
-
 namespace {
 
 MemoryPlanReport Planner::run(const std::vector<std::string> &origins) {
@@ -323,7 +314,7 @@ MemoryPlanReport Planner::run(const std::vector<std::string> &origins) {
 std::string formatLargest(const MemoryPlanReport &report) {
   std::string out;
   for (const LiveBuffer &b : report.largestAtPeak)
-    absl::StrAppend(&out, "  ", formatBytes(b.bytes), "  slot ", b.slot,
+    absl::StrAppend(&out, "  ", formatByteSize(b.bytes), "  slot ", b.slot,
                     b.origin.empty() ? "" : "  ", b.origin, "\n");
   return out;
 }
@@ -341,25 +332,28 @@ absl::Status checkMemoryBudget(const MemoryPlanReport &report,
   if (budgetBytes == 0 || report.peakBytes <= budgetBytes)
     return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
-      "the step's planned peak memory ", formatBytes(report.peakBytes),
-      " exceeds the memory budget ", formatBytes(budgetBytes), " (arena ",
-      formatBytes(report.arenaBytes), ", inputs ",
-      formatBytes(report.inputBytes), ", fresh outputs ",
-      formatBytes(report.freshOutputBytes), ")\nlargest buffers live at the "
-      "peak (thunk ", report.peakThunk, "):\n", formatLargest(report)));
+      "the step's planned peak memory ", formatByteSize(report.peakBytes),
+      " exceeds the memory budget ", formatByteSize(budgetBytes), " (arena ",
+      formatByteSize(report.arenaBytes), ", inputs ",
+      formatByteSize(report.inputBytes), ", fresh outputs ",
+      formatByteSize(report.freshOutputBytes),
+      ")\nlargest buffers live at the "
+      "peak (thunk ",
+      report.peakThunk, "):\n", formatLargest(report)));
 }
 
 std::string formatMemoryPlan(const MemoryPlanReport &report) {
   return absl::StrCat(
-      "planned peak: ", formatBytes(report.peakBytes), " (", report.peakBytes,
-      " bytes)\n  arena: ", formatBytes(report.arenaBytes), " (",
-      report.arenaBytes, " bytes; one slot per value would need ",
-      formatBytes(report.unplannedArenaBytes), ")\n  inputs: ",
-      formatBytes(report.inputBytes), "\n  fresh outputs: ",
-      formatBytes(report.freshOutputBytes), "\n  in-place reuses: ",
-      report.inPlaceReuses, "\n  peak live arena: ",
-      formatBytes(report.peakLiveArenaBytes), " at thunk ", report.peakThunk,
-      "\nlargest buffers live at the peak:\n", formatLargest(report));
+      "planned peak: ", formatByteSize(report.peakBytes), " (",
+      report.peakBytes, " bytes)\n  arena: ", formatByteSize(report.arenaBytes),
+      " (", report.arenaBytes, " bytes; one slot per value would need ",
+      formatByteSize(report.unplannedArenaBytes),
+      ")\n  inputs: ", formatByteSize(report.inputBytes),
+      "\n  fresh outputs: ", formatByteSize(report.freshOutputBytes),
+      "\n  in-place reuses: ", report.inPlaceReuses,
+      "\n  peak live arena: ", formatByteSize(report.peakLiveArenaBytes),
+      " at thunk ", report.peakThunk, "\nlargest buffers live at the peak:\n",
+      formatLargest(report));
 }
 
 } // namespace kiln::compiler

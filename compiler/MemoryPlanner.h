@@ -74,9 +74,6 @@ MemoryPlanReport describeMemoryPlan(const runtime::Executable &executable,
 absl::Status checkMemoryBudget(const MemoryPlanReport &report,
                                uint64_t budgetBytes);
 
-/// "1.23 GiB", "4.5 MiB", "3.0 KiB", "12 B".
-std::string formatBytes(uint64_t bytes);
-
 /// A human-readable summary (kilnc --print-plan, kiln-bench).
 std::string formatMemoryPlan(const MemoryPlanReport &report);
 

@@ -6,6 +6,7 @@
 #include "examples/TrainFlags.h"
 
 #include "frontends/nn/ModelConfig.h"
+#include "support/ByteSize.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -357,22 +358,6 @@ std::string checkTraining(const TrainArgs &a) {
 }
 
 } // namespace
-
-std::optional<uint64_t> parseByteSize(const std::string &text) {
-  char *end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(value) || value < 0)
-    return std::nullopt;
-  std::string unit(end);
-  static const std::pair<const char *, double> units[] = {
-      {"", 1},       {"B", 1},         {"K", 1e3},      {"KB", 1e3},
-      {"M", 1e6},    {"MB", 1e6},      {"G", 1e9},      {"GB", 1e9},
-      {"KiB", 1024}, {"MiB", 1 << 20}, {"GiB", 1 << 30}};
-  for (auto [name, scale] : units)
-    if (unit == name && value * scale < 1.8e19)
-      return uint64_t(value * scale);
-  return std::nullopt;
-}
 
 ParseResult parseTrainArgs(int argc, char **argv) {
   // llvm::cl registers options in a process-wide registry and never

@@ -146,9 +146,6 @@ struct ParseResult {
 };
 ParseResult parseTrainArgs(int argc, char **argv);
 
-/// "512MB", "2GiB", "1e9", "1048576" → bytes; nullopt when malformed.
-std::optional<uint64_t> parseByteSize(const std::string &text);
-
 } // namespace kiln::train
 
 #endif // KILN_EXAMPLES_TRAINARGS_H

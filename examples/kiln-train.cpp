@@ -18,12 +18,13 @@
 // --resume_from_checkpoint False says otherwise; it resumes with the same
 // data order, optimizer state and dropout stream, so the losses are those
 // of a run never stopped, bit for bit.
-#include "examples/TrainArgs.h"
-#include "examples/TrainData.h"
+#include "compiler/MemoryPlanner.h"
 #include "examples/HubFolders.h"
 #include "examples/Models.h"
+#include "examples/TrainArgs.h"
+#include "examples/TrainData.h"
 #include "examples/Trainer.h"
-#include "compiler/MemoryPlanner.h"
+#include "support/ByteSize.h"
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/data/Files.h"
@@ -346,8 +347,8 @@ void budgetThePlans(const TrainArgs &args) {
     return;
   const uint64_t budget = *args.memoryBudget, outside = memory_outside_plans();
   if (outside >= budget)
-    throw Failure{"--memory_budget " + compiler::formatBytes(budget) +
-                      " is less than the " + compiler::formatBytes(outside) +
+    throw Failure{"--memory_budget " + formatByteSize(budget) +
+                      " is less than the " + formatByteSize(outside) +
                       " this process holds before any step (code, "
                       "libraries, the data set)",
                   1};
@@ -357,9 +358,8 @@ void budgetThePlans(const TrainArgs &args) {
   std::fprintf(stderr,
                "kiln-train: memory budget %s: %s held outside any step "
                "(code, libraries, data), %s for the step's plan\n",
-               compiler::formatBytes(budget).c_str(),
-               compiler::formatBytes(outside).c_str(),
-               compiler::formatBytes(o.memoryBudgetBytes).c_str());
+               formatByteSize(budget).c_str(), formatByteSize(outside).c_str(),
+               formatByteSize(o.memoryBudgetBytes).c_str());
 }
 
 /// --auto_find_batch_size: the largest per-device batch, up to the one
@@ -377,15 +377,15 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   shape.optimizer = adamOptions(args, model);
   shape.max_grad_norm = args.maxGradNorm;
   // The plans' budget (budgetThePlans): the process's less its own memory.
-  std::string budget = compiler::formatBytes(options().memoryBudgetBytes);
+  std::string budget = formatByteSize(options().memoryBudgetBytes);
   int64_t batch = nn::largest_trainable_batch(
       model, model.named_parameters(), args.trainBatchSize, shape,
       [&](int64_t probed, std::optional<uint64_t> peak) {
         std::string verdict =
             peak && *peak <= options().memoryBudgetBytes
-                ? "plans " + compiler::formatBytes(*peak) + ": fits " + budget
+                ? "plans " + formatByteSize(*peak) + ": fits " + budget
                 : "does not fit " + budget +
-                      (peak ? " (plans " + compiler::formatBytes(*peak) + ")"
+                      (peak ? " (plans " + formatByteSize(*peak) + ")"
                             : " even with recomputation");
         std::fprintf(stderr,
                      "kiln-train: auto_find_batch_size: batch %lld %s\n",

@@ -109,6 +109,7 @@ collect() {
   done
   [[ -f $work/bench/results.json ]] && items+=("kiln_bench=$work/bench/results.json")
   [[ -f $work/bench-bf16/results.json ]] && items+=("kiln_bench_bf16=$work/bench-bf16/results.json")
+  [[ -f $work/maxbatch/results.json ]] && items+=("kiln_bench_maxbatch=$work/maxbatch/results.json")
   python3 "$root/scripts/gpu/collect.py" "$results/results.json" "${items[@]}" \
     >> "$work/collect.log" 2>&1
 }

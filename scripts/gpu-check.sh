@@ -41,7 +41,10 @@
 #      (the vocabulary padded, in bf16, beside that bench's kiln step) and
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
 #      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
-#      time per sample against batch 16's); between them,
+#      time per sample against batch 16's) and maxbatch-bf16 (the largest
+#      bf16 batch in 16 GiB of GPU memory, kiln and KILN_GPU_MAXBATCH_PEERS
+#      (default torch) capped there; activations per sample at batch 16);
+#      between them,
 #      ab-flash-attention-bf16 (kiln's flash attention kernels,
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
 #      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's
@@ -95,6 +98,8 @@
 # OVERALL line then says SPEED ONLY and judges nothing) and
 # KILN_GPU_CHECK_PARTS=lora runs part 10 alone (a call of its own: the
 # fine-tuning issue's Llama-3-8B-shaped LoRA bench takes the whole budget),
+# KILN_GPU_CHECK_PARTS=memory runs maxbatch-bf16 alone (the memory issue's
+# largest batch in 16 GiB; KILN_GPU_MAXBATCH_PEERS, default torch),
 # KILN_GPU_BF16_PEERS (part 8's peers; default torch,torch_compile,jax;
 # empty: kiln alone), KILN_GPU_FP16_PEERS (part 9's; default torch) and
 # KILN_GPU_SKIP (part names, comma-separated, not to run: information parts
@@ -115,8 +120,8 @@ bundle=${KILN_BUNDLE:-$root/bundle}
 results=${OUT:-$root/gpu-results}
 arch=${KILN_CUDA_ARCH:-sm_90}
 parts=${KILN_GPU_CHECK_PARTS:-all}
-if [[ $parts != all && $parts != speed && $parts != lora ]]; then
-  echo "gpu-check: KILN_GPU_CHECK_PARTS must be all, speed or lora, not '$parts'" >&2
+if [[ $parts != all && $parts != speed && $parts != lora && $parts != memory ]]; then
+  echo "gpu-check: KILN_GPU_CHECK_PARTS must be all, speed, lora or memory, not '$parts'" >&2
   exit 2
 fi
 start=$(date +%s)
@@ -220,8 +225,9 @@ def line(name, r):
     s = r.get("step_ms") or []
     if not s: return "%s %s" % (name, r.get("status"))
     ms = statistics.median(s[len(s) // 2:])
-    mem = ("GPU used at most %d MiB" % max(used or [0]) if name.startswith("kiln")
-           else "peak allocated %.0f MiB" % r.get("peak_gpu_mib", 0))
+    mem = "peak allocated %.0f MiB" % r.get("peak_gpu_mib", 0)
+    if name.startswith("kiln"):  # its worker ran first, alone on the GPU
+        mem += ", GPU used at most %d MiB" % max(used or [0])
     return "%s %.1f ms (%.0f tokens/s, %s)" % (name, ms, 4 * 1024 / ms * 1e3, mem)
 print("; ".join(line(n, r) for n, r in systems.items()))' \
     "$work/lora-8b/results.json" "$work/lora-8b-memory.txt" 2>&1 | tail -n 1)
@@ -243,6 +249,37 @@ model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
   --warmup_steps 2 --lr 0.001 --weight_decay 0.01 --dropout 0.1
   --max_grad_norm 1 --seed 0 --logging_steps 10)
 bench_steps=21
+
+# The memory issue's search: the largest bf16 batch in 16 GiB, every run
+# capped there (KILN_DEVICE_MEMORY_LIMIT; PyTorch's memory fraction), kiln
+# planning its step within the cap; from batch 16 (its table adds each
+# system's peak GPU memory and activations per sample at batch 16).
+# KILN_GPU_CHECK_PARTS=memory runs it alone.
+run_maxbatch() {
+  run_part maxbatch-bf16 330 kiln-bench --backend cuda --precision bf16 \
+    "${model[@]}" --batch 16 --steps 4 --modes compiled \
+    --peers "${KILN_GPU_MAXBATCH_PEERS-torch}" --budget_gib 16 \
+    --bisect_max_batch 128 --bisect_steps 2 --bisect_max_probes 5 \
+    --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/maxbatch"
+  record maxbatch-bf16 INFO "$(exit_note maxbatch-bf16): $(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["systems"]
+print("; ".join("%s: largest batch %s%s, %.0f MiB at batch 16%s (%.1f MiB of activations a sample)" % (
+    n, "≥ " if r.get("budget", {}).get("capped") else "", r.get("budget", {}).get("largest_batch"),
+    r.get("peak_gpu_mib", 0),
+    ", planned %.0f" % r["kiln_planned_peak_mib"] if "kiln_planned_peak_mib" in r else "",
+    r.get("activation_mib_per_sample", 0)) for n, r in s.items()))' \
+    "$work/maxbatch/results.json" 2>&1 | tail -n 1)"
+  if [[ -f $work/maxbatch/table.md ]]; then
+    { echo; echo "## The largest batch in 16 GiB (bf16)"; echo; cat "$work/maxbatch/table.md"; } >> "$results/bench.md"
+  fi
+}
+if [[ $parts == memory ]]; then
+  run_maxbatch
+  collect
+  echo "OVERALL MEMORY ONLY  ($(($(date +%s) - start)) s)" >> "$summary"
+  cat "$summary"
+  exit 0
+fi
 run_part bench-124m "${KILN_GPU_BENCH_SECONDS:-270}" kiln-bench --backend cuda "${model[@]}" --batch 16 \
   --steps "$bench_steps" --modes compiled --peers torch --parity_steps 4 \
   --bisect_max_batch 0 --max_rss_gib 48 --peers_dir "$root/bench/peers" \
@@ -696,6 +733,9 @@ print("%s: planned peak %.0f MiB, GPU memory used at most %d MiB; %.2f ms per sa
   "$work/batch60/results.json" "$work/bench-bf16/results.json" \
   "$work/batch60-memory.txt" 2>&1 | tail -n 1)
 record batch60-bf16 INFO "$(exit_note batch60-bf16): $batch60_note"
+collect
+
+run_maxbatch
 collect
 
 #===--- 9. fp16: speed against the peers, and SST-2 in 16 bits ------------===#

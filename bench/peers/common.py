@@ -4,6 +4,7 @@ as safetensors by Hugging Face GPT-2 name, batches as an int64 .npy of
 kiln's AdamW setup, and writing the result JSON that kiln-bench reads."""
 import argparse
 import json
+import os
 import resource
 import time
 
@@ -80,6 +81,21 @@ class StepTimer:
         each = 1e3 * (now - self.start) / len(self.unread)
         self.step_ms += [each] * len(self.unread)
         self.unread, self.start = [], now
+
+
+def device_memory_limit():
+    """The device memory this run may allocate, in bytes, or None:
+    kiln-bench sets KILN_DEVICE_MEMORY_LIMIT (a plain byte count) for every
+    system of a largest-batch search on a GPU, as kiln itself reads it."""
+    text = os.environ.get("KILN_DEVICE_MEMORY_LIMIT", "")
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def write_over_budget(args, batch, note):
+    """The result of a run whose device memory ran out (under the cap or
+    the GPU's own): the batch does not fit."""
+    with open(args.result, "w") as f:
+        json.dump(dict(status="over budget", batch=int(batch), note=note[-2000:]), f, indent=2)
 
 
 def write_result(args, batch, losses, step_ms, **extra):

@@ -11,6 +11,15 @@ import sys
 # GPU machine's run on the CPU, like every other system of that run.
 if "--device" not in sys.argv or sys.argv[sys.argv.index("--device") + 1] == "cpu":
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+elif os.environ.get("KILN_DEVICE_MEMORY_LIMIT", "").isdigit():
+    # A largest-batch search's cap (common.device_memory_limit): XLA's
+    # allocator may take that share of the GPU, as on a GPU of that size.
+    import subprocess
+    total_mib = int(subprocess.run(
+        ["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", "0"],
+        capture_output=True, text=True, check=True).stdout.split()[0])
+    fraction = int(os.environ["KILN_DEVICE_MEMORY_LIMIT"]) / (total_mib * 2**20)
+    os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = "%.4f" % min(1.0, fraction)
 
 import jax
 import jax.numpy as jnp
@@ -123,13 +132,23 @@ def main():
     scaler = (jnp.float32(65536.0 if args.precision == "fp16" else 1.0), jnp.float32(0), jnp.float32(0))
 
     timer = common.StepTimer(args.logging_steps, float)
-    for s, ids in enumerate(batches):
-        key, sub = jax.random.split(key)
-        params, m, v, loss, scaler = train_step(params, m, v, jnp.float32(s + 1),
-                                                jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub,
-                                                scaler)
-        timer.done(s, loss, len(batches))
-    common.write_result(args, batches.shape[1], timer.losses, timer.step_ms,
+    try:
+        for s, ids in enumerate(batches):
+            key, sub = jax.random.split(key)
+            params, m, v, loss, scaler = train_step(params, m, v, jnp.float32(s + 1),
+                                                    jnp.float32(common.lr_at(args, s)), jnp.asarray(ids), sub,
+                                                    scaler)
+            timer.done(s, loss, len(batches))
+    except Exception as e:  # XlaRuntimeError: RESOURCE_EXHAUSTED
+        if "RESOURCE_EXHAUSTED" not in str(e) and "out of memory" not in str(e).lower():
+            raise
+        common.write_over_budget(args, batches.shape[1], "XLA out of memory: " + str(e))
+        raise SystemExit(1)
+    # The most XLA's allocator held at once on a GPU (None on the CPU).
+    stats = jax.devices()[0].memory_stats() or {}
+    extra = ({"peak_gpu_mib": stats["peak_bytes_in_use"] / 2**20}
+             if "peak_bytes_in_use" in stats and args.device == "cuda" else {})
+    common.write_result(args, batches.shape[1], timer.losses, timer.step_ms, **extra,
                         jax_version=jax.__version__, jax_devices=str(jax.devices()))
 
 

@@ -87,6 +87,7 @@ def main():
         torch.set_default_dtype(torch.float64)
     weights, batches = common.load_inputs(args)
     device = torch.device(args.device)
+    torch_loop.cap_memory(device)
     model = GPT2(args)
     # Weights by HF name; the causal mask buffers are ours, not the file's.
     model.load_state_dict({k: torch.from_numpy(v).to(torch.get_default_dtype())
@@ -101,8 +102,9 @@ def main():
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: common.lr_at(args, s) / args.lr)
     step_fn = torch.compile(model) if args.mode == "compile" else model
 
-    losses, step_ms = torch_loop.train(args, step_fn, list(model.parameters()),
-                                       opt, sched, batches, device)
+    losses, step_ms = torch_loop.run_or_over_budget(
+        args, batches.shape[1],
+        lambda: torch_loop.train(args, step_fn, list(model.parameters()), opt, sched, batches, device))
     extra = torch_loop.cuda_memory(device)
     common.write_result(args, batches.shape[1], losses, step_ms, **extra,
                         torch_version=torch.__version__, torch_threads=torch.get_num_threads(),

@@ -69,6 +69,7 @@ def main():
     torch.set_num_threads(int(os.environ.get("KILN_BENCH_TORCH_THREADS", "2")))
     torch.manual_seed(args.seed + 1)
     device = torch.device(args.device)
+    torch_loop.cap_memory(device)
     base_dtype = torch.bfloat16 if args.torch_dtype == "bfloat16" else torch.float32
     if args.init == "shared":
         weights, batches = common.load_inputs(args)
@@ -115,8 +116,9 @@ def main():
         return model(input_ids=ids, labels=ids).loss
     step_fn = torch.compile(loss_of) if args.mode == "compile" else loss_of
 
-    losses, step_ms = torch_loop.train(args, step_fn, [p for _, p in named],
-                                       opt, sched, batches, device)
+    losses, step_ms = torch_loop.run_or_over_budget(
+        args, batches.shape[1],
+        lambda: torch_loop.train(args, step_fn, [p for _, p in named], opt, sched, batches, device))
     extra = dict(trainable_parameters=trainable, total_parameters=total,
                  **torch_loop.cuda_memory(device))
     import transformers

@@ -30,6 +30,29 @@ def train(args, loss_of, params, opt, sched, batches, device):
     return timer.losses, timer.step_ms
 
 
+def cap_memory(device):
+    """Caps what PyTorch's allocator may take on a GPU at the run's device
+    memory limit (common.device_memory_limit), as a GPU of that size would:
+    set_per_process_memory_fraction of the device's total."""
+    limit = common.device_memory_limit()
+    if limit and device.type == "cuda":
+        total = torch.cuda.get_device_properties(device).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+
+
+def run_or_over_budget(args, batch, fn):
+    """fn() → its value; a CUDA out-of-memory error (torch.compile's
+    wrapped one too) instead writes an "over budget" result and exits 1: a
+    batch that does not fit."""
+    try:
+        return fn()
+    except Exception as e:  # torch.compile wraps the allocator's error
+        if not isinstance(e, torch.OutOfMemoryError) and "out of memory" not in str(e).lower():
+            raise
+        common.write_over_budget(args, batch, "CUDA out of memory: " + str(e))
+        raise SystemExit(1)
+
+
 def cuda_memory(device):
     """The GPU's name and the peak memory PyTorch allocated, on cuda."""
     if device.type != "cuda":

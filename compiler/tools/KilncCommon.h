@@ -6,6 +6,7 @@
 
 #include "compiler/CacheKey.h"
 #include "runtime/PersistentCache.h"
+#include "support/ByteSize.h"
 
 #include <cstdint>
 #include <map>
@@ -47,9 +48,6 @@ inline bool isHelpFlag(const std::string &arg) {
 
 /// Prints kilnc's usage (to stdout for code 0, else stderr); returns `code`.
 int usage(int code);
-
-/// "123", "64K", "2MiB", "1.5G" → bytes; nullopt on anything else.
-std::optional<uint64_t> parseBytes(const std::string &text);
 
 /// --memory_budget / --memory-budget (the first given) → bytes; 0 when
 /// absent; nullopt (after a usage message) when not a positive byte count.

@@ -6,6 +6,7 @@
 // --memory_budget 16GiB --backend cuda --bf16`.
 #include "compiler/MemoryPlanner.h"
 #include "compiler/tools/KilncCommon.h"
+#include "support/ByteSize.h"
 
 #include "frontends/nn/AutoModel.h"
 #include "frontends/nn/BatchAdvisor.h"
@@ -182,13 +183,11 @@ int runPlan(int argc, char **argv) {
           &overBudget);
       if (!peak)
         return fail("batch " + std::to_string(*batch) +
-                    " does not fit --memory_budget " +
-                    compiler::formatBytes(*budget) +
+                    " does not fit --memory_budget " + formatByteSize(*budget) +
                     " even with recomputation: " + overBudget);
       std::printf("batch %lld, seq %lld: planned peak %s (%s; %s)\n",
                   (long long)*batch, (long long)shape.seq,
-                  compiler::formatBytes(*peak).c_str(), what.c_str(),
-                  target.c_str());
+                  formatByteSize(*peak).c_str(), what.c_str(), target.c_str());
       return 0;
     }
     std::map<int64_t, uint64_t> fittingPeaks; // the probes that fit
@@ -200,14 +199,14 @@ int runPlan(int argc, char **argv) {
             fittingPeaks[probed] = *peak;
           std::fprintf(stderr, "kilnc: plan: batch %lld: %s\n",
                        (long long)probed,
-                       peak ? ("plans " + compiler::formatBytes(*peak) +
+                       peak ? ("plans " + formatByteSize(*peak) +
                                (fits ? ": fits" : ": over"))
                                   .c_str()
                             : "over the budget even with recomputation");
         });
     if (best == 0)
       return fail("not even batch 1 plans within --memory_budget " +
-                  compiler::formatBytes(*budget));
+                  formatByteSize(*budget));
     // The bisection probed its answer: that probe's peak, not a new plan
     // (each plan compiles the step).
     auto found = fittingPeaks.find(best);
@@ -217,8 +216,8 @@ int runPlan(int argc, char **argv) {
     std::printf("largest batch %lld%s: planned peak %s of %s (%s, seq %lld; "
                 "%s)\n",
                 (long long)best, best == *limit ? " (--batch_limit)" : "",
-                peak ? compiler::formatBytes(*peak).c_str() : "?",
-                compiler::formatBytes(*budget).c_str(), what.c_str(),
+                peak ? formatByteSize(*peak).c_str() : "?",
+                formatByteSize(*budget).c_str(), what.c_str(),
                 (long long)shape.seq, target.c_str());
     return 0;
   } catch (const Error &e) {

@@ -187,7 +187,7 @@ uint64_t defaultWorkerMemory(int jobs) {
 int parseWorkerFlags(const Args &args, int &jobs, uint64_t &memoryCap) {
   if (args.has("--jobs")) {
     std::string text = args.get("--jobs");
-    std::optional<uint64_t> n = parseBytes(text);
+    std::optional<uint64_t> n = parseByteSize(text);
     if (!n || *n < 1 || *n > 256 ||
         text.find_first_not_of("0123456789") != std::string::npos)
       return fail("--jobs: expected a number from 1 to 256, got '" + text +
@@ -197,7 +197,7 @@ int parseWorkerFlags(const Args &args, int &jobs, uint64_t &memoryCap) {
   }
   memoryCap = defaultWorkerMemory(jobs);
   if (args.has("--worker-memory")) {
-    std::optional<uint64_t> cap = parseBytes(args.get("--worker-memory"));
+    std::optional<uint64_t> cap = parseByteSize(args.get("--worker-memory"));
     if (!cap)
       return fail("--worker-memory: expected a byte count, got '" +
                       args.get("--worker-memory") + "'",

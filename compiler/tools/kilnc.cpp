@@ -74,38 +74,12 @@ std::optional<Args> parseArgs(int argc, char **argv, int first,
   return args;
 }
 
-std::optional<uint64_t> parseBytes(const std::string &text) {
-  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0]))))
-    return std::nullopt;
-  errno = 0;
-  char *end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  if (errno || !std::isfinite(value) || value < 0)
-    return std::nullopt;
-  std::string suffix = end;
-  double scale = 1;
-  if (suffix == "" || suffix == "B")
-    scale = 1;
-  else if (suffix == "K" || suffix == "KiB" || suffix == "KB")
-    scale = 1024.0;
-  else if (suffix == "M" || suffix == "MiB" || suffix == "MB")
-    scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GiB" || suffix == "GB")
-    scale = 1024.0 * 1024 * 1024;
-  else
-    return std::nullopt;
-  double bytes = value * scale;
-  if (bytes >= 1.8e19)
-    return std::nullopt;
-  return static_cast<uint64_t>(bytes);
-}
-
 std::optional<uint64_t> memoryBudgetFlag(const Args &args) {
   std::string flag = args.has("--memory_budget") ? "--memory_budget"
                                                  : "--memory-budget";
   if (!args.has(flag))
     return uint64_t(0);
-  std::optional<uint64_t> budget = parseBytes(args.get(flag));
+  std::optional<uint64_t> budget = parseByteSize(args.get(flag));
   if (!budget || *budget == 0) {
     fail(flag + ": expected a byte count such as 2GiB, got '" +
              args.get(flag) + "'",
@@ -174,7 +148,7 @@ cacheOptions(const Args &args, bool readOnly, bool quiet) {
   if (options.directory.empty())
     return std::nullopt;
   if (args.has("--max-size")) {
-    std::optional<uint64_t> cap = parseBytes(args.get("--max-size"));
+    std::optional<uint64_t> cap = parseByteSize(args.get("--max-size"));
     if (!cap) {
       fail("--max-size: expected a byte count such as 2GiB, got '" +
                args.get("--max-size") + "'",

@@ -4,6 +4,7 @@
 #include "frontends/lazy/Eager.h"
 #include "frontends/lazy/Step.h"
 #include "runtime/CpuExecutor.h"
+#include "runtime/DeviceMemoryMeter.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -129,13 +130,22 @@ metrics::Counters &mutableCounters() {
 
 namespace metrics {
 
-const Counters &counters() { return lazy::mutableCounters(); }
+const Counters &counters() {
+  Counters &c = lazy::mutableCounters();
+  runtime::DeviceMemoryMeter::Stats device =
+      runtime::DeviceMemoryMeter::process().stats();
+  c.deviceBytes = static_cast<int64_t>(device.inUseBytes);
+  c.peakDeviceBytes = static_cast<int64_t>(device.peakBytes);
+  c.deviceLimitBytes = static_cast<int64_t>(device.limitBytes);
+  return c;
+}
 
 void reset() {
   int64_t live = lazy::mutableCounters().liveBytes; // buffers still held
   lazy::mutableCounters() = Counters();
   lazy::mutableCounters().liveBytes = lazy::mutableCounters().peakLiveBytes =
       live;
+  runtime::DeviceMemoryMeter::process().resetPeak();
 }
 
 std::string report() {
@@ -182,6 +192,12 @@ std::string report() {
   if (c.plannedPeakBytes)
     add("  planned peak:   %lld bytes (largest compiled graph)\n",
         static_cast<long long>(c.plannedPeakBytes));
+  if (c.peakDeviceBytes || c.deviceLimitBytes)
+    add("  device memory:  %lld bytes allocated (peak %lld, limit %s)\n",
+        static_cast<long long>(c.deviceBytes),
+        static_cast<long long>(c.peakDeviceBytes),
+        c.deviceLimitBytes ? std::to_string(c.deviceLimitBytes).c_str()
+                           : "none");
   for (size_t i = 0; i < c.compileLog.size(); ++i) {
     const CompileRecord &r = c.compileLog[i];
     add("  compile %zu: graph %016llx, %lld ops, %.1f ms: ", i + 1,

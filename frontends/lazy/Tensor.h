@@ -524,7 +524,7 @@ struct CompileRecord {
   std::string reason;
   double milliseconds;
   int64_t numOps;
-  /// cpu backend: thunks (kernels, GEMMs, copies) and planned peak bytes.
+  /// cpu and cuda: thunks (kernels, GEMMs, copies) and planned peak bytes.
   int64_t thunks = 0;
   int64_t plannedPeakBytes = 0;
 };
@@ -580,10 +580,18 @@ struct Counters {
   /// output pool; so graph mode's peak is its inputs and outputs.
   int64_t liveBytes = 0;
   int64_t peakLiveBytes = 0;
-  /// cpu backend: the largest planned peak (arena + inputs + fresh
+  /// cpu and cuda: the largest planned peak (arena + inputs + fresh
   /// outputs) among the graphs compiled or loaded; the memory a step needs
   /// that liveBytes does not see.
   int64_t plannedPeakBytes = 0;
+  /// Device memory that programs hold on a device with memory of its own
+  /// (cuda: arenas, input and output buffers, workspaces, kept values;
+  /// runtime::DeviceMemoryMeter), now and the most since reset() (as
+  /// torch.cuda.max_memory_allocated), and the cap KILN_DEVICE_MEMORY_LIMIT
+  /// puts on it (0: none). 0 on cpu, whose tensors are host memory.
+  int64_t deviceBytes = 0;
+  int64_t peakDeviceBytes = 0;
+  int64_t deviceLimitBytes = 0;
 };
 
 /// The counters so far.

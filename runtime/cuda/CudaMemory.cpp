@@ -1,6 +1,8 @@
 // Device allocations and the out-of-memory report (see CudaMemory.h).
 #include "runtime/cuda/CudaMemory.h"
 
+#include "runtime/DeviceMemoryMeter.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -63,8 +65,10 @@ DeviceAllocation::operator=(DeviceAllocation &&other) noexcept {
 void DeviceAllocation::reset() {
   // A failed free cannot be reported from a destructor; the memory goes
   // with the context.
-  if (base_ != 0 && driver_)
+  if (base_ != 0 && driver_) {
     driver_->memFree(base_);
+    DeviceMemoryMeter::process().release(bytes_);
+  }
   base_ = 0;
   bytes_ = 0;
 }
@@ -75,16 +79,27 @@ allocateDevice(const std::shared_ptr<const CudaDriver> &driver, uint64_t bytes,
                const Executable &executable) {
   if (bytes == 0)
     return DeviceAllocation();
+  // The process's cap (KILN_DEVICE_MEMORY_LIMIT) refuses as the device
+  // does: the same report, naming the cap instead of the device.
+  DeviceMemoryMeter &meter = DeviceMemoryMeter::process();
+  absl::Status reserved = meter.reserve(bytes);
+  if (absl::IsInvalidArgument(reserved))
+    return reserved;
   CUdeviceptr base = 0;
-  CUresult result = driver->memAlloc(&base, bytes);
-  if (result == CUDA_SUCCESS)
-    return DeviceAllocation(driver, base, bytes);
+  CUresult result = CUDA_ERROR_OUT_OF_MEMORY;
+  if (reserved.ok()) {
+    result = driver->memAlloc(&base, bytes);
+    if (result == CUDA_SUCCESS)
+      return DeviceAllocation(driver, base, bytes);
+    meter.release(bytes);
+  }
   if (result != CUDA_ERROR_OUT_OF_MEMORY)
     return driver->check(result, absl::StrCat("cuMemAlloc of the ", what, " (",
                                               bytes, " bytes)"));
   size_t freeBytes = 0, totalBytes = 0;
   std::string deviceMemory =
-      driver->memGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS
+      !reserved.ok() ? std::string(reserved.message())
+      : driver->memGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS
           ? absl::StrCat(freeBytes, " of ", totalBytes, " bytes free")
           : "free memory unknown";
   return absl::ResourceExhaustedError(absl::StrCat(

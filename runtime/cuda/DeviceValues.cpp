@@ -1,6 +1,8 @@
 // Device-resident outputs (DeviceValues.h).
 #include "runtime/cuda/DeviceValues.h"
 
+#include "runtime/DeviceMemoryMeter.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <cstring>
@@ -84,10 +86,15 @@ bool DeviceValues::moveToKeepBlock(DeviceValue &value) {
     block = free.back();
     free.pop_back();
   } else {
-    // Out of room (or out of memory) is no error: the value is staged.
+    // Out of room (or out of memory, or past the process's cap) is no
+    // error: the value is staged.
     if (keepBlockBytesAllocated_ + bytes > kKeepCapacity ||
-        d.memAlloc(&block, bytes) != CUDA_SUCCESS)
+        !DeviceMemoryMeter::process().reserve(bytes).ok())
       return false;
+    if (d.memAlloc(&block, bytes) != CUDA_SUCCESS) {
+      DeviceMemoryMeter::process().release(bytes);
+      return false;
+    }
     keepBlockBytesAllocated_ += bytes;
   }
   if (value.bytes_ &&
@@ -179,8 +186,10 @@ void DeviceValues::close() {
   live_.clear();
   // Every block is free now: the staged values gave theirs back.
   for (auto &[bytes, blocks] : freeKeepBlocks_)
-    for (CUdeviceptr block : blocks)
+    for (CUdeviceptr block : blocks) {
       driver_->memFree(block);
+      DeviceMemoryMeter::process().release(bytes);
+    }
   freeKeepBlocks_.clear();
   keepBlockBytesAllocated_ = 0;
 }
