@@ -272,10 +272,18 @@ FusionDecision decideFusion(Operation *producer, Operation *consumer,
       (user == consumer ? usedHere : usedElsewhere) = true;
       stored |= user->hasTrait<mlir::OpTrait::IsTerminator>();
     }
+    // A pad (a late root) reads each element of its operand once, so a
+    // loop fusion made earlier fuses into it whole: it then writes the
+    // padded result itself instead of a copy the pad reads back (the
+    // hidden states' gradient from the loss, [B, T - 1, H] padded to T
+    // rows). Not into a concatenation: one of its inputs' fusions taken
+    // in would leave that input's reduction (a loss chunk's) split in two.
+    const bool remapsOnce =
+        isElementwiseLike(producer) ||
+        isa<PadOp, ConcatenateOp, SliceOp>(producer) ||
+        (isLoopFusion(producer) && isa<PadOp>(consumer));
     if (usedHere && numElementsOf(result.getType()) != space &&
-        !((isElementwiseLike(producer) ||
-           isa<PadOp, ConcatenateOp, SliceOp>(producer)) &&
-          numElementsOf(result.getType()) < space &&
+        !(remapsOnce && numElementsOf(result.getType()) < space &&
           (readsOnlyThroughPadsOrConcatenations(consumer, result) ||
            readsOnlyAsRngState(consumer, result))))
       return FusionDecision::refuse(Refusal::Shape);

@@ -714,3 +714,49 @@ func.func @slice_reshaped_into_elementwise_fuses(%x: tensor<4x1x4x2x3xf32>) -> t
   %e = kiln.exp %g : tensor<1x2x2x2x3xf32>
   return %e : tensor<1x2x2x2x3xf32>
 }
+
+// -----
+
+// A loop fusion made before a lone pad (the hidden states' gradient from
+// the loss: chunks widened, joined, scaled and reshaped to [B, T - 1, H],
+// then padded to T rows) fuses into the pad whole: each of its elements is
+// read once, so nothing is computed twice, and the kernel writes the
+// padded value instead of an unpadded copy the pad reads back.
+// CHECK-LABEL: func.func @loop_fusion_fuses_into_a_lone_pad(
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion loop({{.*}}) : (tensor<f32>, tensor<4x8xbf16>, tensor<2x8xbf16>) -> tensor<2x4x8xf32>
+// CHECK: kiln.concatenate
+// CHECK: kiln.mul
+// CHECK: kiln.reshape
+// CHECK: kiln.pad
+// CHECK: kiln.optimization_barrier %[[F]]
+func.func @loop_fusion_fuses_into_a_lone_pad(%a: tensor<2x8xbf16>, %b: tensor<4x8xbf16>, %s: tensor<f32>) -> tensor<2x4x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %c = kiln.concatenate %wa, %wb, dim = 0 : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<6x8xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<6x8xf32>
+  %m = kiln.mul %c, %sb : tensor<6x8xf32>
+  %r = kiln.reshape %m : tensor<6x8xf32> -> tensor<2x3x8xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %p = kiln.pad %r, %z, low = [0, 0, 0], high = [0, 1, 0] : tensor<2x3x8xf32>, tensor<f32> -> tensor<2x4x8xf32>
+  %t = kiln.optimization_barrier %p : tensor<2x4x8xf32>
+  return %t : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Its twin: a lone concatenation takes a widening in, not a loop fusion
+// made before it (a loss chunk's tail, which its reduction takes later).
+// CHECK-LABEL: func.func @loop_fusion_stays_outside_a_lone_concatenation(
+// CHECK: %[[M:.+]] = kiln.fusion loop({{.*}}) : (tensor<f32>, tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK: %[[C:.+]] = kiln.fusion loop({{.*}}, %[[M]]) : (tensor<2x8xbf16>, tensor<2x8xf32>) -> tensor<4x8xf32>
+// CHECK: kiln.optimization_barrier %[[C]]
+func.func @loop_fusion_stays_outside_a_lone_concatenation(%a: tensor<2x8xbf16>, %b: tensor<2x8xbf16>, %s: tensor<f32>) -> tensor<4x8xf32> {
+  %wa = kiln.convert %a : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [] : tensor<f32> -> tensor<2x8xf32>
+  // expected-remark @+1 {{not fused into 'kiln.fusion': the producer's element count differs from the consumer's}}
+  %m = kiln.mul %wa, %sb : tensor<2x8xf32>
+  %wb = kiln.convert %b : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %c = kiln.concatenate %m, %wb, dim = 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %t = kiln.optimization_barrier %c : tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
