@@ -45,15 +45,19 @@ int runKilnWorker(const BenchConfig &c) {
     set_backend(c.backend);
     // A run capped at a device memory limit (a largest-batch search on a
     // GPU) plans its step to fit it, as kiln-train --memory_budget asks:
-    // more is recomputed rather than refused. The margin leaves room for
-    // what the plan does not hold: the GEMM and attention workspaces.
-    constexpr int64_t kUnplannedDeviceBytes = 64ll << 20;
-    if (const int64_t limit = metrics::counters().deviceLimitBytes;
-        kiln::options().backend == Backend::cuda &&
-        options.memoryBudgetBytes == 0 && limit > kUnplannedDeviceBytes) {
+    // more is recomputed rather than refused (memory_for_plans: the cap,
+    // less what runs hold outside their plans). A cap below that margin
+    // (the fake driver's tests, whose programs need no workspace) leaves
+    // the cap alone to decide.
+    if (kiln::options().backend == Backend::cuda &&
+        options.memoryBudgetBytes == 0 &&
+        metrics::counters().deviceLimitBytes != 0) {
       options = kiln::options();
-      options.memoryBudgetBytes = limit - kUnplannedDeviceBytes;
-      set_options(options);
+      try {
+        options.memoryBudgetBytes = memory_for_plans();
+        set_options(options);
+      } catch (const kiln::Error &) {
+      }
     }
     std::vector<int64_t> shape;
     absl::StatusOr<std::vector<int64_t>> ids = readNpyInt64(c.batches, shape);

@@ -14,6 +14,9 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fstream>
+#include <string>
+
 namespace kiln::compiler {
 
 absl::StatusOr<Backend> parseBackend(std::string_view name) {
@@ -47,6 +50,25 @@ absl::Status backendAvailable(Backend backend) {
       "this build of kiln has no CUDA runtime (the CUDA toolkit's headers "
       "were missing when it was built)");
 #endif
+}
+
+absl::StatusOr<uint64_t> memoryAvailable(Backend backend) {
+  if (backend == Backend::cuda) {
+#ifdef KILN_WITH_CUDA_RUNTIME
+    return runtime::cudaMemoryAvailable();
+#else
+    return backendAvailable(backend);
+#endif
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  return absl::UnavailableError(
+      "the host's available memory is unknown (no MemAvailable in "
+      "/proc/meminfo)");
 }
 
 absl::Status verifyModule(mlir::ModuleOp module) {

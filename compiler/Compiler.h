@@ -52,6 +52,14 @@ struct CompileOptions {
 /// tool can stop before it traces or compiles anything.
 absl::Status backendAvailable(Backend backend);
 
+/// The memory `backend`'s programs may still allocate on this machine, for
+/// a budget nobody gave (kiln-train --auto_find_batch_size): cuda, the
+/// GPU's free memory within KILN_DEVICE_MEMORY_LIMIT
+/// (runtime::cudaMemoryAvailable); cpu and reference, whose tensors are
+/// host memory, the host's (MemAvailable in /proc/meminfo). Errors: no
+/// GPU, as backendAvailable; no /proc/meminfo, Unavailable.
+absl::StatusOr<uint64_t> memoryAvailable(Backend backend);
+
 /// Runs MLIR's verifier; the error carries every diagnostic it emitted.
 absl::Status verifyModule(mlir::ModuleOp module);
 

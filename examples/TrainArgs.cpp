@@ -394,9 +394,6 @@ ParseResult parseTrainArgs(int argc, char **argv) {
                 "got '" +
                 flags.memoryBudget + "'";
   }
-  if (problem.empty() && a.autoFindBatchSize && !a.memoryBudget)
-    problem = "--auto_find_batch_size needs --memory_budget SIZE (the "
-              "memory the step may plan, e.g. 16GiB)";
   if (problem.empty() && a.autoFindBatchSize && a.eager)
     problem = "--auto_find_batch_size plans compiled steps; it does not "
               "apply to --eager";

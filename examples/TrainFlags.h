@@ -318,8 +318,9 @@ struct Flags {
       "auto_find_batch_size",
       cl::desc("train with the largest per-device batch, up to "
                "--per_device_train_batch_size, whose step's planned peak "
-               "fits --memory_budget (planned, not run: no out-of-memory "
-               "trials)"),
+               "fits --memory_budget, or without one the memory the "
+               "machine has free for the backend (planned, not run: no "
+               "out-of-memory trials)"),
       cl::cat(execution)};
   cl::opt<bool> fp16{"fp16",
                      cl::desc("mixed precision: matrix products in f16 with "

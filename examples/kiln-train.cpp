@@ -362,6 +362,25 @@ void budgetThePlans(const TrainArgs &args) {
                formatByteSize(o.memoryBudgetBytes).c_str());
 }
 
+/// --auto_find_batch_size without --memory_budget, as the Trainer's flag is
+/// written: the plans get what this machine has for them (memory_for_plans:
+/// the GPU's free memory on cuda, within KILN_DEVICE_MEMORY_LIMIT; the
+/// host's available memory on cpu, which already leaves out what this
+/// process holds), as the Trainer fills the GPU it finds.
+void budgetFromTheMachine(const TrainArgs &args) {
+  if (!args.autoFindBatchSize || args.memoryBudget)
+    return;
+  Options o = options();
+  o.memoryBudgetBytes = memory_for_plans();
+  set_options(o);
+  std::fprintf(stderr,
+               "kiln-train: auto_find_batch_size: no --memory_budget: the "
+               "step plans within the %s this machine has for the %s "
+               "backend's programs\n",
+               formatByteSize(o.memoryBudgetBytes).c_str(),
+               std::string(backendName(o.backend)).c_str());
+}
+
 /// --auto_find_batch_size: the largest per-device batch, up to the one
 /// asked, whose training step plans within the plans' share of
 /// --memory_budget (budgetThePlans). Each probe
@@ -392,9 +411,10 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
                      (long long)probed, verdict.c_str());
       });
   if (batch == 0)
-    throw Failure{"--auto_find_batch_size: not even batch 1 plans within "
-                  "--memory_budget (the step's smallest planned peak is "
-                  "over it)",
+    throw Failure{"--auto_find_batch_size: not even batch 1 plans within " +
+                      std::string(args.memoryBudget ? "--memory_budget"
+                                                    : "the memory available") +
+                      " (the step's smallest planned peak is over it)",
                   1};
   std::fprintf(stderr,
                "kiln-train: auto_find_batch_size: training with batch "
@@ -444,6 +464,7 @@ int runMain(const TrainArgs &askedArgs) {
                   "texts)",
                   2};
   budgetThePlans(args);
+  budgetFromTheMachine(args);
   if (args.autoFindBatchSize)
     args.trainBatchSize = findBatchSize(args, data);
   // After the advisor's probe model: the run's weights do not depend on it.

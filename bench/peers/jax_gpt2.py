@@ -144,10 +144,10 @@ def main():
             raise
         common.write_over_budget(args, batches.shape[1], "XLA out of memory: " + str(e))
         raise SystemExit(1)
-    # The most XLA's allocator held at once on a GPU (None on the CPU).
-    stats = jax.devices()[0].memory_stats() or {}
+    # The most XLA's allocator held at once on a GPU.
+    stats = (jax.devices()[0].memory_stats() or {}) if args.device == "cuda" else {}
     extra = ({"peak_gpu_mib": stats["peak_bytes_in_use"] / 2**20}
-             if "peak_bytes_in_use" in stats and args.device == "cuda" else {})
+             if "peak_bytes_in_use" in stats else {})
     common.write_result(args, batches.shape[1], timer.losses, timer.step_ms, **extra,
                         jax_version=jax.__version__, jax_devices=str(jax.devices()))
 

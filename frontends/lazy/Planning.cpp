@@ -49,6 +49,20 @@ uint64_t memory_outside_plans() {
   return resident > tensors ? resident - tensors : 0;
 }
 
+uint64_t memory_for_plans() {
+  constexpr uint64_t kHeldOutsidePlans = 128ull << 20;
+  absl::StatusOr<uint64_t> available =
+      compiler::memoryAvailable(compilerBackend(options().backend));
+  if (!available.ok())
+    throw Error(std::string(available.status().message()));
+  if (*available <= kHeldOutsidePlans)
+    throw Error("only " + std::to_string(*available) +
+                " bytes of memory are available for the " +
+                std::string(backendName(options().backend)) +
+                " backend's programs: nothing is left to plan a step in");
+  return *available - kHeldOutsidePlans;
+}
+
 std::optional<uint64_t> plan_step(std::string *overBudget) {
   checkPlannable("plan_step");
   PendingTensors collected = pendingTensors();

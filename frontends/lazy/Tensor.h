@@ -513,6 +513,15 @@ int64_t largest_planned_batch(
 /// /proc/self/statm).
 uint64_t memory_outside_plans();
 
+/// The memory a step's plan may take on this machine when no budget was
+/// given: what the backend's programs may still allocate (the GPU's free
+/// memory, within KILN_DEVICE_MEMORY_LIMIT, on cuda; the host's available
+/// memory on cpu) less 128 MiB for what runs hold outside their plans (the
+/// GEMM and attention workspaces, kept outputs). Throws kiln::Error when it
+/// cannot be known (no GPU, no /proc/meminfo). What kiln-train's
+/// --auto_find_batch_size plans within, as the Trainer's flag fills the GPU.
+uint64_t memory_for_plans();
+
 //===--- Metrics ----------------------------------------------------------===//
 
 namespace metrics {

@@ -1,12 +1,14 @@
 // The CUDA runtime's public entry points (CudaExecutor.h): where the driver
 // and cuBLASLt libraries come from (options, then the environment, read
 // here at the edge, then the defaults), loading programs, the device check
-// for tools and tests, and statistics.
+// and free memory for tools and tests, and statistics.
 #include "runtime/cuda/CudaExecutor.h"
+#include "runtime/DeviceMemoryMeter.h"
 #include "runtime/cuda/CudaProgram.h"
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace kiln::runtime {
@@ -62,6 +64,40 @@ absl::Status cudaDeviceAvailable(const CudaRuntimeOptions &options) {
   if (!driver.ok())
     return driver.status();
   return (*driver)->openDevice(options.device).status();
+}
+
+absl::StatusOr<uint64_t>
+cudaMemoryAvailable(const CudaRuntimeOptions &options) {
+  absl::StatusOr<std::shared_ptr<const cuda::CudaDriver>> loaded =
+      cuda::CudaDriver::load(librariesFor(options).driver);
+  if (!loaded.ok())
+    return loaded.status();
+  const cuda::CudaDriver &d = **loaded;
+  absl::StatusOr<cuda::CudaDeviceInfo> device = d.openDevice(options.device);
+  if (!device.ok())
+    return device.status();
+  // The primary context every program shares (made here if none exists
+  // yet: its own memory is then not free, as it will not be for them).
+  CUcontext context = nullptr;
+  if (absl::Status s =
+          d.check(d.devicePrimaryCtxRetain(&context, device->device),
+                  "cuDevicePrimaryCtxRetain");
+      !s.ok())
+    return s;
+  size_t freeBytes = 0, totalBytes = 0;
+  absl::Status s = d.check(d.ctxSetCurrent(context), "cuCtxSetCurrent");
+  if (s.ok())
+    s = d.check(d.memGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
+  d.devicePrimaryCtxRelease(device->device);
+  if (!s.ok())
+    return s;
+  DeviceMemoryMeter::Stats meter = DeviceMemoryMeter::process().stats();
+  uint64_t available = freeBytes;
+  if (meter.limitBytes != 0)
+    available = std::min<uint64_t>(
+        available,
+        meter.limitBytes - std::min(meter.limitBytes, meter.inUseBytes));
+  return available;
 }
 
 absl::StatusOr<CudaProgramStats> cudaProgramStats(const Program &program) {

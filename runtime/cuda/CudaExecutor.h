@@ -72,6 +72,14 @@ loadCudaProgram(std::string_view bytes, const CudaRuntimeOptions &options = {});
 /// tools that skip or exit without a GPU.
 absl::Status cudaDeviceAvailable(const CudaRuntimeOptions &options = {});
 
+/// The device memory programs may still allocate on device
+/// `options.device`: the driver's free memory (cuMemGetInfo in the primary
+/// context: what the context itself and other processes hold is not free),
+/// and no more than KILN_DEVICE_MEMORY_LIMIT leaves (DeviceMemoryMeter).
+/// Errors as cudaDeviceAvailable's.
+absl::StatusOr<uint64_t>
+cudaMemoryAvailable(const CudaRuntimeOptions &options = {});
+
 /// A CUDA program's statistics; InvalidArgument for another backend's.
 absl::StatusOr<CudaProgramStats> cudaProgramStats(const Program &program);
 
