@@ -697,7 +697,8 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
   std::string parityMd = parityMarkdown(*results.getObject("parity"), c);
 
   // Plots: the venv's python when present (it has matplotlib), else any.
-  // table.md is plot.py's (when it can draw) followed by the parity section.
+  // table.md is plot.py's summary (written with or without matplotlib)
+  // followed by the parity section.
   std::remove((c.out + "/table.md").c_str());
   std::string py = d.venvPresent() ? d.python() : "/usr/bin/python3";
   RunOutcome p = runSubprocess({py, std::string(KILN_BENCH_SOURCE_DIR) + "/plot.py",
