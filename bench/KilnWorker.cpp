@@ -174,18 +174,18 @@ int runKilnWorker(const BenchConfig &c) {
       result["peak_gpu_mib"] = m.peakDeviceBytes / 1048576.0;
     writeJson(c.result, std::move(result));
     return 0;
-  } catch (const kiln::Error &e) {
-    std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
+  } catch (const kiln::OutOfMemoryError &e) {
     // The device's memory (or the budget's cap on it) ran out, or the step
     // cannot be planned within it: the batch does not fit, which a
     // largest-batch search expects to see.
-    const std::string_view what = e.what();
-    const bool outOfMemory =
-        what.find("out of device memory") != std::string_view::npos ||
-        what.find("exceeds the memory budget") != std::string_view::npos;
-    writeJson(c.result, llvm::json::Object{
-                            {"status", outOfMemory ? "over budget" : "error"},
-                            {"note", std::string(e.what())}});
+    std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
+    writeJson(c.result, llvm::json::Object{{"status", "over budget"},
+                                           {"note", std::string(e.what())}});
+    return 1;
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
+    writeJson(c.result, llvm::json::Object{{"status", "error"},
+                                           {"note", std::string(e.what())}});
     return 1;
   }
 }

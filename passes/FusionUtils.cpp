@@ -79,23 +79,35 @@ bool isSumStoredAnyway(Value sum) {
   return false;
 }
 
-bool isOneRunOfItsSource(SliceOp slice) {
+std::optional<int64_t> contiguousSliceCut(SliceOp slice) {
   ArrayRef<int64_t> source =
       cast<ShapedType>(slice.getOperand().getType()).getShape();
   ArrayRef<int64_t> start = slice.getStartIndices();
   ArrayRef<int64_t> limit = slice.getLimitIndices();
   if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
-    return false;
+    return std::nullopt;
   auto whole = [&](int64_t d) {
     return start[d] == 0 && limit[d] == source[d];
   };
-  int64_t rank = source.size(), cut = 0, outer = 1;
+  int64_t rank = source.size(), cut = 0;
   while (cut < rank && whole(cut))
-    outer *= source[cut++];
+    ++cut;
   for (int64_t d = cut + 1; d < rank; ++d)
     if (!whole(d))
-      return false;
-  return cut == rank || outer == 1;
+      return std::nullopt;
+  return cut;
+}
+
+bool isOneRunOfItsSource(SliceOp slice) {
+  std::optional<int64_t> cut = contiguousSliceCut(slice);
+  if (!cut)
+    return false;
+  ArrayRef<int64_t> source =
+      cast<ShapedType>(slice.getOperand().getType()).getShape();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < *cut; ++d)
+    outer *= source[d];
+  return *cut == int64_t(source.size()) || outer == 1;
 }
 
 DotGeneralOp productPaddedAlongRows(Value value) {

@@ -10,6 +10,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <optional>
+
 namespace kiln {
 
 /// Whether every reduced dim of `shape` (unit dims aside) lies inside every
@@ -55,6 +57,13 @@ inline constexpr int64_t kOnceResultElements = 64;
 /// padded sum's rows (runtime::GemmThunk's cView: attention's key and
 /// value gradients summed over chunks of queries). Null otherwise.
 DotGeneralOp productPaddedAlongRows(mlir::Value value);
+
+/// The first dim `slice` cuts (its rank when it cuts none), where the
+/// slice takes runs of its operand: unit strides and every later dim whole,
+/// so that each index of the dims before the cut selects one contiguous
+/// run. nullopt otherwise. What isOneRunOfItsSource and the backend's
+/// gemmViewOfSlice both read.
+std::optional<int64_t> contiguousSliceCut(SliceOp slice);
 
 /// Whether `slice` takes one contiguous run of its operand (unit strides;
 /// after the first dim it cuts, every dim whole; before it, only dims of

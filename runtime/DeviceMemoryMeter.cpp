@@ -32,9 +32,7 @@ absl::Status DeviceMemoryMeter::reserve(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!limitProblem_.ok())
     return limitProblem_;
-  if (stats_.limitBytes != 0 &&
-      (bytes > stats_.limitBytes ||
-       stats_.inUseBytes > stats_.limitBytes - bytes)) {
+  if (bytes > stats_.headroom(UINT64_MAX)) {
     ++stats_.refusals;
     return absl::ResourceExhaustedError(
         absl::StrCat("over the device memory limit (KILN_DEVICE_MEMORY_LIMIT ",

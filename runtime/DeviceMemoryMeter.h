@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 
@@ -33,6 +34,11 @@ public:
     uint64_t limitBytes = 0;
     /// Allocations refused by the cap.
     int64_t refusals = 0;
+    /// What the cap still allows (all of `unlimited` without one).
+    uint64_t headroom(uint64_t unlimited) const {
+      return limitBytes == 0 ? unlimited
+                             : limitBytes - std::min(limitBytes, inUseBytes);
+    }
   };
 
   /// The process's meter. Its limit starts as KILN_DEVICE_MEMORY_LIMIT.

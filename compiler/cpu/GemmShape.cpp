@@ -104,23 +104,15 @@ std::optional<runtime::GemmOperandView> gemmViewOfSlice(SliceOp slice,
   ArrayRef<int64_t> source =
       mlir::cast<mlir::ShapedType>(slice.getOperand().getType()).getShape();
   ArrayRef<int64_t> start = slice.getStartIndices();
-  ArrayRef<int64_t> limit = slice.getLimitIndices();
   int64_t rank = source.size();
-  if (llvm::any_of(slice.getStrides(), [](int64_t s) { return s != 1; }))
+  // The first cut dim; every later one is whole, so that a fixed index of
+  // the dims before it selects one run of the source.
+  std::optional<int64_t> firstCut = contiguousSliceCut(slice);
+  if (!firstCut)
     return std::nullopt;
-  auto whole = [&](int64_t d) {
-    return start[d] == 0 && limit[d] == source[d];
-  };
-  // The first cut dim; every later one must be whole, so that a fixed
-  // index of the dims before it selects one run of the source.
-  int64_t cut = 0;
-  while (cut < rank && whole(cut))
-    ++cut;
+  const int64_t cut = *firstCut;
   if (cut == rank)
     return runtime::GemmOperandView{};
-  for (int64_t d = cut + 1; d < rank; ++d)
-    if (!whole(d))
-      return std::nullopt;
   int64_t run = 1, outer = 1;
   for (int64_t d = cut + 1; d < rank; ++d)
     run *= source[d];

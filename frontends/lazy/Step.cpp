@@ -96,6 +96,17 @@ runtime::PersistentCache *persistentCache() {
   return cache.get();
 }
 
+/// Throws `what` and `status`'s message: an OutOfMemoryError for a step
+/// that does not fit (ResourceExhausted: the device's memory or its cap ran
+/// out, or the plan stays over the memory budget), else an Error.
+[[noreturn]] void throwStepFailure(const std::string &what,
+                                   const absl::Status &status) {
+  std::string message = what + std::string(status.message());
+  if (absl::IsResourceExhausted(status))
+    throw OutOfMemoryError(message);
+  throw Error(message);
+}
+
 CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
                          const std::string &backend) {
   metrics::Counters &counters = mutableCounters();
@@ -112,8 +123,8 @@ CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
   auto compiled = compileGraph(graph, request);
   double ms = millisecondsSince(start);
   if (!compiled.ok())
-    throw Error("step: compiling or loading the graph failed: " +
-                std::string(compiled.status().message()));
+    throwStepFailure("step: compiling or loading the graph failed: ",
+                     compiled.status());
   counters.plannedPeakBytes =
       std::max<int64_t>(counters.plannedPeakBytes,
                         static_cast<int64_t>(compiled->cache.plannedPeakBytes));
@@ -244,8 +255,7 @@ void step() {
   }
   auto results = lazy::runCounted(*entry->program, std::move(inputs));
   if (!results.ok())
-    throw Error("step: running the graph failed: " +
-                std::string(results.status().message()));
+    throwStepFailure("step: running the graph failed: ", results.status());
   if (results->size() != graph.outputs.size())
     throw Error("step: the program returned " +
                 std::to_string(results->size()) + " values for " +

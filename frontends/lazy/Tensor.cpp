@@ -17,6 +17,7 @@ using namespace lazy;
 // in a file compiled with RTTI: users catch it by type.
 Error::Error(const std::string &message) : std::runtime_error(message) {}
 Error::~Error() = default;
+OutOfMemoryError::~OutOfMemoryError() = default;
 
 Tensor::Tensor() = default;
 Tensor::Tensor(std::shared_ptr<detail::TensorImpl> impl)

@@ -45,6 +45,17 @@ public:
   ~Error() override;
 };
 
+/// A step that does not fit: the device's memory (or
+/// KILN_DEVICE_MEMORY_LIMIT's cap on it) ran out, or the step cannot be
+/// planned within Options::memoryBudgetBytes. torch.OutOfMemoryError's
+/// counterpart, so that a search for the batch that fits (kiln-bench's)
+/// tells it from other errors by type.
+class OutOfMemoryError : public Error {
+public:
+  using Error::Error;
+  ~OutOfMemoryError() override;
+};
+
 using Shape = std::vector<int64_t>;
 
 /// Where a tensor's data lives. Host memory is the CPU device's memory; the

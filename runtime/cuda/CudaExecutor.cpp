@@ -91,13 +91,8 @@ cudaMemoryAvailable(const CudaRuntimeOptions &options) {
   d.devicePrimaryCtxRelease(device->device);
   if (!s.ok())
     return s;
-  DeviceMemoryMeter::Stats meter = DeviceMemoryMeter::process().stats();
-  uint64_t available = freeBytes;
-  if (meter.limitBytes != 0)
-    available = std::min<uint64_t>(
-        available,
-        meter.limitBytes - std::min(meter.limitBytes, meter.inUseBytes));
-  return available;
+  return std::min<uint64_t>(
+      freeBytes, DeviceMemoryMeter::process().stats().headroom(freeBytes));
 }
 
 absl::StatusOr<CudaProgramStats> cudaProgramStats(const Program &program) {

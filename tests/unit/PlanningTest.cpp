@@ -255,5 +255,21 @@ TEST(Planning, WhereNothingCanBePlannedIsAClearError) {
   set_options(options_from_env());
 }
 
+TEST(Planning, AStepOverItsBudgetIsAnOutOfMemoryError) {
+  // What a largest-batch search catches by type (kiln-bench's worker); any
+  // other failure of a step stays a plain Error.
+  set_options(cpuOptions(/*budget=*/1024));
+  TinyGPT2Training t(10);
+  try {
+    t.step();
+    ADD_FAILURE() << "a 1 KiB budget fits no step";
+  } catch (const OutOfMemoryError &e) {
+    EXPECT_NE(std::string(e.what()).find("exceeds the memory budget"),
+              std::string::npos)
+        << e.what();
+  }
+  set_options(options_from_env());
+}
+
 } // namespace
 } // namespace kiln::testing
