@@ -232,6 +232,24 @@ def line(name, r):
 print("; ".join(line(n, r) for n, r in systems.items()))' \
     "$work/lora-8b/results.json" "$work/lora-8b-memory.txt" 2>&1 | tail -n 1)
   record lora-8b INFO "$(exit_note lora-8b): $lora_note"
+  # kiln alone again with cuDNN's fused attention for the 512 softmax
+  # chunks (29 GB of the plan's 107): what flash attention buys this step.
+  if [[ ${KILN_GPU_LORA_CUDNN:-1} == 1 ]]; then
+    KILN_CUDA_ATTENTION=cudnn run_part lora-8b-cudnn 150 kiln-bench --backend cuda \
+      --model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8 \
+      --n_inner 14336 --vocab 128256 --seq 1024 --batch 4 --steps 6 \
+      --warmup_steps 0 --lr 1e-4 --weight_decay 0 --dropout 0 \
+      --lora_r 8 --lora_alpha 16 --lora_dropout 0.05 --lora_targets q_proj,v_proj \
+      --torch_dtype bfloat16 --precision bf16 --init own --modes compiled \
+      --peers "" --bisect_max_batch 0 --max_rss_gib 100 --out "$work/lora-8b-cudnn"
+    cudnn_lora=$(python3 -c 'import json, statistics, sys
+r = json.load(open(sys.argv[1]))["systems"]["kiln_compiled"]
+s = r.get("step_ms") or []
+print("%.1f ms a step with KILN_CUDA_ATTENTION=cudnn (peak allocated %.0f MiB)" % (
+    statistics.median(s[len(s) // 2:]), r.get("peak_gpu_mib", 0)) if s else r.get("status"))' \
+      "$work/lora-8b-cudnn/results.json" 2>&1 | tail -n 1)
+    record lora-8b-cudnn INFO "$(exit_note lora-8b-cudnn): $cudnn_lora"
+  fi
   [[ -f $work/lora-8b/table.md ]] && cp "$work/lora-8b/table.md" "$results/bench.md"
   [[ -f $work/lora-8b/results.json ]] && cp "$work/lora-8b/results.json" "$results/results.json"
   echo "OVERALL LORA ONLY  ($(($(date +%s) - start)) s)" >> "$summary"

@@ -3,8 +3,10 @@
 Builds two small random LlamaForCausalLM models with transformers, saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
-the RoPE inverse frequencies, the logits of one batch (eval mode), and the
-losses of the first training steps (AdamW, each step on its own batch).
+the RoPE inverse frequencies, the logits of one batch (eval mode), the same
+logits from the folder loaded in bf16 (from_pretrained(dtype=bfloat16): a
+model that computes in bf16, widened only for the result), and the losses of
+the first training steps (AdamW, each step on its own batch).
 
   python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied}/...
 
@@ -68,6 +70,9 @@ def build(name, extra, out):
     model.eval()
     with torch.no_grad():
         logits = model(ids[0]).logits
+        half = LlamaForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
+        half.eval()
+        logits_bf16 = half(ids[0]).logits.float()
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=LR,
                             weight_decay=WEIGHT_DECAY)
@@ -85,6 +90,7 @@ def build(name, extra, out):
         "ids": ids.tolist(),
         "inv_freq": model.model.rotary_emb.inv_freq.tolist(),
         "logits": logits.flatten().tolist(),
+        "logits_bf16": logits_bf16.flatten().tolist(),
         "losses": losses,
     }
     with open(os.path.join(folder, "reference.json"), "w") as f:

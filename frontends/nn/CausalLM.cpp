@@ -25,8 +25,10 @@ Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
   const int64_t t = hidden.size(1);
   Tensor rows = hidden.slice(1, 0, t - 1).reshape({-1, hidden.size(2)});
   Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
-  return linear_cross_entropy(rows, compute_value(head_weight), shiftedLabels,
-                              -100);
+  // In f32 over a 16-bit model, as transformers widens the logits for its
+  // loss (the products still read the 16-bit values under kiln-autocast).
+  return linear_cross_entropy(compute_value(rows), compute_value(head_weight),
+                              shiftedLabels, -100);
 }
 
 Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {
@@ -36,7 +38,8 @@ Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {
                 "[B, T], got " +
                 logits.str() + " and " + labels.str());
   const int64_t t = logits.size(1), v = logits.size(2);
-  Tensor shiftedLogits = logits.slice(1, 0, t - 1).reshape({-1, v});
+  Tensor shiftedLogits =
+      compute_value(logits.slice(1, 0, t - 1).reshape({-1, v}));
   Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
   return cross_entropy(shiftedLogits, shiftedLabels, -100);
 }

@@ -149,7 +149,8 @@ GPT2LMHeadModel::GPT2LMHeadModel(const GPT2Config &config)
 
 Tensor GPT2LMHeadModel::forward(const Tensor &input_ids) const {
   Tensor hidden = transformer->forward(input_ids); // [B, T, C]
-  Tensor wte = compute_value(transformer->wte->weight); // [V, C]
+  // The tied head in the activations' type, as every layer computes.
+  Tensor wte = as_type(transformer->wte->weight, hidden.dtype()); // [V, C]
   const int64_t b = hidden.size(0), t = hidden.size(1);
   return hidden.reshape({b * t, config_.n_embd})
       .matmul(wte.transpose(0, 1))

@@ -58,9 +58,9 @@ Linear::Linear(int64_t in, int64_t out, InitContext &init, bool hasBias,
 }
 
 Tensor Linear::forward(const Tensor &x) const {
-  Tensor y = project(x, compute_value(weight).transpose(0, 1), weight.size(1),
-                     weight.size(0), "Linear");
-  return add_lora_output(x, bias.defined() ? y + compute_value(bias) : y);
+  Tensor y = project(x, weight.transpose(0, 1), weight.size(1), weight.size(0),
+                     "Linear");
+  return add_lora_output(x, bias.defined() ? y + bias : y);
 }
 
 void Projection::add_lora(int64_t r, double alpha, double dropout,
@@ -98,8 +98,13 @@ Tensor Projection::lora_delta() const {
 Tensor Projection::add_lora_output(const Tensor &x, const Tensor &y) const {
   if (!has_lora())
     return y;
-  return y + lora_B_->forward(lora_A_->forward(loraDropout_->forward(x))) *
+  // PEFT's order: the input in the adapters' type (f32 over a 16-bit base),
+  // the base's result added in that type and rounded back to its own.
+  const DType adapters = lora_A_->weight.dtype();
+  Tensor delta = lora_B_->forward(lora_A_->forward(
+                     loraDropout_->forward(as_type(x, adapters)))) *
                  loraScaling_;
+  return as_type(as_type(y, adapters) + delta, y.dtype());
 }
 
 Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
@@ -109,9 +114,7 @@ Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
 
 Tensor Conv1D::forward(const Tensor &x) const {
   return add_lora_output(
-      x, project(x, compute_value(weight), weight.size(0), weight.size(1),
-                 "Conv1D") +
-             compute_value(bias));
+      x, project(x, weight, weight.size(0), weight.size(1), "Conv1D") + bias);
 }
 
 Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
@@ -119,9 +122,8 @@ Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
 }
 
 Tensor Embedding::forward(const Tensor &indices) const {
-  // Rows gathered in the stored type, then widened: a 16-bit table is
-  // never widened whole.
-  return compute_value(embedding(weight, indices));
+  // Rows in the stored type: a 16-bit table gives 16-bit activations.
+  return embedding(weight, indices);
 }
 
 LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
@@ -130,7 +132,12 @@ LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
 }
 
 Tensor LayerNorm::forward(const Tensor &x) const {
-  return layer_norm(x, compute_value(weight), compute_value(bias), eps);
+  // A 16-bit input is normalised in f32 and the result rounded once, as
+  // PyTorch's layer norm kernels do.
+  const DType wide = compute_type(x.dtype());
+  return as_type(layer_norm(as_type(x, wide), as_type(weight, wide),
+                            as_type(bias, wide), eps),
+                 x.dtype());
 }
 
 RMSNorm::RMSNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
@@ -141,8 +148,12 @@ Tensor RMSNorm::forward(const Tensor &x) const {
   if (x.dim() < 1 || x.size(-1) != weight.size(0))
     throw Error("RMSNorm: expected input [..., " +
                 std::to_string(weight.size(0)) + "], got " + x.str());
-  Tensor meanSquare = (x * x).mean({-1}, /*keepdim=*/true);
-  return x * (meanSquare + eps).rsqrt() * compute_value(weight);
+  // transformers' LlamaRMSNorm: the statistic and the scaling in f32, the
+  // result rounded to the input's type before the weight multiplies it.
+  Tensor wide = as_type(x, compute_type(x.dtype()));
+  Tensor meanSquare = (wide * wide).mean({-1}, /*keepdim=*/true);
+  Tensor normed = as_type(wide * (meanSquare + eps).rsqrt(), x.dtype());
+  return normed * as_type(weight, x.dtype());
 }
 
 Dropout::Dropout(double p, Generator *generator) : p(p), generator(generator) {

@@ -104,7 +104,9 @@ Tensor RotaryEmbedding::apply(const Tensor &x,
                               const std::pair<Tensor, Tensor> &table) {
   const int64_t dim = x.size(-1), half = dim / 2;
   Tensor rotated = cat({-x.slice(-1, half, dim), x.slice(-1, 0, half)}, -1);
-  return x * table.first + rotated * table.second;
+  // The tables rounded to x's type, as transformers casts cos and sin.
+  return x * as_type(table.first, x.dtype()) +
+         rotated * as_type(table.second, x.dtype());
 }
 
 LlamaAttention::LlamaAttention(const LlamaConfig &config, InitContext &init,
@@ -244,7 +246,7 @@ Tensor LlamaForCausalLM::forward(const Tensor &input_ids) const {
     return lm_head->forward(hidden);
   const int64_t b = hidden.size(0), t = hidden.size(1);
   return hidden.reshape({b * t, config_.hidden_size})
-      .matmul(compute_value(head_weight()).transpose(0, 1))
+      .matmul(as_type(head_weight(), hidden.dtype()).transpose(0, 1))
       .reshape({b, t, config_.vocab_size});
 }
 

@@ -48,8 +48,11 @@ DType compute_type(DType storage) {
 }
 
 Tensor compute_value(const Tensor &param) {
-  DType compute = compute_type(param.dtype());
-  return compute == param.dtype() ? param : param.to(compute);
+  return as_type(param, compute_type(param.dtype()));
+}
+
+Tensor as_type(const Tensor &t, DType dtype) {
+  return t.dtype() == dtype ? t : t.to(dtype);
 }
 
 int64_t Module::store_frozen_as(DType dtype) {

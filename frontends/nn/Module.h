@@ -72,8 +72,9 @@ public:
   /// Stores every floating-point parameter that does not require grad in
   /// `dtype`, converted on the host (rounded to nearest even): the frozen
   /// base of a LoRA fine-tune in bf16, as transformers' torch_dtype loads
-  /// it, at half the bytes. Trainable parameters keep their dtype (f32
-  /// master weights). → the bytes saved (negative when `dtype` is wider).
+  /// it, at half the bytes; the layers then compute in bf16 (below).
+  /// Trainable parameters keep their dtype (f32 master weights). → the
+  /// bytes saved (negative when `dtype` is wider).
   int64_t store_frozen_as(DType dtype);
 
 protected:
@@ -111,15 +112,24 @@ private:
 /// host tensor → a parameter leaf of `dtype` that requires grad.
 Tensor make_parameter(const HostTensor &value, DType dtype);
 
-/// The type a parameter stored as `storage` computes in: f32 for the
+/// The type a value stored as `storage` is widened to where f32 is wanted
+/// (normalisation statistics, the loss, merging adapters): f32 for the
 /// 16-bit types, else the storage type itself.
 DType compute_type(DType storage);
 
-/// How a layer reads a parameter: one stored in a 16-bit type widened to
-/// f32, so activations stay f32 whatever the storage (a product reading
-/// the widened value reads the stored one directly: kiln-autocast and
-/// kiln-simplify fold the round trip); any other as it is.
+/// `param` widened to compute_type (itself when already there): the loss's
+/// head weight and adapter merging read it so.
 Tensor compute_value(const Tensor &param);
+
+/// `t` converted to `dtype` (t itself when it has that type already).
+Tensor as_type(const Tensor &t, DType dtype);
+
+// Layers compute in the type their weights are stored in, as a
+// transformers model computes in its torch_dtype: a base stored in bf16
+// (store_frozen_as) runs its activations, and their gradients, in bf16;
+// normalisations take their statistics in f32 and round their result back,
+// the loss widens the logits, and LoRA's f32 adapters read their input
+// widened, as PEFT's do.
 
 } // namespace kiln::nn
 

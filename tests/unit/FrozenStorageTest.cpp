@@ -1,14 +1,15 @@
 // A frozen base stored in 16 bits (Module::store_frozen_as, kiln-train's
-// --torch_dtype bfloat16 under --use_lora). The layers read a 16-bit
-// parameter widened to f32 (compute_value), so a model whose frozen base is
-// stored in bf16 computes exactly what the same model computes from f32
-// weights that hold the bf16-rounded values: the widening is exact, and
-// under kiln-autocast the products read the stored bf16 weights where the
-// f32 model's products read its weights rounded to bf16, the same values.
-// So the training losses must be bit-identical, for GPT-2 (Conv1D, tied
-// head through the fused loss, LayerNorm) and Llama (Linear, untied head,
-// RMSNorm, gathers from a 16-bit table), with f32 and with bf16 products;
-// and the planned step is smaller by at least the bytes the storage saves.
+// --torch_dtype bfloat16 under --use_lora). As a transformers model loaded
+// with that torch_dtype, the model then computes in bf16: its activations,
+// logits and their gradients are bf16 values, the norms take their
+// statistics in f32, the loss widens the logits, and the f32 adapters read
+// their input widened (PEFT's order). So the training losses differ from
+// those of f32 weights holding the same bf16-rounded values only by bf16
+// rounding of the activations, for GPT-2 (Conv1D, tied head through the
+// fused loss, LayerNorm) and Llama (Linear, untied head, RMSNorm, gathers
+// from a 16-bit table), with f32 and with bf16 products; and the planned
+// step is smaller by at least the bytes the storage saves.
+// tests/unit/LlamaTest.cpp holds the bf16 model to transformers' own.
 #include "frontends/nn/BatchAdvisor.h"
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Llama.h"
@@ -20,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -69,7 +71,7 @@ LlamaConfig tinyLlama() {
 using kiln::testing::randomIds;
 
 /// Every frozen parameter's values rounded to bf16 and stored back in f32:
-/// the reference the bf16 storage must reproduce exactly.
+/// the model the bf16 storage computes in bf16.
 void roundFrozenInPlace(Module &model) {
   std::map<std::string, HostTensor> state;
   for (auto &[name, param] : model.named_parameters()) {
@@ -110,9 +112,14 @@ std::vector<double> train(CausalLM &model, int64_t vocab) {
   return losses;
 }
 
+/// bf16's unit roundoff, 2^-8: the three losses of the bf16 model are
+/// within a few of its roundings (relative) of the f32 model's.
+constexpr double kBf16Tolerance = 1.0 / 256;
+
 template <typename Model, typename Config>
-void expectStorageIsExact(const Config &config,
-                          std::vector<std::string> targets, int64_t vocab) {
+void expectStoredModelComputesInBf16(const Config &config,
+                                     std::vector<std::string> targets,
+                                     int64_t vocab) {
   for (DType product : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(std::string("products in ") +
                  std::string(dtypeName(product)));
@@ -131,23 +138,31 @@ void expectStorageIsExact(const Config &config,
     }
     EXPECT_EQ(saved, 2 * frozenElements);
     kiln::step();
+    {
+      NoGradGuard noGrad;
+      Tensor ids = randomIds(2, 8, vocab, 9);
+      EXPECT_EQ(stored.forward(ids).dtype(), DType::bf16);
+      EXPECT_EQ(reference.forward(ids).dtype(), DType::f32);
+    }
     std::vector<double> want = train(reference, vocab);
     std::vector<double> got = train(stored, vocab);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
-      EXPECT_EQ(got[i], want[i]) << "step " << i;
+      EXPECT_NEAR(got[i], want[i], kBf16Tolerance * std::fabs(want[i]))
+          << "step " << i;
+    EXPECT_NE(got, want); // the activations were rounded: bf16, not f32
     EXPECT_LT(got.back(), got.front()); // the adapters learn
   }
 }
 
-TEST(FrozenStorage, GPT2WithABf16BaseTrainsExactlyAsTheRoundedF32Base) {
-  expectStorageIsExact<GPT2LMHeadModel>(tinyGPT2(), {"c_attn", "c_fc"},
-                                        tinyGPT2().vocab_size);
+TEST(FrozenStorage, GPT2WithABf16BaseComputesInBf16) {
+  expectStoredModelComputesInBf16<GPT2LMHeadModel>(
+      tinyGPT2(), {"c_attn", "c_fc"}, tinyGPT2().vocab_size);
 }
 
-TEST(FrozenStorage, LlamaWithABf16BaseTrainsExactlyAsTheRoundedF32Base) {
-  expectStorageIsExact<LlamaForCausalLM>(tinyLlama(),
-                                         {"q_proj", "v_proj", "lm_head"}, 64);
+TEST(FrozenStorage, LlamaWithABf16BaseComputesInBf16) {
+  expectStoredModelComputesInBf16<LlamaForCausalLM>(
+      tinyLlama(), {"q_proj", "v_proj", "lm_head"}, 64);
 }
 
 TEST(FrozenStorage, TheStepPlansLessByAtLeastWhatTheStorageSaves) {
