@@ -357,7 +357,7 @@ absl::Status CpuProgram::runThunks() {
       break;
     case Thunk::Kind::gemm: {
       const GemmThunk &g = t.gemm;
-      uint64_t in = gemmTypeBytes(g.input), out = gemmTypeBytes(g.output);
+      uint64_t out = gemmTypeBytes(g.output);
       auto *a = static_cast<const char *>(slotPointer(g.a)) + g.aByteOffset();
       auto *b = static_cast<const char *>(slotPointer(g.b)) + g.bByteOffset();
       auto *c = static_cast<char *>(slotPointer(g.c));
@@ -366,16 +366,13 @@ absl::Status CpuProgram::runThunks() {
       // what lies outside a viewed C's matrices.
       if (g.accumulates() && slotPointer(g.accumulator) != c)
         std::memmove(c, slotPointer(g.accumulator), g.cElements() * out);
-      for (int64_t batch = 0; batch < g.batch; ++batch) {
-        absl::Status s = gemm(
-            options_.gemm, g.input, g.output, g.transA, g.transB, g.m, g.n,
-            g.k, a + batch * g.aBatchStride() * in, g.transA ? g.m : g.k,
-            b + batch * g.bBatchStride() * in, g.transB ? g.k : g.n,
-            c + g.cByteOffset() + batch * g.cBatchStride() * out, g.n,
-            g.accumulates());
-        if (!s.ok())
-          return s;
-      }
+      if (absl::Status s = batchedGemm(
+              options_.gemm, g.input, g.output, g.transA, g.transB, g.batch,
+              g.m, g.n, g.k, a, g.transA ? g.m : g.k, g.aBatchStride(), b,
+              g.transB ? g.k : g.n, g.bBatchStride(), c + g.cByteOffset(), g.n,
+              g.cBatchStride(), g.accumulates());
+          !s.ok())
+        return s;
       break;
     }
     case Thunk::Kind::copy:

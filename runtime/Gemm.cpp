@@ -133,75 +133,90 @@ absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
   return absl::OkStatus();
 }
 
-/// oneDNN has no 16-bit entry in its BLAS-like API, so bf16 and f16 go
-/// through a matmul primitive whose memory descriptors carry the
-/// transposes as strides. Making the primitive per call is cheap after the
-/// first of a shape: oneDNN keeps created primitives in its own cache.
-/// Where oneDNN has no matmul of the type for this CPU, the widened path
-/// (once known, for good). Accumulating is a sum post-op (dst += product).
-absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
-                            bool transB, int64_t m, int64_t n, int64_t k,
-                            const void *a, int64_t lda, const void *b,
-                            int64_t ldb, void *c, int64_t ldc,
-                            bool accumulate) {
-  // Per input type: bf16 and f16 support differ by CPU.
-  static std::atomic<bool> unimplemented[3] = {false, false, false};
-  std::atomic<bool> &typeUnimplemented =
-      unimplemented[static_cast<size_t>(input)];
-  if (typeUnimplemented.load(std::memory_order_relaxed))
-    return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
-                           k, a, lda, b, ldb, c, ldc, accumulate);
+/// C[i] = op(A[i]) op(B[i]) (+ C[i] with `accumulate`, a sum post-op) for
+/// i < batch as one oneDNN matmul primitive: the memory descriptors carry
+/// the transposes, and the batch (its matrices `*Stride` elements apart),
+/// as strides. Making the primitive per call is cheap after the first of a
+/// shape: oneDNN keeps created primitives in its own cache. Throws
+/// dnnl::error (dnnl_unimplemented where this CPU has no matmul of the
+/// type).
+void onednnMatmul(GemmType input, GemmType output, bool transA, bool transB,
+                  int64_t batch, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, int64_t aStride, const void *b, int64_t ldb,
+                  int64_t bStride, void *c, int64_t ldc, int64_t cStride,
+                  bool accumulate) {
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  auto rowMajor = [](int64_t rows, int64_t cols, int64_t ld, bool transposed,
-                     memory::data_type type) {
+  auto rowMajor = [&](int64_t rows, int64_t cols, int64_t ld, int64_t stride,
+                      bool transposed, memory::data_type type) {
     // A transposed operand is stored cols×rows with row stride ld.
-    return memory::desc({rows, cols}, type,
-                        transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+    memory::dims strides =
+        transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+    if (batch == 1)
+      return memory::desc({rows, cols}, type, strides);
+    return memory::desc({batch, rows, cols}, type,
+                        {stride, strides[0], strides[1]});
   };
   auto dataType = [](GemmType type) {
     return type == GemmType::bf16  ? memory::data_type::bf16
            : type == GemmType::f16 ? memory::data_type::f16
                                    : memory::data_type::f32;
   };
-  memory::desc aDesc = rowMajor(m, k, lda, transA, dataType(input));
-  memory::desc bDesc = rowMajor(k, n, ldb, transB, dataType(input));
-  memory::desc cDesc = rowMajor(m, n, ldc, false, dataType(output));
-  try {
-    dnnl::primitive_attr attributes;
-    if (accumulate) {
-      dnnl::post_ops sum;
-      sum.append_sum(1.0f);
-      attributes.set_post_ops(sum);
-    }
-    dnnl::matmul::primitive_desc primitive(
-        dnnl::matmul::desc(aDesc, bDesc, cDesc), attributes, engine);
-    dnnl::stream stream(engine);
-    dnnl::matmul(primitive).execute(
-        stream, {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<void *>(a))},
-                 {DNNL_ARG_WEIGHTS,
-                  memory(bDesc, engine, const_cast<void *>(b))},
-                 {DNNL_ARG_DST, memory(cDesc, engine, c)}});
-    stream.wait();
-  } catch (const dnnl::error &error) {
-    if (error.status == dnnl_unimplemented) {
-      typeUnimplemented.store(true, std::memory_order_relaxed);
-      return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n,
-                             k, a, lda, b, ldb, c, ldc, accumulate);
-    }
-    return absl::InternalError(absl::StrCat(
-        "oneDNN ", std::string(gemmTypeName(input)), " matmul failed (", error.what(),
-        ") for ", m, "x", n, "x", k));
+  memory::desc aDesc = rowMajor(m, k, lda, aStride, transA, dataType(input));
+  memory::desc bDesc = rowMajor(k, n, ldb, bStride, transB, dataType(input));
+  memory::desc cDesc = rowMajor(m, n, ldc, cStride, false, dataType(output));
+  dnnl::primitive_attr attributes;
+  if (accumulate) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    attributes.set_post_ops(sum);
   }
-  return absl::OkStatus();
+  dnnl::matmul::primitive_desc primitive(
+      dnnl::matmul::desc(aDesc, bDesc, cDesc), attributes, engine);
+  dnnl::stream stream(engine);
+  dnnl::matmul(primitive).execute(
+      stream, {{DNNL_ARG_SRC, memory(aDesc, engine, const_cast<void *>(a))},
+               {DNNL_ARG_WEIGHTS, memory(bDesc, engine, const_cast<void *>(b))},
+               {DNNL_ARG_DST, memory(cDesc, engine, c)}});
+  stream.wait();
 }
 
-} // namespace
+/// Per input type (f32, bf16, f16): oneDNN's matmul was found missing on
+/// this CPU, once and for good.
+std::atomic<bool> &matmulUnimplemented(GemmType input) {
+  static std::atomic<bool> unimplemented[3] = {false, false, false};
+  return unimplemented[static_cast<size_t>(input)];
+}
 
-absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
-                  bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                  const void *a, int64_t lda, const void *b, int64_t ldb,
-                  void *c, int64_t ldc, bool accumulate) {
+/// oneDNN has no 16-bit entry in its BLAS-like API, so bf16 and f16 go
+/// through a matmul primitive; where oneDNN has none of the type for this
+/// CPU, the widened path.
+absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
+                            bool transB, int64_t m, int64_t n, int64_t k,
+                            const void *a, int64_t lda, const void *b,
+                            int64_t ldb, void *c, int64_t ldc,
+                            bool accumulate) {
+  std::atomic<bool> &unimplemented = matmulUnimplemented(input);
+  if (!unimplemented.load(std::memory_order_relaxed)) {
+    try {
+      onednnMatmul(input, output, transA, transB, 1, m, n, k, a, lda, 0, b, ldb,
+                   0, c, ldc, 0, accumulate);
+      return absl::OkStatus();
+    } catch (const dnnl::error &error) {
+      if (error.status != dnnl_unimplemented)
+        return absl::InternalError(absl::StrCat(
+            "oneDNN ", std::string(gemmTypeName(input)), " matmul failed (",
+            error.what(), ") for ", m, "x", n, "x", k));
+      unimplemented.store(true, std::memory_order_relaxed);
+    }
+  }
+  return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n, k, a,
+                         lda, b, ldb, c, ldc, accumulate);
+}
+
+/// What gemm() refuses whatever the library: an output type the input
+/// type does not make, accumulating into a 16-bit C.
+absl::Status checkTypes(GemmType input, GemmType output, bool accumulate) {
   if (output != GemmType::f32 && output != input)
     return absl::InvalidArgumentError(absl::StrCat(
         "a GEMM of ", std::string(gemmTypeName(input)),
@@ -211,6 +226,17 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
     return absl::InvalidArgumentError(absl::StrCat(
         "a GEMM accumulates into f32 results only, not ",
         std::string(gemmTypeName(output))));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
+                  bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                  const void *a, int64_t lda, const void *b, int64_t ldb,
+                  void *c, int64_t ldc, bool accumulate) {
+  if (absl::Status s = checkTypes(input, output, accumulate); !s.ok())
+    return s;
   if (m == 0 || n == 0 || (k == 0 && accumulate))
     return absl::OkStatus();
   if (k == 0) {
@@ -238,6 +264,41 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                          static_cast<float *>(c), ldc);
   }
   return absl::InvalidArgumentError("unknown GEMM library");
+}
+
+absl::Status batchedGemm(GemmLibrary library, GemmType input, GemmType output,
+                         bool transA, bool transB, int64_t batch, int64_t m,
+                         int64_t n, int64_t k, const void *a, int64_t lda,
+                         int64_t aStride, const void *b, int64_t ldb,
+                         int64_t bStride, void *c, int64_t ldc, int64_t cStride,
+                         bool accumulate) {
+  if (absl::Status s = checkTypes(input, output, accumulate); !s.ok())
+    return s;
+  const uint64_t in = gemmTypeBytes(input), out = gemmTypeBytes(output);
+  if (library == GemmLibrary::onednn && batch > 1 && m > 0 && n > 0 && k > 0 &&
+      !matmulUnimplemented(input).load(std::memory_order_relaxed)) {
+    try {
+      onednnMatmul(input, output, transA, transB, batch, m, n, k, a, lda,
+                   aStride, b, ldb, bStride, c, ldc, cStride, accumulate);
+      return absl::OkStatus();
+    } catch (const dnnl::error &error) {
+      if (error.status != dnnl_unimplemented)
+        return absl::InternalError(
+            absl::StrCat("oneDNN ", std::string(gemmTypeName(input)),
+                         " batched matmul failed (", error.what(), ") for ",
+                         batch, " x ", m, "x", n, "x", k));
+      matmulUnimplemented(input).store(true, std::memory_order_relaxed);
+    }
+  }
+  for (int64_t i = 0; i < batch; ++i)
+    if (absl::Status s =
+            gemm(library, input, output, transA, transB, m, n, k,
+                 static_cast<const char *>(a) + i * aStride * in, lda,
+                 static_cast<const char *>(b) + i * bStride * in, ldb,
+                 static_cast<char *>(c) + i * cStride * out, ldc, accumulate);
+        !s.ok())
+      return s;
+  return absl::OkStatus();
 }
 
 } // namespace kiln::runtime

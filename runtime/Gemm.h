@@ -32,6 +32,19 @@ absl::Status gemm(GemmLibrary library, GemmType input, GemmType output,
                   const void *a, int64_t lda, const void *b, int64_t ldb,
                   void *c, int64_t ldc, bool accumulate = false);
 
+/// `batch` products C[i] = op(A[i]) op(B[i]) as gemm() computes each, the
+/// matrices of A, B and C `aStride`, `bStride` and `cStride` elements
+/// apart. oneDNN runs them as one batched matmul primitive, which spreads
+/// the batch over its threads (attention's per-head products are many
+/// small GEMMs, slow one call at a time); OpenBLAS, and a type oneDNN's
+/// matmul lacks on this CPU, loop over gemm(). A batch of one is gemm().
+absl::Status batchedGemm(GemmLibrary library, GemmType input, GemmType output,
+                         bool transA, bool transB, int64_t batch, int64_t m,
+                         int64_t n, int64_t k, const void *a, int64_t lda,
+                         int64_t aStride, const void *b, int64_t ldb,
+                         int64_t bStride, void *c, int64_t ldc, int64_t cStride,
+                         bool accumulate = false);
+
 } // namespace kiln::runtime
 
 #endif // KILN_RUNTIME_GEMM_H

@@ -213,13 +213,13 @@ absl::Status FunctionLowering::addKernel(Operation *op,
                ? detail::emitFusionKernel(
                      op, *scratch, "kiln_kernel",
                      {.lanes = target_.rowLanes,
-                      .minLanedRow = target_.minLanedRow
-                                         ? target_.minLanedRow
-                                         : detail::kMinLanedRow,
+                      .minLanedRow = target_.minLanedRow ? target_.minLanedRow
+                                                         : detail::kMinLanedRow,
                       .storeWhileReducing = target_.storeWhileReducing,
                       .elementsPerIndex = target_.elementsPerIndex,
                       .rowUnroll = target_.rowUnroll,
-                      .holdRows = target_.holdRows})
+                      .holdRows = target_.holdRows,
+                      .innermostRows = target_.innermostRows})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -747,6 +747,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.elementsPerIndex = gpuElementsPerIndex();
     kernels.rowUnroll = gpuRowUnroll();
     kernels.holdRows = gpuHoldRows();
+    kernels.innermostRows = false;
     kernels.kernelGroups = !layoutOverrides().noKernelGroups;
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;

@@ -64,6 +64,9 @@ struct KernelTarget {
   /// $KILN_CUDA_HOLD_ROWS=0; tests set it for the cpu (with rowLanes) to
   /// check the kernel there.
   bool holdRows = false;
+  /// A fusion without reduces walks rows of its innermost dimension
+  /// (FusionKernelOptions::innermostRows): on for the cpu, off for cuda.
+  bool innermostRows = true;
   /// A slice only GEMMs read is read by them in place from its source
   /// (runtime::GemmOperandView) instead of copied out by a kernel: on, or
   /// off under $KILN_GEMM_VIEWS=0 (kernelTargetFor) to measure it.

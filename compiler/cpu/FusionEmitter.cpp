@@ -677,6 +677,9 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
     return failure();
   if (options.lanes > 1 && !canUseLanes(*plan, options.minLanedRow))
     options.lanes = 1;
+  if (options.innermostRows && options.lanes == 1 &&
+      options.elementsPerIndex == 1)
+    splitInnermostRows(*plan, op);
   unsigned lanes = options.lanes;
   // Several elements per index: only the 4 of one Philox block; as rows,
   // in a fusion without reduces whose row count they divide; as points of

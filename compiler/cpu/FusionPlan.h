@@ -64,6 +64,22 @@ struct FusionPlan {
 /// (then the compiler lowers it op by op).
 mlir::FailureOr<FusionPlan> planFusion(mlir::Operation *op);
 
+/// The shortest innermost dimension splitInnermostRows walks as a row.
+inline constexpr int64_t kMinInnermostRow = 16;
+
+/// Turns `plan`, of fusion `op` without reduces (one row per element, a
+/// flat loop), into rows of its innermost dimension: the leading dims index
+/// the rows (the kernel's range), a loop inside each walks the innermost
+/// dim and stores every result per point. What depends on the leading
+/// dims only (a row's log-sum-exp, its label, a broadcast bias column) is
+/// then computed once per row, where the flat loop divided every element's
+/// index and gathered them, and the inner loop reads neighbouring elements,
+/// which the CPU vectorises. Returns false, leaving `plan` as it was, where
+/// that does not apply: reduces or column mode, fewer than two dims, an
+/// innermost dim shorter than kMinInnermostRow, an rng draw (its Philox
+/// blocks go by groups of elements), a result that is not one per element.
+bool splitInnermostRows(FusionPlan &plan, mlir::Operation *op);
+
 } // namespace kiln::compiler::cpu::detail
 
 #endif // KILN_COMPILER_CPU_FUSIONPLAN_H

@@ -407,6 +407,29 @@ FailureOr<FusionPlan> planFusion(Operation *op) {
   return Planner(fusion).run();
 }
 
+bool splitInnermostRows(FusionPlan &plan, Operation *op) {
+  if (!plan.reduces.empty() || plan.columns || plan.space.size() < 2 ||
+      plan.space.back() < kMinInnermostRow)
+    return false;
+  for (ResultKind kind : plan.resultKind)
+    if (kind != ResultKind::row)
+      return false;
+  for (Operation &inner : cast<FusionOp>(op).getBody().front())
+    if (isa<RngUniformOp>(inner))
+      return false;
+  const int64_t innermost = plan.space.back();
+  plan.kept.pop_back();
+  plan.reduced = {static_cast<int64_t>(plan.space.size()) - 1};
+  plan.rowCount /= innermost;
+  plan.rowLength = innermost;
+  plan.resultKind.assign(plan.resultKind.size(), ResultKind::full);
+  // An input read only at a result's own element stays so: the element is
+  // now a point of a row.
+  plan.inputOnlyFull = plan.inputOnlyRow;
+  plan.inputOnlyRow.assign(plan.inputOnlyRow.size(), false);
+  return true;
+}
+
 bool canEmitFusion(Operation *fusion) { return succeeded(planFusion(fusion)); }
 
 bool fusionReadsInputInPlace(Operation *fusion, unsigned result,

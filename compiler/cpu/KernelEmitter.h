@@ -120,6 +120,10 @@ struct FusionKernelOptions {
   /// results are stored after the last pass. What torch.compile's
   /// persistent reductions and hand-written layer norms do on a GPU.
   bool holdRows = false;
+  /// A fusion without reduces as rows of its innermost dimension
+  /// (splitInnermostRows), for a thread that walks a row with vector
+  /// instructions: the CPU's. A GPU gives each element a thread instead.
+  bool innermostRows = false;
 };
 /// The most points of a row one lane holds (FusionKernelOptions::holdRows):
 /// rows of up to 1024 at 32 lanes (GPT-2's 768, attention's keys).

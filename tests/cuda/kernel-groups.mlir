@@ -7,7 +7,8 @@
 // only one (its members are inlined into it, one body per kind), and the
 // members' accesses stay 16-byte ones, the gradients through the
 // read-only cache. The cpu, where a kernel is a call, not a launch, does
-// not group them. The negative twin, KILN_KERNEL_GROUPS=0: three launches;
+// not group them (and walks the [64, 768] update in 64 rows of its
+// innermost dim). The negative twin, KILN_KERNEL_GROUPS=0: three launches;
 // a malformed value is refused with a warning and groups kept.
 // RUN: kilnc compile %s --backend cuda --print-thunks -o %t.cuda.kexe | FileCheck %s
 // RUN: kilnc compile %s --backend cuda --emit-ptx %t.ptx -o %t.ptx.kexe
@@ -29,7 +30,7 @@
 // PTX: st.global.v4.b32
 
 // CPU-NOT: group
-// CPU: 2 kernel 49152
+// CPU: 2 kernel 64 2304
 // CPU-NOT: group
 
 // OFF-NOT: group
