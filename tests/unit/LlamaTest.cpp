@@ -239,23 +239,34 @@ std::vector<double> numbers(const llvm::json::Array &array) {
   return out;
 }
 
-class LlamaParity : public ::testing::TestWithParam<const char *> {};
+/// Each variant's folder and its reference.json; skipped, saying why, where
+/// the reference folders cannot be made.
+class LlamaParity : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    // KILN_BACKEND picks the backend (the CPU backend by default).
+    set_options(options_from_env());
+    std::string why;
+    std::string root = referenceFolders(why);
+    if (root.empty())
+      GTEST_SKIP() << why;
+    dir = root + "/" + GetParam();
+    auto text = llvm::MemoryBuffer::getFile(dir + "/reference.json");
+    ASSERT_TRUE(bool(text)) << dir;
+    llvm::Expected<llvm::json::Value> parsed =
+        llvm::json::parse((*text)->getBuffer());
+    ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    ASSERT_TRUE(parsed->getAsObject()) << dir;
+    reference = std::move(*parsed);
+  }
+  const llvm::json::Object &ref() const { return *reference.getAsObject(); }
+
+  std::string dir;
+  llvm::json::Value reference = nullptr;
+};
 
 TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
-  // KILN_BACKEND picks the backend (the CPU backend by default).
-  set_options(options_from_env());
-  std::string why;
-  std::string root = referenceFolders(why);
-  if (root.empty())
-    GTEST_SKIP() << why;
-  std::string dir = root + "/" + GetParam();
-  auto text = llvm::MemoryBuffer::getFile(dir + "/reference.json");
-  ASSERT_TRUE(bool(text)) << dir;
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*text)->getBuffer());
-  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  const llvm::json::Object &ref = *parsed->getAsObject();
-
+  const llvm::json::Object &ref = this->ref();
   LlamaConfig config = load_llama_config(dir + "/config.json");
   LlamaForCausalLM model(config);
   load_hf_llama_folder(model, dir);
@@ -333,18 +344,7 @@ TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
 // RMS and its largest element within 2^-3; a layer computed wrongly moves
 // the logits by their own scale.
 TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
-  set_options(options_from_env());
-  std::string why;
-  std::string root = referenceFolders(why);
-  if (root.empty())
-    GTEST_SKIP() << why;
-  std::string dir = root + "/" + GetParam();
-  auto text = llvm::MemoryBuffer::getFile(dir + "/reference.json");
-  ASSERT_TRUE(bool(text)) << dir;
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*text)->getBuffer());
-  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-  const llvm::json::Object &ref = *parsed->getAsObject();
+  const llvm::json::Object &ref = this->ref();
   const llvm::json::Array *expectedJson = ref.getArray("logits_bf16");
   ASSERT_NE(expectedJson, nullptr) << "reference.json lacks logits_bf16";
 
