@@ -7,6 +7,7 @@
 // a share of the kernels), (7) link the objects into one shared object with
 // lld, in process.
 #include "compiler/cpu/CodeGen.h"
+#include "compiler/cpu/KernelBuilder.h"
 #include "runtime/HostLanes.h"
 
 #include "absl/status/status.h"
@@ -120,6 +121,57 @@ void markParallelLoops(ModuleOp module) {
   });
 }
 
+/// `op`'s access groups with `group` added.
+ArrayAttr withGroup(Operation *op, ArrayAttr groups,
+                    LLVM::AccessGroupAttr group) {
+  SmallVector<Attribute> all;
+  if (groups)
+    all.assign(groups.begin(), groups.end());
+  all.push_back(group);
+  return ArrayAttr::get(op->getContext(), all);
+}
+
+/// The loops KernelBuilder::parallelLoop made (their back-edges carry
+/// kParallelLoopAttr through SCF's lowering): each gets an access group of
+/// its own over the loads and stores of its blocks, the blocks from its
+/// header to its back-edge in program order (nested loops included), and
+/// its back-edge says the group carries no dependence in this loop. An
+/// enclosing loop, which may carry one (a column block's accumulators
+/// across rows), claims nothing.
+void markTaggedParallelLoops(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](LLVM::LLVMFuncOp func) {
+    SmallVector<Block *> blocks;
+    llvm::DenseMap<Block *, unsigned> order;
+    for (Block &block : func.getBody()) {
+      order[&block] = blocks.size();
+      blocks.push_back(&block);
+    }
+    func.walk([&](LLVM::BrOp br) {
+      if (!br->hasAttr(kParallelLoopAttr))
+        return;
+      br->removeAttr(kParallelLoopAttr);
+      unsigned first = order.lookup(br.getDest()),
+               last = order.lookup(br->getBlock());
+      if (first > last)
+        return; // not a back-edge after all: claim nothing
+      auto group = LLVM::AccessGroupAttr::get(ctx);
+      for (unsigned i = first; i <= last; ++i)
+        for (Operation &op : *blocks[i]) {
+          if (auto load = dyn_cast<LLVM::LoadOp>(op))
+            load.setAccessGroupsAttr(
+                withGroup(load, load.getAccessGroupsAttr(), group));
+          else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+            store.setAccessGroupsAttr(
+                withGroup(store, store.getAccessGroupsAttr(), group));
+        }
+      br.setLoopAnnotationAttr(LLVM::LoopAnnotationAttr::get(
+          ctx, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+          ArrayRef<LLVM::AccessGroupAttr>{group}));
+    });
+  });
+}
+
 } // namespace
 
 absl::Status lowerKernelsToLLVMDialect(ModuleOp module) {
@@ -143,6 +195,7 @@ absl::Status lowerKernelsToLLVMDialect(ModuleOp module) {
         absl::StrCat("codegen: lowering to the LLVM dialect failed\n",
                      diagnostics.text()));
   markParallelLoops(module);
+  markTaggedParallelLoops(module);
   return absl::OkStatus();
 }
 

@@ -39,8 +39,11 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
   kb_.forChunks(begin, end, chunk, [&](Value c0, Value w) {
     scoped([&] {
       Value zero = kb_.index(0);
+      // The block's columns are independent: each has its own accumulator
+      // and points (a full result may be an input updated in place, each
+      // point read before it is stored).
       auto overBlock = [&](const std::function<void(Value j)> &fn) {
-        kb_.forLoop(zero, w, {}, [&](Value j, ValueRange) {
+        kb_.parallelLoop(zero, w, {}, [&](Value j, ValueRange) {
           return scoped([&] {
             fn(j);
             return SmallVector<Value>{};

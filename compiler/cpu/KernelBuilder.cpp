@@ -188,6 +188,19 @@ ValueRange KernelBuilder::call(StringRef name, TypeRange results,
   return func::CallOp::create(b, callee, args).getResults();
 }
 
+ValueRange KernelBuilder::parallelLoop(
+    Value lb, Value ub, ValueRange inits,
+    const std::function<SmallVector<Value>(Value, ValueRange)> &body) {
+  ValueRange results = stridedLoop(lb, ub, index(1), inits, body);
+  // The loop just made is the op before the insertion point.
+  auto loop = cast<scf::ForOp>(*std::prev(b.getInsertionPoint()));
+  loop->setAttr(kParallelLoopAttr,
+                LLVM::LoopAnnotationAttr::get(
+                    b.getContext(), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+                    {}, {}, {}, ArrayRef<LLVM::AccessGroupAttr>{}));
+  return results;
+}
+
 ValueRange KernelBuilder::stridedLoop(
     Value lb, Value ub, Value step, ValueRange inits,
     const std::function<SmallVector<Value>(Value, ValueRange)> &body) {

@@ -24,6 +24,10 @@ mlir::Type computeType(mlir::Type storage);
 /// Row-major strides (in elements) of a static shape.
 llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
 
+/// The discardable attribute parallelLoop puts on its scf.for; SCF's
+/// lowering carries it (an LLVM-dialect value) to the loop's back-edge.
+inline constexpr llvm::StringLiteral kParallelLoopAttr = "kiln.parallel_loop";
+
 class KernelBuilder {
 public:
   /// Positions `b` inside `func`'s entry block and loads the buffer pointers.
@@ -69,6 +73,15 @@ public:
   forLoop(mlir::Value lb, mlir::Value ub, mlir::ValueRange inits,
           const std::function<llvm::SmallVector<mlir::Value>(
               mlir::Value iv, mlir::ValueRange carried)> &body);
+
+  /// forLoop whose iterations touch no memory another iteration writes,
+  /// even where an output is an input updated in place (each reads a point
+  /// before it stores there): tagged kParallelLoopAttr, so that
+  /// markParallelLoops lets LLVM vectorise it without alias checks.
+  mlir::ValueRange
+  parallelLoop(mlir::Value lb, mlir::Value ub, mlir::ValueRange inits,
+               const std::function<llvm::SmallVector<mlir::Value>(
+                   mlir::Value iv, mlir::ValueRange carried)> &body);
 
   /// scf.for over lb, lb + step, ... < ub.
   mlir::ValueRange
