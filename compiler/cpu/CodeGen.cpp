@@ -89,6 +89,29 @@ private:
   ScopedDiagnosticHandler handler_;
 };
 
+/// Adds `group` to the access groups of `op` when it is a load or a store.
+void addAccessGroup(Operation *op, LLVM::AccessGroupAttr group) {
+  auto with = [&](ArrayAttr groups) {
+    SmallVector<Attribute> all;
+    if (groups)
+      all.assign(groups.begin(), groups.end());
+    all.push_back(group);
+    return ArrayAttr::get(op->getContext(), all);
+  };
+  if (auto load = dyn_cast<LLVM::LoadOp>(op))
+    load.setAccessGroupsAttr(with(load.getAccessGroupsAttr()));
+  else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    store.setAccessGroupsAttr(with(store.getAccessGroupsAttr()));
+}
+
+/// A back-edge's annotation: the accesses of `group` carry no dependence
+/// from one iteration of its loop to another.
+LLVM::LoopAnnotationAttr parallelAccesses(LLVM::AccessGroupAttr group) {
+  return LLVM::LoopAnnotationAttr::get(group.getContext(), {}, {}, {}, {}, {},
+                                       {}, {}, {}, {}, {}, {}, {}, {}, {},
+                                       ArrayRef<LLVM::AccessGroupAttr>{group});
+}
+
 /// Marks the memory accesses of kernels built with kParallelAttr as one
 /// access group that carries no loop dependence, on every loop back-edge:
 /// without it, an output updated in place (a donated input) fails LLVM's
@@ -99,47 +122,27 @@ void markParallelLoops(ModuleOp module) {
     if (!func->hasAttr("kiln.parallel"))
       return;
     auto group = LLVM::AccessGroupAttr::get(ctx);
-    auto groups = ArrayAttr::get(ctx, {group});
-    func.walk([&](Operation *op) {
-      if (auto load = dyn_cast<LLVM::LoadOp>(op))
-        load.setAccessGroupsAttr(groups);
-      else if (auto store = dyn_cast<LLVM::StoreOp>(op))
-        store.setAccessGroupsAttr(groups);
-    });
+    func.walk([&](Operation *op) { addAccessGroup(op, group); });
     // Blocks are in program order after scf → cf, so a branch to an
     // earlier block is a loop's back-edge.
     llvm::DenseMap<Block *, unsigned> order;
     for (Block &block : func.getBody())
       order[&block] = order.size();
-    auto annotation = LLVM::LoopAnnotationAttr::get(
-        ctx, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-        ArrayRef<LLVM::AccessGroupAttr>{group});
     func.walk([&](LLVM::BrOp br) {
       if (order.lookup(br.getDest()) <= order.lookup(br->getBlock()))
-        br.setLoopAnnotationAttr(annotation);
+        br.setLoopAnnotationAttr(parallelAccesses(group));
     });
   });
 }
 
-/// `op`'s access groups with `group` added.
-ArrayAttr withGroup(Operation *op, ArrayAttr groups,
-                    LLVM::AccessGroupAttr group) {
-  SmallVector<Attribute> all;
-  if (groups)
-    all.assign(groups.begin(), groups.end());
-  all.push_back(group);
-  return ArrayAttr::get(op->getContext(), all);
-}
-
-/// The loops KernelBuilder::parallelLoop made (their back-edges carry
-/// kParallelLoopAttr through SCF's lowering): each gets an access group of
-/// its own over the loads and stores of its blocks, the blocks from its
+/// The loops KernelBuilder::parallelLoop made: SCF's lowering carries each
+/// one's kParallelLoopAttr, the loop's own access group, to its back-edge.
+/// The group goes on the loads and stores of the loop's blocks, from its
 /// header to its back-edge in program order (nested loops included), and
-/// its back-edge says the group carries no dependence in this loop. An
-/// enclosing loop, which may carry one (a column block's accumulators
-/// across rows), claims nothing.
+/// the back-edge says it carries no dependence in this loop. An enclosing
+/// loop, which may carry one (a column block's accumulators across rows),
+/// claims nothing.
 void markTaggedParallelLoops(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
   module.walk([&](LLVM::LLVMFuncOp func) {
     SmallVector<Block *> blocks;
     llvm::DenseMap<Block *, unsigned> order;
@@ -148,26 +151,18 @@ void markTaggedParallelLoops(ModuleOp module) {
       blocks.push_back(&block);
     }
     func.walk([&](LLVM::BrOp br) {
-      if (!br->hasAttr(kParallelLoopAttr))
+      auto group = br->getAttrOfType<LLVM::AccessGroupAttr>(kParallelLoopAttr);
+      if (!group)
         return;
       br->removeAttr(kParallelLoopAttr);
       unsigned first = order.lookup(br.getDest()),
                last = order.lookup(br->getBlock());
       if (first > last)
         return; // not a back-edge after all: claim nothing
-      auto group = LLVM::AccessGroupAttr::get(ctx);
       for (unsigned i = first; i <= last; ++i)
-        for (Operation &op : *blocks[i]) {
-          if (auto load = dyn_cast<LLVM::LoadOp>(op))
-            load.setAccessGroupsAttr(
-                withGroup(load, load.getAccessGroupsAttr(), group));
-          else if (auto store = dyn_cast<LLVM::StoreOp>(op))
-            store.setAccessGroupsAttr(
-                withGroup(store, store.getAccessGroupsAttr(), group));
-        }
-      br.setLoopAnnotationAttr(LLVM::LoopAnnotationAttr::get(
-          ctx, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-          ArrayRef<LLVM::AccessGroupAttr>{group}));
+        for (Operation &op : *blocks[i])
+          addAccessGroup(&op, group);
+      br.setLoopAnnotationAttr(parallelAccesses(group));
     });
   });
 }

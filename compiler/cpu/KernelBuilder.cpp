@@ -194,10 +194,7 @@ ValueRange KernelBuilder::parallelLoop(
   ValueRange results = stridedLoop(lb, ub, index(1), inits, body);
   // The loop just made is the op before the insertion point.
   auto loop = cast<scf::ForOp>(*std::prev(b.getInsertionPoint()));
-  loop->setAttr(kParallelLoopAttr,
-                LLVM::LoopAnnotationAttr::get(
-                    b.getContext(), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-                    {}, {}, {}, ArrayRef<LLVM::AccessGroupAttr>{}));
+  loop->setAttr(kParallelLoopAttr, LLVM::AccessGroupAttr::get(b.getContext()));
   return results;
 }
 

@@ -24,8 +24,9 @@ mlir::Type computeType(mlir::Type storage);
 /// Row-major strides (in elements) of a static shape.
 llvm::SmallVector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> shape);
 
-/// The discardable attribute parallelLoop puts on its scf.for; SCF's
-/// lowering carries it (an LLVM-dialect value) to the loop's back-edge.
+/// The discardable attribute parallelLoop puts on its scf.for: the loop's
+/// own access group (an LLVM-dialect value, so SCF's lowering carries it to
+/// the loop's back-edge).
 inline constexpr llvm::StringLiteral kParallelLoopAttr = "kiln.parallel_loop";
 
 class KernelBuilder {

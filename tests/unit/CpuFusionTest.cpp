@@ -81,16 +81,6 @@ void expectOneKernel(const std::string &source,
   expectValues(c, scale);
 }
 
-std::vector<HostTensor> randomInputs(
-    std::initializer_list<std::pair<DType, std::vector<int64_t>>> specs,
-    unsigned seed = 1, bool specials = true) {
-  std::mt19937 rng(seed);
-  std::vector<HostTensor> out;
-  for (const auto &[dtype, shape] : specs)
-    out.push_back(randomTensor(dtype, shape, rng, 4, specials));
-  return out;
-}
-
 TEST(CpuFusion, LoopFusionWithBroadcastAndTranspose) {
   expectOneKernel(R"mlir(
 func.func @main(%x: tensor<6x5xf32>, %b: tensor<6xf32>) -> tensor<5x6xf32> {

@@ -116,6 +116,19 @@ inline HostTensor randomTensor(DType dtype, std::vector<int64_t> shape,
   return t;
 }
 
+/// Random tensors of the (dtype, shape) `specs`, drawn in order from one
+/// generator seeded `seed` (randomTensor's range 4; with `specials`, some
+/// NaN, infinities and signed zeros among them).
+inline std::vector<HostTensor> randomInputs(
+    std::initializer_list<std::pair<DType, std::vector<int64_t>>> specs,
+    unsigned seed = 1, bool specials = true) {
+  std::mt19937 rng(seed);
+  std::vector<HostTensor> out;
+  for (const auto &[dtype, shape] : specs)
+    out.push_back(randomTensor(dtype, shape, rng, 4, specials));
+  return out;
+}
+
 /// An rng state tensor: (key, counter).
 inline HostTensor rngState(int64_t key, int64_t counter) {
   HostTensor state(DType::i64, {2});
