@@ -23,54 +23,53 @@
 #   6. the judgements: parity-124m (scripts/gpu/parity.py bench: the first
 #      4 losses of kiln cuda within 1e-4 of kiln cpu and of PyTorch) and
 #      sst2-curves (parity.py curves; its tolerances are explained there);
-#   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M
-#      run's first 4 steps: the summary in logs.txt, trace-124m.json; then
-#      the ab-* parts: kiln's 124M step with one default changed beside the
-#      bench's (ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread
-#      in fusions without reduces, not 4;
-#      ab-attention-chunk: KILN_ATTENTION_CHUNK_MB=256, one chunk;
-#      ab-attention-3-chunks: KILN_ATTENTION_CHUNK_MB=86, 3 chunks, not 4;
-#      ab-loss-chunk: KILN_LOSS_CHUNK_MB=64, 26 loss chunks, not 7;
-#      ab-loss-one-chunk: KILN_LOSS_CHUNK_MB=2048, the logits whole;
-#      ab-vocab-pad: KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
+#   7. (INFO, last, when time is left) KILN_PROFILE of the cuda 124M run's
+#      first 4 steps: the summary in logs.txt, trace-124m.json; then the ab-*
+#      parts: kiln's 124M step with one default changed beside the bench's
+#      (ab-elements: KILN_CUDA_ELEMENTS_PER_THREAD=1, one element a thread in
+#      fusions without reduces, not 4; ab-attention-chunk:
+#      KILN_ATTENTION_CHUNK_MB=256, one chunk; ab-attention-3-chunks:
+#      KILN_ATTENTION_CHUNK_MB=86, 3 chunks, not 4; ab-loss-chunk:
+#      KILN_LOSS_CHUNK_MB=64, 26 loss chunks, not 7; ab-loss-one-chunk:
+#      KILN_LOSS_CHUNK_MB=2048, the logits whole; ab-vocab-pad:
+#      KILN_VOCAB_MULTIPLE=64, lm_head on 50304 rows);
 #   8. (INFO, when time is left) bench-124m-bf16: the same kiln-bench in
 #      mixed precision (--precision bf16: kiln's kiln-autocast, PyTorch's
 #      autocast, JAX's bf16 products) against PyTorch eager, torch.compile
-#      and JAX/XLA, its table appended to bench.md (about 3 minutes: give
-#      the whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16
-#      (the vocabulary padded, in bf16, beside that bench's kiln step) and
+#      and JAX/XLA, its table appended to bench.md (about 3 minutes: give the
+#      whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16 (the
+#      vocabulary padded, in bf16, beside that bench's kiln step) and
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
-#      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step
-#      time per sample against batch 16's) and maxbatch-bf16 (the largest
-#      bf16 batch in 16 GiB of GPU memory, kiln and KILN_GPU_MAXBATCH_PEERS
+#      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step time
+#      per sample against batch 16's) and maxbatch-bf16 (the largest bf16
+#      batch in 16 GiB of GPU memory, kiln and KILN_GPU_MAXBATCH_PEERS
 #      (default torch) capped there; activations per sample at batch 16);
-#      between them,
-#      ab-flash-attention-bf16 (kiln's flash attention kernels,
+#      between them, ab-flash-attention-bf16 (kiln's flash attention kernels,
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
-#      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's
-#      fused attention, KILN_CUDA_ATTENTION=cudnn) and
-#      profile-124m-bf16-flash (its KILN_PROFILE), before them
-#      warm-start-124m (the bf16 step compiled into a fresh persistent
-#      cache, then loaded from it by a second process: its first step's
-#      time against the cold one's), and before those
-#      flash-kernels and cudnn-attention (CudaFlashAttentionTest with each
-#      library running the attention thunks, against the reference on the
-#      GPU); after the bf16 profile, the
-#      kernel-* parts: each module of bench/kernels/ (the bf16 step's
-#      slowest fusions, flash attention; the attention modules also with
-#      cuDNN's, kernel-cudnn-*) timed alone with kiln-run and
-#      KILN_PROFILE, by default, with KILN_CUDA_ROW_UNROLL=8 and with
-#      KILN_CUDA_HOLD_ROWS=0, then the default under Nsight Compute;
+#      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's fused
+#      attention, KILN_CUDA_ATTENTION=cudnn) and profile-124m-bf16-flash (its
+#      KILN_PROFILE), before them warm-start-124m (the bf16 step compiled
+#      into a fresh persistent cache, then loaded from it by a second
+#      process: its first step's time against the cold one's), and before
+#      those flash-kernels and cudnn-attention (CudaFlashAttentionTest with
+#      each library running the attention thunks, against the reference on
+#      the GPU); after the bf16 profile, the kernel-* parts: each module of
+#      bench/kernels/ (the bf16 step's slowest fusions, flash attention; the
+#      attention modules also with cuDNN's, kernel-cudnn-*) timed alone with
+#      kiln-run and KILN_PROFILE, by default, with KILN_CUDA_ROW_UNROLL=8 and
+#      with KILN_CUDA_HOLD_ROWS=0, then the default under Nsight Compute;
 #      ab-hold-rows-bf16 (KILN_CUDA_HOLD_ROWS=0: each pass of a warp's row
 #      loads the row and computes its body again, as before 2026-11-29,
-#      rather than the lanes holding it); and ab-row-unroll-bf16 (the bf16
-#      step with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points
-#      of a row before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0:
-#      the f32 sums' adds as kernels, not in their GEMM), ab-noalias-bf16
-#      (KILN_CUDA_NOALIAS=0: kernels' buffers as plain pointers) and
-#      ab-gemm-views-bf16 (KILN_GEMM_VIEWS=0: slices GEMMs read copied out)
-#      and ab-kernel-groups-bf16 (KILN_KERNEL_GROUPS=0: every kernel a
-#      launch of its own, AdamW's 148 among them).
+#      rather than the lanes holding it), ab-elements-8-bf16
+#      (KILN_CUDA_ELEMENTS_PER_THREAD=8: 16-byte bf16 accesses, not 8-byte;
+#      the kernel-* parts time it too); and ab-row-unroll-bf16 (the bf16 step
+#      with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points of a row
+#      before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0: the f32
+#      sums' adds as kernels, not in their GEMM), ab-noalias-bf16
+#      (KILN_CUDA_NOALIAS=0: kernels' buffers as plain pointers) and ab-gemm-
+#      views-bf16 (KILN_GEMM_VIEWS=0: slices GEMMs read copied out) and
+#      ab-kernel-groups-bf16 (KILN_KERNEL_GROUPS=0: every kernel a launch of
+#      its own, AdamW's 148 among them).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
 #      10,000 steps on cuda with --check (compile count, descriptors,
 #      resident and GPU memory over the run).
@@ -641,6 +640,11 @@ ab_part ab-cudnn-attention-bf16 KILN_CUDA_ATTENTION=cudnn \
 # same arithmetic in the same order: the losses must agree exactly.
 ab_part ab-hold-rows-bf16 KILN_CUDA_HOLD_ROWS=0 \
   "each pass of a row kernel loading the row again (rows not held), in bf16" bf16
+# 8 elements a thread (two Philox blocks) and a warp lane's steps of 8
+# points: 16-byte accesses of bf16 values, not 8-byte ones. The losses
+# agree to the rounding of the rows' sums, added in another order.
+ab_part ab-elements-8-bf16 KILN_CUDA_ELEMENTS_PER_THREAD=8 \
+  "8 elements a thread and 8 points a lane's step (not 4), in bf16" bf16
 # Threads that walk a row alone (the weight and bias gradients' partial
 # sums) reading 8 points before storing, not one: 8 loads in flight.
 ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
@@ -703,11 +707,14 @@ for module in "$root"/bench/kernels/*.mlir; do
     echo "--- with KILN_CUDA_HOLD_ROWS=0"
     KILN_CUDA_HOLD_ROWS=0 KILN_PROFILE="$2-loaded.json" kiln-run "$1" \
       --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
+    echo "--- with KILN_CUDA_ELEMENTS_PER_THREAD=8"
+    KILN_CUDA_ELEMENTS_PER_THREAD=8 KILN_PROFILE="$2-eight.json" kiln-run "$1" \
+      --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
     command -v ncu > /dev/null || { echo "ncu: not installed"; exit 0; }
     ncu --clock-control none --launch-skip 1 --launch-count 2 "${@:4}" \
       kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
     _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
-  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 3) exit; printf (n == 1 ? "; unrolled: " : "; rows loaded: ")}' "$work/$kernel.log" | tr -d '\n')
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 4) exit; printf (n == 1 ? "; unrolled: " : n == 2 ? "; rows loaded: " : "; 8 elements: ")}' "$work/$kernel.log" | tr -d '\n')
   ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
     awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
   record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"

@@ -7,12 +7,15 @@
 #include "compiler/cpu/KernelEmitter.h"
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::compiler::cpu {
 
@@ -27,46 +30,56 @@ constexpr int64_t kCudaHalfVocabMultiple = 64;
 /// Elements a GPU thread computes in a fusion without reduces: a Philox
 /// block's 4, a 16-byte f32 access.
 constexpr unsigned kGpuElementsPerIndex = 4;
+/// Two Philox blocks: a thread's 16-bit reads become 16-byte accesses too
+/// ($KILN_CUDA_ELEMENTS_PER_THREAD=8; not the default until a GPU has
+/// timed it).
+constexpr unsigned kWideGpuElementsPerIndex = 8;
 /// Points of a row a GPU thread without lanes reads before storing, when
 /// $KILN_CUDA_ROW_UNROLL asks (not yet the default: unmeasured on a GPU).
 constexpr unsigned kGpuRowUnroll = 8;
 
-/// $name when it is `fallback` or `other` (unset: `fallback`; anything
-/// else: refused with a warning and `fallback` kept).
+/// $name when it is `fallback` or one of `others` (unset: `fallback`;
+/// anything else: refused with a warning and `fallback` kept).
 unsigned choiceFromEnvironment(const char *name, unsigned fallback,
-                               unsigned other) {
+                               std::initializer_list<unsigned> others) {
   const char *env = std::getenv(name);
   if (!env || !*env || std::string_view(env) == std::to_string(fallback))
     return fallback;
-  if (std::string_view(env) == std::to_string(other))
-    return other;
-  std::fprintf(stderr,
-               "kiln: warning: %s must be %u or %u, not '%s'; using %u\n",
-               name, std::min(fallback, other), std::max(fallback, other),
-               env, fallback);
+  for (unsigned other : others)
+    if (std::string_view(env) == std::to_string(other))
+      return other;
+  std::vector<unsigned> choices(others);
+  choices.push_back(fallback);
+  std::sort(choices.begin(), choices.end());
+  std::string listed;
+  for (size_t i = 0; i < choices.size(); ++i)
+    absl::StrAppend(&listed,
+                    i == 0                    ? ""
+                    : i + 1 == choices.size() ? " or "
+                                              : ", ",
+                    choices[i]);
+  std::fprintf(stderr, "kiln: warning: %s must be %s, not '%s'; using %u\n",
+               name, listed.c_str(), env, fallback);
   return fallback;
-}
-
-unsigned oneOrDefaultFromEnvironment(const char *name, unsigned fallback) {
-  return choiceFromEnvironment(name, fallback, 1);
 }
 } // namespace
 
 unsigned gpuRowLanes() {
   static const unsigned lanes =
-      oneOrDefaultFromEnvironment("KILN_CUDA_ROW_LANES", kGpuRowLanes);
+      choiceFromEnvironment("KILN_CUDA_ROW_LANES", kGpuRowLanes, {1});
   return lanes;
 }
 
 unsigned gpuElementsPerIndex() {
-  static const unsigned elements = oneOrDefaultFromEnvironment(
-      "KILN_CUDA_ELEMENTS_PER_THREAD", kGpuElementsPerIndex);
+  static const unsigned elements = choiceFromEnvironment(
+      "KILN_CUDA_ELEMENTS_PER_THREAD", kGpuElementsPerIndex,
+      {1, kWideGpuElementsPerIndex});
   return elements;
 }
 
 unsigned gpuRowUnroll() {
   static const unsigned unroll =
-      choiceFromEnvironment("KILN_CUDA_ROW_UNROLL", 1, kGpuRowUnroll);
+      choiceFromEnvironment("KILN_CUDA_ROW_UNROLL", 1, {kGpuRowUnroll});
   return unroll;
 }
 

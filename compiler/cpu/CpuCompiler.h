@@ -52,8 +52,8 @@ struct KernelTarget {
   /// for the cpu to check the kernel there.
   bool storeWhileReducing = false;
   /// Consecutive elements an index of a fusion without reduces computes
-  /// (FusionKernelOptions::elementsPerIndex): 4 for cuda; tests set it for
-  /// the cpu to check the kernel there.
+  /// (FusionKernelOptions::elementsPerIndex): 4 (or 8) for cuda; tests set
+  /// it for the cpu to check the kernel there.
   unsigned elementsPerIndex = 1;
   /// Points of a row a one-lane thread reads before storing
   /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL for
@@ -91,9 +91,9 @@ struct KernelTarget {
 unsigned gpuRowLanes();
 /// Elements a thread computes in a cuda fusion without reduces
 /// (FusionKernelOptions::elementsPerIndex): 4, or
-/// $KILN_CUDA_ELEMENTS_PER_THREAD=1 to measure the difference (read once;
-/// any other value is refused with a warning). Part of the cache key when
-/// not 4.
+/// $KILN_CUDA_ELEMENTS_PER_THREAD=1 or 8 to measure the difference (read
+/// once; any other value is refused with a warning). Part of the cache key
+/// when not 4.
 unsigned gpuElementsPerIndex();
 /// Points of a row a cuda thread without lanes reads before it stores
 /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL=8 to

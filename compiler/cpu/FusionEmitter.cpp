@@ -122,10 +122,14 @@ Value FusionEmitter::generate(Value v, Index *idx) {
     if (v != rng.getResult())
       out = rngNewState(kb_, key, counter, flatOf(idx),
                         numElementsOf(rng.getResult()));
-    else if (inGroup != rowInGroup_.end()) // the group's block, lane k
-      out = uniformFromLanes(kb_, groupLanes_[rng], kb_.index(inGroup->second),
-                             elementOf(v));
-    else
+    else if (inGroup != rowInGroup_.end()) { // the group's row k
+      int64_t k = inGroup->second;
+      out = uniformFromLanes(
+          kb_,
+          ArrayRef(groupLanes_[rng])
+              .slice(k / kPhiloxLanes * kPhiloxLanes, kPhiloxLanes),
+          kb_.index(k % kPhiloxLanes), elementOf(v));
+    } else
       out = philoxUniform(kb_, key, counter, flatOf(idx), elementOf(v));
   } else
     out = generateOp(v.getDefiningOp(), idx);
@@ -371,19 +375,19 @@ SmallVector<Value> FusionEmitter::overRow(
       return kb_.nestedLoops(reducedShape, inits, body);
     return overRowUnrolled(reducedShape, length, unroll, inits, body);
   }
-  if (lanePointsPerStep(reducedShape) == 4) {
-    // Each lane takes 4 neighbouring points (4 lane, 4 lane + 1, ..., then
-    // 4 lanes further): a row's draws of one Philox block then have one
-    // counter block, whose index LLVM proves equal for the four (the
-    // points' flat indices differ only in their two low bits, which the
-    // block index drops) and computes once, and the four loads of an f32
-    // input are neighbours.
-    Value first = arith::MulIOp::create(kb_.b, lane_, kb_.index(4));
+  if (int64_t step = lanePointsPerStep(reducedShape); step > 1) {
+    // Each lane takes `step` neighbouring points (step lane, step lane + 1,
+    // ..., then step lanes further): a row's draws of one Philox block then
+    // have one counter block, whose index LLVM proves equal for each four
+    // (the points' flat indices differ only in their two low bits, which
+    // the block index drops) and computes once, and the loads of an input
+    // are neighbours.
+    Value first = arith::MulIOp::create(kb_.b, lane_, kb_.index(step));
     ValueRange out = kb_.stridedLoop(
-        first, kb_.index(length), kb_.index(4 * lanes_), inits,
+        first, kb_.index(length), kb_.index(step * lanes_), inits,
         [&](Value j0, ValueRange carried) {
           SmallVector<Value> acc(carried.begin(), carried.end());
-          for (int64_t i = 0; i < 4; ++i) {
+          for (int64_t i = 0; i < step; ++i) {
             Value j = i == 0 ? j0
                              : arith::AddIOp::create(kb_.b, j0, kb_.index(i));
             acc = body(keptIndices(j, reducedShape), acc);
@@ -464,25 +468,47 @@ void FusionEmitter::inFirstLane(const std::function<void()> &fn) {
 }
 
 void FusionEmitter::emitRows(Value begin, Value end) {
-  if (!rowGroups_) {
+  if (rowsPerIndex_ == 1) {
     kb_.forLoop(begin, end, {}, [&](Value r, ValueRange) {
       emitRow(r);
       return SmallVector<Value>{};
     });
     return;
   }
-  // Index g computes rows 4g .. 4g + 3, straight-line: their Philox block
-  // is g itself, and LLVM merges their neighbouring accesses.
+  // Index g computes rows n g .. n g + n - 1 (n = rowsPerIndex_, 4 or 8),
+  // straight-line: their Philox blocks are n g / 4 onwards, and LLVM
+  // merges their neighbouring accesses.
+  int64_t blocks = rowsPerIndex_ / kPhiloxLanes;
   kb_.forLoop(begin, end, {}, [&](Value g, ValueRange) {
-    Value first = arith::MulIOp::create(kb_.b, g, kb_.index(4));
-    for (auto [rng, state] : rngState_)
-      groupLanes_[rng] = philoxGroup(kb_, state.first, state.second, g);
+    Value first = arith::MulIOp::create(kb_.b, g, kb_.index(rowsPerIndex_));
+    Value firstBlock = arith::MulIOp::create(kb_.b, g, kb_.index(blocks));
+    for (auto [rng, state] : rngState_) {
+      SmallVector<Value> &lanes = groupLanes_[rng];
+      for (int64_t j = 0; j < blocks; ++j) {
+        Value block =
+            j == 0 ? firstBlock
+                   : arith::AddIOp::create(kb_.b, firstBlock, kb_.index(j));
+        llvm::append_range(lanes,
+                           philoxGroup(kb_, state.first, state.second, block));
+      }
+    }
+    // When the innermost dim holds whole groups, the group's rows share
+    // the first's outer indices: one division for the group, not one per
+    // row, and LLVM sees that a broadcast operand's reads (a bias) are
+    // neighbours too.
+    SmallVector<int64_t> rowShape = sizesOf(plan_.kept);
+    SmallVector<Value> firstKept;
+    if (nonUnit(rowShape).size() > 1 && rowShape.back() % rowsPerIndex_ == 0)
+      firstKept = keptIndices(first, rowShape);
     groupStores_.emplace();
-    for (unsigned k = 0; k < 4; ++k) {
+    for (int64_t k = 0; k < rowsPerIndex_; ++k) {
       Value r =
           k == 0 ? first : arith::AddIOp::create(kb_.b, first, kb_.index(k));
       rowInGroup_[r] = k;
-      emitRow(r);
+      SmallVector<Value> kept = firstKept;
+      if (!kept.empty() && k > 0)
+        kept.back() = arith::AddIOp::create(kb_.b, kept.back(), kb_.index(k));
+      emitRow(r, kept);
     }
     // Every row's values are generated before any store, so an output may
     // overwrite an input read here (each row reads it at its own index).
@@ -497,10 +523,14 @@ int64_t FusionEmitter::lanePointsPerStep(ArrayRef<int64_t> reducedShape) const {
   int64_t length = 1;
   for (int64_t size : reducedShape)
     length *= size;
-  return lanes_ > 1 && elementsPerIndex_ == 4 &&
-                 nonUnit(reducedShape).size() <= 1 && length % 4 == 0
-             ? 4
-             : 1;
+  if (lanes_ == 1 || nonUnit(reducedShape).size() > 1)
+    return 1;
+  // 8 only where every lane gets whole steps: a row of 128 at 8 a step
+  // would leave half the warp idle.
+  int64_t step = wholeBlocksDividing(length / lanes_, elementsPerIndex_);
+  if (step == 2 * kPhiloxLanes && length % (step * lanes_) == 0)
+    return step;
+  return wholeBlocksDividing(length, std::min(elementsPerIndex_, 4u));
 }
 
 std::optional<SmallVector<SmallVector<Index *>>>
@@ -529,7 +559,7 @@ FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
   return groups;
 }
 
-void FusionEmitter::emitRow(Value r) {
+void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
   bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
@@ -537,8 +567,8 @@ void FusionEmitter::emitRow(Value r) {
     rowScalars_.clear();
     // The row's kept indices, split from r only if a loop nest needs them
     // (at the row's scope, so every loop nest may use them).
-    SmallVector<Value> keptIdx;
-    if (plan_.levels > 0 || anyFull)
+    SmallVector<Value> keptIdx(givenKept);
+    if (keptIdx.empty() && (plan_.levels > 0 || anyFull))
       keptIdx = keptIndices(r, rowShape);
     auto kept = [&]() -> ArrayRef<Value> { return keptIdx; };
     Index *rowIdx =
@@ -681,16 +711,18 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
       options.elementsPerIndex == 1)
     splitInnermostRows(*plan, op);
   unsigned lanes = options.lanes;
-  // Several elements per index: only the 4 of one Philox block; as rows,
-  // in a fusion without reduces whose row count they divide; as points of
-  // a row, for the lanes of a warp (FusionEmitter::overRow); else none.
-  if (options.elementsPerIndex != 4)
+  // Several elements per index: whole Philox blocks (4 or 8 elements); as
+  // rows, in a fusion without reduces whose row count they divide; as
+  // points of a row, for the lanes of a warp (FusionEmitter::overRow);
+  // else none.
+  if (options.elementsPerIndex != 4 && options.elementsPerIndex != 8)
     options.elementsPerIndex = 1;
-  bool rowGroups = options.elementsPerIndex == 4 && plan->levels == 0 &&
-                   !plan->columns && plan->rowCount % 4 == 0;
-  if (!rowGroups && lanes == 1)
+  int64_t perIndex =
+      plan->levels == 0 && !plan->columns
+          ? wholeBlocksDividing(plan->rowCount, options.elementsPerIndex)
+          : 1;
+  if (perIndex == 1 && lanes == 1)
     options.elementsPerIndex = 1;
-  int64_t perIndex = rowGroups ? 4 : 1;
   auto fusion = cast<FusionOp>(op);
   unsigned numBuffers = fusion.getNumOperands() + fusion.getNumResults();
   // Column mode keeps partial sums in memory across the row loop, so its
@@ -698,7 +730,7 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   buildKernel(
       module, name, numBuffers,
       [&](KernelBuilder &kb, Value b, Value e) {
-        FusionEmitter(kb, fusion, *plan, options, rowGroups).emit(b, e);
+        FusionEmitter(kb, fusion, *plan, options, perIndex).emit(b, e);
       },
       /*parallel=*/!plan->columns);
   // Work per row: every pass reads the row once and each op runs per point.

@@ -32,17 +32,28 @@ struct Index {
   std::optional<SmallVector<Value>> multi;
 };
 
+/// Elements an index (a GPU thread, or a lane's step over a row) takes at a
+/// time: the most whole Philox blocks, 8 or 4 elements, that are at most
+/// `most` and divide `count`; else 1.
+inline int64_t wholeBlocksDividing(int64_t count, unsigned most) {
+  for (int64_t elements : {2 * kPhiloxLanes, kPhiloxLanes})
+    if (elements <= int64_t(most) && count % elements == 0)
+      return elements;
+  return 1;
+}
+
 class FusionEmitter {
 public:
-  /// `rowGroups`: each index computes 4 rows (emitFusionKernel decides).
+  /// `rowsPerIndex`: the rows each index computes, 1, 4 or 8
+  /// (emitFusionKernel decides).
   FusionEmitter(KernelBuilder &kb, FusionOp fusion, const FusionPlan &plan,
-                FusionKernelOptions options, bool rowGroups)
+                FusionKernelOptions options, int64_t rowsPerIndex)
       : kb_(kb), fusion_(fusion), plan_(plan), body_(fusion.getBody().front()),
         numInputs_(body_.getNumArguments()), lanes_(options.lanes),
         storeWhileReducing_(options.storeWhileReducing),
         elementsPerIndex_(options.elementsPerIndex),
         rowUnroll_(options.rowUnroll), holdRows_(options.holdRows),
-        rowGroups_(rowGroups) {}
+        rowsPerIndex_(rowsPerIndex) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -50,7 +61,9 @@ public:
 private:
   void emitRows(Value begin, Value end);
   /// Row r's passes and stores (emitRows' loop body).
-  void emitRow(Value r);
+  /// `givenKept`: r's kept indices when the caller has them (else split
+  /// from r as needed).
+  void emitRow(Value r, ArrayRef<Value> givenKept = {});
   /// Loops over a row's reduced points, calling body(ivs, carried): all of
   /// them (one lane: the nest the CPU vectorises), or this lane's share,
   /// flat points lane, lane + lanes, ... (neighbouring lanes read
@@ -67,8 +80,10 @@ private:
       const std::function<SmallVector<Value>(ArrayRef<Value>, ValueRange)>
           &body);
   /// Neighbouring points a lane takes at a time over a row (overRow,
-  /// heldPoints): 4 (one Philox block, 16-byte loads) with lanes, four
-  /// elements an index, one reduced dim and a row of whole fours; else 1.
+  /// heldPoints): with lanes, elements an index and one reduced dim, 8
+  /// when elementsPerIndex_ allows and every lane gets whole steps of 8
+  /// (16-byte loads of 16-bit values), else 4 when the row's length is a
+  /// multiple (one Philox block, 16-byte loads of f32); else 1.
   int64_t lanePointsPerStep(ArrayRef<int64_t> reducedShape) const;
   /// With FusionKernelOptions::holdRows, lanes and a row short enough
   /// (whole groups of the lane's points, at most kMostHeldPoints of them):
@@ -174,13 +189,14 @@ private:
   /// FusionKernelOptions::storeWhileReducing.
   bool storeWhileReducing_;
   Value lane_;
-  /// FusionKernelOptions::elementsPerIndex (4 when set: one Philox block).
+  /// FusionKernelOptions::elementsPerIndex (4 or 8 when set: whole Philox
+  /// blocks).
   unsigned elementsPerIndex_;
   /// FusionKernelOptions::rowUnroll.
   unsigned rowUnroll_;
   /// FusionKernelOptions::holdRows.
   bool holdRows_;
-  bool rowGroups_;
+  int64_t rowsPerIndex_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes
   /// for the group (computed at the group's scope, shared by its rows).

@@ -105,7 +105,10 @@ struct FusionKernelOptions {
   /// so that a thread's four f32 reads and writes can each become one
   /// 16-byte access and one Philox block serves the four uniforms an
   /// rng_uniform draws for them (one element per index computes the whole
-  /// block for each of its elements). 1 on the cpu, whose loops vectorise.
+  /// block for each of its elements); 8 (two blocks) makes 16-bit reads
+  /// 16-byte accesses too, falling back to 4 where 8 does not divide. The
+  /// same count bounds a warp lane's step over a row. 1 on the cpu, whose
+  /// loops vectorise.
   unsigned elementsPerIndex = 1;
   /// Points of a row one thread (lanes 1) reads per loop iteration before
   /// it stores any: a GPU thread walking a column's rows then has that
@@ -193,6 +196,9 @@ bool hasAtomicScatterAdd(ScatterAddOp scatter);
 /// `elem` under state (key, counter), in elem's compute type (docs/IR.md §3).
 mlir::Value philoxUniform(KernelBuilder &kb, mlir::Value key,
                           mlir::Value counter, mlir::Value i, mlir::Type elem);
+/// The 32-bit lanes of one Philox-4x32-10 counter block: the draws of 4
+/// consecutive elements.
+constexpr int64_t kPhiloxLanes = 4;
 /// The four 32-bit lanes of Philox-4x32-10 for counter block `group` (i64)
 /// under state (key, counter): the bits of elements 4*group .. 4*group+3.
 llvm::SmallVector<mlir::Value> philoxGroup(KernelBuilder &kb, mlir::Value key,

@@ -383,10 +383,11 @@ TEST(CpuFusion, DropoutWithRngIsOneKernel) {
   // index), states derived inside (a non-splat [0, n] offset, a chained
   // draw) and returned as small results stored once. 64x512 is split over
   // two threads, so the state results come from the range that starts at 0.
-  // Also in the GPU's form, four elements an index sharing one Philox block
-  // (the reshaped draw %w included).
-  compiler::cpu::KernelTarget fourPerIndex;
+  // Also in the GPU's forms, four elements an index sharing one Philox block
+  // (the reshaped draw %w included), and eight sharing two.
+  compiler::cpu::KernelTarget fourPerIndex, eightPerIndex;
   fourPerIndex.elementsPerIndex = 4;
+  eightPerIndex.elementsPerIndex = 8;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
     std::string e(dtypeName(dtype));
     SCOPED_TRACE(e);
@@ -417,6 +418,7 @@ func.func @main(%s: tensor<2xi64>, %x: tensor<64x512x@T@>) -> (tensor<64x512x@T@
         randomTensor(dtype, {64, 512}, rng, 4, false)};
     expectOneKernel(source, inputs, /*scale=*/0);
     expectOneKernel(source, inputs, /*scale=*/0, fourPerIndex);
+    expectOneKernel(source, inputs, /*scale=*/0, eightPerIndex);
   }
 }
 

@@ -62,7 +62,8 @@ TEST(CpuRandomGraphs, ThousandGraphsAgreeWithReference) {
 /// down to the generator's small tensors so that its reductions are split
 /// (the pass counts 4 threads per row of at least 8).
 BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
-                             const std::vector<HostTensor> &inputs) {
+                             const std::vector<HostTensor> &inputs,
+                             unsigned elementsPerIndex = 4) {
   PipelineOptions pipeline;
   pipeline.splitReductionsBelow = 64;
   pipeline.splitReductionsMaxSerial = 2;
@@ -74,21 +75,39 @@ BackendRuns runGpuFormsOnCpu(mlir::ModuleOp module,
   target.minLanedRow = 8;
   target.holdRows = true;
   target.storeWhileReducing = true;
-  target.elementsPerIndex = 4;
+  target.elementsPerIndex = elementsPerIndex;
   target.rowUnroll = 8;
   target.kernelGroups = true;
   return runOnCpu(module, inputs, pipeline, target);
 }
 
-TEST(CpuRandomGraphs, GpuKernelFormsAgreeWithReference) {
+/// `graphs` of the generator's graphs in runGpuFormsOnCpu's forms with
+/// `elementsPerIndex`, against the reference.
+void expectGpuFormsMatchReference(const char *testName, uint32_t graphs,
+                                  unsigned elementsPerIndex) {
   RandomGraphCheck check;
   check.backend = "cpu";
-  check.testName = "CpuRandomGraphTest (GPU forms)";
-  check.graphs = 1000;
+  check.testName = testName;
+  check.graphs = graphs;
   check.threads = 2;
-  check.run = runGpuFormsOnCpu;
+  check.run = [elementsPerIndex](mlir::ModuleOp module,
+                                 const std::vector<HostTensor> &inputs) {
+    return runGpuFormsOnCpu(module, inputs, elementsPerIndex);
+  };
   check.floatAtomicsReorder = true; // the atomic scatter_add
   expectRandomGraphsMatchReference(check);
+}
+
+TEST(CpuRandomGraphs, GpuKernelFormsAgreeWithReference) {
+  expectGpuFormsMatchReference("CpuRandomGraphTest (GPU forms)", 1000, 4);
+}
+
+/// The same forms with $KILN_CUDA_ELEMENTS_PER_THREAD=8's: eight elements
+/// an index (two Philox blocks) where the count allows, else four, and a
+/// lane's steps of 8 points over rows whose lanes all get whole steps.
+TEST(CpuRandomGraphs, GpuKernelFormsWithEightElementsAgreeWithReference) {
+  expectGpuFormsMatchReference("CpuRandomGraphTest (GPU forms, 8 elements)",
+                               300, 8);
 }
 
 } // namespace

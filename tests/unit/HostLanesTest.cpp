@@ -7,6 +7,8 @@
 #include "CpuTestSupport.h"
 #include "runtime/HostLanes.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <fstream>
 #include <regex>
 
@@ -84,11 +86,13 @@ std::string benchKernel(const std::string &name,
 
 /// The cuda kernel forms on the cpu, each warp by host lanes: the rows'
 /// points held for every pass (the default), or loaded by each pass.
-compiler::cpu::KernelTarget gpuRowForms(bool holdRows) {
+/// `elements`: 4 (the default), or 8 ($KILN_CUDA_ELEMENTS_PER_THREAD=8: a
+/// lane's steps of 8 points where every lane gets whole steps).
+compiler::cpu::KernelTarget gpuRowForms(bool holdRows, unsigned elements = 4) {
   compiler::cpu::KernelTarget target;
   target.rowLanes = 32;
   target.storeWhileReducing = true;
-  target.elementsPerIndex = 4;
+  target.elementsPerIndex = elements;
   target.holdRows = holdRows;
   return target;
 }
@@ -109,30 +113,38 @@ std::vector<HostTensor> runOnCpu(const std::string &source,
 }
 
 /// Both row forms against the reference, and against each other bit for
-/// bit: a held row adds its points in the order the passes' loops do.
+/// bit: a held row adds its points in the order the passes' loops do. With
+/// a lane's steps of 4 points (the default) and of 8.
 void expectRowKernelMatchesReference(const std::string &source,
                                      const std::vector<HostTensor> &inputs,
                                      double scale = 1) {
-  std::vector<HostTensor> held = runOnCpu(source, inputs, gpuRowForms(true));
-  std::vector<HostTensor> loaded = runOnCpu(source, inputs, gpuRowForms(false));
-  ASSERT_EQ(held.size(), loaded.size());
-  for (size_t i = 0; i < held.size(); ++i)
-    EXPECT_EQ(0, std::memcmp(held[i].data(), loaded[i].data(),
-                             held[i].byteSize()))
-        << "result " << i << " differs between the row forms";
-  for (bool holdRows : {true, false}) {
-    SCOPED_TRACE(holdRows ? "rows held" : "rows loaded by each pass");
-    // The kernel must really be laned: its library then exports the table.
-    ParsedModule parsed = parseModule(source);
-    ASSERT_TRUE(parsed.module) << source;
-    absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
-        *parsed.module, "main", nullptr, {}, gpuRowForms(holdRows));
-    ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-    EXPECT_NE(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
-              std::string::npos)
-        << "no kernel of this module was written for lanes";
-    expectMatchesReferenceOn(cpuPrograms({}, gpuRowForms(holdRows)), source,
-                             inputs, scale);
+  for (unsigned elements : {4u, 8u}) {
+    SCOPED_TRACE(absl::StrCat(elements, " elements an index"));
+    std::vector<HostTensor> held =
+        runOnCpu(source, inputs, gpuRowForms(true, elements));
+    std::vector<HostTensor> loaded =
+        runOnCpu(source, inputs, gpuRowForms(false, elements));
+    ASSERT_EQ(held.size(), loaded.size());
+    for (size_t i = 0; i < held.size(); ++i)
+      EXPECT_EQ(
+          0, std::memcmp(held[i].data(), loaded[i].data(), held[i].byteSize()))
+          << "result " << i << " differs between the row forms";
+    for (bool holdRows : {true, false}) {
+      SCOPED_TRACE(holdRows ? "rows held" : "rows loaded by each pass");
+      compiler::cpu::KernelTarget target = gpuRowForms(holdRows, elements);
+      // The kernel must really be laned: its library then exports the
+      // table.
+      ParsedModule parsed = parseModule(source);
+      ASSERT_TRUE(parsed.module) << source;
+      absl::StatusOr<runtime::Executable> exe =
+          compiler::cpu::compileExecutable(*parsed.module, "main", nullptr, {},
+                                           target);
+      ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+      EXPECT_NE(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
+                std::string::npos)
+          << "no kernel of this module was written for lanes";
+      expectMatchesReferenceOn(cpuPrograms({}, target), source, inputs, scale);
+    }
   }
 }
 
