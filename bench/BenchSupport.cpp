@@ -103,6 +103,15 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       c.peers_given = true;
     } else if (name == "modes") {
       c.modes = splitList(value);
+    } else if (name == "bisect_systems") {
+      c.bisect_systems = splitList(value);
+      for (const std::string &system : c.bisect_systems)
+        if (system != "kiln_compiled" && system != "kiln_eager" &&
+            system != "torch" && system != "torch_compile" && system != "jax")
+          return absl::InvalidArgumentError(absl::StrCat(
+              "unknown system '", system,
+              "' in --bisect_systems (kiln_compiled, kiln_eager, torch, "
+              "torch_compile, jax)"));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag --", name));

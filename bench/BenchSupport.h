@@ -44,6 +44,10 @@ struct BenchConfig {
   /// Largest-batch search (off when bisect_max_batch is 0): at most
   /// bisect_max_probes runs of bisect_steps steps, batches up to the max.
   int64_t bisect_max_batch = 64, bisect_steps = 2, bisect_max_probes = 4;
+  /// The systems the search runs for (empty: every system); the others run
+  /// at --batch only (a peer whose every probe recompiles, torch.compile,
+  /// can then give its figures at the batch without its search's minutes).
+  std::vector<std::string> bisect_systems;
   int64_t parity_steps = 20;
   /// Window of the trailing moving average the parity report smooths the
   /// loss curves with.

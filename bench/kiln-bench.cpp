@@ -16,6 +16,7 @@
 
 #include "frontends/nn/Safetensors.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -583,7 +584,9 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
       std::fprintf(stderr, "kiln-bench: running %s\n", s.c_str());
       r = d.run(s, d.batches, c.steps, "", c.dropout, maxRss);
       summarize(r, c.batch);
-      if (c.bisect_max_batch > 0 && isOk(r)) {
+      bool searched =
+          c.bisect_systems.empty() || llvm::is_contained(c.bisect_systems, s);
+      if (c.bisect_max_batch > 0 && searched && isOk(r)) {
         bool fitsNow = budgetedMiB(c, r) * 1048576.0 <= budget;
         r["budget"] = largestBatch(d, s, fitsNow, budget);
       }
@@ -733,6 +736,8 @@ constexpr const char *kUsage =
     "           (\"\" for none) --peers_dir DIR\n"
     "  memory: --budget_gib --max_rss_gib --bisect_max_batch (0: no\n"
     "          largest-batch search) --bisect_steps --bisect_max_probes\n"
+    "          --bisect_systems kiln_compiled,torch (the search's systems;\n"
+    "          default all)\n"
     "  parity: --parity_steps --parity_window\n"
     "  data: --dataset synthetic|sst2|text --train_file --tokenizer_dir\n"
     "  output: --out DIR (results.json, results.csv, table.md, plots)\n"

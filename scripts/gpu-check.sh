@@ -40,10 +40,8 @@
 #      whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16 (the
 #      vocabulary padded, in bf16, beside that bench's kiln step) and
 #      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
-#      batch60-bf16 (batch 60 in bf16: the GPU memory it used, the step time
-#      per sample against batch 16's) and maxbatch-bf16 (the largest bf16
-#      batch in 16 GiB of GPU memory, kiln and KILN_GPU_MAXBATCH_PEERS
-#      (default torch) capped there; activations per sample at batch 16);
+#      the memory parts (scripts/gpu-check-memory.sh: maxbatch-bf16,
+#      batch60-bf16, advisor-bf16, ab-partition-bf16);
 #      between them, ab-flash-attention-bf16 (kiln's flash attention kernels,
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
 #      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's fused
@@ -97,8 +95,8 @@
 # OVERALL line then says SPEED ONLY and judges nothing) and
 # KILN_GPU_CHECK_PARTS=lora runs part 10 alone (a call of its own: the
 # fine-tuning issue's Llama-3-8B-shaped LoRA bench takes the whole budget),
-# KILN_GPU_CHECK_PARTS=memory runs maxbatch-bf16 alone (the memory issue's
-# largest batch in 16 GiB; KILN_GPU_MAXBATCH_PEERS, default torch),
+# KILN_GPU_CHECK_PARTS=memory runs the memory parts alone, then soak-cuda
+# (scripts/gpu-check-memory.sh; KILN_GPU_MAXBATCH_PEERS, default torch),
 # KILN_GPU_BF16_PEERS (part 8's peers; default torch,torch_compile,jax;
 # empty: kiln alone), KILN_GPU_FP16_PEERS (part 9's; default torch) and
 # KILN_GPU_SKIP (part names, comma-separated, not to run: information parts
@@ -267,32 +265,26 @@ model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
   --max_grad_norm 1 --seed 0 --logging_steps 10)
 bench_steps=21
 
-# The memory issue's search: the largest bf16 batch in 16 GiB, every run
-# capped there (KILN_DEVICE_MEMORY_LIMIT; PyTorch's memory fraction), kiln
-# planning its step within the cap; from batch 16 (its table adds each
-# system's peak GPU memory and activations per sample at batch 16).
-# KILN_GPU_CHECK_PARTS=memory runs it alone.
-run_maxbatch() {
-  run_part maxbatch-bf16 330 kiln-bench --backend cuda --precision bf16 \
-    "${model[@]}" --batch 16 --steps 4 --modes compiled \
-    --peers "${KILN_GPU_MAXBATCH_PEERS-torch}" --budget_gib 16 \
-    --bisect_max_batch 128 --bisect_steps 2 --bisect_max_probes 5 \
-    --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/maxbatch"
-  record maxbatch-bf16 INFO "$(exit_note maxbatch-bf16): $(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))["systems"]
-print("; ".join("%s: largest batch %s%s, %.0f MiB at batch 16%s (%.1f MiB of activations a sample)" % (
-    n, "≥ " if r.get("budget", {}).get("capped") else "", r.get("budget", {}).get("largest_batch"),
-    r.get("peak_gpu_mib", 0),
-    ", planned %.0f" % r["kiln_planned_peak_mib"] if "kiln_planned_peak_mib" in r else "",
-    r.get("activation_mib_per_sample", 0)) for n, r in s.items()))' \
-    "$work/maxbatch/results.json" 2>&1 | tail -n 1)"
-  if [[ -f $work/maxbatch/table.md ]]; then
-    { echo; echo "## The largest batch in 16 GiB (bf16)"; echo; cat "$work/maxbatch/table.md"; } >> "$results/bench.md"
-  fi
-}
-if [[ $parts == memory ]]; then
-  run_maxbatch
+# The reliability issue's soak on the GPU: scripts/soak.py's 10,000 steps
+# of its small GPT-2 on cuda, with the process's resident memory,
+# descriptors and GPU memory (nvidia-smi) sampled; --check applies CI's
+# bounds (2 compiles, constant descriptors, resident growth) to it. Last,
+# with whatever time the check has left.
+run_soak() {
+  run_part soak-cuda 150 python3 "$root/scripts/soak.py" --steps 10000 \
+    --backend cuda --kiln-train "$bin/kiln-train" --out "$work/soak" --check
+  record soak-cuda INFO "$(exit_note soak-cuda): $(python3 -c 'import json, sys
+print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True)[:700])' \
+    "$work/soak/soak.json" 2>&1 | tail -n 1)"
   collect
+}
+# The memory issue's parts (scripts/gpu-check-memory.sh): alone with
+# KILN_GPU_CHECK_PARTS=memory, then the soak with the time left.
+# shellcheck source=scripts/gpu-check-memory.sh
+source "$root/scripts/gpu-check-memory.sh"
+if [[ $parts == memory ]]; then
+  run_memory_parts
+  run_soak
   echo "OVERALL MEMORY ONLY  ($(($(date +%s) - start)) s)" >> "$summary"
   cat "$summary"
   exit 0
@@ -734,34 +726,7 @@ done
 ab_part ab-vocab-pad-bf16 KILN_VOCAB_MULTIPLE=1 \
   "the lm_head's vocabulary not padded (50257, not 50304), in bf16" bf16
 
-# The memory issue's batch: 124M at batch 60 in bf16 (the plan says 10.7
-# GiB), 4 steps, with the GPU's used memory sampled every 0.2 s: the most
-# it held (CUDA context included) and the step time per sample against the
-# bf16 bench's batch 16.
-( while sleep 0.2; do
-    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
-  done ) > "$work/batch60-memory.txt" 2> /dev/null &
-sampler=$!
-run_part batch60-bf16 120 kiln-bench --backend cuda --precision bf16 \
-  "${model[@]}" --batch 60 --steps 4 --modes compiled --peers "" \
-  --bisect_max_batch 0 --max_rss_gib 48 --out "$work/batch60"
-kill "$sampler" 2> /dev/null
-batch60_note=$(python3 -c 'import json, statistics, sys
-r = json.load(open(sys.argv[1]))["systems"]["kiln_compiled"]
-used = [int(x) for x in open(sys.argv[3]).read().split() if x.isdigit()]
-s16 = json.load(open(sys.argv[2]))["systems"]["kiln_compiled"]["step_ms"]
-s60 = r["step_ms"]
-m16 = statistics.median(s16[len(s16) // 2:]) / 16
-m60 = statistics.median(s60[len(s60) // 2:]) / 60
-print("%s: planned peak %.0f MiB, GPU memory used at most %d MiB; %.2f ms per sample (batch 16: %.2f)" % (
-    r["status"], r.get("kiln_planned_peak_mib", 0), max(used or [0]), m60, m16))' \
-  "$work/batch60/results.json" "$work/bench-bf16/results.json" \
-  "$work/batch60-memory.txt" 2>&1 | tail -n 1)
-record batch60-bf16 INFO "$(exit_note batch60-bf16): $batch60_note"
-collect
-
-run_maxbatch
-collect
+run_memory_parts
 
 #===--- 9. fp16: speed against the peers, and SST-2 in 16 bits ------------===#
 
@@ -780,17 +745,7 @@ collect
 
 #===--- 11. The reliability soak on the GPU (INFO, last) ------------------===#
 
-# scripts/soak.py's 10,000 steps of its small GPT-2 on cuda, with the
-# process's resident memory, descriptors and GPU memory (nvidia-smi)
-# sampled; --check applies CI's bounds (2 compiles, constant descriptors,
-# resident growth) to it. Last, with whatever time the check has left.
-run_part soak-cuda 150 python3 "$root/scripts/soak.py" --steps 10000 \
-  --backend cuda --kiln-train "$bin/kiln-train" --out "$work/soak" --check
-soak_note=$(python3 -c 'import json, sys
-print(json.dumps(json.load(open(sys.argv[1])), sort_keys=True)[:700])' \
-  "$work/soak/soak.json" 2>&1 | tail -n 1)
-record soak-cuda INFO "$(exit_note soak-cuda): $soak_note"
-collect
+run_soak
 
 total=$(($(date +%s) - start))
 if [[ $parts == speed ]]; then
