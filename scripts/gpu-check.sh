@@ -128,7 +128,7 @@ mkdir -p "$results"
 summary=$results/summary.txt logs=$results/logs.txt
 rm -f "$summary" "$logs" "$results/env.txt" "$results/results.json" \
   "$results/bench.md"
-work=$(mktemp -d /tmp/kiln-gpu-check.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-gpu-check.XXXXXX")
 failures=0
 
 # Running parts and recording them: run_part, record, record_by_exit,
@@ -198,25 +198,29 @@ fi
 # bf16 is not written to a file), so their losses do not compare, their
 # step times and memory do. kiln's GPU memory is sampled with nvidia-smi
 # (its worker runs first, alone); PyTorch's is max_memory_allocated.
+lora_model=(--model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8
+  --n_inner 14336 --vocab 128256 --seq 1024 --batch 4 --steps 6
+  --warmup_steps 0 --lr 1e-4 --weight_decay 0 --dropout 0
+  --lora_r 8 --lora_alpha 16 --lora_dropout 0.05 --lora_targets q_proj,v_proj
+  --torch_dtype bfloat16 --precision bf16 --init own --modes compiled)
+# KILN_GPU_LORA_FLAGS replaces them (tests/cuda/gpu-check-lora.test: a
+# tiny Llama on the fake driver).
+[[ -n ${KILN_GPU_LORA_FLAGS:-} ]] && read -r -a lora_model <<< "$KILN_GPU_LORA_FLAGS"
 if [[ $parts == lora ]]; then
   ( while sleep 0.2; do
       nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
     done ) > "$work/lora-8b-memory.txt" 2> /dev/null &
   sampler=$!
   run_part lora-8b "${KILN_GPU_CHECK_SECONDS:-520}" kiln-bench --backend cuda \
-    --model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8 \
-    --n_inner 14336 --vocab 128256 --seq 1024 --batch 4 --steps 6 \
-    --warmup_steps 0 --lr 1e-4 --weight_decay 0 --dropout 0 \
-    --lora_r 8 --lora_alpha 16 --lora_dropout 0.05 --lora_targets q_proj,v_proj \
-    --torch_dtype bfloat16 --precision bf16 --init own --modes compiled \
-    --peers "${KILN_GPU_LORA_PEERS-torch,torch_compile}" --bisect_max_batch 0 \
+    "${lora_model[@]}" --peers "${KILN_GPU_LORA_PEERS-torch,torch_compile}" --bisect_max_batch 0 \
     --max_rss_gib 100 --peers_dir "$root/bench/peers" --out "$work/lora-8b"
   kill "$sampler" 2> /dev/null
   for run in "$work"/lora-8b/runs/*.log; do
     [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/lora-8b.log"
   done
   lora_note=$(python3 -c 'import json, statistics, sys
-systems = json.load(open(sys.argv[1]))["systems"]
+results = json.load(open(sys.argv[1]))
+systems, tokens = results["systems"], results["config"]["batch"] * results["config"]["seq"]
 used = [int(x) for x in open(sys.argv[2]).read().split() if x.isdigit()]
 def line(name, r):
     s = r.get("step_ms") or []
@@ -225,7 +229,7 @@ def line(name, r):
     mem = "peak allocated %.0f MiB" % r.get("peak_gpu_mib", 0)
     if name.startswith("kiln"):  # its worker ran first, alone on the GPU
         mem += ", GPU used at most %d MiB" % max(used or [0])
-    return "%s %.1f ms (%.0f tokens/s, %s)" % (name, ms, 4 * 1024 / ms * 1e3, mem)
+    return "%s %.1f ms (%.0f tokens/s, %s)" % (name, ms, tokens / ms * 1e3, mem)
 print("; ".join(line(n, r) for n, r in systems.items()))' \
     "$work/lora-8b/results.json" "$work/lora-8b-memory.txt" 2>&1 | tail -n 1)
   record lora-8b INFO "$(exit_note lora-8b): $lora_note"
@@ -233,12 +237,7 @@ print("; ".join(line(n, r) for n, r in systems.items()))' \
   # chunks (29 GB of the plan's 107): what flash attention buys this step.
   if [[ ${KILN_GPU_LORA_CUDNN:-1} == 1 ]]; then
     KILN_CUDA_ATTENTION=cudnn run_part lora-8b-cudnn 150 kiln-bench --backend cuda \
-      --model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8 \
-      --n_inner 14336 --vocab 128256 --seq 1024 --batch 4 --steps 6 \
-      --warmup_steps 0 --lr 1e-4 --weight_decay 0 --dropout 0 \
-      --lora_r 8 --lora_alpha 16 --lora_dropout 0.05 --lora_targets q_proj,v_proj \
-      --torch_dtype bfloat16 --precision bf16 --init own --modes compiled \
-      --peers "" --bisect_max_batch 0 --max_rss_gib 100 --out "$work/lora-8b-cudnn"
+      "${lora_model[@]}" --peers "" --bisect_max_batch 0 --max_rss_gib 100 --out "$work/lora-8b-cudnn"
     cudnn_lora=$(python3 -c 'import json, statistics, sys
 r = json.load(open(sys.argv[1]))["systems"]["kiln_compiled"]
 s = r.get("step_ms") or []
@@ -263,6 +262,9 @@ fi
 model=(--n_layer 12 --n_embd 768 --n_head 12 --vocab 50257 --seq 512
   --warmup_steps 2 --lr 0.001 --weight_decay 0.01 --dropout 0.1
   --max_grad_norm 1 --seed 0 --logging_steps 10)
+# KILN_GPU_MODEL_FLAGS replaces them (tests/cuda/gpu-check-memory.test runs
+# the memory parts on a tiny model and the fake driver).
+[[ -n ${KILN_GPU_MODEL_FLAGS:-} ]] && read -r -a model <<< "$KILN_GPU_MODEL_FLAGS"
 bench_steps=21
 
 # The reliability issue's soak on the GPU: scripts/soak.py's 10,000 steps
