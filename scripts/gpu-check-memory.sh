@@ -28,16 +28,6 @@ batch16_run() {
   fi
 }
 
-# nvidia-smi's used memory every 0.2 s into $1 while the caller runs a part
-# (stop_sampling ends it): the GPU's whole use, CUDA context included.
-start_sampling() {
-  ( while sleep 0.2; do
-      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
-    done ) > "$1" 2> /dev/null &
-  sampler=$!
-}
-stop_sampling() { kill "$sampler" 2> /dev/null; }
-
 run_maxbatch() {
   run_part maxbatch-bf16 400 kiln-bench --backend cuda --precision bf16 \
     "${model[@]}" --batch 16 --steps 4 --modes compiled \

@@ -49,6 +49,16 @@ clip() {
   fi
 }
 
+# nvidia-smi's used memory every 0.2 s into $1 while the caller runs a part
+# (stop_sampling ends it): the GPU's whole use, CUDA context included.
+start_sampling() {
+  ( while sleep 0.2; do
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
+    done ) > "$1" 2> /dev/null &
+  sampler=$!
+}
+stop_sampling() { kill "$sampler" 2> /dev/null; }
+
 # record NAME VERDICT NOTE: the summary line, and the log into logs.txt.
 record() {
   local name=$1 verdict=$2 note=$3 rc=- secs=0 limit=0

@@ -131,7 +131,7 @@ rm -f "$summary" "$logs" "$results/env.txt" "$results/results.json" \
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-gpu-check.XXXXXX")
 failures=0
 
-# Running parts and recording them: run_part, record, record_by_exit,
+# Running parts and recording them: run_part, start_sampling, record, record_by_exit,
 # exit_note, loss_note, bench_note, collect.
 # shellcheck source=scripts/gpu-check-parts.sh
 source "$root/scripts/gpu-check-parts.sh"
@@ -207,14 +207,11 @@ lora_model=(--model llama --n_layer 32 --n_embd 4096 --n_head 32 --n_kv_head 8
 # tiny Llama on the fake driver).
 [[ -n ${KILN_GPU_LORA_FLAGS:-} ]] && read -r -a lora_model <<< "$KILN_GPU_LORA_FLAGS"
 if [[ $parts == lora ]]; then
-  ( while sleep 0.2; do
-      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits
-    done ) > "$work/lora-8b-memory.txt" 2> /dev/null &
-  sampler=$!
+  start_sampling "$work/lora-8b-memory.txt"
   run_part lora-8b "${KILN_GPU_CHECK_SECONDS:-520}" kiln-bench --backend cuda \
     "${lora_model[@]}" --peers "${KILN_GPU_LORA_PEERS-torch,torch_compile}" --bisect_max_batch 0 \
     --max_rss_gib 100 --peers_dir "$root/bench/peers" --out "$work/lora-8b"
-  kill "$sampler" 2> /dev/null
+  stop_sampling
   for run in "$work"/lora-8b/runs/*.log; do
     [[ -e $run ]] && { echo "--- $(basename "$run")"; tail -n 40 "$run"; } >> "$work/lora-8b.log"
   done
