@@ -131,8 +131,8 @@ rm -f "$summary" "$logs" "$results/env.txt" "$results/results.json" \
 work=$(mktemp -d "${TMPDIR:-/tmp}/kiln-gpu-check.XXXXXX")
 failures=0
 
-# Running parts and recording them: run_part, start_sampling, record, record_by_exit,
-# exit_note, loss_note, bench_note, collect.
+# Running parts and recording them: run_part, start_sampling, record,
+# record_by_exit, exit_note, loss_note, bench_note, collect.
 # shellcheck source=scripts/gpu-check-parts.sh
 source "$root/scripts/gpu-check-parts.sh"
 
