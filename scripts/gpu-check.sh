@@ -39,10 +39,10 @@
 #      and JAX/XLA, its table appended to bench.md (about 3 minutes: give the
 #      whole check KILN_GPU_CHECK_SECONDS=540), then ab-vocab-pad-bf16 (the
 #      vocabulary padded, in bf16, beside that bench's kiln step) and
-#      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and
-#      the memory parts (scripts/gpu-check-memory.sh: maxbatch-bf16,
-#      batch60-bf16, advisor-bf16, ab-partition-bf16);
-#      between them, ab-flash-attention-bf16 (kiln's flash attention kernels,
+#      profile-124m-bf16 (KILN_PROFILE of 4 bf16 steps: its summary) and the
+#      memory parts (scripts/gpu-check-memory.sh: maxbatch-bf16,
+#      batch60-bf16, advisor-bf16, ab-partition-bf16); between them,
+#      ab-flash-attention-bf16 (kiln's flash attention kernels,
 #      KILN_CUDA_ATTENTION=flash, beside the bf16 bench's kiln step: step
 #      time and losses), ab-cudnn-attention-bf16 (the same with cuDNN's fused
 #      attention, KILN_CUDA_ATTENTION=cudnn) and profile-124m-bf16-flash (its
@@ -60,12 +60,13 @@
 #      loads the row and computes its body again, as before 2026-11-29,
 #      rather than the lanes holding it), ab-elements-8-bf16
 #      (KILN_CUDA_ELEMENTS_PER_THREAD=8: 16-byte bf16 accesses, not 8-byte;
-#      the kernel-* parts time it too); and ab-row-unroll-bf16 (the bf16 step
-#      with KILN_CUDA_ROW_UNROLL=8: one-lane threads read 8 points of a row
-#      before storing), ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0: the f32
-#      sums' adds as kernels, not in their GEMM), ab-noalias-bf16
-#      (KILN_CUDA_NOALIAS=0: kernels' buffers as plain pointers) and ab-gemm-
-#      views-bf16 (KILN_GEMM_VIEWS=0: slices GEMMs read copied out) and
+#      the kernel-* parts time it too; random-graphs-8 checks its kernels);
+#      and ab-row-unroll-bf16 (the bf16 step with KILN_CUDA_ROW_UNROLL=8:
+#      one-lane threads read 8 points of a row before storing),
+#      ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0: the f32 sums' adds as
+#      kernels, not in their GEMM), ab-noalias-bf16 (KILN_CUDA_NOALIAS=0:
+#      kernels' buffers as plain pointers) and ab-gemm-views-bf16
+#      (KILN_GEMM_VIEWS=0: slices GEMMs read copied out) and
 #      ab-kernel-groups-bf16 (KILN_KERNEL_GROUPS=0: every kernel a launch of
 #      its own, AdamW's 148 among them).
 #  11. (INFO, last, when time is left) soak-cuda: scripts/soak.py's
@@ -636,6 +637,12 @@ ab_part ab-hold-rows-bf16 KILN_CUDA_HOLD_ROWS=0 \
 # agree to the rounding of the rows' sums, added in another order.
 ab_part ab-elements-8-bf16 KILN_CUDA_ELEMENTS_PER_THREAD=8 \
   "8 elements a thread and 8 points a lane's step (not 4), in bf16" bf16
+# And their kernels against the reference on the GPU: 300 random graphs
+# compiled in the 8-element forms (INFO while the option is opt-in; what
+# must pass before it becomes the default).
+KILN_CUDA_ELEMENTS_PER_THREAD=8 KILN_RANDOM_GRAPHS=300 run_part random-graphs-8 90 \
+  "$bin/CudaRandomGraphTest" --gtest_output="json:$work/gtest_random-graphs-8.json"
+record random-graphs-8 INFO "$(exit_note random-graphs-8): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' "$work/random-graphs-8.log" | tr '\n' ' ')"
 # Threads that walk a row alone (the weight and bias gradients' partial
 # sums) reading 8 points before storing, not one: 8 loads in flight.
 ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
