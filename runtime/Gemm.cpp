@@ -3,6 +3,7 @@
 // CblasRowMajor), so transposes are flags or strides and no copy is made.
 #include "runtime/Gemm.h"
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
 #include "support/HostTensor.h"
@@ -188,6 +189,34 @@ std::atomic<bool> &matmulUnimplemented(GemmType input) {
   return unimplemented[static_cast<size_t>(input)];
 }
 
+/// onednnMatmul, and whether it ran: false where this CPU has no matmul of
+/// the input type (then known for good, and the caller takes another
+/// path); any other oneDNN failure is an error.
+absl::StatusOr<bool>
+matmulIfImplemented(GemmType input, GemmType output, bool transA, bool transB,
+                    int64_t batch, int64_t m, int64_t n, int64_t k,
+                    const void *a, int64_t lda, int64_t aStride, const void *b,
+                    int64_t ldb, int64_t bStride, void *c, int64_t ldc,
+                    int64_t cStride, bool accumulate) {
+  std::atomic<bool> &unimplemented = matmulUnimplemented(input);
+  if (unimplemented.load(std::memory_order_relaxed))
+    return false;
+  try {
+    onednnMatmul(input, output, transA, transB, batch, m, n, k, a, lda, aStride,
+                 b, ldb, bStride, c, ldc, cStride, accumulate);
+    return true;
+  } catch (const dnnl::error &error) {
+    if (error.status != dnnl_unimplemented)
+      return absl::InternalError(absl::StrCat(
+          "oneDNN ", std::string(gemmTypeName(input)),
+          batch > 1 ? " batched" : "", " matmul failed (", error.what(),
+          ") for ", batch > 1 ? absl::StrCat(batch, " x ") : "", m, "x", n, "x",
+          k));
+    unimplemented.store(true, std::memory_order_relaxed);
+    return false;
+  }
+}
+
 /// oneDNN has no 16-bit entry in its BLAS-like API, so bf16 and f16 go
 /// through a matmul primitive; where oneDNN has none of the type for this
 /// CPU, the widened path.
@@ -196,20 +225,13 @@ absl::Status onednnHalfGemm(GemmType input, GemmType output, bool transA,
                             const void *a, int64_t lda, const void *b,
                             int64_t ldb, void *c, int64_t ldc,
                             bool accumulate) {
-  std::atomic<bool> &unimplemented = matmulUnimplemented(input);
-  if (!unimplemented.load(std::memory_order_relaxed)) {
-    try {
-      onednnMatmul(input, output, transA, transB, 1, m, n, k, a, lda, 0, b, ldb,
-                   0, c, ldc, 0, accumulate);
-      return absl::OkStatus();
-    } catch (const dnnl::error &error) {
-      if (error.status != dnnl_unimplemented)
-        return absl::InternalError(absl::StrCat(
-            "oneDNN ", std::string(gemmTypeName(input)), " matmul failed (",
-            error.what(), ") for ", m, "x", n, "x", k));
-      unimplemented.store(true, std::memory_order_relaxed);
-    }
-  }
+  absl::StatusOr<bool> ran =
+      matmulIfImplemented(input, output, transA, transB, 1, m, n, k, a, lda, 0,
+                          b, ldb, 0, c, ldc, 0, accumulate);
+  if (!ran.ok())
+    return ran.status();
+  if (*ran)
+    return absl::OkStatus();
   return widenedHalfGemm(onednnSgemm, input, output, transA, transB, m, n, k, a,
                          lda, b, ldb, c, ldc, accumulate);
 }
@@ -275,20 +297,14 @@ absl::Status batchedGemm(GemmLibrary library, GemmType input, GemmType output,
   if (absl::Status s = checkTypes(input, output, accumulate); !s.ok())
     return s;
   const uint64_t in = gemmTypeBytes(input), out = gemmTypeBytes(output);
-  if (library == GemmLibrary::onednn && batch > 1 && m > 0 && n > 0 && k > 0 &&
-      !matmulUnimplemented(input).load(std::memory_order_relaxed)) {
-    try {
-      onednnMatmul(input, output, transA, transB, batch, m, n, k, a, lda,
-                   aStride, b, ldb, bStride, c, ldc, cStride, accumulate);
+  if (library == GemmLibrary::onednn && batch > 1 && m > 0 && n > 0 && k > 0) {
+    absl::StatusOr<bool> ran = matmulIfImplemented(
+        input, output, transA, transB, batch, m, n, k, a, lda, aStride, b, ldb,
+        bStride, c, ldc, cStride, accumulate);
+    if (!ran.ok())
+      return ran.status();
+    if (*ran)
       return absl::OkStatus();
-    } catch (const dnnl::error &error) {
-      if (error.status != dnnl_unimplemented)
-        return absl::InternalError(
-            absl::StrCat("oneDNN ", std::string(gemmTypeName(input)),
-                         " batched matmul failed (", error.what(), ") for ",
-                         batch, " x ", m, "x", n, "x", k));
-      matmulUnimplemented(input).store(true, std::memory_order_relaxed);
-    }
   }
   for (int64_t i = 0; i < batch; ++i)
     if (absl::Status s =
