@@ -4,8 +4,10 @@
 # root, bin and model; each part is INFO (the issue's bars are judged in
 # the closing note, from these lines):
 #   maxbatch-bf16: kiln and KILN_GPU_MAXBATCH_PEERS (default
-#     torch,torch_compile) at batch 16, every run capped at 16 GiB: each
-#     system's peak GPU memory and activations per sample; then the largest
+#     torch,torch_compile) at batch 16 for the bench's 21 steps, every run
+#     capped at 16 GiB: each system's step time (the speed issue's bf16
+#     step, torch.compile beside kiln), peak GPU memory and activations per
+#     sample; then the largest
 #     batch in the cap for kiln and PyTorch eager (torch.compile, whose
 #     every probe recompiles, is not searched);
 #   batch60-bf16: batch 60 for 4 steps, the GPU's used memory sampled, the
@@ -30,16 +32,16 @@ batch16_run() {
 
 run_maxbatch() {
   run_part maxbatch-bf16 400 kiln-bench --backend cuda --precision bf16 \
-    "${model[@]}" --batch 16 --steps 4 --modes compiled \
-    --peers "${KILN_GPU_MAXBATCH_PEERS-torch,torch_compile}" --budget_gib 16 \
-    --bisect_max_batch 128 --bisect_steps 2 --bisect_max_probes 5 \
+    "${model[@]}" --batch 16 --steps "$bench_steps" --modes compiled \
+    --peers "${KILN_GPU_MAXBATCH_PEERS-torch,torch_compile}" --parity_steps 4 \
+    --budget_gib 16 --bisect_max_batch 128 --bisect_steps 2 --bisect_max_probes 5 \
     --bisect_systems kiln_compiled,torch \
     --max_rss_gib 48 --peers_dir "$root/bench/peers" --out "$work/maxbatch"
   record maxbatch-bf16 INFO "$(exit_note maxbatch-bf16): $(python3 -c 'import json, sys
 s = json.load(open(sys.argv[1]))["systems"]
-print("; ".join("%s: largest batch %s%s, %.0f MiB at batch 16%s (%.1f MiB of activations a sample)" % (
+print("; ".join("%s: largest batch %s%s, %.1f ms a step and %.0f MiB at batch 16%s (%.1f MiB of activations a sample)" % (
     n, "≥ " if r.get("budget", {}).get("capped") else "", r.get("budget", {}).get("largest_batch"),
-    r.get("peak_gpu_mib", 0),
+    r.get("step_ms_median", 0), r.get("peak_gpu_mib", 0),
     ", planned %.0f" % r["kiln_planned_peak_mib"] if "kiln_planned_peak_mib" in r else "",
     r.get("activation_mib_per_sample", 0)) for n, r in s.items()))' \
     "$work/maxbatch/results.json" 2>&1 | tail -n 1)"
