@@ -83,7 +83,7 @@ std::string keyOptionsText(const KeyOptions &options) {
       absl::StrAppend(&text, ";row-lanes=", lanes);
     if (unsigned elements = cpu::gpuElementsPerIndex(); elements != 4)
       absl::StrAppend(&text, ";elements-per-thread=", elements);
-    if (unsigned unroll = cpu::gpuRowUnroll(); unroll != 1)
+    if (unsigned unroll = cpu::gpuRowUnroll(); unroll != 8)
       absl::StrAppend(&text, ";row-unroll=", unroll);
     if (!cpu::gpuHoldRows())
       absl::StrAppend(&text, ";hold-rows=0");

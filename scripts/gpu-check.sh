@@ -54,15 +54,16 @@
 #      the GPU); after the bf16 profile, the kernel-* parts: each module of
 #      bench/kernels/ (the bf16 step's slowest fusions, flash attention; the
 #      attention modules also with cuDNN's, kernel-cudnn-*) timed alone with
-#      kiln-run and KILN_PROFILE, by default, with KILN_CUDA_ROW_UNROLL=8 and
+#      kiln-run and KILN_PROFILE, by default, with KILN_CUDA_ROW_UNROLL=1 and
 #      with KILN_CUDA_HOLD_ROWS=0, then the default under Nsight Compute;
 #      ab-hold-rows-bf16 (KILN_CUDA_HOLD_ROWS=0: each pass of a warp's row
 #      loads the row and computes its body again, as before 2026-11-29,
 #      rather than the lanes holding it), ab-elements-8-bf16
 #      (KILN_CUDA_ELEMENTS_PER_THREAD=8: 16-byte bf16 accesses, not 8-byte;
 #      the kernel-* parts time it too; random-graphs-8 checks its kernels);
-#      and ab-row-unroll-bf16 (the bf16 step with KILN_CUDA_ROW_UNROLL=8:
-#      one-lane threads read 8 points of a row before storing),
+#      and ab-row-unroll-bf16 (the bf16 step with KILN_CUDA_ROW_UNROLL=1:
+#      one-lane threads read one point of a row before storing it, as
+#      before 2026-11-30, not 8),
 #      ab-gemm-epilogue-bf16 (KILN_GEMM_EPILOGUE=0: the f32 sums' adds as
 #      kernels, not in their GEMM), ab-noalias-bf16 (KILN_CUDA_NOALIAS=0:
 #      kernels' buffers as plain pointers) and ab-gemm-views-bf16
@@ -632,6 +633,12 @@ ab_part ab-cudnn-attention-bf16 KILN_CUDA_ATTENTION=cudnn \
 # same arithmetic in the same order: the losses must agree exactly.
 ab_part ab-hold-rows-bf16 KILN_CUDA_HOLD_ROWS=0 \
   "each pass of a row kernel loading the row again (rows not held), in bf16" bf16
+# Threads that walk a row alone (the weight and bias gradients' partial
+# sums) reading one point before storing it, as before 2026-11-30: one
+# point's loads in flight, not 8. The same sums, whose adds LLVM may
+# reorder (reassoc) in either form: the losses agree to rounding.
+ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=1 \
+  "1 point of a row read per iteration by one-lane threads (not 8), in bf16" bf16
 # 8 elements a thread (two Philox blocks) and a warp lane's steps of 8
 # points: 16-byte accesses of bf16 values, not 8-byte ones. The losses
 # agree to the rounding of the rows' sums, added in another order.
@@ -643,10 +650,6 @@ ab_part ab-elements-8-bf16 KILN_CUDA_ELEMENTS_PER_THREAD=8 \
 KILN_CUDA_ELEMENTS_PER_THREAD=8 KILN_RANDOM_GRAPHS=300 run_part random-graphs-8 90 \
   "$bin/CudaRandomGraphTest" --gtest_output="json:$work/gtest_random-graphs-8.json"
 record random-graphs-8 INFO "$(exit_note random-graphs-8): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test' "$work/random-graphs-8.log" | tr '\n' ' ')"
-# Threads that walk a row alone (the weight and bias gradients' partial
-# sums) reading 8 points before storing, not one: 8 loads in flight.
-ab_part ab-row-unroll-bf16 KILN_CUDA_ROW_UNROLL=8 \
-  "8 points of a row read per iteration by one-lane threads (not 1), in bf16" bf16
 # The f32 sums (the lm_head's weight gradient over the loss chunks) added
 # by kernels of their own, not by their GEMM (beta = 1).
 ab_part ab-gemm-epilogue-bf16 KILN_GEMM_EPILOGUE=0 \
@@ -699,8 +702,8 @@ for module in "$root"/bench/kernels/*.mlir; do
   KILN_CUDA_ATTENTION=flash run_part "$kernel" 60 bash -c '
     KILN_PROFILE="$2.json" kiln-run "$1" --backend cuda --cuda_arch "$3" \
       --runs 11 --print_results=false || exit
-    echo "--- with KILN_CUDA_ROW_UNROLL=8"
-    KILN_CUDA_ROW_UNROLL=8 KILN_PROFILE="$2-unroll.json" kiln-run "$1" \
+    echo "--- with KILN_CUDA_ROW_UNROLL=1"
+    KILN_CUDA_ROW_UNROLL=1 KILN_PROFILE="$2-one-point.json" kiln-run "$1" \
       --backend cuda --cuda_arch "$3" --runs 11 --print_results=false || exit
     echo "--- with KILN_CUDA_HOLD_ROWS=0"
     KILN_CUDA_HOLD_ROWS=0 KILN_PROFILE="$2-loaded.json" kiln-run "$1" \
@@ -712,7 +715,7 @@ for module in "$root"/bench/kernels/*.mlir; do
     ncu --clock-control none --launch-skip 1 --launch-count 2 "${@:4}" \
       kiln-run "$1" --backend cuda --cuda_arch "$3" --runs 2 --print_results=false' \
     _ "$module" "$work/$kernel" "$arch" "${ncu_sections[@]}"
-  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 4) exit; printf (n == 1 ? "; unrolled: " : n == 2 ? "; rows loaded: " : "; 8 elements: ")}' "$work/$kernel.log" | tr -d '\n')
+  kernel_note=$(awk '/ms\/run/ {getline; print $2 " ms a run, " $4 " " $5 " " $6 " " $7 " " $8; n++; if (n == 4) exit; printf (n == 1 ? "; one point: " : n == 2 ? "; rows loaded: " : "; 8 elements: ")}' "$work/$kernel.log" | tr -d '\n')
   ncu_note=$(grep -E "^ +(Duration|Memory Throughput|Achieved Occupancy|Registers Per Thread) " "$work/$kernel.log" |
     awk '{$1=$1; print}' | tr '\n' ';' | cut -c1-300)
   record "$kernel" INFO "$(exit_note "$kernel"): $kernel_note; ncu: ${ncu_note:-none}"

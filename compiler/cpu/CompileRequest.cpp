@@ -34,8 +34,9 @@ constexpr unsigned kGpuElementsPerIndex = 4;
 /// ($KILN_CUDA_ELEMENTS_PER_THREAD=8; not the default until a GPU has
 /// timed it).
 constexpr unsigned kWideGpuElementsPerIndex = 8;
-/// Points of a row a GPU thread without lanes reads before storing, when
-/// $KILN_CUDA_ROW_UNROLL asks (not yet the default: unmeasured on a GPU).
+/// Points of a row a GPU thread without lanes reads before storing: 8
+/// loads in flight, where one point's stores would come before the next
+/// point's loads ($KILN_CUDA_ROW_UNROLL=1, that form, for the A/B).
 constexpr unsigned kGpuRowUnroll = 8;
 
 /// $name when it is `fallback` or one of `others` (unset: `fallback`;
@@ -79,7 +80,7 @@ unsigned gpuElementsPerIndex() {
 
 unsigned gpuRowUnroll() {
   static const unsigned unroll =
-      choiceFromEnvironment("KILN_CUDA_ROW_UNROLL", 1, {kGpuRowUnroll});
+      choiceFromEnvironment("KILN_CUDA_ROW_UNROLL", kGpuRowUnroll, {1});
   return unroll;
 }
 

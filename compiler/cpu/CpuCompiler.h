@@ -56,7 +56,7 @@ struct KernelTarget {
   /// it for the cpu to check the kernel there.
   unsigned elementsPerIndex = 1;
   /// Points of a row a one-lane thread reads before storing
-  /// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL for
+  /// (FusionKernelOptions::rowUnroll): 1 for the cpu, gpuRowUnroll() for
   /// cuda; tests set it for the cpu to check the kernel there.
   unsigned rowUnroll = 1;
   /// A laned thread holds its points of a short row for every pass
@@ -96,9 +96,10 @@ unsigned gpuRowLanes();
 /// when not 4.
 unsigned gpuElementsPerIndex();
 /// Points of a row a cuda thread without lanes reads before it stores
-/// (FusionKernelOptions::rowUnroll): 1, or $KILN_CUDA_ROW_UNROLL=8 to
-/// measure 8 loads in flight against one (read once; any other value is
-/// refused with a warning). Part of the cache key when not 1.
+/// (FusionKernelOptions::rowUnroll): 8 loads in flight, or
+/// $KILN_CUDA_ROW_UNROLL=1 to time one point's against them (read once;
+/// any other value is refused with a warning). Part of the cache key when
+/// not 8.
 unsigned gpuRowUnroll();
 /// Whether a cuda row kernel's lanes hold their points of a short row for
 /// every pass (FusionKernelOptions::holdRows): on, or $KILN_CUDA_HOLD_ROWS=0
