@@ -682,8 +682,10 @@ bool canUseLanes(const FusionPlan &plan, int64_t minLanedRow) {
   if (plan.columns || plan.levels == 0 || plan.rowLength < minLanedRow)
     return false;
   // Lanes over a strided row would each read their own cache line; one
-  // thread per row reads neighbouring elements across the warp instead.
-  if (!reducesInnermost(plan.space, plan.reduced))
+  // thread per row reads neighbouring elements across the warp instead,
+  // unless the rows are too few to keep the GPU busy that way.
+  if (!reducesInnermost(plan.space, plan.reduced) &&
+      plan.rowCount > kMostStridedLanedRows)
     return false;
   // The shuffles move f32 and f64 accumulators (sums of floats are f64,
   // max/min of f32 are f32); integer reductions keep a thread per row.
@@ -705,6 +707,16 @@ FailureOr<KernelInfo> emitFusionKernel(Operation *op, ModuleOp module,
   FailureOr<FusionPlan> plan = planFusion(op);
   if (failed(plan))
     return failure();
+  // Few columns summed over outer dims (a split sum's last stage): a warp
+  // a column rather than a thread (kMostStridedLanedRows). Only without
+  // full-shaped results, whose in-place reads the column plan decided
+  // (fusionReadsInputInPlace).
+  if (options.lanes > 1 && plan->columns &&
+      !llvm::is_contained(plan->resultKind, ResultKind::full))
+    if (FailureOr<FusionPlan> rows = planFusion(op, /*allowColumns=*/false);
+        succeeded(rows) && rows->rowCount <= kMostStridedLanedRows &&
+        canUseLanes(*rows, options.minLanedRow))
+      plan = std::move(rows);
   if (options.lanes > 1 && !canUseLanes(*plan, options.minLanedRow))
     options.lanes = 1;
   if (options.innermostRows && options.lanes == 1 &&

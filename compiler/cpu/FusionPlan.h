@@ -61,8 +61,11 @@ struct FusionPlan {
 };
 
 /// The plan of fusion op `op`, or failure when it cannot be one kernel
-/// (then the compiler lowers it op by op).
-mlir::FailureOr<FusionPlan> planFusion(mlir::Operation *op);
+/// (then the compiler lowers it op by op). Without `allowColumns` a
+/// reduction over outer dims is planned as rows too (a row a reduced
+/// column), the form lanes take (emitFusionKernel).
+mlir::FailureOr<FusionPlan> planFusion(mlir::Operation *op,
+                                       bool allowColumns = true);
 
 /// The shortest innermost dimension splitInnermostRows walks as a row.
 inline constexpr int64_t kMinInnermostRow = 16;

@@ -66,7 +66,8 @@ constexpr int64_t kRngCost = 40;
 
 class Planner {
 public:
-  explicit Planner(FusionOp fusion) : fusion_(fusion) {}
+  Planner(FusionOp fusion, bool allowColumns)
+      : fusion_(fusion), allowColumns_(allowColumns) {}
   FailureOr<FusionPlan> run();
 
 private:
@@ -79,6 +80,7 @@ private:
   void planStash();
 
   FusionOp fusion_;
+  bool allowColumns_;
   FusionPlan plan_;
   std::set<std::pair<void *, std::vector<int>>> seen_;
 };
@@ -327,7 +329,7 @@ FailureOr<FusionPlan> Planner::run() {
     if (failed(demand(entry.first.getOperand(), s)))
       return failure();
   }
-  if (plan_.levels == 1)
+  if (plan_.levels == 1 && allowColumns_)
     plan_.columns = outerReduction(plan_.space, plan_.reduced);
   plan_.readAfterStash.assign(numInputs, true);
   if (!plan_.columns)
@@ -399,12 +401,12 @@ void Planner::planStash() {
 
 } // namespace
 
-FailureOr<FusionPlan> planFusion(Operation *op) {
+FailureOr<FusionPlan> planFusion(Operation *op, bool allowColumns) {
   auto fusion = dyn_cast<FusionOp>(op);
   // A gemm fusion is a GEMM library call (CpuCompiler's lowerGemmFusion).
   if (!fusion || fusion.getKind() == FusionKind::gemm)
     return failure();
-  return Planner(fusion).run();
+  return Planner(fusion, allowColumns).run();
 }
 
 bool splitInnermostRows(FusionPlan &plan, Operation *op) {

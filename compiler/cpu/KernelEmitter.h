@@ -80,10 +80,18 @@ bool fusionReadsInputInPlace(mlir::Operation *fusion, unsigned result,
                              unsigned input);
 /// Rows shorter than this keep a thread each: a warp would idle its lanes.
 inline constexpr int64_t kMinLanedRow = 64;
+/// Fusions of at most this many rows take a warp a row even where the
+/// reduced dims are strided: a thread a row would leave the GPU all but
+/// idle. They are split sums' last stages (768 columns of 256 partials: 3
+/// blocks, each thread 256 loads one after another, 74 such kernels in the
+/// GPT-2 step), whose few rows read what the stage before just wrote, so a
+/// lane's strided reads cost L2 sectors rather than time.
+inline constexpr int64_t kMostStridedLanedRows = 8192;
 /// How a fusion kernel is laid out for its target (the defaults: the CPU).
 struct FusionKernelOptions {
   /// With `lanes` > 1 (the GPU's 32), a row-reduction fusion whose rows are
-  /// contiguous (its reduced dims innermost), at least kMinLanedRow long
+  /// contiguous (its reduced dims innermost) or few (kMostStridedLanedRows),
+  /// at least kMinLanedRow long
   /// and whose accumulators are f32 or f64 is written for `lanes` threads
   /// per row: each lane takes every lanes-th point of the row, the partial
   /// results meet by warp shuffles (kiln_shfl_xor_*, kiln_lane_id,

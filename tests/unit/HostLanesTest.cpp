@@ -4,8 +4,9 @@
 // four points a lane) compiled for the cpu agree with the reference
 // evaluator on the GPT-2 step's row kernels (bench/kernels), shrunk to a
 // few rows.
-#include "CpuTestSupport.h"
 #include "runtime/HostLanes.h"
+#include "CpuTestSupport.h"
+#include "compiler/cpu/KernelEmitter.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -235,6 +236,44 @@ TEST(HostLanes, RowsOfSeveralDimsAndLongRowsMatchTheReference) {
   expectRowKernelMatchesReference(
       softmaxOver("tensor<4x4096xf32>", "tensor<4xf32>", "[1]", "[0]"),
       {randomTensor(DType::f32, {4, 4096}, rng, 4, false)});
+}
+
+/// A split sum's last stage (the weight and bias gradients' partials,
+/// `rows` of them per column, summed over the outer dim), f64 and its f32
+/// rounding scaled, as the GPT-2 step's 74 such kernels.
+std::string columnSum(int64_t rows, int64_t columns) {
+  std::string in = absl::StrCat("tensor<", rows, "x", columns, "xf64>");
+  std::string out = absl::StrCat("tensor<", columns, "xf64>");
+  std::string out32 = absl::StrCat("tensor<", columns, "xf32>");
+  return absl::StrCat("func.func @main(%p: ", in, ") -> (", out, ", ", out32,
+                      ") {\n", "  %s = kiln.reduce sum %p, dims = [0] : ", in,
+                      " -> ", out, "\n", "  %f = kiln.convert %s : ", out,
+                      " -> ", out32, "\n",
+                      "  %h = kiln.constant dense<0.5> : ", out32, "\n",
+                      "  %g = kiln.mul %f, %h : ", out32, "\n",
+                      "  return %s, %g : ", out, ", ", out32, "\n}\n");
+}
+
+TEST(HostLanes, FewColumnsSummedOverOuterDimsTakeAWarpEach) {
+  // 96 columns of 256 partials (8 a lane): a warp a column, not a thread
+  // (compiler::cpu::detail::kMostStridedLanedRows), held and loaded.
+  std::mt19937 rng(5);
+  expectRowKernelMatchesReference(
+      columnSum(256, 96), {randomTensor(DType::f64, {256, 96}, rng, 1, false)});
+}
+
+TEST(HostLanes, ManyColumnsSummedOverOuterDimsKeepAThreadEach) {
+  // More columns than kMostStridedLanedRows: their threads alone fill the
+  // GPU and read neighbouring columns across the warp, so no lanes.
+  const int64_t columns = compiler::cpu::detail::kMostStridedLanedRows + 8;
+  ParsedModule parsed = parseModule(columnSum(64, columns));
+  ASSERT_TRUE(parsed.module);
+  absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
+      *parsed.module, "main", nullptr, {}, gpuRowForms(true));
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(exe->kernelLibrary.find(runtime::kHostLaneHooksSymbol),
+            std::string::npos)
+      << "a column sum over " << columns << " columns was written for lanes";
 }
 
 } // namespace
