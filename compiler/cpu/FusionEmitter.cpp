@@ -396,14 +396,39 @@ SmallVector<Value> FusionEmitter::overRow(
         });
     return SmallVector<Value>(out.begin(), out.end());
   }
-  ValueRange out = kb_.stridedLoop(
-      lane_, kb_.index(length), kb_.index(lanes_), inits,
-      [&](Value j, ValueRange carried) {
-        SmallVector<Value> ivs = nonUnit(reducedShape).size() <= 1
-                                     ? keptIndices(j, reducedShape)
-                                     : kb_.delinearize(j, reducedShape);
-        return body(ivs, carried);
-      });
+  auto pointAt = [&](Value j, ValueRange carried) {
+    SmallVector<Value> ivs = nonUnit(reducedShape).size() <= 1
+                                 ? keptIndices(j, reducedShape)
+                                 : kb_.delinearize(j, reducedShape);
+    return body(ivs, carried);
+  };
+  // A long row a lane walks one point at a time (a reduction tree's last
+  // stage: one warp, hundreds of points a lane) would have one load in
+  // flight: with rowUnroll, whole groups of `unroll` of the lane's points
+  // an iteration (every lane has all of them), the rest after; the lane
+  // still adds its points in the same order.
+  Value rest = lane_;
+  SmallVector<Value> acc(inits.begin(), inits.end());
+  if (int64_t groups = length / (rowUnroll_ * lanes_);
+      rowUnroll_ > 1 && groups > 0 && !groupStores_) {
+    int64_t span = rowUnroll_ * lanes_;
+    ValueRange grouped = kb_.stridedLoop(
+        kb_.index(0), kb_.index(groups * span), kb_.index(span), acc,
+        [&](Value base, ValueRange carried) {
+          SmallVector<Value> sums(carried.begin(), carried.end());
+          Value first = arith::AddIOp::create(kb_.b, base, lane_);
+          for (int64_t i = 0; i < rowUnroll_; ++i)
+            sums = pointAt(i == 0 ? first
+                                  : arith::AddIOp::create(
+                                        kb_.b, first, kb_.index(i * lanes_)),
+                           sums);
+          return sums;
+        });
+    acc.assign(grouped.begin(), grouped.end());
+    rest = arith::AddIOp::create(kb_.b, lane_, kb_.index(groups * span));
+  }
+  ValueRange out =
+      kb_.stridedLoop(rest, kb_.index(length), kb_.index(lanes_), acc, pointAt);
   return SmallVector<Value>(out.begin(), out.end());
 }
 

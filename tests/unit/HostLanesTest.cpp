@@ -276,5 +276,34 @@ TEST(HostLanes, ManyColumnsSummedOverOuterDimsKeepAThreadEach) {
       << "a column sum over " << columns << " columns was written for lanes";
 }
 
+TEST(HostLanes, ALongRowALaneWalksUnrolledAddsInTheSameOrder) {
+  // A reduction tree's last stage: one row of 14197 f64 partials (the
+  // global norm's, a prime length: no lane steps, not held), 443 points
+  // a lane. With rowUnroll a lane takes 8 of its points an iteration (55
+  // whole groups, then the rest): the same sum, bit for bit, as one point
+  // an iteration, and the reference's within the tolerance.
+  std::string source = R"mlir(
+func.func @main(%p: tensor<14197xf64>) -> tensor<f32> {
+  %q = kiln.mul %p, %p : tensor<14197xf64>
+  %s = kiln.reduce sum %q, dims = [0] : tensor<14197xf64> -> tensor<f64>
+  %r = kiln.sqrt %s : tensor<f64>
+  %f = kiln.convert %r : tensor<f64> -> tensor<f32>
+  return %f : tensor<f32>
+}
+)mlir";
+  std::mt19937 rng(11);
+  std::vector<HostTensor> inputs = {
+      randomTensor(DType::f64, {14197}, rng, 1, false)};
+  compiler::cpu::KernelTarget one = gpuRowForms(true), eight = one;
+  eight.rowUnroll = 8;
+  std::vector<HostTensor> a = runOnCpu(source, inputs, one);
+  std::vector<HostTensor> b = runOnCpu(source, inputs, eight);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(0, std::memcmp(a[0].data(), b[0].data(), a[0].byteSize()))
+      << "the unrolled lanes add in another order";
+  expectMatchesReferenceOn(cpuPrograms({}, eight), source, inputs);
+}
+
 } // namespace
 } // namespace kiln::testing
