@@ -3,6 +3,7 @@
 #include "bench/BenchSupport.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +23,26 @@
 extern char **environ;
 
 namespace kiln::bench {
+
+namespace {
+/// The peers kiln-bench runs beside kiln, and every system a run names.
+const std::vector<std::string> kPeers = {"torch", "torch_compile", "jax"};
+const std::vector<std::string> kSystems = {"kiln_compiled", "kiln_eager",
+                                           "torch", "torch_compile", "jax"};
+
+/// Each of `names` is one of `known`, or an error naming the first that is
+/// not: "unknown WHAT 'NAME'WHERE (the known ones)".
+absl::Status checkNames(const std::vector<std::string> &names,
+                        const std::vector<std::string> &known,
+                        const std::string &what, const std::string &where) {
+  for (const std::string &name : names)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown ", what, " '", name, "'", where, " (",
+                       absl::StrJoin(known, ", "), ")"));
+  return absl::OkStatus();
+}
+} // namespace
 
 std::vector<std::string> splitList(const std::string &text) {
   std::vector<std::string> out;
@@ -105,13 +126,10 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
       c.modes = splitList(value);
     } else if (name == "bisect_systems") {
       c.bisect_systems = splitList(value);
-      for (const std::string &system : c.bisect_systems)
-        if (system != "kiln_compiled" && system != "kiln_eager" &&
-            system != "torch" && system != "torch_compile" && system != "jax")
-          return absl::InvalidArgumentError(absl::StrCat(
-              "unknown system '", system,
-              "' in --bisect_systems (kiln_compiled, kiln_eager, torch, "
-              "torch_compile, jax)"));
+      if (absl::Status s = checkNames(c.bisect_systems, kSystems, "system",
+                                      " in --bisect_systems");
+          !s.ok())
+        return s;
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag --", name));
@@ -154,11 +172,10 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         absl::StrCat("unknown --init '", c.init, "' (shared, own)"));
   if (fineTuneRun(c) && !c.peers_given)
     c.peers = {"torch", "torch_compile"};
+  if (absl::Status s = checkNames(c.peers, kPeers, "peer", ""); !s.ok())
+    return s;
   for (const std::string &p : c.peers)
-    if (p != "torch" && p != "torch_compile" && p != "jax")
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown peer '", p, "' (torch, torch_compile, jax)"));
-    else if (p == "jax" && fineTuneRun(c))
+    if (p == "jax" && fineTuneRun(c))
       return absl::InvalidArgumentError(
           "peer jax trains kiln-bench's GPT-2 only: a Llama or LoRA run "
           "compares with torch and torch_compile (transformers + PEFT)");
