@@ -103,6 +103,8 @@ std::string keyOptionsText(const KeyOptions &options) {
     absl::StrAppend(&text, ";recompute-costly=0");
   if (layout.noGemmEpilogue)
     absl::StrAppend(&text, ";gemm-epilogue=0");
+  if (layout.noSmallProducts)
+    absl::StrAppend(&text, ";small-products=0");
   if (layout.noGemmViews)
     absl::StrAppend(&text, ";gemm-views=0");
   if (layout.flashAttention && options.backend == Backend::cuda)

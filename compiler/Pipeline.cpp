@@ -135,6 +135,11 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   // stored for the tie; after fusion, off results only ties read.
   add(createMoveTiesPass());
   if (options.fuse) {
+    // Before the GEMM epilogues and the loops: a product written as a loop
+    // is no GEMM, and its readers take it in.
+    if (options.smallProductContraction > 0)
+      add(createFuseSmallProductsPass({options.smallProductContraction,
+                                       options.smallProductMinResultBytes}));
     // First, so the add is not fused into a loop of its own.
     if (options.gemmEpilogue)
       add(createFuseGemmEpiloguePass());
@@ -186,6 +191,15 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("fuse an f32 add into the GEMM that makes its operand "
                      "(kiln-fuse-gemm-epilogue)"),
       llvm::cl::init(true)};
+  Option<int64_t> smallProductContraction{
+      *this, "small-product-contraction",
+      llvm::cl::desc("write products of at most this many contracted "
+                     "elements as loops (kiln-fuse-small-products; 0: off)"),
+      llvm::cl::init(16)};
+  Option<int64_t> smallProductMinResultBytes{
+      *this, "small-product-min-result-bytes",
+      llvm::cl::desc("kiln-fuse-small-products' min-result-bytes"),
+      llvm::cl::init(1 << 20)};
   Option<bool> schedule{*this, "schedule", llvm::cl::desc("run the scheduler"),
                         llvm::cl::init(true)};
   Option<uint64_t> memoryBudget{
@@ -252,6 +266,8 @@ void registerKilnPipeline() {
         options.maxFusionOperands = cl.maxFusionOperands;
         options.fuse = cl.fuse;
         options.gemmEpilogue = cl.gemmEpilogue;
+        options.smallProductContraction = cl.smallProductContraction;
+        options.smallProductMinResultBytes = cl.smallProductMinResultBytes;
         options.schedule = cl.schedule;
         options.memoryBudgetBytes = cl.memoryBudget;
         options.recomputeCostly = cl.recomputeCostly;

@@ -30,6 +30,14 @@ struct PipelineOptions {
   /// makes its operand); off only to measure what it buys
   /// (KILN_GEMM_EPILOGUE=0).
   bool gemmEpilogue = true;
+  /// With fuse: kiln-fuse-small-products writes a product of at most this
+  /// many contracted elements whose result outweighs its operands (LoRA's
+  /// rank-8 up-projection) as a loop its readers fuse; 0: off, only to
+  /// measure what it buys (KILN_SMALL_PRODUCTS=0).
+  int64_t smallProductContraction = 16;
+  /// kiln-fuse-small-products' min-result-bytes: smaller products stay
+  /// GEMMs (they cost about a launch either way).
+  int64_t smallProductMinResultBytes = 1 << 20;
   bool schedule = true;
   /// The most bytes a compiled step may need at its planned peak (arena,
   /// inputs and fresh outputs); 0: unlimited. Checked by the backend's

@@ -148,6 +148,12 @@ Value gemmAccumulatorOf(AddOp add, Value term) {
   return other;
 }
 
+bool isTie(OpOperand &use) {
+  auto barrier = dyn_cast<OptimizationBarrierOp>(use.getOwner());
+  return barrier && !barrier.getGradientSeed() &&
+         barrier->getResult(use.getOperandNumber()).use_empty();
+}
+
 bool isCheapToDuplicate(Operation *op) {
   return isa<BroadcastInDimOp, ReshapeOp, TransposeOp, IotaOp, ConvertOp,
              ConstantOp, NegOp, AbsOp, SignOp, FloorOp, NotOp, AddOp, SubOp,

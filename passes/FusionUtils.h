@@ -78,6 +78,11 @@ bool isOneRunOfItsSource(SliceOp slice);
 /// kiln-fuse-gemm-epilogue fuses them, by this one rule.
 mlir::Value gemmAccumulatorOf(AddOp add, mlir::Value term);
 
+/// A tie: a barrier operand whose matching result nothing reads, so it only
+/// orders (what reads the barrier's other results waits for it). A
+/// gradient-seed barrier marks where the backward pass starts and has none.
+bool isTie(mlir::OpOperand &use);
+
 /// Ops worth duplicating into a fusion rather than keeping for other users.
 bool isCheapToDuplicate(mlir::Operation *op);
 

@@ -50,14 +50,6 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// A barrier operand whose matching result nothing reads. (A gradient-seed
-/// barrier marks where the backward pass starts: left alone.)
-bool isTie(OpOperand &use) {
-  auto barrier = dyn_cast<OptimizationBarrierOp>(use.getOwner());
-  return barrier && !barrier.getGradientSeed() &&
-         barrier->getResult(use.getOperandNumber()).use_empty();
-}
-
 /// Whether only ties read `value` (and something does).
 bool onlyTiesRead(Value value) {
   return !value.use_empty() && llvm::all_of(value.getUses(), isTie);

@@ -382,6 +382,46 @@ def FuseGemmEpiloguePass : Pass<"kiln-fuse-gemm-epilogue", "mlir::func::FuncOp">
   ];
 }
 
+def FuseSmallProductsPass : Pass<"kiln-fuse-small-products", "mlir::func::FuncOp"> {
+  let summary = "Write a product over a few contracted elements as a loop";
+  let description = [{
+    A `dot_general` that contracts at most `max-contraction` elements (one
+    contracted dim, no batch dims, float) and whose result has at least as
+    many elements as its operands together, and `min-result-bytes`, is
+    bound by writing its result,
+    not by arithmetic: LoRA's up-projection (rank 8: [4096, 8] x [8, 4096])
+    and the gradient of its down-projection's input. As a GEMM it is a
+    library call that writes the whole result and a kernel that reads it
+    back. Here it becomes a `kiln.fusion loop` computing each point as the
+    sum of the K products of its lhs row and rhs column, in f32, rounded
+    once to the result type as the GEMM rounds; kiln-fuse-elementwise then
+    merges it into its readers (the residual add, the rotary embedding), so
+    the result is never stored. torch.compile decomposes such
+    memory-bound matrix products into pointwise work for the same reason.
+
+    Before:
+    ```mlir
+    %p = kiln.dot_general %h, %b, batch = [] x [], contract = [1] x [1]
+        : tensor<64x2xbf16>, tensor<32x2xbf16> -> tensor<64x32xbf16>
+    ```
+    After (a loop fusion of, for each k < 2, the slices h[:, k] and
+    b[:, k] widened to f32, broadcast to 64x32 and multiplied, the products
+    added in order of k and the sum rounded to bf16).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+  let options = [
+    Option<"maxContraction", "max-contraction", "int64_t", "16",
+           "the most contracted elements a product written as a loop may "
+           "have">,
+    Option<"minResultBytes", "min-result-bytes", "int64_t", "1048576",
+           "the fewest bytes its result may have (a smaller one costs about "
+           "a launch either way)">,
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten", "products written as loops">,
+  ];
+}
+
 def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse elementwise producers into their consumers";
   let description = [{

@@ -77,7 +77,10 @@
 #      shaped LoRA run (random weights drawn on the GPU, base stored in bf16,
 #      bf16 products, batch 4 x seq 1024, r 8 on q_proj,v_proj) against
 #      transformers + PEFT eager and torch.compile, with the GPU's used
-#      memory sampled for kiln (INFO).
+#      memory sampled for kiln (INFO); then kiln alone with cuDNN's
+#      attention (lora-8b-cudnn; KILN_GPU_LORA_CUDNN=0 skips it) and, with
+#      KILN_GPU_LORA_SMALL_PRODUCTS_AB=1, with KILN_SMALL_PRODUCTS=0
+#      (lora-8b-gemm-small-products: v's rank-8 up-projection a GEMM).
 #   9. (when time is left) bench-124m-fp16 (INFO): the same in fp16 (f16
 #      products with dynamic loss scaling; PyTorch's autocast + GradScaler)
 #      against KILN_GPU_FP16_PEERS (default torch). (Part 4, with all
@@ -232,19 +235,29 @@ def line(name, r):
 print("; ".join(line(n, r) for n, r in systems.items()))' \
     "$work/lora-8b/results.json" "$work/lora-8b-memory.txt" 2>&1 | tail -n 1)
   record lora-8b INFO "$(exit_note lora-8b): $lora_note"
-  # kiln alone again with cuDNN's fused attention for the 512 softmax
-  # chunks (29 GB of the plan's 107): what flash attention buys this step.
-  if [[ ${KILN_GPU_LORA_CUDNN:-1} == 1 ]]; then
-    KILN_CUDA_ATTENTION=cudnn run_part lora-8b-cudnn 150 kiln-bench --backend cuda \
-      "${lora_model[@]}" --peers "" --bisect_max_batch 0 --max_rss_gib 100 --out "$work/lora-8b-cudnn"
-    cudnn_lora=$(python3 -c 'import json, statistics, sys
+  # kiln alone again with one switch (NAME SECONDS VAR=VALUE): what the
+  # switch's default buys this step.
+  lora_kiln_alone() {
+    ( export "$3"
+      run_part "$1" "$2" kiln-bench --backend cuda "${lora_model[@]}" --peers "" \
+        --bisect_max_batch 0 --max_rss_gib 100 --out "$work/$1" )
+    local note
+    note=$(python3 -c 'import json, statistics, sys
 r = json.load(open(sys.argv[1]))["systems"]["kiln_compiled"]
 s = r.get("step_ms") or []
-print("%.1f ms a step with KILN_CUDA_ATTENTION=cudnn (peak allocated %.0f MiB)" % (
-    statistics.median(s[len(s) // 2:]), r.get("peak_gpu_mib", 0)) if s else r.get("status"))' \
-      "$work/lora-8b-cudnn/results.json" 2>&1 | tail -n 1)
-    record lora-8b-cudnn INFO "$(exit_note lora-8b-cudnn): $cudnn_lora"
-  fi
+print("%.1f ms a step with %s (peak allocated %.0f MiB)" % (
+    statistics.median(s[len(s) // 2:]), sys.argv[2], r.get("peak_gpu_mib", 0)) if s else r.get("status"))' \
+      "$work/$1/results.json" "$3" 2>&1 | tail -n 1)
+    record "$1" INFO "$(exit_note "$1"): $note"
+  }
+  # cuDNN's fused attention for the 512 softmax chunks (29 GB of the
+  # plan's 107): what flash attention buys this step.
+  [[ ${KILN_GPU_LORA_CUDNN:-1} == 1 ]] &&
+    lora_kiln_alone lora-8b-cudnn 150 KILN_CUDA_ATTENTION=cudnn
+  # LoRA's rank-8 products as GEMMs, as before 2026-12-01 (opt-in: the
+  # A/B of kiln-fuse-small-products, docs/PASSES.md).
+  [[ ${KILN_GPU_LORA_SMALL_PRODUCTS_AB:-0} == 1 ]] &&
+    lora_kiln_alone lora-8b-gemm-small-products 150 KILN_SMALL_PRODUCTS=0
   [[ -f $work/lora-8b/table.md ]] && cp "$work/lora-8b/table.md" "$results/bench.md"
   [[ -f $work/lora-8b/results.json ]] && cp "$work/lora-8b/results.json" "$results/results.json"
   echo "OVERALL LORA ONLY  ($(($(date +%s) - start)) s)" >> "$summary"

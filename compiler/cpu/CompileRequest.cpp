@@ -139,6 +139,7 @@ const LayoutOverrides &layoutOverrides() {
         wholeNumberFromEnvironment("KILN_VOCAB_MULTIPLE", 4096, "");
     o.noCostlyRecompute = switchedOffInEnvironment("KILN_RECOMPUTE_COSTLY");
     o.noGemmEpilogue = switchedOffInEnvironment("KILN_GEMM_EPILOGUE");
+    o.noSmallProducts = switchedOffInEnvironment("KILN_SMALL_PRODUCTS");
     o.noGemmViews = switchedOffInEnvironment("KILN_GEMM_VIEWS");
     o.noKernelGroups = switchedOffInEnvironment("KILN_KERNEL_GROUPS");
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
@@ -186,6 +187,8 @@ PipelineOptions pipelineOptionsFor(const CompileOptions &options) {
     pipeline.lossVocabMultiple = overrides.vocabMultiple;
   pipeline.recomputeCostly = !overrides.noCostlyRecompute;
   pipeline.gemmEpilogue = !overrides.noGemmEpilogue;
+  if (overrides.noSmallProducts)
+    pipeline.smallProductContraction = 0;
   pipeline.attentionKernel =
       options.backend == Backend::cuda && overrides.flashAttention;
   return pipeline;

@@ -137,6 +137,9 @@ struct LayoutOverrides {
   /// KILN_GEMM_EPILOGUE=0: no add is fused into its GEMM
   /// (kiln-fuse-gemm-epilogue off), to measure what the fusion buys.
   bool noGemmEpilogue = false;
+  /// KILN_SMALL_PRODUCTS=0: products over a few contracted elements stay
+  /// GEMMs (kiln-fuse-small-products off), to measure what it buys.
+  bool noSmallProducts = false;
   /// KILN_GEMM_VIEWS=0: slices GEMMs read are copied out by kernels
   /// (KernelTarget::gemmOperandViews off), to measure what reading them in
   /// place buys.

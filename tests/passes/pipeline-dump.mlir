@@ -3,7 +3,7 @@
 // RUN: rm -rf %t && kiln-opt %s --kiln-pipeline="dump-dir=%t" -o /dev/null
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // RUN: FileCheck %s --check-prefix=INPUT < %t/00-input.mlir
-// RUN: FileCheck %s --check-prefix=FUSED < %t/08-kiln-fuse-elementwise.mlir
+// RUN: FileCheck %s --check-prefix=FUSED < %t/09-kiln-fuse-elementwise.mlir
 
 // FILES: 00-input.mlir
 // FILES-NEXT: 01-kiln-simplify.mlir
@@ -12,12 +12,13 @@
 // FILES-NEXT: 04-kiln-lower-cross-entropy.mlir
 // FILES-NEXT: 05-kiln-partition.mlir
 // FILES-NEXT: 06-kiln-move-ties.mlir
-// FILES-NEXT: 07-kiln-fuse-gemm-epilogue.mlir
-// FILES-NEXT: 08-kiln-fuse-elementwise.mlir
-// FILES-NEXT: 09-kiln-fuse-reductions.mlir
-// FILES-NEXT: 10-kiln-fuse-siblings.mlir
-// FILES-NEXT: 11-kiln-move-ties.mlir
-// FILES-NEXT: 12-kiln-schedule.mlir
+// FILES-NEXT: 07-kiln-fuse-small-products.mlir
+// FILES-NEXT: 08-kiln-fuse-gemm-epilogue.mlir
+// FILES-NEXT: 09-kiln-fuse-elementwise.mlir
+// FILES-NEXT: 10-kiln-fuse-reductions.mlir
+// FILES-NEXT: 11-kiln-fuse-siblings.mlir
+// FILES-NEXT: 12-kiln-move-ties.mlir
+// FILES-NEXT: 13-kiln-schedule.mlir
 
 // INPUT-LABEL: func.func @bias_gelu_like(
 // INPUT-NOT: kiln.fusion

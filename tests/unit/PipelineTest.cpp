@@ -367,17 +367,18 @@ TEST(Pipeline, DumpsTheModuleAfterEveryPass) {
                          "04-kiln-lower-cross-entropy",
                          "05-kiln-partition",
                          "06-kiln-move-ties",
-                         "07-kiln-fuse-gemm-epilogue",
-                         "08-kiln-fuse-elementwise",
-                         "09-kiln-fuse-reductions",
-                         "10-kiln-fuse-siblings",
-                         "11-kiln-move-ties",
-                         "12-kiln-schedule"};
+                         "07-kiln-fuse-small-products",
+                         "08-kiln-fuse-gemm-epilogue",
+                         "09-kiln-fuse-elementwise",
+                         "10-kiln-fuse-reductions",
+                         "11-kiln-fuse-siblings",
+                         "12-kiln-move-ties",
+                         "13-kiln-schedule"};
   for (const char *file : files)
     EXPECT_FALSE(readFile(dir + "/" + file + ".mlir").empty()) << file;
   EXPECT_EQ(readFile(dir + "/00-input.mlir").find("kiln.fusion"),
             std::string::npos);
-  EXPECT_NE(readFile(dir + "/12-kiln-schedule.mlir").find("kiln.fusion"),
+  EXPECT_NE(readFile(dir + "/13-kiln-schedule.mlir").find("kiln.fusion"),
             std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }

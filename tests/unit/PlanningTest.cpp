@@ -196,8 +196,8 @@ TEST(Planning, ABudgetThatRecomputesGemmsTrainsTheSame) {
   EXPECT_GT(metrics::counters().plannedPeakBytes, 0);
   EXPECT_LE(static_cast<uint64_t>(metrics::counters().plannedPeakBytes),
             budget);
-  int scheduled = gemmsInDump(o.passDumpDir, "12-kiln-schedule.mlir");
-  int rematerialized = gemmsInDump(o.passDumpDir, "13-kiln-rematerialize.mlir");
+  int scheduled = gemmsInDump(o.passDumpDir, "13-kiln-schedule.mlir");
+  int rematerialized = gemmsInDump(o.passDumpDir, "14-kiln-rematerialize.mlir");
   llvm::sys::fs::remove_directories(o.passDumpDir);
   EXPECT_GT(scheduled, 0);
   EXPECT_GT(rematerialized, scheduled);
