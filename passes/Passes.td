@@ -387,17 +387,23 @@ def FuseSmallProductsPass : Pass<"kiln-fuse-small-products", "mlir::func::FuncOp
   let description = [{
     A `dot_general` that contracts at most `max-contraction` elements (one
     contracted dim, no batch dims, float) and whose result has at least as
-    many elements as its operands together, and `min-result-bytes`, is
-    bound by writing its result,
-    not by arithmetic: LoRA's up-projection (rank 8: [4096, 8] x [8, 4096])
-    and the gradient of its down-projection's input. As a GEMM it is a
-    library call that writes the whole result and a kernel that reads it
-    back. Here it becomes a `kiln.fusion loop` computing each point as the
-    sum of the K products of its lhs row and rhs column, in f32, rounded
-    once to the result type as the GEMM rounds; kiln-fuse-elementwise then
-    merges it into its readers (the residual add, the rotary embedding), so
-    the result is never stored. torch.compile decomposes such
-    memory-bound matrix products into pointwise work for the same reason.
+    many elements as its operands together, and at least
+    `min-result-bytes`, is bound by writing its result, not by arithmetic:
+    LoRA's rank-8 up-projection ([4096, 8] x [8, 1024] for v). As a GEMM it
+    is a library call that writes the whole result and a kernel that reads
+    it back. Here it becomes a `kiln.fusion loop` computing each point as
+    the sum of the K products of its lhs row and rhs column, in f32,
+    rounded once to the result type as the GEMM rounds;
+    kiln-fuse-elementwise then merges it into its readers (v's heads'
+    transpose), so the result is never stored. torch.compile decomposes
+    such memory-bound matrix products into pointwise work for the same
+    reason. Only where each point would be computed once: the product's
+    value flows through elementwise-like ops, each read by one op, to
+    readers that fuse no loop. A product that reaches a reduction (a row
+    kernel computes it in each pass) or that two fusing ops read (a rotary
+    embedding's halves) stays a GEMM: ~25 instructions a point, computed
+    twice, cost more than the bytes saved. A tie on the product moves to
+    its latest operand.
 
     Before:
     ```mlir
