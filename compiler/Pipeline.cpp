@@ -195,11 +195,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "small-product-contraction",
       llvm::cl::desc("write products of at most this many contracted "
                      "elements as loops (kiln-fuse-small-products; 0: off)"),
-      llvm::cl::init(16)};
+      llvm::cl::init(PipelineOptions().smallProductContraction)};
   Option<int64_t> smallProductMinResultBytes{
       *this, "small-product-min-result-bytes",
       llvm::cl::desc("kiln-fuse-small-products' min-result-bytes"),
-      llvm::cl::init(1 << 20)};
+      llvm::cl::init(PipelineOptions().smallProductMinResultBytes)};
   Option<bool> schedule{*this, "schedule", llvm::cl::desc("run the scheduler"),
                         llvm::cl::init(true)};
   Option<uint64_t> memoryBudget{
