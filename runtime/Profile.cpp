@@ -44,6 +44,28 @@ std::string rate(double amount, double seconds, const char *unit,
   return text;
 }
 
+/// The least time `t`'s work could take on a device of `limits`: its bytes
+/// at full bandwidth or its products at the peak of their type, whichever
+/// is longer; 0 where the limit it needs is unknown.
+double floorSeconds(double bytes, double flops, bool sixteenBit,
+                    const DeviceLimits &limits) {
+  double peak =
+      sixteenBit ? limits.sixteenBitFlopsPerSecond : limits.flopsPerSecond;
+  if (limits.bytesPerSecond <= 0 || (flops > 0 && peak <= 0))
+    return 0;
+  return std::max(bytes / limits.bytesPerSecond, flops > 0 ? flops / peak : 0);
+}
+
+/// The row of `rows` named `name`, appended (the rest default) if absent.
+template <class Row>
+Row &rowNamed(std::vector<Row> &rows, const std::string &name) {
+  for (Row &row : rows)
+    if (row.name == name)
+      return row;
+  rows.push_back({name});
+  return rows.back();
+}
+
 } // namespace
 
 void Profiler::add(RunProfile run, double wallStartUs) {
@@ -157,6 +179,7 @@ std::string Profiler::summary() const {
     std::vector<Totals> rows = program.thunks;
     std::sort(rows.begin(), rows.end(),
               [](const Totals &a, const Totals &b) { return a.us > b.us; });
+    out += kindsTable(program, rows);
     absl::StrAppendFormat(&out, "%7s %10s %6s  %-24s %s\n", "share",
                           "ms/run", "calls", "achieved", "thunk");
     double rest = 0;
@@ -182,6 +205,40 @@ std::string Profiler::summary() const {
                             100 * rest / program.runsUs, rest / runs / 1e3, "",
                             "", rows.size() - kRows);
   }
+  return out;
+}
+
+std::string Profiler::kindsTable(const ProgramTotals &program,
+                                 const std::vector<Totals> &rows) {
+  // Per kind (gemm, kernel, attention, copy), in order of time: where the
+  // run goes, and how far each kind is from what its bytes and products
+  // would take at the device's limits (the step's floor, kind by kind).
+  struct Kind {
+    std::string name;
+    double us = 0, floorSeconds = 0;
+    int64_t calls = 0;
+  };
+  std::vector<Kind> kinds;
+  bool floorKnown = program.limits.bytesPerSecond > 0;
+  for (const Totals &t : rows) {
+    Kind &kind = rowNamed(kinds, t.category);
+    kind.us += t.us;
+    kind.calls += t.calls;
+    kind.floorSeconds +=
+        floorSeconds(t.bytes, t.flops, t.sixteenBit, program.limits);
+  }
+  std::sort(kinds.begin(), kinds.end(),
+            [](const Kind &a, const Kind &b) { return a.us > b.us; });
+  const double runs = static_cast<double>(program.runs - 1);
+  std::string out = absl::StrFormat("%7s %10s %6s  %-24s %s\n", "share",
+                                    "ms/run", "calls", "at the limits", "kind");
+  for (const Kind &k : kinds)
+    absl::StrAppendFormat(
+        &out, "%6.1f%% %10.3f %6.0f  %-24s %s\n", 100 * k.us / program.runsUs,
+        k.us / runs / 1e3, k.calls / runs,
+        floorKnown ? absl::StrFormat("%.3f ms/run", k.floorSeconds * 1e3 / runs)
+                   : std::string("-"),
+        k.name);
   return out;
 }
 
@@ -251,6 +308,37 @@ std::vector<ThunkEvent> describeThunks(const Executable &executable) {
   for (size_t i = 0; i < executable.thunks.size(); ++i)
     events.push_back(describeThunk(executable, i));
   return events;
+}
+
+std::string floorTable(const std::vector<ThunkEvent> &events,
+                       const DeviceLimits &limits) {
+  struct Kind {
+    std::string name;
+    int64_t calls = 0;
+    double bytes = 0, flops = 0, seconds = 0;
+  };
+  std::vector<Kind> kinds;
+  Kind all{"all"};
+  for (const ThunkEvent &e : events) {
+    double seconds = floorSeconds(static_cast<double>(e.bytes), e.flops,
+                                  e.sixteenBit, limits);
+    for (Kind *k : {&rowNamed(kinds, e.category), &all}) {
+      ++k->calls;
+      k->bytes += static_cast<double>(e.bytes);
+      k->flops += e.flops;
+      k->seconds += seconds;
+    }
+  }
+  std::sort(kinds.begin(), kinds.end(),
+            [](const Kind &a, const Kind &b) { return a.seconds > b.seconds; });
+  kinds.push_back(all);
+  std::string out = absl::StrFormat("%-10s %6s %12s %12s %12s\n", "kind",
+                                    "calls", "GB", "TFLOP", "floor (ms)");
+  for (const Kind &k : kinds)
+    absl::StrAppendFormat(&out, "%-10s %6d %12.3f %12.3f %12.3f\n", k.name,
+                          k.calls, k.bytes / 1e9, k.flops / 1e12,
+                          k.seconds * 1e3);
+  return out;
 }
 
 DeviceLimits deviceLimits(const std::string &deviceName) {

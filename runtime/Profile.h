@@ -80,7 +80,10 @@ public:
   /// name, over every run but the program's first (which warms caches and
   /// allocates): time per run, its share of the run, calls per run, and
   /// achieved GB/s or GFLOP/s (with the share of the device's limits,
-  /// where known); and the share of the runs' time the thunks account for.
+  /// where known); before it, the same per kind of thunk (gemm, kernel,
+  /// attention, copy) with the time the kind's bytes and products would
+  /// take at the device's limits; and the share of the runs' time the
+  /// thunks account for.
   std::string summary() const;
 
   /// Runs added so far.
@@ -110,6 +113,10 @@ private:
     absl::flat_hash_map<std::string, size_t> rowOf;
   };
   std::vector<ProgramTotals> programs_;
+  /// The summary's table of thunk kinds for `program` (`rows`: its
+  /// thunks): time, share, calls and the time at the device's limits.
+  static std::string kindsTable(const ProgramTotals &program,
+                                const std::vector<Totals> &rows);
   size_t runs_ = 0;
   std::optional<double> epochUs_;
 };
@@ -120,6 +127,14 @@ struct Executable;
 /// category, bytes moved and floating-point work (a program makes these
 /// once and copies them into each profiled run).
 std::vector<ThunkEvent> describeThunks(const Executable &executable);
+
+/// Per kind of thunk (the most expensive first, then "all"): calls, bytes,
+/// floating-point work and the least time they could take at `limits`
+/// (each thunk's bytes at full bandwidth or its products at the peak,
+/// whichever is longer; no launch costs): a step's floor from its plan
+/// alone, before any run (`kilnc compile --print-floor`).
+std::string floorTable(const std::vector<ThunkEvent> &events,
+                       const DeviceLimits &limits);
 
 /// The best-known limits of a device by name ("H100", ...); zeros when
 /// unknown (the CPU: its limits depend on the machine).

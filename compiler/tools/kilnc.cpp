@@ -14,6 +14,7 @@
 #include "compiler/tools/KilncCommon.h"
 #include "ir/Serialization.h"
 #include "runtime/Executable.h"
+#include "runtime/Profile.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -378,10 +379,9 @@ int emitPtx(mlir::ModuleOp module, const compiler::KeyOptions &keyOptions,
 }
 
 int runCompile(int argc, char **argv) {
-  std::set<std::string> valued = {"-o",        "--memory-budget",
-                                  "--dump-dir", "--cache",
-                                  "--max-size", "--function",
-                                  "--emit-ptx"};
+  std::set<std::string> valued = {"-o",         "--memory-budget", "--dump-dir",
+                                  "--cache",    "--max-size",      "--function",
+                                  "--emit-ptx", "--print-floor"};
   valued.insert(kTargetFlags.begin(), kTargetFlags.end());
   std::set<std::string> switches = {"--print-plan", "--print-thunks",
                                     "--cache-read-only", "--quiet"};
@@ -397,6 +397,15 @@ int runCompile(int argc, char **argv) {
   if (!parseTargetFlags(*args, keyOptions))
     return kExitUsage;
   keyOptions.function = args->get("--function");
+  runtime::DeviceLimits floorLimits;
+  if (args->has("--print-floor")) {
+    floorLimits = runtime::deviceLimits(args->get("--print-floor"));
+    if (floorLimits.bytesPerSecond <= 0)
+      return fail("--print-floor: no limits known for '" +
+                      args->get("--print-floor") +
+                      "' (known: H100, H200, A100)",
+                  kExitUsage);
+  }
   std::optional<uint64_t> budget = memoryBudgetFlag(*args);
   if (!budget)
     return kExitUsage;
@@ -431,6 +440,10 @@ int runCompile(int argc, char **argv) {
     std::printf("%s", planText(*exe).c_str());
   if (args->has("--print-thunks"))
     std::printf("%s", thunksText(*exe).c_str());
+  if (args->has("--print-floor"))
+    std::printf("floor on %s:\n%s", args->get("--print-floor").c_str(),
+                runtime::floorTable(runtime::describeThunks(*exe), floorLimits)
+                    .c_str());
   if (args->has("--dump-dir"))
     if (int rc = writeDumps(args->get("--dump-dir"),
                             compiler::computeCacheKey(**module, keyOptions),
@@ -458,8 +471,9 @@ int runCompile(int argc, char **argv) {
 
 const char *const kUsage =
     "usage: kilnc compile FILE.mlir [-o FILE] [--function NAME]\n"
-    "                    [--memory-budget BYTES] [--print-plan] [--print-thunks]\n"
-    "                    [--dump-dir D]\n"
+    "                    [--memory-budget BYTES] [--print-plan] "
+    "[--print-thunks]\n"
+    "                    [--print-floor H100|H200|A100] [--dump-dir D]\n"
     "                    [--cache DIR [--cache-read-only] [--max-size BYTES]]\n"
     "                    [TARGET] [--emit-ptx FILE]\n"
     "       kilnc precompile DUMP_DIR --cache DIR [--jobs N]\n"
@@ -484,7 +498,6 @@ const char *const kUsage =
     "        f32 sums).\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
     "$KILN_CACHE_DIR.\n";
-
 
 int usage(int code) {
   std::fprintf(code == 0 ? stdout : stderr, "%s", kUsage);

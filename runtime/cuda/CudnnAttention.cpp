@@ -18,6 +18,7 @@
 #include <cudnn_frontend.h>
 
 #include <dlfcn.h>
+#include <glob.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,11 +46,31 @@ constexpr const char *kCudartNames[] = {
     "libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.13",
     "libcudart.so.12", "/usr/local/cuda/lib64/libcudart.so.12"};
 
+/// cuDNN compiles some of its attention engines at run time with NVRTC,
+/// which it opens by soname, as NVRTC opens its builtins: where the
+/// toolkit's folder is not on the loader's path those opens fail and the
+/// graphs find no engine. Opening them here first by path makes the later
+/// opens by soname find them loaded. Failing is no error (an engine that
+/// needs none still runs).
+void preloadNvrtc() {
+  for (const char *name :
+       {"libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13"})
+    if (dlopen(name, RTLD_NOW | RTLD_GLOBAL))
+      break;
+  glob_t found{};
+  if (glob("/usr/local/cuda/lib64/libnvrtc-builtins.so.13*", 0, nullptr,
+           &found) == 0)
+    for (size_t i = 0; i < found.gl_pathc; ++i)
+      dlopen(found.gl_pathv[i], RTLD_NOW | RTLD_GLOBAL);
+  globfree(&found);
+}
+
 /// Opens cuDNN (KILN_CUDNN_LIBRARY, else kCudnnNames) for the frontend and
 /// points it at a CUDA runtime it can open (its own search knows neither
 /// the toolkit's folder nor a path); once per process.
 absl::Status loadLibraries() {
   static const absl::Status status = []() -> absl::Status {
+    preloadNvrtc();
     std::vector<std::string> tried;
     const char *chosen = std::getenv("KILN_CUDNN_LIBRARY");
     std::vector<const char *> names(std::begin(kCudnnNames),
@@ -230,14 +251,23 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
   }
 
   if (!a.gradient) {
-    auto options = fe::graph::SDPA_attributes()
-                       .set_name("attention")
-                       .set_generate_stats(stats)
-                       .set_attn_scale(static_cast<float>(a.scale));
+    // The composite (flash) implementation for every forward: the frontend
+    // would pick its newer unified operation for a forward without mask
+    // or dropout, and one path for all is the one the gradient pairs with.
+    auto options =
+        fe::graph::SDPA_attributes()
+            .set_name("attention")
+            .set_implementation(fe::AttentionImplementation_t::COMPOSITE)
+            .set_generate_stats(stats)
+            .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
       setCausal(options);
+    // The scale first, as NVIDIA's custom-dropout sample passes them: the
+    // graph then multiplies the probabilities by the mask and then by the
+    // scale, the order of its Philox dropout and of the backward's (the
+    // product is the same either way).
     if (dropout)
-      options.set_dropout(mask, keep);
+      options.set_dropout(keep, mask);
     auto [o, rowStats] = graph->sdpa(q, k, v, options);
     rowMajorOutput(*o, kResult, {B, H, T, D});
     if (stats) {
@@ -266,7 +296,9 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
     t->pack[kKeyGrad] = address(a.keyGrad);
     t->pack[kValueGrad] = address(a.valueGrad);
   }
-  if (fe::error_t e = graph->build(handle, {fe::HeurMode_t::A}); e.is_bad())
+  if (fe::error_t e =
+          graph->build(handle, {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+      e.is_bad())
     return absl::FailedPreconditionError(absl::StrCat(
         t->label, ": cuDNN has no fused attention for it: ", describe(e),
         "; unset KILN_CUDA_ATTENTION=cudnn to run kiln's flash attention "
