@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <thread>
 #include <unistd.h>
 
@@ -755,9 +756,7 @@ int main(int argc, char **argv) {
                  std::string(config.status().message()).c_str());
     return 2;
   }
-  if (config->worker == "kiln")
-    return runKilnWorker(*config);
-  if (!config->worker.empty()) {
+  if (!config->worker.empty() && config->worker != "kiln") {
     std::fprintf(stderr, "kiln-bench: unknown worker '%s'\n",
                  config->worker.c_str());
     return 2;
@@ -765,5 +764,16 @@ int main(int argc, char **argv) {
   std::string commandLine;
   for (int i = 0; i < argc; ++i)
     commandLine += (i ? " " : "") + std::string(argv[i]);
-  return runDriver(*config, commandLine);
+  // A batch, sequence or step count this host cannot hold is an error that
+  // says so, not an abort.
+  try {
+    return config->worker == "kiln" ? runKilnWorker(*config)
+                                    : runDriver(*config, commandLine);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr,
+                 "kiln-bench: out of host memory (the batches of --batch x "
+                 "--seq tokens, --steps of them, or the model, do not fit "
+                 "this machine)\n");
+    return 1;
+  }
 }

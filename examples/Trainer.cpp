@@ -136,13 +136,24 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       model_(buildModel(spec_)),
       optimizer_(prepareModel(), adamOptions(args, *model_)),
       loader_(makeLoader(args, data.train, *data.tokenizer)),
-      updatesPerEpoch_(std::max<int64_t>(
-          loader_.batchesPerEpoch() / args.gradientAccumulationSteps, 1)),
+      accumulation_(
+          std::min<int64_t>(args.gradientAccumulationSteps,
+                            std::max<int64_t>(loader_.batchesPerEpoch(), 1))),
+      updatesPerEpoch_(
+          std::max<int64_t>(loader_.batchesPerEpoch() / accumulation_, 1)),
       totalSteps_(totalSteps(args, updatesPerEpoch_)),
       scheduler_(optimizer_, schedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
   model_->train();
+  if (accumulation_ < args.gradientAccumulationSteps)
+    std::fprintf(stderr,
+                 "kiln-train: --gradient_accumulation_steps %lld is more than "
+                 "the %lld batches of an epoch: each optimizer step "
+                 "accumulates the epoch's %lld (as the Trainer's last step of "
+                 "an epoch takes the batches left)\n",
+                 (long long)args.gradientAccumulationSteps,
+                 (long long)accumulation_, (long long)accumulation_);
 }
 
 nn::NamedTensors Trainer::prepareModel() {
@@ -212,7 +223,7 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   }
   globalStep_ = startStep_ = state.step;
   scheduler_.set_step(state.step);
-  loader_.seek(state.step * args_.gradientAccumulationSteps);
+  loader_.seek(state.step * accumulation_);
   std::fprintf(stderr,
                "  Continuing training from checkpoint %s, global step "
                "%lld\n",
@@ -220,7 +231,7 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
 }
 
 void Trainer::printBanner() const {
-  const int64_t accumulation = args_.gradientAccumulationSteps;
+  const int64_t accumulation = accumulation_;
   int64_t trainable = 0;
   for (const auto &entry : optimizer_.params())
     trainable += entry.second.numel();
@@ -271,7 +282,7 @@ void Trainer::printBanner() const {
 }
 
 void Trainer::trainStep() {
-  const int64_t micro = args_.gradientAccumulationSteps;
+  const int64_t micro = accumulation_;
   std::vector<Tensor> losses;
   for (int64_t i = 0; i < micro; ++i) {
     data::Batch batch = *loader_.next();
@@ -306,7 +317,7 @@ void Trainer::trainStep() {
 }
 
 void Trainer::readLosses() {
-  const int64_t micro = args_.gradientAccumulationSteps;
+  const int64_t micro = accumulation_;
   for (size_t first = 0; first + micro <= unreadLosses_.size();
        first += micro) {
     double value = 0;
@@ -532,8 +543,7 @@ void Trainer::train() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   int64_t steps = globalStep_ - startStep_;
-  int64_t samplesPerStep =
-      args_.trainBatchSize * args_.gradientAccumulationSteps;
+  int64_t samplesPerStep = args_.trainBatchSize * accumulation_;
   LogDict summary = {
       {"train_runtime", pythonRound(runtime, 4)},
       {"train_samples_per_second",

@@ -53,7 +53,7 @@ private:
   /// weights) → the parameters the optimizer updates.
   nn::NamedTensors prepareModel();
   void train();
-  /// One optimizer step over gradientAccumulationSteps micro-batches.
+  /// One optimizer step over accumulation_ micro-batches.
   void trainStep();
   /// Logs the loss since the last log if the logging strategy says so.
   void maybeLog(bool epochEnded, bool last);
@@ -73,7 +73,7 @@ private:
   void printBanner() const;
   /// Epochs so far, fractional: micro-batches over batches per epoch.
   double epoch() const {
-    return double(globalStep_ * args_.gradientAccumulationSteps) /
+    return double(globalStep_ * accumulation_) /
            double(loader_.batchesPerEpoch());
   }
 
@@ -88,8 +88,13 @@ private:
   std::vector<std::string> adapted_;
   nn::AdamW optimizer_;
   data::DataLoader loader_;
+  /// Micro-batches an optimizer step accumulates:
+  /// --gradient_accumulation_steps, at most an epoch's batches (the Trainer's
+  /// last update of an epoch takes the batches left; an update never spans
+  /// epochs).
+  int64_t accumulation_;
   /// Optimizer steps per epoch, as the Trainer counts them:
-  /// max(batches per epoch / gradient accumulation steps, 1).
+  /// max(batches per epoch / accumulation_, 1).
   int64_t updatesPerEpoch_;
   int64_t totalSteps_;
   nn::LambdaLR scheduler_;
@@ -100,7 +105,7 @@ private:
   int64_t globalStep_ = 0, startStep_ = 0;
   double windowLoss_ = 0, runLoss_ = 0;
   /// The micro-batch losses of the steps not logged yet, in order
-  /// (gradientAccumulationSteps per step): device data until read.
+  /// (accumulation_ per step): device data until read.
   std::vector<Tensor> unreadLosses_;
   /// The last step's gradient norm (device data; read when logged).
   Tensor gradNorm_;

@@ -183,8 +183,11 @@ int runPlan(int argc, char **argv) {
           &overBudget);
       if (!peak)
         return fail("batch " + std::to_string(*batch) +
-                    " does not fit --memory_budget " + formatByteSize(*budget) +
-                    " even with recomputation: " + overBudget);
+                    (*budget ? " does not fit --memory_budget " +
+                                   formatByteSize(*budget) +
+                                   " even with recomputation"
+                             : std::string(" cannot be planned")) +
+                    ": " + overBudget);
       std::printf("batch %lld, seq %lld: planned peak %s (%s; %s)\n",
                   (long long)*batch, (long long)shape.seq,
                   formatByteSize(*peak).c_str(), what.c_str(), target.c_str());

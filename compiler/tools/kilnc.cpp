@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -513,14 +514,20 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   if (isHelpFlag(command) || command == "help")
     return usage(0);
-  if (command == "compile")
-    return runCompile(argc, argv);
-  if (command == "precompile")
-    return runPrecompile(argc, argv);
-  if (command == "cache")
-    return runCache(argc, argv);
-  if (command == "plan")
-    return runPlan(argc, argv);
+  // Shapes or files this host cannot hold are an error that says so, not
+  // an abort.
+  try {
+    if (command == "compile")
+      return runCompile(argc, argv);
+    if (command == "precompile")
+      return runPrecompile(argc, argv);
+    if (command == "cache")
+      return runCache(argc, argv);
+    if (command == "plan")
+      return runPlan(argc, argv);
+  } catch (const std::bad_alloc &) {
+    return fail("out of host memory while running '" + command + "'");
+  }
   std::fprintf(stderr, "kilnc: error: unknown command '%s'\n",
                command.c_str());
   return usage(kExitUsage);

@@ -9,8 +9,10 @@
 #include "frontends/lazy/Lower.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Step.h"
+#include "ir/KilnDialect.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <unistd.h>
 
@@ -42,6 +44,20 @@ uint64_t residentBytes() {
   return residentPages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
+/// The first node whose shape has more elements than kiln's IR allows
+/// (kMaxTensorElements), or null.
+const Node *pastTheElementLimit(const Graph &graph) {
+  for (const NodePtr &node : graph.nodes) {
+    int64_t count = 1;
+    for (int64_t dim : node->shape) {
+      if (dim != 0 && count > kMaxTensorElements / dim)
+        return node.get();
+      count *= dim;
+    }
+  }
+  return nullptr;
+}
+
 } // namespace
 
 uint64_t memory_outside_plans() {
@@ -69,6 +85,19 @@ std::optional<uint64_t> plan_step(std::string *overBudget) {
   if (collected.pending.empty())
     return 0;
   Graph graph = buildGraph(collected.outputs, collected.donatable);
+  // No memory holds a tensor past the IR's element limit: such a step does
+  // not fit, as one over the budget does (the batch advisor's bisection
+  // then looks below it) rather than failing to compile.
+  if (const Node *huge = pastTheElementLimit(graph)) {
+    if (overBudget) {
+      std::string dims;
+      for (int64_t dim : huge->shape)
+        dims += (dims.empty() ? "" : "x") + std::to_string(dim);
+      *overBudget = "a tensor of shape " + dims + " has more than 2^40 " +
+                    "elements, the most a kiln tensor may have";
+    }
+    return std::nullopt;
+  }
   GraphCompileRequest request = stepRequest();
   // With KILN_DUMP_GRAPHS the planned graph is written as step() writes
   // the graphs it compiles, so `kilnc compile --print-thunks` can show the
@@ -143,9 +172,20 @@ int64_t largest_planned_batch(
   // The asked batch first: when it fits, one probe answers.
   if (most < 1 || fits(most))
     return std::max<int64_t>(most, 0);
-  int64_t lo = 0, hi = most; // lo fits (0 trivially), hi does not
+  // lo fits (0 trivially), hi does not: halve the range. Far apart (a
+  // loose --batch_limit), the probe is the middle in log space instead: a
+  // step's graph grows with its batch (attention and loss chunks), so
+  // planning a batch of millions takes minutes, and this finds the
+  // answer's octave before it probes within it.
+  constexpr int64_t kFarApart = 1024;
+  int64_t lo = 0, hi = most;
   while (hi - lo > 1) {
     int64_t mid = lo + (hi - lo) / 2;
+    if (lo == 0 && hi > kFarApart)
+      mid = static_cast<int64_t>(std::sqrt(double(hi)));
+    else if (lo > 0 && hi / lo > kFarApart)
+      mid = static_cast<int64_t>(std::sqrt(double(lo) * double(hi)));
+    mid = std::clamp(mid, lo + 1, hi - 1);
     (fits(mid) ? lo : hi) = mid;
   }
   return lo;
