@@ -8,6 +8,8 @@
 #include "frontends/nn/ModelConfig.h"
 #include "support/ByteSize.h"
 
+#include "absl/strings/str_format.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -222,8 +224,11 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   if (!(a.warmupRatio >= 0 && a.warmupRatio <= 1))
     return "--warmup_ratio must be in [0, 1], got " +
            std::to_string(a.warmupRatio);
+  // Without --eval_steps it is --logging_steps (the Trainer's default).
   if (a.evalSteps < 1)
-    return "--eval_steps must be positive, got " + std::to_string(a.evalSteps);
+    return std::string(a.given.count("eval_steps") ? "--eval_steps"
+                                                   : "--logging_steps") +
+           " must be positive, got " + std::to_string(a.evalSteps);
   if (a.validationSplitPercentage < 0 || a.validationSplitPercentage >= 100)
     return "--validation_split_percentage must be in [0, 100), got " +
            std::to_string(a.validationSplitPercentage);
@@ -329,8 +334,9 @@ std::string checkTraining(const TrainArgs &a) {
            "got " +
            str(a.maxSteps);
   if (a.maxSteps < 0 && !(a.numTrainEpochs > 0 && a.numTrainEpochs < 1e6))
-    return "--num_train_epochs must be positive, got " +
-           std::to_string(a.numTrainEpochs);
+    return absl::StrFormat("--num_train_epochs must be positive and below "
+                           "10^6 (--max_steps counts steps past that), got %g",
+                           a.numTrainEpochs);
   if (a.loggingSteps < 1)
     return "--logging_steps must be positive, got " + str(a.loggingSteps);
   if (a.saveSteps < 0)
