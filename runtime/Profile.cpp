@@ -44,9 +44,10 @@ std::string rate(double amount, double seconds, const char *unit,
   return text;
 }
 
-/// The least time `t`'s work could take on a device of `limits`: its bytes
-/// at full bandwidth or its products at the peak of their type, whichever
-/// is longer; 0 where the limit it needs is unknown.
+/// The least time a thunk moving `bytes` and doing `flops` could take on a
+/// device of `limits`: the bytes at full bandwidth or the products at the
+/// peak of their type, whichever is longer; 0 where a limit it needs is
+/// unknown.
 double floorSeconds(double bytes, double flops, bool sixteenBit,
                     const DeviceLimits &limits) {
   double peak =
