@@ -38,13 +38,21 @@ bool isFile(const fs::path &path) {
   return fs::is_regular_file(path, ec);
 }
 
-/// The revision a snapshot folder of the hub cache should be read at:
-/// refs/main's, else the only snapshot; "" when neither says.
-std::string snapshotRevision(const fs::path &repo) {
-  std::ifstream ref(repo / "refs" / "main");
-  std::string revision;
-  if (ref >> revision && isDir(repo / "snapshots" / revision))
+/// The snapshot of the hub cache's `repo` to read at `revision` (a branch
+/// or tag that refs/ names, or a commit that snapshots/ holds): "" when
+/// neither has it. The main branch falls back on the only snapshot, as a
+/// cache copied without its refs/ holds.
+std::string snapshotRevision(const fs::path &repo,
+                             const std::string &revision) {
+  std::ifstream ref(repo / "refs" / revision);
+  std::string commit;
+  if (ref >> commit && isDir(repo / "snapshots" / commit))
+    return commit;
+  if (revision.find('/') == std::string::npos &&
+      isDir(repo / "snapshots" / revision))
     return revision;
+  if (revision != "main")
+    return "";
   std::vector<std::string> snapshots;
   std::error_code ec;
   for (const auto &entry : fs::directory_iterator(repo / "snapshots", ec))
@@ -80,15 +88,23 @@ std::string hubCacheDir(const std::string &override) {
 
 absl::StatusOr<std::string> resolveModelFolder(const std::string &flag,
                                                const std::string &name,
-                                               const std::string &hubCache) {
+                                               const std::string &hubCache,
+                                               const std::string &revision) {
   if (isDir(name))
     return name;
   fs::path repo = fs::path(hubCacheDir(hubCache)) /
                   ("models--" + absl::StrReplaceAll(name, {{"/", "--"}}));
   if (isDir(repo / "snapshots")) {
-    std::string revision = snapshotRevision(repo);
-    if (!revision.empty())
-      return (repo / "snapshots" / revision).string();
+    std::string snapshot = snapshotRevision(repo, revision);
+    if (!snapshot.empty())
+      return (repo / "snapshots" / snapshot).string();
+    if (revision != "main")
+      return absl::NotFoundError(
+          absl::StrCat("--", flag, " ", name, " at --model_revision ", revision,
+                       ": ", repo.string(), " has neither refs/", revision,
+                       " nor snapshots/", revision,
+                       "; kiln-train does not download: pass the snapshot "
+                       "folder itself"));
     return absl::NotFoundError(absl::StrCat(
         "--", flag, " ", name, ": ", (repo / "snapshots").string(),
         " holds several snapshots and refs/main names none of them; pass "

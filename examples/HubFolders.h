@@ -25,12 +25,14 @@ std::string hubCacheDir(const std::string &override = "");
 
 /// `name` (a folder, or a hub id) → the folder holding the model's or
 /// tokenizer's files: the folder itself, else the hub cache's snapshot
-/// (the revision refs/main names, else the only snapshot) of
-/// hubCacheDir(hubCache). NotFound naming
-/// `flag`, the paths tried and how to pass a folder instead.
-absl::StatusOr<std::string> resolveModelFolder(const std::string &flag,
-                                               const std::string &name,
-                                               const std::string &hubCache);
+/// of hubCacheDir(hubCache) at `revision` (run_clm's --model_revision: the
+/// commit refs/REVISION names, or a commit snapshots/ holds; for main,
+/// else the only snapshot). NotFound naming `flag`, the paths tried and
+/// how to pass a folder instead.
+absl::StatusOr<std::string>
+resolveModelFolder(const std::string &flag, const std::string &name,
+                   const std::string &hubCache,
+                   const std::string &revision = "main");
 
 /// The kiln data directories searched for data sets ($KILN_DATA_DIR split
 /// at ':', else ~/.cache/kiln/data).

@@ -3,6 +3,7 @@
 // TrainArgs.h). Flag names are Hugging Face's, underscores included, so a
 // run_clm.py command line carries over.
 #include "examples/TrainArgs.h"
+#include "examples/Schedule.h"
 #include "examples/TrainFlags.h"
 
 #include "frontends/nn/ModelConfig.h"
@@ -15,6 +16,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -119,6 +121,70 @@ TrainArgs copyFlags(const Flags &f) {
   return a;
 }
 
+// --load_best_model_at_end and its metric → `a`, checked as
+// TrainingArguments checks them; the first problem, or "".
+std::string copyBestModelFlags(const Flags &f, TrainArgs &a) {
+  std::string metric = f.metricForBestModel;
+  if (metric.empty())
+    return "--metric_for_best_model must name a metric (default: loss)";
+  a.metricForBestModel =
+      metric.rfind("eval_", 0) == 0 ? metric : "eval_" + metric;
+  // The Trainer's default: a loss is better smaller, anything else greater.
+  a.greaterIsBetter = f.greaterIsBetter.getNumOccurrences()
+                          ? bool(f.greaterIsBetter)
+                          : !llvm::StringRef(metric).ends_with("loss");
+  a.loadBestModelAtEnd = f.loadBestModelAtEnd;
+  return "";
+}
+
+// The optimizer's, the schedule's, logging's and the device's Trainer
+// flags → `a`; the first problem, or "".
+std::string copyOptimizerAndLoggingFlags(const Flags &f, TrainArgs &a) {
+  // The Trainer's names for PyTorch's AdamW formula, which kiln's is.
+  static const std::set<std::string> adamw = {
+      "adamw_torch",     "adamw_torch_fused",     "adamw_apex_fused",
+      "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_hf"};
+  if (!adamw.count(f.optim))
+    return "--optim " + f.optim +
+           ": kiln-train's optimizer is AdamW (--optim adamw_torch, or "
+           "adamw_torch_fused, adamw_apex_fused, adamw_torch_xla, "
+           "adamw_torch_npu_fused); other optimizers are not built";
+  if (f.optim == "adamw_hf")
+    std::fprintf(stderr,
+                 "kiln-train: note: --optim adamw_hf: kiln's AdamW is "
+                 "PyTorch's (epsilon added after the bias correction)\n");
+  a.adamBeta1 = f.adamBeta1, a.adamBeta2 = f.adamBeta2;
+  a.adamEpsilon = f.adamEpsilon;
+  if (!f.schedulerKwargs.empty())
+    if (std::string problem =
+            parseScheduleKwargs(f.schedulerKwargs, a.lrSchedulerKwargs);
+        !problem.empty())
+      return problem;
+  a.keepLinebreaks = f.keepLinebreaks;
+  a.loggingFirstStep = f.loggingFirstStep;
+  a.includeNumInputTokensSeen = f.includeNumInputTokensSeen;
+  if (f.dataSeed.getNumOccurrences())
+    a.dataSeed = f.dataSeed;
+  if (!f.saveSafetensors)
+    return "--save_safetensors False: kiln writes safetensors only (the "
+           "Trainer's default format)";
+  if (f.useCpu || f.noCuda) {
+    const char *flag = f.useCpu ? "--use_cpu" : "--no_cuda";
+    if (!a.backend.empty() && a.backend != "cpu")
+      return std::string(flag) + " True and --backend " + a.backend +
+             " disagree; give one";
+    a.backend = "cpu";
+  }
+  if (std::string problem = copyBestModelFlags(f, a); !problem.empty())
+    return problem;
+  std::vector<std::string> notes;
+  if (std::string problem = f.notActedOn.check(notes); !problem.empty())
+    return problem;
+  for (const std::string &note : notes)
+    std::fprintf(stderr, "kiln-train: note: %s\n", note.c_str());
+  return "";
+}
+
 /// "no" | "steps" | "epoch" → the strategy; nullopt otherwise.
 std::optional<TrainArgs::Strategy> parseStrategy(const std::string &word) {
   using Strategy = TrainArgs::Strategy;
@@ -139,6 +205,9 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
       a.given.insert(entry.first.str());
   a.modelNameOrPath = f.modelNameOrPath, a.configName = f.configName;
   a.tokenizerName = f.tokenizerName, a.hubCacheDir = f.hubCache;
+  a.modelRevision = f.modelRevision;
+  if (a.modelRevision.empty())
+    return "--model_revision must name a revision (default: main)";
   a.datasetName = f.datasetName, a.datasetConfigName = f.datasetConfigName;
   a.validationSplitPercentage = f.validationSplitPercentage;
   a.preprocessingNumWorkers = f.preprocessingNumWorkers;
@@ -154,6 +223,9 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.warmupRatio = f.warmupRatio;
   a.dataloaderDropLast = f.dataloaderDropLast;
   a.progressBar = !f.disableTqdm;
+  if (std::string problem = copyOptimizerAndLoggingFlags(f, a);
+      !problem.empty())
+    return problem;
   // run_clm.py runs only what --do_train / --do_eval ask; kiln-train without
   // either trains (and evaluates where it has validation data).
   if (a.given.count("do_train") || a.given.count("do_eval")) {
@@ -201,6 +273,11 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
     *field = *strategy;
   }
   a.evalSteps = f.evalSteps ? long(f.evalSteps) : a.loggingSteps;
+  a.evalDelay = f.evalDelay;
+  if (!(a.evalDelay >= 0) || !std::isfinite(a.evalDelay))
+    return absl::StrFormat("--eval_delay must be a non-negative number, got "
+                           "%g",
+                           a.evalDelay);
   for (const std::string &to : f.reportTo)
     if (to != "none" && to != "all")
       return "--report_to " + to +
@@ -324,11 +401,17 @@ std::string checkTraining(const TrainArgs &a) {
     return "--max_grad_norm must be a non-negative number";
   if (a.warmupSteps < 0)
     return "--warmup_steps must not be negative, got " + str(a.warmupSteps);
-  static const std::set<std::string> schedulers = {
-      "linear", "cosine", "constant", "constant_with_warmup"};
-  if (!schedulers.count(a.lrSchedulerType))
-    return "unknown --lr_scheduler_type '" + a.lrSchedulerType +
-           "'; expected linear, cosine, constant or constant_with_warmup";
+  if (std::string problem = checkSchedule(a); !problem.empty())
+    return problem;
+  if (!(a.adamBeta1 >= 0 && a.adamBeta1 < 1) ||
+      !(a.adamBeta2 >= 0 && a.adamBeta2 < 1))
+    return absl::StrFormat("--adam_beta1 and --adam_beta2 must be in [0, 1), "
+                           "got %g and %g",
+                           a.adamBeta1, a.adamBeta2);
+  if (!(a.adamEpsilon >= 0) || !std::isfinite(a.adamEpsilon))
+    return absl::StrFormat("--adam_epsilon must be a non-negative number, "
+                           "got %g",
+                           a.adamEpsilon);
   if (a.maxSteps == 0 || a.maxSteps < -1)
     return "--max_steps must be positive (or -1: use --num_train_epochs), "
            "got " +
@@ -343,6 +426,26 @@ std::string checkTraining(const TrainArgs &a) {
     return "--save_steps must not be negative, got " + str(a.saveSteps);
   if (a.given.count("save_steps") && a.saveSteps > 0 && a.outputDir.empty())
     return "--save_steps needs --output_dir";
+  if (a.loadBestModelAtEnd) {
+    using Strategy = TrainArgs::Strategy;
+    auto name = [](Strategy s) {
+      return s == Strategy::no      ? "no"
+             : s == Strategy::steps ? "steps"
+                                    : "epoch";
+    };
+    if (a.evalStrategy != a.saveStrategy)
+      return std::string("--load_best_model_at_end needs the save and eval "
+                         "strategies to match, got --eval_strategy ") +
+             name(a.evalStrategy) + " and --save_strategy " +
+             name(a.saveStrategy);
+    if (a.evalStrategy == Strategy::steps && a.saveSteps % a.evalSteps != 0)
+      return "--load_best_model_at_end needs --save_steps (" +
+             str(a.saveSteps) + ") to be a multiple of --eval_steps (" +
+             str(a.evalSteps) + ")";
+    if (a.evalStrategy != Strategy::no && a.outputDir.empty())
+      return "--load_best_model_at_end needs --output_dir (its checkpoints "
+             "are where the best model is kept)";
+  }
   if (a.saveTotalLimit < 0)
     return "--save_total_limit must not be negative, got " +
            str(a.saveTotalLimit);

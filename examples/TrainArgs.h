@@ -9,6 +9,7 @@
 #include "support/HostTensor.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,6 +36,8 @@ struct TrainArgs {
   /// by resolveHubNames (kiln-train.cpp) before anything is built; the hub
   /// cache searched ("" : $HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/...).
   std::string modelNameOrPath, configName, tokenizerName, hubCacheDir;
+  /// --model_revision: the hub cache's revision the names resolve at.
+  std::string modelRevision = "main";
   /// The folder whose weights the model starts from ("": fresh weights).
   std::string pretrainedFolder;
   /// --use_lora: PEFT-style adapters on a frozen base (nn::apply_lora);
@@ -63,6 +66,8 @@ struct TrainArgs {
   int64_t validationSplitPercentage = 5;
   /// --preprocessing_num_workers as given (tokenizing is single-threaded).
   int64_t preprocessingNumWorkers = 0;
+  /// Text files keep each line's "\n" (run_clm's --keep_linebreaks).
+  bool keepLinebreaks = true;
   /// "text" | "sst2" | "jsonl" (resolved from the file name when "auto").
   std::string dataset = "auto";
   int64_t blockSize = 32;
@@ -78,6 +83,12 @@ struct TrainArgs {
   /// --warmup_ratio: warmup steps = ceil(ratio * total) when warmupSteps is 0.
   double warmupRatio = 0;
   std::string lrSchedulerType = "linear";
+  /// --lr_scheduler_kwargs: the schedule's extra arguments (num_cycles,
+  /// power, lr_end, timescale, min_lr, min_lr_rate), checked against
+  /// lrSchedulerType.
+  std::map<std::string, double> lrSchedulerKwargs;
+  /// AdamW's betas and epsilon (--adam_beta1, --adam_beta2, --adam_epsilon).
+  double adamBeta1 = 0.9, adamBeta2 = 0.999, adamEpsilon = 1e-8;
   /// Micro-batches per optimizer step.
   int64_t gradientAccumulationSteps = 1;
   /// Train, then evaluate on the validation set (--do_train / --do_eval;
@@ -89,6 +100,9 @@ struct TrainArgs {
            saveStrategy = Strategy::steps;
   /// Steps between evaluations under Strategy::steps (0: loggingSteps).
   int64_t evalSteps = 0;
+  /// --eval_delay: no evaluation during training before this many steps
+  /// (or epochs, under Strategy::epoch).
+  double evalDelay = 0;
   /// Drop each epoch's ragged last batch; else pad it with ignored rows.
   bool dataloaderDropLast = false;
   /// The tqdm-style bar on a terminal (--disable_tqdm turns it off).
@@ -96,7 +110,13 @@ struct TrainArgs {
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;
   int64_t loggingSteps = 10;
+  /// --logging_first_step: log after the first step too.
+  bool loggingFirstStep = false;
+  /// --include_num_input_tokens_seen: logs count the tokens trained on.
+  bool includeNumInputTokensSeen = false;
   uint64_t seed = 42;
+  /// --data_seed: the data order's seed (absent: seed's).
+  std::optional<uint64_t> dataSeed;
   // Checkpoints.
   std::string outputDir;
   /// --resume_from_checkpoint: not given (detect: the newest complete
@@ -110,6 +130,13 @@ struct TrainArgs {
   /// (all but one that --resume_from_checkpoint names).
   bool overwriteOutputDir = false;
   int64_t saveSteps = 500;
+  /// --load_best_model_at_end: after training, the model of the
+  /// checkpoint whose evaluation scored best on metricForBestModel (an
+  /// "eval_" key of the evaluation's dict) becomes the final model;
+  /// greaterIsBetter says which way is best.
+  bool loadBestModelAtEnd = false;
+  std::string metricForBestModel = "eval_loss";
+  bool greaterIsBetter = false;
   /// Keep at most this many checkpoint-N folders (0: all), deleting the
   /// oldest after each save.
   int64_t saveTotalLimit = 0;

@@ -26,12 +26,16 @@ std::string datasetKind(const std::string &flag, const std::string &path) {
 }
 
 absl::StatusOr<data::TextDataset> loadTexts(const std::string &kind,
-                                            const std::string &path) {
+                                            const std::string &path,
+                                            const TrainArgs &a) {
   if (kind == "sst2")
     return data::loadTsv(path);
   if (kind == "jsonl")
     return data::loadInstructionJsonl(path);
-  return data::loadTextFile(path);
+  // run_clm's --keep_linebreaks applies to text files alone.
+  data::TextFileOptions options;
+  options.keepLinebreaks = a.keepLinebreaks;
+  return data::loadTextFile(path, options);
 }
 
 // Texts → block_size blocks, as run_clm's tokenize + group_texts;
@@ -86,7 +90,8 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
     out.source =
         "generated corpus (" + std::to_string(train.size()) + " lines)";
   } else {
-    auto loaded = loadTexts(datasetKind(a.dataset, a.trainFile), a.trainFile);
+    auto loaded =
+        loadTexts(datasetKind(a.dataset, a.trainFile), a.trainFile, a);
     if (!loaded.ok())
       return Failure{std::string(loaded.status().message()), 2};
     train = std::move(*loaded);
@@ -119,8 +124,8 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
                   " texts held out for validation)";
   }
   if (!a.validationFile.empty()) {
-    auto loaded =
-        loadTexts(datasetKind(a.dataset, a.validationFile), a.validationFile);
+    auto loaded = loadTexts(datasetKind(a.dataset, a.validationFile),
+                            a.validationFile, a);
     if (!loaded.ok())
       return Failure{std::string(loaded.status().message()), 2};
     eval = std::move(*loaded);

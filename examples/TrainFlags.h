@@ -6,6 +6,7 @@
 #define KILN_EXAMPLES_TRAINFLAGS_H
 
 #include "examples/TrainArgs.h"
+#include "examples/UnsupportedFlags.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -49,6 +50,11 @@ struct Flags {
                "else $HF_HOME/hub, else ~/.cache/huggingface/hub); kiln "
                "never downloads"),
       cl::value_desc("dir"), cl::cat(model)};
+  cl::opt<std::string> modelRevision{
+      "model_revision",
+      cl::desc("the revision hub names resolve at in the hub cache: a "
+               "branch or tag refs/ names, or a commit (default: main)"),
+      cl::init("main"), cl::cat(model)};
   cl::opt<long> nLayer{"n_layer", cl::desc("transformer blocks (default: 2)"),
                        cl::init(2), cl::cat(model)};
   cl::opt<long> nEmbd{"n_embd", cl::desc("hidden size (default: 64)"),
@@ -141,6 +147,11 @@ struct Flags {
       cl::desc("format of the data files: text | sst2 | jsonl (default: "
                "from the extension: .tsv sst2, .jsonl/.json jsonl, else text)"),
       cl::init("auto"), cl::cat(data)};
+  cl::opt<bool> keepLinebreaks{
+      "keep_linebreaks",
+      cl::desc("text files: each line keeps its line break, as run_clm.py "
+               "reads them (default: true)"),
+      cl::init(true), cl::cat(data)};
   cl::opt<long> preprocessingNumWorkers{
       "preprocessing_num_workers",
       cl::desc("run_clm.py's tokenizer processes; kiln-train tokenizes on "
@@ -206,9 +217,35 @@ struct Flags {
       cl::init(0.0), cl::cat(training)};
   cl::opt<std::string> scheduler{
       "lr_scheduler_type",
-      cl::desc("linear | cosine | constant | constant_with_warmup (default: "
+      cl::desc("linear | cosine | cosine_with_restarts | polynomial | "
+               "constant | constant_with_warmup | inverse_sqrt | "
+               "cosine_with_min_lr, transformers' schedules (default: "
                "linear)"),
       cl::init("linear"), cl::cat(training)};
+  cl::opt<std::string> schedulerKwargs{
+      "lr_scheduler_kwargs",
+      cl::desc("the schedule's extra arguments as a JSON object, as "
+               "transformers takes them: num_cycles (cosine, "
+               "cosine_with_restarts, cosine_with_min_lr), power and lr_end "
+               "(polynomial), timescale (inverse_sqrt), min_lr or "
+               "min_lr_rate (cosine_with_min_lr, which needs one)"),
+      cl::value_desc("json"), cl::cat(training)};
+  cl::opt<std::string> optim{
+      "optim",
+      cl::desc("the optimizer: adamw_torch (default), or a name of the "
+               "same AdamW formula (adamw_torch_fused, adamw_apex_fused, "
+               "adamw_torch_xla, adamw_torch_npu_fused; adamw_hf with a "
+               "note); other optimizers are not built"),
+      cl::init("adamw_torch"), cl::cat(training)};
+  cl::opt<double> adamBeta1{"adam_beta1",
+                            cl::desc("AdamW's beta1 (default: 0.9)"),
+                            cl::init(0.9), cl::cat(training)};
+  cl::opt<double> adamBeta2{"adam_beta2",
+                            cl::desc("AdamW's beta2 (default: 0.999)"),
+                            cl::init(0.999), cl::cat(training)};
+  cl::opt<double> adamEpsilon{"adam_epsilon",
+                              cl::desc("AdamW's epsilon (default: 1e-8)"),
+                              cl::init(1e-8), cl::cat(training)};
   cl::opt<double> epochs{
       "num_train_epochs",
       cl::desc("epochs (when --max_steps is not set) (default: 3.0)"),
@@ -220,6 +257,16 @@ struct Flags {
   cl::opt<long> loggingSteps{
       "logging_steps", cl::desc("steps between loss log lines (default: 10)"),
       cl::init(10), cl::cat(training)};
+  cl::opt<bool> loggingFirstStep{
+      "logging_first_step",
+      cl::desc("log the first step's loss too (default: false)"),
+      cl::cat(training)};
+  cl::opt<bool> includeNumInputTokensSeen{
+      "include_num_input_tokens_seen",
+      cl::desc("logs add num_input_tokens_seen: the tokens of the training "
+               "batches so far, padding rows included, as the Trainer "
+               "counts them (default: false)"),
+      cl::cat(training)};
   cl::opt<std::string> loggingStrategy{
       "logging_strategy",
       cl::desc("when the loss is logged: steps (every --logging_steps) | "
@@ -237,6 +284,11 @@ struct Flags {
       "eval_steps",
       cl::desc("steps between evaluations (default: --logging_steps)"),
       cl::init(0), cl::cat(training)};
+  cl::opt<double> evalDelay{
+      "eval_delay",
+      cl::desc("no evaluation during training before this many steps (or "
+               "epochs, with --eval_strategy epoch) (default: 0)"),
+      cl::init(0.0), cl::cat(training)};
   cl::opt<bool> dataloaderDropLast{
       "dataloader_drop_last",
       cl::desc("drop each epoch's last partial batch (default: false: it is "
@@ -255,6 +307,9 @@ struct Flags {
   cl::opt<unsigned long> seed{
       "seed", cl::desc("seed of weights, dropout, shuffling (default: 42)"),
       cl::init(42), cl::cat(training)};
+  cl::opt<unsigned long> dataSeed{
+      "data_seed", cl::desc("seed of the data order alone (default: --seed)"),
+      cl::cat(training)};
 
   cl::OptionCategory checkpoints{"Checkpoints"};
   cl::opt<std::string> saveStrategy{
@@ -281,6 +336,28 @@ struct Flags {
       cl::desc("train from scratch even when output_dir holds checkpoints, "
                "deleting them (default: resume from the newest)"),
       cl::cat(checkpoints)};
+  cl::opt<bool> loadBestModelAtEnd{
+      "load_best_model_at_end",
+      cl::desc("after training, load the checkpoint that evaluated best on "
+               "--metric_for_best_model as the final model; needs "
+               "--save_strategy equal to --eval_strategy (and --save_steps "
+               "a multiple of --eval_steps); rotation keeps that checkpoint"),
+      cl::cat(checkpoints)};
+  cl::opt<std::string> metricForBestModel{
+      "metric_for_best_model",
+      cl::desc("the evaluation's metric that picks the best checkpoint, "
+               "with or without its eval_ prefix (default: loss)"),
+      cl::init("loss"), cl::cat(checkpoints)};
+  cl::opt<bool> greaterIsBetter{
+      "greater_is_better",
+      cl::desc("a greater metric is better (default: false for a metric "
+               "ending in loss, else true)"),
+      cl::cat(checkpoints)};
+  cl::opt<bool> saveSafetensors{
+      "save_safetensors",
+      cl::desc("checkpoints and models in safetensors: kiln's only format "
+               "(False is refused) (default: true)"),
+      cl::init(true), cl::cat(checkpoints)};
   cl::opt<long> saveTotalLimit{
       "save_total_limit",
       cl::desc("keep at most N checkpoints, deleting the oldest (0: all) "
@@ -299,6 +376,10 @@ struct Flags {
                             kDefaultBackend + ")";
   cl::opt<std::string> backend{"backend", cl::desc(backendHelp),
                                cl::init(kDefaultBackend), cl::cat(execution)};
+  cl::opt<bool> useCpu{"use_cpu", cl::desc("train on the CPU: --backend cpu"),
+                       cl::cat(execution)};
+  cl::opt<bool> noCuda{"no_cuda", cl::desc("the older name of --use_cpu"),
+                       cl::cat(execution)};
   cl::opt<std::string> cudaArch{
       "cuda_arch",
       cl::desc("GPU architecture for --backend cuda: sm_80 | sm_90 (default: "
@@ -349,14 +430,38 @@ struct Flags {
                "kilnc precompile (default: $KILN_DUMP_GRAPHS)"),
       cl::value_desc("dir"), cl::cat(execution)};
 
+  /// The Trainer's and run_clm's flags that kiln-train knows and does not
+  /// act on: each refused with the reason, or taken with a note.
+  UnsupportedFlags notActedOn;
+
   std::vector<const cl::OptionCategory *> categories() const {
-    return {&model, &data, &training, &checkpoints, &execution};
+    return {&model,       &data,      &training,
+            &checkpoints, &execution, &notActedOn.category};
   }
   std::vector<const cl::opt<bool> *> booleans() const {
-    return {&useLora,    &mergeLora,   &doTrain,    &doEval,      &dataloaderDropLast,
-            &disableTqdm, &overwriteOutputDir, &eager,
-            &tf32,       &bf16,        &fp16,
-            &autoFindBatchSize};
+    std::vector<const cl::opt<bool> *> all = {&useLora,
+                                              &mergeLora,
+                                              &doTrain,
+                                              &doEval,
+                                              &dataloaderDropLast,
+                                              &disableTqdm,
+                                              &overwriteOutputDir,
+                                              &eager,
+                                              &tf32,
+                                              &bf16,
+                                              &fp16,
+                                              &autoFindBatchSize,
+                                              &loggingFirstStep,
+                                              &includeNumInputTokensSeen,
+                                              &saveSafetensors,
+                                              &useCpu,
+                                              &noCuda,
+                                              &loadBestModelAtEnd,
+                                              &greaterIsBetter,
+                                              &keepLinebreaks};
+    for (const cl::opt<bool> *flag : notActedOn.booleans())
+      all.push_back(flag);
+    return all;
   }
 };
 

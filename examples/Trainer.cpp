@@ -1,6 +1,7 @@
 // The training loop of kiln-train (see kiln-train.cpp and Trainer.h).
 #include "examples/Trainer.h"
 #include "examples/InstructionEval.h"
+#include "examples/Schedule.h"
 
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/data/Files.h"
@@ -33,30 +34,12 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
   nn::AdamW::Options o;
   o.lr = a.learningRate;
   o.weight_decay = a.weightDecay;
+  o.beta1 = a.adamBeta1, o.beta2 = a.adamBeta2, o.eps = a.adamEpsilon;
   o.no_decay = nn::bias_and_norm_names(model);
   return o;
 }
 
 namespace {
-
-/// --warmup_steps, else --warmup_ratio of the total, rounded up (the
-/// Trainer's get_warmup_steps).
-int64_t warmupSteps(const TrainArgs &a, int64_t totalSteps) {
-  if (a.warmupSteps > 0)
-    return a.warmupSteps;
-  return int64_t(std::ceil(a.warmupRatio * double(totalSteps)));
-}
-
-nn::LRLambda schedule(const TrainArgs &a, int64_t totalSteps) {
-  int64_t warmup = warmupSteps(a, totalSteps);
-  if (a.lrSchedulerType == "cosine")
-    return nn::cosine_schedule_with_warmup(warmup, totalSteps);
-  if (a.lrSchedulerType == "constant")
-    return nn::constant_schedule();
-  if (a.lrSchedulerType == "constant_with_warmup")
-    return nn::constant_schedule_with_warmup(warmup);
-  return nn::linear_schedule_with_warmup(warmup, totalSteps);
-}
 
 // The mean loss over every validation block, in fixed-shape batches (the
 // last padded with ignored rows, so no new shape), weighted by real rows as
@@ -110,7 +93,7 @@ data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
                             const data::Tokenizer &tokenizer) {
   data::LoaderOptions o;
   o.batchSize = a.trainBatchSize;
-  o.seed = a.seed;
+  o.seed = a.dataSeed.value_or(a.seed);
   o.numEpochs = 0; // endless: max_steps decides when training ends
   // A ragged last batch is padded with rows the loss ignores (the same
   // shape, so the same compiled step) unless --dataloader_drop_last.
@@ -142,10 +125,23 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       updatesPerEpoch_(
           std::max<int64_t>(loader_.batchesPerEpoch() / accumulation_, 1)),
       totalSteps_(totalSteps(args, updatesPerEpoch_)),
-      scheduler_(optimizer_, schedule(args, totalSteps_)) {
+      scheduler_(optimizer_, makeSchedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
   model_->train();
+  if (args.loadBestModelAtEnd) {
+    // The keys the evaluation's dict has (evaluateAndLog).
+    std::vector<std::string> metrics = {"eval_loss", "eval_runtime",
+                                        "eval_samples"};
+    if (data.evalRecords)
+      metrics.insert(metrics.begin() + 1, "eval_accuracy");
+    if (std::find(metrics.begin(), metrics.end(), args.metricForBestModel) ==
+        metrics.end())
+      throw Failure{"--metric_for_best_model " + args.metricForBestModel +
+                        ": the evaluation reports " +
+                        absl::StrJoin(metrics, ", ") + " on this data",
+                    2};
+  }
   if (accumulation_ < args.gradientAccumulationSteps)
     std::fprintf(stderr,
                  "kiln-train: --gradient_accumulation_steps %lld is more than "
@@ -203,11 +199,14 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   nn::CheckpointState state = nn::load_checkpoint(
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
       *model_, &optimizer_, {{"dropout", &model_->generator()}});
-  // The data order is a function of (seed, step) only: a different batch
-  // size or seed would continue on other batches.
+  // The data order is a function of (data seed, step) only: a different
+  // batch size or data seed would continue on other batches. Checkpoints
+  // from before --data_seed hold the seed, which was the data order's.
+  if (!state.metadata.count("data_seed") && state.metadata.count("seed"))
+    state.metadata["data_seed"] = state.metadata["seed"];
   for (auto [key, value] :
        {std::pair{"train_batch_size", std::to_string(args_.trainBatchSize)},
-        std::pair{"seed", std::to_string(args_.seed)}}) {
+        std::pair{"data_seed", std::to_string(dataSeed())}}) {
     auto it = state.metadata.find(key);
     if (it != state.metadata.end() && it->second != value)
       std::fprintf(stderr,
@@ -222,6 +221,17 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
     skippedAtLastLog_ = scale.skipped_steps;
   }
   globalStep_ = startStep_ = state.step;
+  auto best = state.metadata.find("best_model_checkpoint");
+  if (best != state.metadata.end()) {
+    bestCheckpoint_ = best->second;
+    bestMetric_ = std::strtod(state.metadata["best_metric"].c_str(), nullptr);
+  }
+  // Checkpoints from before the count: every micro-batch counted whole.
+  auto tokens = state.metadata.find("num_input_tokens_seen");
+  tokensSeen_ =
+      tokens != state.metadata.end()
+          ? std::strtoll(tokens->second.c_str(), nullptr, 10)
+          : state.step * accumulation_ * args_.trainBatchSize * args_.blockSize;
   scheduler_.set_step(state.step);
   loader_.seek(state.step * accumulation_);
   std::fprintf(stderr,
@@ -286,6 +296,8 @@ void Trainer::trainStep() {
   std::vector<Tensor> losses;
   for (int64_t i = 0; i < micro; ++i) {
     data::Batch batch = *loader_.next();
+    // The Trainer counts the rows it has, the ragged last batch's fewer.
+    tokensSeen_ += batch.numRows * args_.blockSize;
     // The model shifts the labels: they are the inputs, with the loss's
     // ignore index on padding rows.
     Tensor ids = idsTensor(batch.inputIds, batch.shape());
@@ -336,6 +348,8 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
                  ? globalStep_ % args_.loggingSteps == 0 || last
              : args_.loggingStrategy == Strategy::epoch ? epochEnded || last
                                                         : false;
+  // As the Trainer's DefaultFlowCallback, whatever the strategy.
+  due = due || (args_.loggingFirstStep && globalStep_ == 1);
   if (!due || windowSteps_ == 0)
     return;
   readLosses();
@@ -346,7 +360,7 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
   if (gradNorm_.defined())
     log.push_back({"grad_norm", gradNorm_.item()});
   log.push_back({"learning_rate", scheduler_.last_lr()});
-  log.push_back({"epoch", pythonRound(epoch(), 2)});
+  appendEpoch(log);
   int64_t windowStepsLogged = windowSteps_;
   windowLoss_ = 0;
   windowSteps_ = 0;
@@ -366,6 +380,13 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
   }
   log.push_back({"step", double(globalStep_)});
   history_.push_back(log);
+}
+
+void Trainer::appendEpoch(LogDict &log) const {
+  // Trainer.log adds both to every dict it prints.
+  log.push_back({"epoch", pythonRound(epoch(), 2)});
+  if (args_.includeNumInputTokensSeen)
+    log.push_back({"num_input_tokens_seen", double(tokensSeen_)});
 }
 
 void Trainer::evaluateAndLog() {
@@ -394,11 +415,12 @@ void Trainer::evaluateAndLog() {
   }
   eval.push_back({"eval_runtime", pythonRound(seconds, 4)});
   eval.push_back({"eval_samples", double(data_.eval->numBlocks())});
-  eval.push_back({"epoch", pythonRound(epoch(), 2)});
+  appendEpoch(eval);
   if (bar_)
     bar_->clear();
   std::printf("%s\n", formatLogDict(eval).c_str());
   std::fflush(stdout);
+  lastEval_ = eval;
   eval.push_back({"step", double(globalStep_)});
   history_.push_back(eval);
 }
@@ -444,7 +466,13 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   state.metadata = {{"epoch", pythonFloat(epoch())},
                     {"train_batch_size", std::to_string(args_.trainBatchSize)},
                     {"block_size", std::to_string(args_.blockSize)},
-                    {"seed", std::to_string(args_.seed)}};
+                    {"seed", std::to_string(args_.seed)},
+                    {"data_seed", std::to_string(dataSeed())},
+                    {"num_input_tokens_seen", std::to_string(tokensSeen_)}};
+  if (!bestCheckpoint_.empty()) {
+    state.metadata["best_model_checkpoint"] = bestCheckpoint_;
+    state.metadata["best_metric"] = pythonFloat(bestMetric_);
+  }
   if (scaler_ && withOptimizer)
     state.metadata.merge(scaler_->state().metadata());
   // A checkpoint holds what a resume needs; with LoRA it is also a PEFT
@@ -481,7 +509,47 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
           ",\n  \"epoch\": " + pythonFloat(epoch()) +
           ",\n  \"max_steps\": " + std::to_string(totalSteps_) +
           ",\n  \"train_batch_size\": " + std::to_string(args_.trainBatchSize) +
+          (bestCheckpoint_.empty()
+               ? std::string()
+               : ",\n  \"best_metric\": " + pythonFloat(bestMetric_) +
+                     ",\n  \"best_model_checkpoint\": \"" + bestCheckpoint_ +
+                     "\"") +
           ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
+}
+
+void Trainer::noteBest(const std::string &path) {
+  if (!args_.loadBestModelAtEnd)
+    return;
+  auto it = std::find_if(lastEval_.begin(), lastEval_.end(), [&](auto &kv) {
+    return kv.first == args_.metricForBestModel;
+  });
+  if (it == lastEval_.end() || std::isnan(it->second))
+    return;
+  // Strictly better, as the Trainer's: a tie keeps the earlier checkpoint.
+  double metric = it->second;
+  if (bestCheckpoint_.empty() ||
+      (args_.greaterIsBetter ? metric > bestMetric_ : metric < bestMetric_)) {
+    bestMetric_ = metric;
+    bestCheckpoint_ = path;
+  }
+}
+
+void Trainer::loadBestModel() {
+  fs::path file = fs::path(bestCheckpoint_) / nn::kCheckpointFileName;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) {
+    std::fprintf(stderr,
+                 "kiln-train: warning: the best checkpoint %s is gone; the "
+                 "final model is the last step's\n",
+                 bestCheckpoint_.c_str());
+    return;
+  }
+  std::fprintf(stderr, "Loading best model from %s (score: %s).\n",
+               bestCheckpoint_.c_str(), pythonFloat(bestMetric_).c_str());
+  set_graph_tag("checkpoint load");
+  // The model alone: training is over, its optimizer state no longer
+  // matters (a LoRA checkpoint's adapters load onto the base as it is).
+  nn::load_checkpoint(file.string(), *model_, nullptr, {});
 }
 
 void Trainer::saveCheckpoint() {
@@ -492,6 +560,7 @@ void Trainer::saveCheckpoint() {
       nn::CheckpointFolderWriter::begin(args_.outputDir, globalStep_);
   if (!writer.ok())
     throw fail(writer.status());
+  noteBest(writer->finalPath());
   writeFiles(writer->path(), /*withOptimizer=*/true);
   if (absl::Status status = writer->commit(); !status.ok())
     throw fail(status);
@@ -500,8 +569,9 @@ void Trainer::saveCheckpoint() {
                writer->finalPath().c_str());
   // Only after the new checkpoint has its name: a kill during rotation
   // still leaves it.
-  absl::StatusOr<std::vector<std::string>> deleted = nn::rotateCheckpoints(
-      args_.outputDir, args_.saveTotalLimit, writer->finalPath());
+  absl::StatusOr<std::vector<std::string>> deleted =
+      nn::rotateCheckpoints(args_.outputDir, args_.saveTotalLimit,
+                            writer->finalPath(), bestCheckpoint_);
   if (!deleted.ok())
     throw fail(deleted.status());
   for (const std::string &folder : *deleted)
@@ -525,9 +595,12 @@ void Trainer::train() {
     bool last = globalStep_ == totalSteps_;
     // The Trainer's order: log, evaluate, save.
     maybeLog(epochEnded, last);
+    // --eval_delay counts steps or epochs, as the strategy does.
     if ((args_.evalStrategy == Strategy::steps &&
-         globalStep_ % args_.evalSteps == 0) ||
-        (args_.evalStrategy == Strategy::epoch && epochEnded))
+         globalStep_ % args_.evalSteps == 0 &&
+         args_.evalDelay <= double(globalStep_)) ||
+        (args_.evalStrategy == Strategy::epoch && epochEnded &&
+         args_.evalDelay <= epoch()))
       evaluateAndLog();
     if (!args_.outputDir.empty() &&
         ((args_.saveStrategy == Strategy::steps && args_.saveSteps > 0 &&
@@ -539,6 +612,8 @@ void Trainer::train() {
   readLosses(); // train_loss counts every step, logged or not
   bar.finish();
   bar_ = nullptr;
+  if (args_.loadBestModelAtEnd && !bestCheckpoint_.empty())
+    loadBestModel();
   double runtime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -549,8 +624,8 @@ void Trainer::train() {
       {"train_samples_per_second",
        pythonRound(double(steps * samplesPerStep) / runtime, 3)},
       {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
-      {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")},
-      {"epoch", pythonRound(epoch(), 2)}};
+      {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")}};
+  appendEpoch(summary);
   std::printf("%s\n", formatLogDict(summary).c_str());
   std::fflush(stdout);
 }

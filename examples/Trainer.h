@@ -18,6 +18,7 @@
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -60,6 +61,15 @@ private:
   /// Reads the losses of the steps since the last read into windowLoss_
   /// and runLoss_ (a device sync on cuda).
   void readLosses();
+  /// The tail of every log dict: the epoch, and the tokens seen with
+  /// --include_num_input_tokens_seen.
+  void appendEpoch(LogDict &log) const;
+  /// --load_best_model_at_end: a checkpoint about to be saved at `path`
+  /// becomes the best when the last evaluation beat the best so far.
+  void noteBest(const std::string &path);
+  /// --load_best_model_at_end: the best checkpoint's model → model_ (a
+  /// warning, and the last model kept, when its folder is gone).
+  void loadBestModel();
   /// Evaluates on the validation set and prints the metrics dict.
   void evaluateAndLog();
   /// output_dir/checkpoint-N, written crash-safely, then rotation.
@@ -71,6 +81,8 @@ private:
   /// --merge_lora: `dir` as a plain model folder, the branches folded in.
   void writeMergedModel(const std::filesystem::path &dir);
   void printBanner() const;
+  /// The data order's seed: --data_seed, else --seed.
+  uint64_t dataSeed() const { return args_.dataSeed.value_or(args_.seed); }
   /// Epochs so far, fractional: micro-batches over batches per epoch.
   double epoch() const {
     return double(globalStep_ * accumulation_) /
@@ -110,7 +122,15 @@ private:
   /// The last step's gradient norm (device data; read when logged).
   Tensor gradNorm_;
   int64_t windowSteps_ = 0;
+  /// Tokens of the training batches so far (their real rows).
+  int64_t tokensSeen_ = 0;
   std::vector<LogDict> history_;
+  /// The last evaluation's dict (empty before one).
+  LogDict lastEval_;
+  /// --load_best_model_at_end: the best checkpoint so far and its metric
+  /// ("" and NaN before one).
+  std::string bestCheckpoint_;
+  double bestMetric_ = std::nan("");
   ProgressBar *bar_ = nullptr;
 };
 

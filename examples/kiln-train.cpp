@@ -273,7 +273,7 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
 void resolveHubNames(TrainArgs &a) {
   auto folder = [&](const std::string &flag, const std::string &name) {
     absl::StatusOr<std::string> dir =
-        resolveModelFolder(flag, name, a.hubCacheDir);
+        resolveModelFolder(flag, name, a.hubCacheDir, a.modelRevision);
     if (!dir.ok())
       throw Failure{std::string(dir.status().message()), 2};
     return *dir;

@@ -311,7 +311,7 @@ absl::Status removeCheckpointFolder(const std::string &folder) {
 
 absl::StatusOr<std::vector<std::string>>
 rotateCheckpoints(const std::string &outputDir, int64_t limit,
-                  const std::string &keep) {
+                  const std::string &keep, const std::string &keepAlso) {
   std::vector<std::string> removed;
   if (limit <= 0)
     return removed;
@@ -320,11 +320,13 @@ rotateCheckpoints(const std::string &outputDir, int64_t limit,
   if (!folders.ok())
     return folders.status();
   std::string keepName = baseName(keep);
+  std::string keepAlsoName = keepAlso.empty() ? "" : baseName(keepAlso);
   size_t remaining = folders->size();
   // Oldest first; index 0, the highest step, is never a candidate.
   for (size_t i = folders->size(); i-- > 1 && remaining > size_t(limit);) {
     const CheckpointFolder &folder = (*folders)[i];
-    if (baseName(folder.path) == keepName)
+    std::string name = baseName(folder.path);
+    if (name == keepName || name == keepAlsoName)
       continue;
     if (absl::Status s = removeCheckpointFolder(folder.path); !s.ok())
       return s;

@@ -104,11 +104,12 @@ private:
 
 /// After a save: deletes the lowest-step checkpoint-N folders until at most
 /// `limit` remain (Hugging Face's save_total_limit), never `keep` (the
-/// folder just saved) nor the highest-step folder, so the result may
-/// exceed `limit` by one. limit <= 0: no limit. → the folders deleted.
+/// folder just saved), `keepAlso` (the best so far, under
+/// load_best_model_at_end; "" for none) nor the highest-step folder, so the
+/// result may exceed `limit`. limit <= 0: no limit. → the folders deleted.
 absl::StatusOr<std::vector<std::string>>
 rotateCheckpoints(const std::string &outputDir, int64_t limit,
-                  const std::string &keep);
+                  const std::string &keep, const std::string &keepAlso = "");
 
 /// Deletes a checkpoint folder so that no half-deleted folder keeps its
 /// name: renamed to ".del-checkpoint-N.<pid>" first, then removed.

@@ -280,6 +280,65 @@ LRLambda cosine_schedule_with_warmup(int64_t warmup, int64_t total,
   };
 }
 
+LRLambda cosine_with_min_lr_schedule_with_warmup(int64_t warmup, int64_t total,
+                                                 double numCycles,
+                                                 double minLrRate) {
+  // The cosine's factor is never negative (1 + cos >= 0), so its clamp at
+  // 0 does not change it before the minimum is added.
+  LRLambda cosine = cosine_schedule_with_warmup(warmup, total, numCycles);
+  return [warmup, cosine, minLrRate](int64_t step) {
+    if (step < warmup)
+      return cosine(step);
+    return std::max(0.0, cosine(step) * (1 - minLrRate) + minLrRate);
+  };
+}
+
+LRLambda cosine_with_hard_restarts_schedule_with_warmup(int64_t warmup,
+                                                        int64_t total,
+                                                        double numCycles) {
+  return [warmup, total, numCycles](int64_t step) {
+    if (step < warmup)
+      return warmupFactor(step, warmup);
+    double progress = static_cast<double>(step - warmup) /
+                      static_cast<double>(std::max<int64_t>(1, total - warmup));
+    if (progress >= 1.0)
+      return 0.0;
+    return std::max(
+        0.0,
+        0.5 * (1.0 + std::cos(M_PI * std::fmod(numCycles * progress, 1.0))));
+  };
+}
+
+LRLambda polynomial_decay_schedule_with_warmup(int64_t warmup, int64_t total,
+                                               double baseLr, double lrEnd,
+                                               double power) {
+  if (!(baseLr > lrEnd))
+    throw Error("polynomial schedule: lr_end (" + std::to_string(lrEnd) +
+                ") must be smaller than the learning rate (" +
+                std::to_string(baseLr) + ")");
+  return [=](int64_t step) {
+    if (step < warmup)
+      return warmupFactor(step, warmup);
+    if (step > total)
+      return lrEnd / baseLr;
+    double remaining =
+        1.0 - static_cast<double>(step - warmup) /
+                  static_cast<double>(std::max<int64_t>(1, total - warmup));
+    return ((baseLr - lrEnd) * std::pow(remaining, power) + lrEnd) / baseLr;
+  };
+}
+
+LRLambda inverse_sqrt_schedule(int64_t warmup, double timescale) {
+  if (!(timescale > 0))
+    throw Error("inverse_sqrt schedule: the timescale must be positive");
+  return [warmup, timescale](int64_t step) {
+    if (step < warmup)
+      return warmupFactor(step, warmup);
+    double shift = timescale - static_cast<double>(warmup);
+    return 1.0 / std::sqrt((static_cast<double>(step) + shift) / timescale);
+  };
+}
+
 LambdaLR::LambdaLR(Optimizer &optimizer, LRLambda lambda)
     : optimizer_(optimizer), lambda_(std::move(lambda)), base_(optimizer.lr()) {
   optimizer_.set_lr(base_ * lambda_(0));

@@ -150,6 +150,30 @@ LRLambda linear_schedule_with_warmup(int64_t warmup_steps, int64_t total_steps);
 /// once to 0 at `total_steps`).
 LRLambda cosine_schedule_with_warmup(int64_t warmup_steps, int64_t total_steps,
                                      double num_cycles = 0.5);
+/// Linear warmup, then cosine decay to `min_lr_rate` of the base learning
+/// rate instead of 0 (transformers' cosine_with_min_lr).
+LRLambda cosine_with_min_lr_schedule_with_warmup(int64_t warmup_steps,
+                                                 int64_t total_steps,
+                                                 double num_cycles,
+                                                 double min_lr_rate);
+/// Linear warmup, then `num_cycles` cosine decays to 0, each restarting at
+/// the base learning rate; 0 from `total_steps` on (transformers'
+/// cosine_with_restarts).
+LRLambda cosine_with_hard_restarts_schedule_with_warmup(int64_t warmup_steps,
+                                                        int64_t total_steps,
+                                                        double num_cycles = 1);
+/// Linear warmup, then (base - lr_end) · remaining^power + lr_end, over the
+/// base `base_lr`, reaching lr_end at `total_steps` and staying there
+/// (transformers' polynomial; it needs base_lr > lr_end).
+LRLambda polynomial_decay_schedule_with_warmup(int64_t warmup_steps,
+                                               int64_t total_steps,
+                                               double base_lr,
+                                               double lr_end = 1e-7,
+                                               double power = 1);
+/// Linear warmup, then 1 / sqrt((step + timescale - warmup) / timescale)
+/// (transformers' inverse_sqrt; its default timescale is the warmup, else
+/// 10,000).
+LRLambda inverse_sqrt_schedule(int64_t warmup_steps, double timescale);
 
 /// PyTorch's LambdaLR: sets the optimizer's learning rate to base ·
 /// lambda(step), base being the learning rate at construction. Construction

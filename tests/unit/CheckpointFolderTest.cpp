@@ -215,6 +215,21 @@ TEST(CheckpointFolder, RotationDeletesTheOldestAndKeepsTheNewest) {
             (std::vector<std::string>{"checkpoint-3", "checkpoint-5"}));
 }
 
+TEST(CheckpointFolder, RotationKeepsTheBestCheckpointToo) {
+  OutputDir out;
+  for (int step = 1; step <= 4; ++step)
+    writeCheckpoint(out / ("checkpoint-" + std::to_string(step)), step);
+  // load_best_model_at_end's best (step 1) stays beside the newest, which
+  // is also the one just saved; 2 and 3 go, past the limit of 1.
+  absl::StatusOr<std::vector<std::string>> removed = rotateCheckpoints(
+      out.path, 1, out / "checkpoint-4", out / "checkpoint-1");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, (std::vector<std::string>{out / "checkpoint-2",
+                                                out / "checkpoint-3"}));
+  EXPECT_EQ(names(out.path),
+            (std::vector<std::string>{"checkpoint-1", "checkpoint-4"}));
+}
+
 TEST(CheckpointFolder, RemovingAFolderLeavesNoTrace) {
   OutputDir out;
   writeCheckpoint(out / "checkpoint-2", 2);

@@ -204,6 +204,51 @@ TEST(LRSchedule, MatchesHuggingFaceAtChosenSteps) {
   EXPECT_DOUBLE_EQ(constant_schedule()(7), 1.0);
 }
 
+// The values of transformers' optimization.py formulas at these steps,
+// worked by hand (warmup 10 of 110 steps where there is a decay).
+TEST(LRSchedule, TheRestOfHuggingFacesSchedulesMatchAtChosenSteps) {
+  // Two hard restarts: each half of the decay is a whole cosine to 0.
+  LRLambda restarts =
+      cosine_with_hard_restarts_schedule_with_warmup(10, 110, 2);
+  EXPECT_DOUBLE_EQ(restarts(5), 0.5);
+  EXPECT_DOUBLE_EQ(restarts(10), 1.0);
+  EXPECT_NEAR(restarts(35), 0.5, 1e-15); // (2 · 1/4) mod 1 = 1/2
+  EXPECT_NEAR(restarts(60), 1.0, 1e-15); // the restart
+  EXPECT_NEAR(restarts(85), 0.5, 1e-15);
+  EXPECT_DOUBLE_EQ(restarts(110), 0.0);
+  EXPECT_DOUBLE_EQ(restarts(500), 0.0);
+  // One cycle is the plain cosine's half-wave.
+  LRLambda oneCycle = cosine_with_hard_restarts_schedule_with_warmup(10, 110);
+  LRLambda cosine = cosine_schedule_with_warmup(10, 110);
+  for (int64_t step : {10, 23, 60, 97, 109})
+    EXPECT_NEAR(oneCycle(step), cosine(step), 1e-15) << step;
+
+  // ((1e-3 - 1e-7) · remaining² + 1e-7) / 1e-3.
+  LRLambda poly =
+      polynomial_decay_schedule_with_warmup(10, 110, 1e-3, 1e-7, 2.0);
+  EXPECT_DOUBLE_EQ(poly(5), 0.5);
+  EXPECT_DOUBLE_EQ(poly(10), 1.0);
+  EXPECT_NEAR(poly(60), 0.250075, 1e-15);
+  EXPECT_NEAR(poly(110), 1e-4, 1e-15);
+  EXPECT_NEAR(poly(111), 1e-4, 1e-15); // lr_end after the last step
+  EXPECT_THROW(polynomial_decay_schedule_with_warmup(10, 110, 1e-7, 1e-7),
+               Error);
+
+  // 1 / sqrt((step + timescale - warmup) / timescale).
+  LRLambda inverse = inverse_sqrt_schedule(4, 10);
+  EXPECT_DOUBLE_EQ(inverse(2), 0.5);
+  EXPECT_DOUBLE_EQ(inverse(4), 1.0);
+  EXPECT_DOUBLE_EQ(inverse(34), 0.5);
+  EXPECT_THROW(inverse_sqrt_schedule(4, 0), Error);
+
+  // The half-cosine from 1 to min_lr_rate 0.1.
+  LRLambda floor = cosine_with_min_lr_schedule_with_warmup(10, 110, 0.5, 0.1);
+  EXPECT_DOUBLE_EQ(floor(5), 0.5);
+  EXPECT_DOUBLE_EQ(floor(10), 1.0);
+  EXPECT_NEAR(floor(60), 0.55, 1e-15);
+  EXPECT_NEAR(floor(110), 0.1, 1e-15);
+}
+
 TEST(LRSchedule, LambdaLRDrivesTheOptimizer) {
   Tensor p = Tensor::from_vector({0.0}, {1}, DType::f64, true);
   SGD::Options o;
