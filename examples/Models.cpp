@@ -9,14 +9,18 @@
 namespace kiln::train {
 namespace {
 
+/// A folder's GPT-2 config (its layer-norm epsilon, initializer range and
+/// three dropouts), else one of the n_* flags' shape; --dropout given sets
+/// the three dropouts.
 nn::GPT2Config gpt2Config(const TrainArgs &a, int64_t vocabSize) {
-  nn::GPT2Config c;
+  nn::GPT2Config c = a.gpt2Config.value_or(nn::GPT2Config());
   c.vocab_size = vocabSize;
   c.n_positions = a.nPositions;
   c.n_embd = a.nEmbd;
   c.n_layer = a.nLayer;
   c.n_head = a.nHead;
-  c.with_dropout(a.dropout);
+  if (!a.gpt2Config || a.given.count("dropout"))
+    c.with_dropout(a.dropout);
   return c;
 }
 
@@ -150,9 +154,14 @@ void loadPretrained(const ModelSpec &spec, nn::CausalLM &model,
 
 std::string configJson(const ModelSpec &spec,
                        const data::Tokenizer &tokenizer) {
+  return configJson(spec, tokenizer.bosId(), tokenizer.eosId());
+}
+
+std::string configJson(const ModelSpec &spec, std::optional<int32_t> bos,
+                       std::optional<int32_t> eos) {
   if (spec.type == "llama")
-    return llamaJson(spec.llama, tokenizer.bosId(), tokenizer.eosId());
-  return gpt2Json(spec.gpt2, tokenizer.eosId());
+    return llamaJson(spec.llama, bos, eos);
+  return gpt2Json(spec.gpt2, eos);
 }
 
 } // namespace kiln::train

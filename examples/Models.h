@@ -12,6 +12,7 @@
 #include "frontends/nn/ModelConfig.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace kiln::train {
@@ -24,7 +25,7 @@ struct ModelSpec {
 };
 
 /// The configuration the arguments ask for, with `vocabSize` rows: a
-/// folder's config (TrainArgs::llamaConfig for Llama), else the n_* flags.
+/// folder's config (TrainArgs::llamaConfig, gpt2Config), else the n_* flags.
 /// Seeds and dropout come from the arguments.
 ModelSpec modelSpec(const TrainArgs &a, int64_t vocabSize);
 
@@ -42,6 +43,9 @@ void loadPretrained(const ModelSpec &spec, nn::CausalLM &model,
 /// null, as transformers wants an id inside the vocabulary.
 std::string configJson(const ModelSpec &spec,
                        const data::Tokenizer &tokenizer);
+/// The same with the special tokens' ids given (nullopt: null).
+std::string configJson(const ModelSpec &spec, std::optional<int32_t> bos,
+                       std::optional<int32_t> eos);
 
 } // namespace kiln::train
 

@@ -3,6 +3,7 @@
 // TrainArgs.h). Flag names are Hugging Face's, underscores included, so a
 // run_clm.py command line carries over.
 #include "examples/TrainArgs.h"
+#include "examples/ConfigOverrides.h"
 #include "examples/Schedule.h"
 #include "examples/TrainFlags.h"
 
@@ -153,6 +154,16 @@ std::string copyOptimizerAndLoggingFlags(const Flags &f, TrainArgs &a) {
     std::fprintf(stderr,
                  "kiln-train: note: --optim adamw_hf: kiln's AdamW is "
                  "PyTorch's (epsilon added after the bias correction)\n");
+  a.labelSmoothingFactor = f.labelSmoothingFactor;
+  if (!(a.labelSmoothingFactor >= 0 && a.labelSmoothingFactor < 1))
+    return absl::StrFormat("--label_smoothing_factor must be in [0, 1), got "
+                           "%g",
+                           a.labelSmoothingFactor);
+  a.neftuneNoiseAlpha = f.neftuneNoiseAlpha;
+  if (!(a.neftuneNoiseAlpha >= 0) || !std::isfinite(a.neftuneNoiseAlpha))
+    return absl::StrFormat("--neftune_noise_alpha must be a non-negative "
+                           "number, got %g",
+                           a.neftuneNoiseAlpha);
   a.adamBeta1 = f.adamBeta1, a.adamBeta2 = f.adamBeta2;
   a.adamEpsilon = f.adamEpsilon;
   if (!f.schedulerKwargs.empty())
@@ -490,6 +501,8 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   result.args = copyFlags(flags);
   TrainArgs &a = result.args;
   std::string problem = copyHuggingFaceFlags(flags, a);
+  if (problem.empty() && flags.configOverrides.getNumOccurrences())
+    problem = applyConfigOverrides(flags.configOverrides, a);
   if (problem.empty())
     problem = checkModelAndData(a);
   if (problem.empty())

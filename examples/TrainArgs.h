@@ -29,8 +29,11 @@ struct TrainArgs {
   std::string modelType = "gpt2";
   int64_t nLayer = 2, nEmbd = 64, nHead = 4, nPositions = 128;
   int64_t vocabSize = 0;
-  /// A Llama folder's config.json as read (absent: the n_* flags' shape).
+  /// A folder's config.json as read, by family (absent: the n_* flags'
+  /// shape). The n_* fields hold its shape too; --dropout, when given,
+  /// replaces its dropout probabilities.
   std::optional<nn::LlamaConfig> llamaConfig;
+  std::optional<nn::GPT2Config> gpt2Config;
   double dropout = 0.1;
   /// Hugging Face names (folders or hub ids), resolved to folders and files
   /// by resolveHubNames (kiln-train.cpp) before anything is built; the hub
@@ -87,6 +90,12 @@ struct TrainArgs {
   /// power, lr_end, timescale, min_lr, min_lr_rate), checked against
   /// lrSchedulerType.
   std::map<std::string, double> lrSchedulerKwargs;
+  /// --label_smoothing_factor: the loss's (and the evaluation's, as the
+  /// Trainer's LabelSmoother) share of the uniform distribution.
+  double labelSmoothingFactor = 0;
+  /// --neftune_noise_alpha: NEFTune's noise on the token embeddings in
+  /// training (0: none).
+  double neftuneNoiseAlpha = 0;
   /// AdamW's betas and epsilon (--adam_beta1, --adam_beta2, --adam_epsilon).
   double adamBeta1 = 0.9, adamBeta2 = 0.999, adamEpsilon = 1e-8;
   /// Micro-batches per optimizer step.

@@ -55,6 +55,13 @@ struct Flags {
       cl::desc("the revision hub names resolve at in the hub cache: a "
                "branch or tag refs/ names, or a commit (default: main)"),
       cl::init("main"), cl::cat(model)};
+  cl::opt<std::string> configOverrides{
+      "config_overrides",
+      cl::desc("run_clm.py's: fields of the config a model trained from "
+               "scratch starts from, changed before it is built, e.g. "
+               "n_embd=128,resid_pdrop=0.2 (the family's config.json keys; "
+               "not with --model_name_or_path or --config_name)"),
+      cl::value_desc("key=value,..."), cl::cat(model)};
   cl::opt<long> nLayer{"n_layer", cl::desc("transformer blocks (default: 2)"),
                        cl::init(2), cl::cat(model)};
   cl::opt<long> nEmbd{"n_embd", cl::desc("hidden size (default: 64)"),
@@ -237,6 +244,18 @@ struct Flags {
                "adamw_torch_xla, adamw_torch_npu_fused; adamw_hf with a "
                "note); other optimizers are not built"),
       cl::init("adamw_torch"), cl::cat(training)};
+  cl::opt<double> labelSmoothingFactor{
+      "label_smoothing_factor",
+      cl::desc("mix this share of the uniform distribution into each label "
+               "(the Trainer's LabelSmoother; the evaluation loss is "
+               "smoothed too, as the Trainer's) (default: 0)"),
+      cl::init(0.0), cl::cat(training)};
+  cl::opt<double> neftuneNoiseAlpha{
+      "neftune_noise_alpha",
+      cl::desc("NEFTune: in training, uniform noise within ±alpha / "
+               "sqrt(block_size · n_embd) on the token embeddings, as the "
+               "Trainer adds it (default: 0, none)"),
+      cl::init(0.0), cl::cat(training)};
   cl::opt<double> adamBeta1{"adam_beta1",
                             cl::desc("AdamW's beta1 (default: 0.9)"),
                             cl::init(0.9), cl::cat(training)};

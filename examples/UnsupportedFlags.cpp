@@ -21,16 +21,9 @@ constexpr const char *kNoUpload =
 constexpr const char *kNoDownload =
     "kiln-train never downloads: hub names resolve in the local hub cache, "
     "so no token is needed";
-constexpr const char *kNoConfigOverrides =
-    "give the shape with the n_* flags (--n_embd, --n_layer, --n_head, "
-    "--n_positions, --vocab_size) and --dropout";
 constexpr const char *kNoRemoteCode =
     "kiln-train builds GPT-2 and Llama from config.json and runs no model "
     "code of a folder's";
-constexpr const char *kNoSmoothing =
-    "kiln's loss is cross-entropy without label smoothing";
-constexpr const char *kNoNeftune =
-    "kiln adds no noise to the embeddings (NEFTune is not built)";
 constexpr const char *kPartitioner =
     "kiln's partitioner chooses what the compiled step saves and "
     "recomputes (elementwise work is recomputed, matrix products and "
@@ -110,10 +103,7 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
       {"token", false, {""}, R::note, kNoDownload},
       {"use_auth_token", true, {"false"}, R::note, kNoDownload},
       // The model, its loss and its optimizer.
-      {"config_overrides", false, {""}, R::refuse, kNoConfigOverrides},
       {"trust_remote_code", true, {"false"}, R::refuse, kNoRemoteCode},
-      {"label_smoothing_factor", false, {"0", "0.0"}, R::refuse, kNoSmoothing},
-      {"neftune_noise_alpha", false, {""}, R::refuse, kNoNeftune},
       {"gradient_checkpointing", true, {"false"}, R::note, kPartitioner},
       {"gradient_checkpointing_kwargs", false, {""}, R::note, kPartitioner},
       {"torch_compile", true, {"false"}, R::note, kCompiled},

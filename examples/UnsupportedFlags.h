@@ -4,7 +4,7 @@
 // "Unknown command line argument", which says nothing of why. Each is
 // either refused with the reason and what to do instead (exit 2), or taken
 // with a note saying what kiln does in its place. A value that asks for
-// the Trainer's default (False, --local_rank -1, --label_smoothing_factor
+// what kiln does anyway (False, --local_rank -1, --dataloader_num_workers
 // 0) is taken without a word: it asks for nothing kiln lacks.
 #ifndef KILN_EXAMPLES_UNSUPPORTEDFLAGS_H
 #define KILN_EXAMPLES_UNSUPPORTEDFLAGS_H

@@ -230,6 +230,7 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   if (!config.ok())
     throw Failure{std::string(config.status().message()), 1};
   a.modelType = "gpt2";
+  a.gpt2Config = *config; // its epsilon and three dropouts too
   a.nLayer = config->n_layer, a.nEmbd = config->n_embd;
   a.nHead = config->n_head, a.nPositions = config->n_positions;
   a.vocabSize = config->vocab_size;
@@ -390,6 +391,8 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   std::unique_ptr<nn::CausalLM> probeModel = buildModel(modelSpec(
       args, args.vocabSize ? args.vocabSize : data.tokenizer->vocabSize()));
   nn::CausalLM &model = *probeModel;
+  model.set_label_smoothing(args.labelSmoothingFactor);
+  model.set_neftune_noise_alpha(args.neftuneNoiseAlpha);
   model.train();
   nn::TrainingStepShape shape;
   shape.seq = args.blockSize;

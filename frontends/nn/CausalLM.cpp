@@ -15,8 +15,30 @@ namespace kiln::nn {
 
 CausalLM::~CausalLM() = default;
 
+namespace {
+
+/// labels != -100 (the loss's ignore index).
+Tensor labelled(const Tensor &labels) {
+  return labels.ne(Tensor::full({}, -100.0, labels.dtype()));
+}
+
+/// The mean of `values` over the rows `valid` marks.
+Tensor masked_mean(const Tensor &values, const Tensor &valid) {
+  Tensor weight = valid.to(values.dtype());
+  return (values * weight).sum() / weight.sum();
+}
+
+} // namespace
+
+void CausalLM::set_label_smoothing(double eps) {
+  if (!(eps >= 0 && eps < 1))
+    throw Error("label smoothing must be in [0, 1), got " +
+                std::to_string(eps));
+  labelSmoothing_ = eps;
+}
+
 Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
-                      const Tensor &labels) {
+                      const Tensor &labels, double label_smoothing) {
   if (hidden.dim() != 3 || labels.dim() != 2 ||
       labels.size(0) != hidden.size(0) || labels.size(1) != hidden.size(1))
     throw Error("causal LM loss: expected hidden states [B, T, C] and "
@@ -27,11 +49,24 @@ Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
   Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
   // In f32 over a 16-bit model, as transformers widens the logits for its
   // loss (the products still read the 16-bit values under kiln-autocast).
-  return linear_cross_entropy(compute_value(rows), compute_value(head_weight),
-                              shiftedLabels, -100);
+  Tensor input = compute_value(rows), weight = compute_value(head_weight);
+  Tensor loss = linear_cross_entropy(input, weight, shiftedLabels, -100);
+  if (label_smoothing == 0)
+    return loss;
+  // A row's -(1/V) Σ_j log p_j is lse - mean_j z_j and its loss lse - z_y,
+  // so the smoothed loss is the loss + eps · (z_y - mean_j z_j); with
+  // z = h · Wᵀ that is h · (W_y - mean_j W_j): a gather of the labels'
+  // rows, never the [rows, V] logits.
+  Tensor valid = labelled(shiftedLabels);
+  Tensor safeLabels =
+      where(valid, shiftedLabels, Tensor::zeros({}, shiftedLabels.dtype()));
+  Tensor direction = embedding(weight, safeLabels) - weight.mean({0});
+  Tensor margin = (input * direction).sum({1});
+  return loss + label_smoothing * masked_mean(margin, valid);
 }
 
-Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {
+Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels,
+                                  double label_smoothing) {
   if (logits.dim() != 3 || labels.dim() != 2 ||
       labels.size(0) != logits.size(0) || labels.size(1) != logits.size(1))
     throw Error("causal LM loss: expected logits [B, T, V] and labels "
@@ -41,7 +76,12 @@ Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels) {
   Tensor shiftedLogits =
       compute_value(logits.slice(1, 0, t - 1).reshape({-1, v}));
   Tensor shiftedLabels = labels.slice(1, 1, t).reshape({-1});
-  return cross_entropy(shiftedLogits, shiftedLabels, -100);
+  Tensor loss = cross_entropy(shiftedLogits, shiftedLabels, -100);
+  if (label_smoothing == 0)
+    return loss;
+  Tensor uniform = -shiftedLogits.log_softmax(1).mean({1});
+  return (1 - label_smoothing) * loss +
+         label_smoothing * masked_mean(uniform, labelled(shiftedLabels));
 }
 
 LoadResult load_hf_safetensors(Module &model, const std::string &path,

@@ -6,6 +6,7 @@
 #ifndef KILN_FRONTENDS_NN_CAUSALLM_H
 #define KILN_FRONTENDS_NN_CAUSALLM_H
 
+#include "frontends/nn/Layers.h"
 #include "frontends/nn/Module.h"
 
 #include <functional>
@@ -27,6 +28,17 @@ public:
   virtual Tensor loss(const Tensor &input_ids, const Tensor &labels) const = 0;
   /// The dropout generator (its state belongs in checkpoints).
   virtual Generator &generator() = 0;
+  /// transformers' label_smoothing_factor: loss() mixes `eps` of the
+  /// uniform distribution over the vocabulary into each label (0: none).
+  void set_label_smoothing(double eps);
+  double label_smoothing() const { return labelSmoothing_; }
+  /// The token embedding (transformers' get_input_embeddings()).
+  virtual Embedding &input_embeddings() = 0;
+  /// NEFTune (the Trainer's neftune_noise_alpha): noise on the token
+  /// embeddings in training, drawn from generator(); 0: none.
+  void set_neftune_noise_alpha(double alpha) {
+    input_embeddings().set_noise(alpha, &generator());
+  }
   /// Hugging Face's model_type ("gpt2", "llama").
   virtual std::string model_type() const = 0;
   virtual int64_t vocab_size() const = 0;
@@ -34,15 +46,21 @@ public:
   virtual int64_t max_positions() const = 0;
   /// "n_layer 12, n_embd 768, ...": the shape, for banners.
   virtual std::string describe() const = 0;
+
+private:
+  double labelSmoothing_ = 0;
 };
 
 /// The shifted loss from hidden states [B, T, C] and the head's weight
 /// [V, C]: one fused linear_cross_entropy over rows 0..T-2 against labels
-/// 1..T-1, so the logits are never stored.
+/// 1..T-1, so the logits are never stored. With label_smoothing eps, the
+/// Trainer's LabelSmoother: (1 - eps) · that loss + eps · the mean over
+/// the labelled rows of -(1/V) Σ_j log p_j.
 Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
-                      const Tensor &labels);
+                      const Tensor &labels, double label_smoothing = 0);
 /// The same from logits [B, T, V] already computed.
-Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels);
+Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels,
+                                  double label_smoothing = 0);
 
 /// Renames a Hugging Face tensor name to the model's parameter name, or
 /// returns nullopt to skip the tensor (buffers HF once saved).

@@ -167,7 +167,7 @@ Tensor GPT2LMHeadModel::loss(const Tensor &input_ids,
   // loss_from_logits(forward(input_ids), labels) without the [B, T, V]
   // logits: the head and the loss are one fused op over the shifted rows.
   return causal_lm_loss(transformer->forward(input_ids),
-                        transformer->wte->weight, labels);
+                        transformer->wte->weight, labels, label_smoothing());
 }
 
 std::string GPT2LMHeadModel::describe() const {

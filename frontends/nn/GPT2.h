@@ -97,6 +97,7 @@ public:
 
   const GPT2Config &config() const { return config_; }
   Generator &generator() override { return *generator_; }
+  Embedding &input_embeddings() override { return *transformer->wte; }
   std::string model_type() const override { return "gpt2"; }
   int64_t vocab_size() const override { return config_.vocab_size; }
   int64_t max_positions() const override { return config_.n_positions; }

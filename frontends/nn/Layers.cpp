@@ -123,7 +123,24 @@ Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
 
 Tensor Embedding::forward(const Tensor &indices) const {
   // Rows in the stored type: a 16-bit table gives 16-bit activations.
-  return embedding(weight, indices);
+  Tensor rows = embedding(weight, indices);
+  if (noiseAlpha_ == 0 || !is_training() || rows.dim() != 3)
+    return rows;
+  // transformers' neftune_post_forward_hook: the magnitude scales with the
+  // padded sequence and the width, not the real tokens.
+  double magnitude =
+      noiseAlpha_ / std::sqrt(double(rows.size(1)) * double(rows.size(2)));
+  Tensor u = Tensor::rand(rows.shape(), DType::f32, noiseGenerator_);
+  return rows + ((u * 2.0 - 1.0) * magnitude).to(rows.dtype());
+}
+
+void Embedding::set_noise(double alpha, Generator *generator) {
+  if (!(alpha >= 0) || !std::isfinite(alpha))
+    throw Error("NEFTune: the noise alpha must be a non-negative number, "
+                "got " +
+                std::to_string(alpha));
+  noiseAlpha_ = alpha;
+  noiseGenerator_ = generator;
 }
 
 LayerNorm::LayerNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {

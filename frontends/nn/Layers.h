@@ -116,10 +116,19 @@ protected:
 class Embedding : public Module {
 public:
   Embedding(int64_t num, int64_t dim, InitContext &init, double std = 1.0);
-  /// integer indices [...] → [..., dim].
+  /// integer indices [...] → [..., dim]; in training with noise set, the
+  /// rows of indices [B, T] get NEFTune's noise.
   Tensor forward(const Tensor &indices) const;
   Tensor operator()(const Tensor &indices) const { return forward(indices); }
+  /// NEFTune (the Trainer's neftune_noise_alpha): in training, each element
+  /// of the [B, T, dim] rows moves by uniform noise in ±alpha / sqrt(T ·
+  /// dim), drawn from `generator`. alpha 0: none.
+  void set_noise(double alpha, Generator *generator);
   Tensor weight;
+
+private:
+  double noiseAlpha_ = 0;
+  Generator *noiseGenerator_ = nullptr;
 };
 
 /// Normalises the last dimension: weight (ones) and bias (zeros) of [dim].

@@ -253,8 +253,10 @@ Tensor LlamaForCausalLM::forward(const Tensor &input_ids) const {
 Tensor LlamaForCausalLM::loss(const Tensor &input_ids,
                               const Tensor &labels) const {
   if (lm_head && lm_head->has_lora())
-    return causal_lm_loss_from_logits(forward(input_ids), labels);
-  return causal_lm_loss(model->forward(input_ids), head_weight(), labels);
+    return causal_lm_loss_from_logits(forward(input_ids), labels,
+                                      label_smoothing());
+  return causal_lm_loss(model->forward(input_ids), head_weight(), labels,
+                        label_smoothing());
 }
 
 std::string LlamaForCausalLM::describe() const {

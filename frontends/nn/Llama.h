@@ -116,6 +116,7 @@ public:
   /// unless the head carries a LoRA branch.
   Tensor loss(const Tensor &input_ids, const Tensor &labels) const override;
   Generator &generator() override { return *generator_; }
+  Embedding &input_embeddings() override { return *model->embed_tokens; }
   std::string model_type() const override { return "llama"; }
   int64_t vocab_size() const override { return config_.vocab_size; }
   int64_t max_positions() const override {

@@ -246,6 +246,12 @@ double warmupFactor(int64_t step, int64_t warmup) {
   return static_cast<double>(step) /
          static_cast<double>(std::max<int64_t>(1, warmup));
 }
+
+/// How far past the warmup `step` is, as a fraction of the decay's steps.
+double decayProgress(int64_t step, int64_t warmup, int64_t total) {
+  return static_cast<double>(step - warmup) /
+         static_cast<double>(std::max<int64_t>(1, total - warmup));
+}
 } // namespace
 
 LRLambda constant_schedule() {
@@ -273,8 +279,7 @@ LRLambda cosine_schedule_with_warmup(int64_t warmup, int64_t total,
   return [warmup, total, numCycles](int64_t step) {
     if (step < warmup)
       return warmupFactor(step, warmup);
-    double progress = static_cast<double>(step - warmup) /
-                      static_cast<double>(std::max<int64_t>(1, total - warmup));
+    double progress = decayProgress(step, warmup, total);
     return std::max(0.0,
                     0.5 * (1.0 + std::cos(M_PI * numCycles * 2.0 * progress)));
   };
@@ -299,8 +304,7 @@ LRLambda cosine_with_hard_restarts_schedule_with_warmup(int64_t warmup,
   return [warmup, total, numCycles](int64_t step) {
     if (step < warmup)
       return warmupFactor(step, warmup);
-    double progress = static_cast<double>(step - warmup) /
-                      static_cast<double>(std::max<int64_t>(1, total - warmup));
+    double progress = decayProgress(step, warmup, total);
     if (progress >= 1.0)
       return 0.0;
     return std::max(
@@ -321,9 +325,7 @@ LRLambda polynomial_decay_schedule_with_warmup(int64_t warmup, int64_t total,
       return warmupFactor(step, warmup);
     if (step > total)
       return lrEnd / baseLr;
-    double remaining =
-        1.0 - static_cast<double>(step - warmup) /
-                  static_cast<double>(std::max<int64_t>(1, total - warmup));
+    double remaining = 1.0 - decayProgress(step, warmup, total);
     return ((baseLr - lrEnd) * std::pow(remaining, power) + lrEnd) / baseLr;
   };
 }

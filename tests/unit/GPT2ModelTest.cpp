@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -156,6 +157,101 @@ TEST(GPT2, LossIsNearLogVocabAtInitAndShiftsLabels) {
                      .sum();
   kiln::step();
   EXPECT_NEAR(one.item(), want.item(), 1e-5);
+}
+
+// The Trainer's LabelSmoother (label_smoothing_factor 0.1) on the shifted
+// rows: (1 - eps) · the mean nll + eps · the mean of -(1/V) Σ_j log p_j,
+// over the labelled rows. The fused loss (which gathers the labels' head
+// rows instead of forming the logits) and the one from logits must both
+// give it, and the same gradients.
+TEST(GPT2, LabelSmoothingIsTheTrainersLabelSmoother) {
+  const double eps = 0.1;
+  const int64_t v = 50, b = 2, t = 8;
+  Tensor ids = randomIds(b, t, v, 3);
+  std::vector<double> lab = ids.to_vector();
+  lab[3] = lab[12] = -100; // ignored labels drop out of both means
+  Tensor labels = Tensor::from_vector(lab, {b, t}, DType::i64);
+
+  GPT2LMHeadModel fused(tinyConfig()), fromLogits(tinyConfig());
+  {
+    // Logits far from uniform, where smoothing matters (at init it moves
+    // the loss by 4e-4).
+    NoGradGuard noGrad;
+    for (GPT2LMHeadModel *model : {&fused, &fromLogits}) {
+      Tensor &wte = model->transformer->wte->weight;
+      wte.assign_(wte * 30.0);
+    }
+    kiln::step();
+  }
+  fused.set_label_smoothing(eps);
+  Tensor fusedLoss = fused.loss(ids, labels);
+  Tensor logits = fromLogits(ids);
+  Tensor logitsLoss = causal_lm_loss_from_logits(logits, labels, eps);
+  fusedLoss.backward();
+  logitsLoss.backward();
+  kiln::step();
+
+  std::vector<double> z = logits.to_vector();
+  double nll = 0, uniform = 0;
+  int rows = 0;
+  for (int64_t r = 0; r < b; ++r)
+    for (int64_t i = 0; i + 1 < t; ++i) {
+      double label = lab[r * t + i + 1];
+      if (label == -100)
+        continue;
+      const double *row = &z[(r * t + i) * v];
+      double top = *std::max_element(row, row + v), sum = 0, mean = 0;
+      for (int64_t j = 0; j < v; ++j)
+        sum += std::exp(row[j] - top), mean += row[j] / double(v);
+      double lse = top + std::log(sum);
+      nll += lse - row[int64_t(label)];
+      uniform += lse - mean;
+      ++rows;
+    }
+  double want = (1 - eps) * nll / rows + eps * uniform / rows;
+  EXPECT_NEAR(fusedLoss.item(), want, 1e-5);
+  EXPECT_NEAR(logitsLoss.item(), want, 1e-5);
+  EXPECT_GT(std::abs(want - nll / rows), 0.05); // smoothing changes it
+
+  std::vector<double> g1 = fused.transformer->wte->weight.grad().to_vector();
+  std::vector<double> g2 =
+      fromLogits.transformer->wte->weight.grad().to_vector();
+  ASSERT_EQ(g1.size(), g2.size());
+  for (size_t i = 0; i < g1.size(); ++i)
+    ASSERT_NEAR(g1[i], g2[i], 1e-5) << i;
+
+  EXPECT_THROW(fused.set_label_smoothing(1.0), Error);
+  EXPECT_THROW(fused.set_label_smoothing(-0.1), Error);
+}
+
+// NEFTune (the Trainer's neftune_noise_alpha 5): in training the token
+// embeddings move by uniform noise within ±5 / sqrt(T · C); in evaluation
+// they are the table's rows.
+TEST(GPT2, NeftuneNoiseIsUniformWithinItsBoundAndOnlyInTraining) {
+  GPT2LMHeadModel model(tinyConfig());
+  Tensor ids = randomIds(2, 8, 50, 4);
+  Embedding &wte = model.input_embeddings();
+  model.train();
+  Tensor clean = wte(ids);
+  model.set_neftune_noise_alpha(5.0);
+  Tensor noisy = wte(ids);
+  model.eval();
+  Tensor evaluated = wte(ids);
+  kiln::step();
+  const double bound = 5.0 / std::sqrt(8.0 * 16.0);
+  std::vector<double> a = clean.to_vector(), b = noisy.to_vector();
+  double largest = 0, sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double moved = std::abs(b[i] - a[i]);
+    largest = std::max(largest, moved);
+    sum += moved;
+  }
+  EXPECT_LE(largest, bound * (1 + 1e-5));
+  EXPECT_GT(largest, 0.9 * bound); // 256 draws reach the edge
+  // |U(-m, m)| averages m / 2.
+  EXPECT_NEAR(sum / double(a.size()), bound / 2, 0.1 * bound);
+  EXPECT_EQ(evaluated.to_vector(), a);
+  EXPECT_THROW(model.set_neftune_noise_alpha(-1), Error);
 }
 
 TEST(GPT2, DropoutOnlyInTrainingMode) {
