@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_join.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <algorithm>
 
 #include <cerrno>
@@ -68,6 +70,13 @@ double evaluate(nn::CausalLM &model, const data::LmBlocks &blocks,
   }
   model.train();
   return sum / double(rows);
+}
+
+/// `text` as a JSON string, quotes and escapes included.
+std::string jsonString(const std::string &text) {
+  std::string out;
+  llvm::raw_string_ostream(out) << llvm::json::Value(text);
+  return out;
 }
 
 std::string jsonDict(const LogDict &dict) {
@@ -514,8 +523,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
           (bestCheckpoint_.empty()
                ? std::string()
                : ",\n  \"best_metric\": " + pythonFloat(bestMetric_) +
-                     ",\n  \"best_model_checkpoint\": \"" + bestCheckpoint_ +
-                     "\"") +
+                     ",\n  \"best_model_checkpoint\": " +
+                     jsonString(bestCheckpoint_)) +
           ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
 }
 
