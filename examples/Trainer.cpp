@@ -82,9 +82,10 @@ std::string jsonString(const std::string &text) {
 std::string jsonDict(const LogDict &dict) {
   std::string out = "{";
   for (size_t i = 0; i < dict.size(); ++i)
-    out += (i ? ", \"" : "\"") + dict[i].first + "\": " +
-           (std::isfinite(dict[i].second) ? pythonFloat(dict[i].second)
-                                          : std::string("null"));
+    out +=
+        (i ? ", \"" : "\"") + dict[i].first + "\": " +
+        (std::isfinite(dict[i].second) ? logValue(dict[i].first, dict[i].second)
+                                       : std::string("null"));
   return out + "}";
 }
 

@@ -63,12 +63,22 @@ double pythonRound(double value, int digits) {
   return std::strtod(buf, nullptr);
 }
 
+std::string logValue(const std::string &key, double value) {
+  bool count =
+      key == "step" || key == "eval_samples" || key == "num_input_tokens_seen";
+  if (count && std::isfinite(value) && value == std::floor(value) &&
+      std::abs(value) < 9e15)
+    return std::to_string(static_cast<long long>(value));
+  return pythonFloat(value);
+}
+
 std::string formatLogDict(const LogDict &dict) {
   std::string out = "{";
   for (size_t i = 0; i < dict.size(); ++i) {
     if (i)
       out += ", ";
-    out += "'" + dict[i].first + "': " + pythonFloat(dict[i].second);
+    out +=
+        "'" + dict[i].first + "': " + logValue(dict[i].first, dict[i].second);
   }
   return out + "}";
 }
