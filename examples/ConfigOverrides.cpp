@@ -129,9 +129,6 @@ std::string applyConfigOverrides(const std::string &overrides, TrainArgs &a) {
     if (vocabularyGiven)
       a.vocabSize = c->vocab_size;
   }
-  // --dropout is in the config now; the overrides' dropouts must not be
-  // set back to it when the model is built (modelSpec).
-  a.given.erase("dropout");
   return "";
 }
 

@@ -9,18 +9,20 @@
 namespace kiln::train {
 namespace {
 
-/// A folder's GPT-2 config (its layer-norm epsilon, initializer range and
-/// three dropouts), else one of the n_* flags' shape; --dropout given sets
-/// the three dropouts.
+/// The config taken (a folder's or --config_overrides', --dropout already
+/// folded in), else one of the n_* flags' shape and --dropout.
 nn::GPT2Config gpt2Config(const TrainArgs &a, int64_t vocabSize) {
-  nn::GPT2Config c = a.gpt2Config.value_or(nn::GPT2Config());
-  c.vocab_size = vocabSize;
-  c.n_positions = a.nPositions;
-  c.n_embd = a.nEmbd;
-  c.n_layer = a.nLayer;
-  c.n_head = a.nHead;
-  if (!a.gpt2Config || a.given.count("dropout"))
+  nn::GPT2Config c;
+  if (a.gpt2Config) {
+    c = *a.gpt2Config;
+  } else {
+    c.n_positions = a.nPositions;
+    c.n_embd = a.nEmbd;
+    c.n_layer = a.nLayer;
+    c.n_head = a.nHead;
     c.with_dropout(a.dropout);
+  }
+  c.vocab_size = vocabSize;
   return c;
 }
 
@@ -36,6 +38,9 @@ nn::LlamaConfig llamaConfigFromFlags(const TrainArgs &a) {
   c.max_position_embeddings = a.nPositions;
   if (a.nEmbd != nn::LlamaConfig().hidden_size)
     c.intermediate_size = (8 * a.nEmbd / 3 + 15) / 16 * 16;
+  // transformers' attention_dropout is 0; --dropout given sets it.
+  if (a.given.count("dropout"))
+    c.attention_dropout = a.dropout;
   return c;
 }
 
@@ -127,20 +132,25 @@ ModelSpec modelSpec(const TrainArgs &a, int64_t vocabSize) {
   if (spec.type == "llama") {
     spec.llama = a.llamaConfig ? *a.llamaConfig : llamaConfigFromFlags(a);
     spec.llama.vocab_size = vocabSize;
-    if (a.given.count("dropout"))
-      spec.llama.attention_dropout = a.dropout;
     spec.llama.init_seed = spec.llama.dropout_seed = a.seed;
   } else {
     spec.gpt2 = gpt2Config(a, vocabSize);
     spec.gpt2.init_seed = spec.gpt2.dropout_seed = a.seed;
   }
+  spec.labelSmoothing = a.labelSmoothingFactor;
+  spec.neftuneNoiseAlpha = a.neftuneNoiseAlpha;
   return spec;
 }
 
 std::unique_ptr<nn::CausalLM> buildModel(const ModelSpec &spec) {
+  std::unique_ptr<nn::CausalLM> model;
   if (spec.type == "llama")
-    return std::make_unique<nn::LlamaForCausalLM>(spec.llama);
-  return std::make_unique<nn::GPT2LMHeadModel>(spec.gpt2);
+    model = std::make_unique<nn::LlamaForCausalLM>(spec.llama);
+  else
+    model = std::make_unique<nn::GPT2LMHeadModel>(spec.gpt2);
+  model->set_label_smoothing(spec.labelSmoothing);
+  model->set_neftune_noise_alpha(spec.neftuneNoiseAlpha);
+  return model;
 }
 
 void loadPretrained(const ModelSpec &spec, nn::CausalLM &model,

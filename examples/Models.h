@@ -22,6 +22,10 @@ struct ModelSpec {
   std::string type = "gpt2"; // "gpt2" | "llama"
   nn::GPT2Config gpt2;
   nn::LlamaConfig llama;
+  /// The Trainer's regularisers of the loss and the embeddings
+  /// (--label_smoothing_factor, --neftune_noise_alpha), which buildModel
+  /// sets on the model.
+  double labelSmoothing = 0, neftuneNoiseAlpha = 0;
 };
 
 /// The configuration the arguments ask for, with `vocabSize` rows: a

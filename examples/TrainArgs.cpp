@@ -11,10 +11,12 @@
 #include "support/ByteSize.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -138,18 +140,20 @@ std::string copyBestModelFlags(const Flags &f, TrainArgs &a) {
   return "";
 }
 
-// The optimizer's, the schedule's, logging's and the device's Trainer
-// flags → `a`; the first problem, or "".
-std::string copyOptimizerAndLoggingFlags(const Flags &f, TrainArgs &a) {
-  // The Trainer's names for PyTorch's AdamW formula, which kiln's is.
-  static const std::set<std::string> adamw = {
-      "adamw_torch",     "adamw_torch_fused",     "adamw_apex_fused",
-      "adamw_torch_xla", "adamw_torch_npu_fused", "adamw_hf"};
-  if (!adamw.count(f.optim))
+// The Trainer's flags beyond run_clm's core (optimizer, loss, schedule,
+// logging, device, best model, and those kiln-train does not act on) →
+// `a`; the first problem, or "".
+std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
+  // The Trainer's names for PyTorch's AdamW formula, which kiln's is
+  // (adamw_hf, transformers' own, with a note below).
+  static const std::vector<std::string> adamw = {
+      "adamw_torch", "adamw_torch_fused", "adamw_apex_fused", "adamw_torch_xla",
+      "adamw_torch_npu_fused"};
+  if (f.optim != "adamw_hf" &&
+      std::find(adamw.begin(), adamw.end(), f.optim.getValue()) == adamw.end())
     return "--optim " + f.optim +
-           ": kiln-train's optimizer is AdamW (--optim adamw_torch, or "
-           "adamw_torch_fused, adamw_apex_fused, adamw_torch_xla, "
-           "adamw_torch_npu_fused); other optimizers are not built";
+           ": kiln-train's optimizer is AdamW (--optim " +
+           absl::StrJoin(adamw, ", ") + "); other optimizers are not built";
   if (f.optim == "adamw_hf")
     std::fprintf(stderr,
                  "kiln-train: note: --optim adamw_hf: kiln's AdamW is "
@@ -234,8 +238,7 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.warmupRatio = f.warmupRatio;
   a.dataloaderDropLast = f.dataloaderDropLast;
   a.progressBar = !f.disableTqdm;
-  if (std::string problem = copyOptimizerAndLoggingFlags(f, a);
-      !problem.empty())
+  if (std::string problem = copyTrainerFlags(f, a); !problem.empty())
     return problem;
   // run_clm.py runs only what --do_train / --do_eval ask; kiln-train without
   // either trains (and evaluates where it has validation data).

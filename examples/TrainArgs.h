@@ -29,9 +29,10 @@ struct TrainArgs {
   std::string modelType = "gpt2";
   int64_t nLayer = 2, nEmbd = 64, nHead = 4, nPositions = 128;
   int64_t vocabSize = 0;
-  /// A folder's config.json as read, by family (absent: the n_* flags'
-  /// shape). The n_* fields hold its shape too; --dropout, when given,
-  /// replaces its dropout probabilities.
+  /// The config taken, by family: a folder's config.json or
+  /// --config_overrides' (absent: the n_* flags' shape). It is final:
+  /// --dropout given is folded in when it is taken, and the n_* fields
+  /// hold its shape.
   std::optional<nn::LlamaConfig> llamaConfig;
   std::optional<nn::GPT2Config> gpt2Config;
   double dropout = 0.1;

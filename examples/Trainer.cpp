@@ -138,8 +138,6 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       scheduler_(optimizer_, makeSchedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>();
-  model_->set_label_smoothing(args.labelSmoothingFactor);
-  model_->set_neftune_noise_alpha(args.neftuneNoiseAlpha);
   model_->train();
   if (args.loadBestModelAtEnd) {
     // The keys the evaluation's dict has (evaluateAndLog).

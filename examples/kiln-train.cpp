@@ -215,27 +215,32 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
         nn::parseLlamaConfigJson(*text, file.string());
     if (!config.ok())
       throw Failure{std::string(config.status().message()), 1};
+    // --dropout given replaces the file's; the config is then final.
+    if (a.given.count("dropout"))
+      config->attention_dropout = a.dropout;
+    a.dropout = config->attention_dropout;
     a.modelType = "llama";
     a.llamaConfig = *config;
     a.nLayer = config->num_hidden_layers, a.nEmbd = config->hidden_size;
     a.nHead = config->num_attention_heads;
     a.nPositions = config->max_position_embeddings;
     a.vocabSize = config->vocab_size;
-    if (!a.given.count("dropout"))
-      a.dropout = config->attention_dropout;
     return;
   }
   absl::StatusOr<nn::GPT2Config> config =
       nn::parseGPT2ConfigJson(*text, file.string());
   if (!config.ok())
     throw Failure{std::string(config.status().message()), 1};
+  // The whole config (its epsilon and three dropouts too); --dropout given
+  // replaces the three.
+  if (a.given.count("dropout"))
+    config->with_dropout(a.dropout);
+  a.dropout = config->resid_pdrop;
   a.modelType = "gpt2";
-  a.gpt2Config = *config; // its epsilon and three dropouts too
+  a.gpt2Config = *config;
   a.nLayer = config->n_layer, a.nEmbd = config->n_embd;
   a.nHead = config->n_head, a.nPositions = config->n_positions;
   a.vocabSize = config->vocab_size;
-  if (!a.given.count("dropout"))
-    a.dropout = config->resid_pdrop;
 }
 
 /// An adapter folder as --model_name_or_path (PEFT's AutoPeftModel): its
@@ -391,8 +396,6 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   std::unique_ptr<nn::CausalLM> probeModel = buildModel(modelSpec(
       args, args.vocabSize ? args.vocabSize : data.tokenizer->vocabSize()));
   nn::CausalLM &model = *probeModel;
-  model.set_label_smoothing(args.labelSmoothingFactor);
-  model.set_neftune_noise_alpha(args.neftuneNoiseAlpha);
   model.train();
   nn::TrainingStepShape shape;
   shape.seq = args.blockSize;

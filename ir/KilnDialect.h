@@ -3,6 +3,8 @@
 #ifndef KILN_IR_KILNDIALECT_H
 #define KILN_IR_KILNDIALECT_H
 
+#include "support/HostTensor.h" // kMaxTensorElements
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -35,12 +37,9 @@ public:
 
 namespace kiln {
 
-/// The largest element count a kiln tensor may have (2^40): beyond it no
-/// buffer fits any machine kiln runs on, and byte sizes could overflow.
-inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
-
-/// Checks that `type` is a static shape of at most kMaxTensorElements elements;
-/// on failure returns a message naming the type, otherwise an empty string.
+/// Checks that `type` is a static shape of at most kMaxTensorElements
+/// (support/HostTensor.h) elements; on failure returns a message naming the
+/// type, otherwise an empty string.
 std::string checkTensorSize(mlir::RankedTensorType type);
 
 } // namespace kiln

@@ -53,18 +53,15 @@ RankedTensorType tensorType(Value value) {
 } // namespace
 
 std::string kiln::checkTensorSize(RankedTensorType type) {
-  int64_t count = 1;
-  for (int64_t dim : type.getShape()) {
-    if (ShapedType::isDynamic(dim))
-      return "dynamic dimensions are not supported, got " +
-             llvm::formatv("{0}", type).str();
-    if (dim < 0 || (dim != 0 && count > kMaxTensorElements / dim))
-      return llvm::formatv("tensor type {0} exceeds the limit of 2^40 "
-                           "elements",
-                           type)
-          .str();
-    count *= dim;
-  }
+  ArrayRef<int64_t> shape = type.getShape();
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return "dynamic dimensions are not supported, got " +
+           llvm::formatv("{0}", type).str();
+  if (!boundedElementCount(absl::MakeConstSpan(shape.data(), shape.size())))
+    return llvm::formatv("tensor type {0} exceeds the limit of 2^40 "
+                         "elements",
+                         type)
+        .str();
   return "";
 }
 

@@ -210,6 +210,16 @@ void detail::StorageRelease::operator()(std::byte *p) const {
   freeBytes(p, capacity);
 }
 
+std::optional<int64_t> boundedElementCount(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d != 0 && count > kMaxTensorElements / d))
+      return std::nullopt;
+    count *= d;
+  }
+  return count;
+}
+
 namespace {
 int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
@@ -238,20 +248,15 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
 
 absl::StatusOr<HostTensor> HostTensor::create(DType dtype,
                                               std::vector<int64_t> shape) {
-  // 2^40 elements of 8 bytes: the dialect's limit (kMaxTensorElements).
-  constexpr int64_t kMaxElements = int64_t{1} << 40;
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || (d != 0 && count > kMaxElements / d))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor shape [", absl::StrJoin(shape, ", "), "] is too large"));
-    count *= d;
-  }
+  std::optional<int64_t> count = boundedElementCount(shape);
+  if (!count)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor shape [", absl::StrJoin(shape, ", "), "] is too large"));
   try {
-    return HostTensor(dtype, std::move(shape));
+    return HostTensor(dtype, shape);
   } catch (const std::bad_alloc &) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("cannot allocate ", count * byteWidth(dtype),
+        absl::StrCat("cannot allocate ", *count * byteWidth(dtype),
                      " bytes for a tensor of shape [",
                      absl::StrJoin(shape, ", "), "]"));
   }

@@ -8,11 +8,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace kiln {
 
@@ -35,6 +37,16 @@ double bfloat16ToDouble(uint16_t bits);
 
 /// Rounds `value` to the nearest value representable in the float `dtype`.
 double roundToDType(double value, DType dtype);
+
+/// The largest element count a kiln tensor may have (2^40): beyond it no
+/// buffer fits any machine kiln runs on, and byte sizes could overflow.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
+/// `dims`' element count, or nullopt when a dimension is negative or the
+/// count passes kMaxTensorElements (checked before each product, so it
+/// never overflows): the one size check of host tensors, the dialect's
+/// types and the graphs a step plans.
+std::optional<int64_t> boundedElementCount(absl::Span<const int64_t> dims);
 
 /// Large storage (tensors, a compiled program's arena) is mapped from the
 /// kernel page by page; see HostTensor.cpp. allocateMapped returns `bytes`

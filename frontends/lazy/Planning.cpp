@@ -9,7 +9,7 @@
 #include "frontends/lazy/Lower.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Step.h"
-#include "ir/KilnDialect.h"
+#include "support/HostTensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -47,14 +47,9 @@ uint64_t residentBytes() {
 /// The first node whose shape has more elements than kiln's IR allows
 /// (kMaxTensorElements), or null.
 const Node *pastTheElementLimit(const Graph &graph) {
-  for (const NodePtr &node : graph.nodes) {
-    int64_t count = 1;
-    for (int64_t dim : node->shape) {
-      if (dim != 0 && count > kMaxTensorElements / dim)
-        return node.get();
-      count *= dim;
-    }
-  }
+  for (const NodePtr &node : graph.nodes)
+    if (!boundedElementCount(node->shape))
+      return node.get();
   return nullptr;
 }
 
