@@ -38,18 +38,27 @@ bool isFile(const fs::path &path) {
   return fs::is_regular_file(path, ec);
 }
 
+/// A name that stays inside snapshots/: one path component.
+bool isSnapshotName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find('/') == std::string::npos;
+}
+
 /// The snapshot of the hub cache's `repo` to read at `revision` (a branch
 /// or tag that refs/ names, or a commit that snapshots/ holds): "" when
-/// neither has it. The main branch falls back on the only snapshot, as a
-/// cache copied without its refs/ holds.
+/// neither has it, or refs/ names a commit snapshots/ lacks. The main
+/// branch falls back on the only snapshot, as a cache copied without its
+/// refs/ holds.
 std::string snapshotRevision(const fs::path &repo,
                              const std::string &revision) {
   std::ifstream ref(repo / "refs" / revision);
   std::string commit;
-  if (ref >> commit && isDir(repo / "snapshots" / commit))
-    return commit;
-  if (revision.find('/') == std::string::npos &&
-      isDir(repo / "snapshots" / revision))
+  if (ref)
+    return ref >> commit && isSnapshotName(commit) &&
+                   isDir(repo / "snapshots" / commit)
+               ? commit
+               : "";
+  if (isSnapshotName(revision) && isDir(repo / "snapshots" / revision))
     return revision;
   if (revision != "main")
     return "";
@@ -98,6 +107,12 @@ absl::StatusOr<std::string> resolveModelFolder(const std::string &flag,
     std::string snapshot = snapshotRevision(repo, revision);
     if (!snapshot.empty())
       return (repo / "snapshots" / snapshot).string();
+    fs::path ref = repo / "refs" / revision;
+    if (fs::is_regular_file(ref))
+      return absl::NotFoundError(absl::StrCat(
+          "--", flag, " ", name, ": ", ref.string(), " names no folder of ",
+          (repo / "snapshots").string(),
+          " (a cache copied in part?); pass the snapshot folder itself"));
     if (revision != "main")
       return absl::NotFoundError(
           absl::StrCat("--", flag, " ", name, " at --model_revision ", revision,

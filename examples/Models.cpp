@@ -144,10 +144,23 @@ ModelSpec modelSpec(const TrainArgs &a, int64_t vocabSize) {
 
 std::unique_ptr<nn::CausalLM> buildModel(const ModelSpec &spec) {
   std::unique_ptr<nn::CausalLM> model;
-  if (spec.type == "llama")
-    model = std::make_unique<nn::LlamaForCausalLM>(spec.llama);
-  else
-    model = std::make_unique<nn::GPT2LMHeadModel>(spec.gpt2);
+  const bool llama = spec.type == "llama";
+  try {
+    if (llama)
+      model = std::make_unique<nn::LlamaForCausalLM>(spec.llama);
+    else
+      model = std::make_unique<nn::GPT2LMHeadModel>(spec.gpt2);
+  } catch (const std::bad_alloc &) {
+    // The weights are allocated as the layers are built: a config too
+    // large for the machine fails here, before any step.
+    int64_t layers = llama ? spec.llama.num_hidden_layers : spec.gpt2.n_layer;
+    int64_t width = llama ? spec.llama.hidden_size : spec.gpt2.n_embd;
+    throw Error("building the " + spec.type + " model (" +
+                std::to_string(layers) + " layers of width " +
+                std::to_string(width) +
+                ") ran out of host memory: its weights do not fit in this "
+                "machine's memory");
+  }
   model->set_label_smoothing(spec.labelSmoothing);
   model->set_neftune_noise_alpha(spec.neftuneNoiseAlpha);
   return model;

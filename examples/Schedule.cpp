@@ -1,6 +1,7 @@
 // kiln-train's learning-rate schedules (see Schedule.h).
 #include "examples/Schedule.h"
 
+#include "support/JsonNesting.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -69,6 +70,8 @@ int64_t warmupSteps(const TrainArgs &a, int64_t totalSteps) {
 
 std::string parseScheduleKwargs(const std::string &json,
                                 std::map<std::string, double> &out) {
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(json))
+    return "--lr_scheduler_kwargs is not JSON: " + *deep;
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
   if (!parsed)
     return "--lr_scheduler_kwargs is not JSON: " +

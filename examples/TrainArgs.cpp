@@ -392,7 +392,14 @@ std::string checkModelAndData(const TrainArgs &a) {
   for (auto [flag, path] : std::initializer_list<File>{
            {"train_file", a.trainFile}, {"validation_file", a.validationFile}})
     if (!path.empty() && !fs::is_regular_file(path, ec))
-      return "--" + std::string(flag) + ": no such file: " + path;
+      return "--" + std::string(flag) + ": " +
+             (!fs::exists(path, ec)        ? "no such file: " + path
+              : fs::is_directory(path, ec) ? path + " is a directory, not a "
+                                                    "file"
+                                           : path + " is not a regular file "
+                                                    "(a pipe or a device): "
+                                                    "kiln-train reads its "
+                                                    "data from files");
   if (!a.tokenizerDir.empty() && !fs::is_directory(a.tokenizerDir, ec))
     return "--tokenizer_dir: no such directory: " + a.tokenizerDir;
   return "";

@@ -3,8 +3,9 @@
 #include "examples/InstructionEval.h"
 #include "examples/Schedule.h"
 
-#include "frontends/nn/Checkpoint.h"
 #include "frontends/data/Files.h"
+#include "frontends/data/Tokenizer.h"
+#include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
 
@@ -210,12 +211,14 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
       *model_, &optimizer_, {{"dropout", &model_->generator()}});
   // The data order is a function of (data seed, step) only: a different
-  // batch size or data seed would continue on other batches. Checkpoints
-  // from before --data_seed hold the seed, which was the data order's.
+  // batch size, block size or data seed would continue on other batches.
+  // Checkpoints from before --data_seed hold the seed, which was the data
+  // order's.
   if (!state.metadata.count("data_seed") && state.metadata.count("seed"))
     state.metadata["data_seed"] = state.metadata["seed"];
   for (auto [key, value] :
        {std::pair{"train_batch_size", std::to_string(args_.trainBatchSize)},
+        std::pair{"block_size", std::to_string(args_.blockSize)},
         std::pair{"data_seed", std::to_string(dataSeed())}}) {
     auto it = state.metadata.find(key);
     if (it != state.metadata.end() && it->second != value)
@@ -437,10 +440,14 @@ void Trainer::evaluateAndLog() {
 
 void Trainer::writeTokenizerFiles(const fs::path &dir) const {
   // The tokenizer's files beside the model, as Trainer.save_model writes
-  // them, so the folder is a --model_name_or_path on its own (the built-in
-  // byte-level tokenizer has no files).
-  if (args_.tokenizerDir.empty())
+  // them, so the folder is a --model_name_or_path on its own. The built-in
+  // byte-level tokenizer has no files: a tokenizer_config.json names it.
+  if (args_.tokenizerDir.empty()) {
+    writeText(dir / "tokenizer_config.json",
+              std::string("{\"tokenizer_class\": \"") +
+                  data::kByteTokenizerClass + "\"}\n");
     return;
+  }
   for (const char *name : {"tokenizer.json", "vocab.json", "merges.txt",
                            "tokenizer_config.json", "special_tokens_map.json"}) {
     fs::path from = fs::path(args_.tokenizerDir) / name;
@@ -634,7 +641,9 @@ void Trainer::train() {
       {"train_samples_per_second",
        pythonRound(double(steps * samplesPerStep) / runtime, 3)},
       {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
-      {"train_loss", steps ? runLoss_ / double(steps) : std::nan("")}};
+      // No step run (resumed at the last step): 0.0, as the Trainer's
+      // total loss over no steps.
+      {"train_loss", steps ? runLoss_ / double(steps) : 0.0}};
   appendEpoch(summary);
   std::printf("%s\n", formatLogDict(summary).c_str());
   std::fflush(stdout);

@@ -44,6 +44,8 @@ public:
   /// read; throws kiln::Error when it does not fit this model.
   void resume(const std::string &dir, nn::SafetensorsData file);
   int64_t step() const { return globalStep_; }
+  /// The step the run ends at (--max_steps, else the epochs' steps).
+  int64_t lastStep() const { return totalSteps_; }
   /// With --do_train: trains to the last step, logging, evaluating and
   /// saving as the strategies say, then saves the model to output_dir;
   /// with --do_eval: evaluates on the validation set.

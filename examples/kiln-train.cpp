@@ -28,12 +28,13 @@
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/data/Files.h"
+#include "frontends/data/Tokenizer.h"
 #include "frontends/nn/BatchAdvisor.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
-#include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Lora.h"
+#include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
@@ -43,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <tuple>
 #include <unistd.h>
@@ -154,9 +156,11 @@ std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
 // Checkpoints in output_dir from beyond the step this run starts at belong
 // to another run: --overwrite_output_dir deletes them (all but the one
 // resumed from); otherwise they are named, since until this run saves
-// those steps again an automatic resume would pick them.
+// those steps again an automatic resume would pick them. A checkpoint-N
+// folder that is not kiln's is never deleted; one this run could save over
+// stops it here, before any training it would cost.
 void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
-                          int64_t startStep) {
+                          int64_t startStep, int64_t endStep) {
   if (a.outputDir.empty())
     return;
   absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
@@ -167,6 +171,19 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
     std::error_code ec;
     if (!resumedFrom.empty() && fs::equivalent(folder.path, resumedFrom, ec))
       continue;
+    if (!nn::isKilnCheckpointFolder(folder.path)) {
+      std::string what = folder.path + " holds no " + nn::kCheckpointFileName +
+                         ": not a kiln checkpoint";
+      if (folder.step > startStep && folder.step <= endStep &&
+          a.saveStrategy != TrainArgs::Strategy::no)
+        throw Failure{what + ", and this run would save step " +
+                          std::to_string(folder.step) +
+                          " over it; move it away or choose another "
+                          "--output_dir",
+                      2};
+      warn(what + "; left alone");
+      continue;
+    }
     if (a.overwriteOutputDir) {
       if (absl::Status s = nn::removeCheckpointFolder(folder.path); !s.ok())
         throw outputDirFailure(s);
@@ -182,10 +199,41 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
   }
 }
 
-bool hasTokenizerFiles(const fs::path &dir) {
+// What run_clm.py checks before training into an output directory: one
+// that holds files but no checkpoint-N is somebody's (a model folder, an
+// earlier run's final save) and is refused unless --overwrite_output_dir.
+// And whether this process can write there at all, so that a read-only
+// folder fails now rather than at the first save, after the training.
+void checkOutputDir(const TrainArgs &a) {
+  if (a.outputDir.empty())
+    return;
   std::error_code ec;
-  return fs::is_regular_file(dir / "tokenizer.json", ec) ||
-         fs::is_regular_file(dir / "vocab.json", ec);
+  bool holdsFiles = false;
+  for (fs::directory_iterator it(a.outputDir, ec), end; !ec && it != end;
+       it.increment(ec))
+    holdsFiles |= !nn::isCheckpointLeftover(it->path().filename().string());
+  if (ec)
+    throw outputDirFailure(absl::InternalError("cannot list " + a.outputDir +
+                                               ": " + ec.message()));
+  absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
+      nn::listCheckpointFolders(a.outputDir);
+  if (!folders.ok())
+    throw outputDirFailure(folders.status());
+  if (a.doTrain && !a.overwriteOutputDir && holdsFiles && folders->empty())
+    throw Failure{"Output directory (" + a.outputDir +
+                      ") already exists and is not empty. Use "
+                      "--overwrite_output_dir to overcome.",
+                  2};
+  std::string probe = (fs::path(a.outputDir) /
+                       (".kiln-write-test." + std::to_string(::getpid())))
+                          .string();
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0)
+    throw Failure{"--output_dir: cannot write in " + a.outputDir + ": " +
+                      std::strerror(errno),
+                  2};
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 /// The model family and shape of `folder`'s config.json → `a` (the n_*
@@ -268,7 +316,7 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
     a.loraR = saved.r, a.loraAlpha = saved.alpha;
     a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
   }
-  if (a.tokenizerDir.empty() && hasTokenizerFiles(adapterDir))
+  if (a.tokenizerDir.empty() && data::hasTokenizer(adapterDir))
     a.tokenizerDir = adapterDir;
   return folder("model_name_or_path", baseName);
 }
@@ -302,7 +350,7 @@ void resolveHubNames(TrainArgs &a) {
     }
     // run_clm.py takes the tokenizer from the model unless one is named.
     if (a.tokenizerDir.empty()) {
-      if (!hasTokenizerFiles(dir))
+      if (!data::hasTokenizer(dir))
         throw Failure{"--" + std::string(flag) + " " + name + ": " + dir +
                           " has no tokenizer.json or vocab.json; name the "
                           "tokenizer with --tokenizer_name",
@@ -451,6 +499,7 @@ int runMain(const TrainArgs &askedArgs) {
     for (const std::string &note : *notes)
       warn(note);
   }
+  checkOutputDir(args);
   resolveHubNames(args);
   if (args.preprocessingNumWorkers > 1)
     std::fprintf(stderr,
@@ -481,7 +530,7 @@ int runMain(const TrainArgs &askedArgs) {
     trainer.resume(resumePoint->dir, std::move(resumePoint->file));
   // Only once the run has started well: a typo must not cost checkpoints.
   handleOldCheckpoints(args, resumePoint ? resumePoint->dir : "",
-                       trainer.step());
+                       trainer.step(), trainer.lastStep());
   trainer.run();
   std::fprintf(stderr, "%s", metrics::report().c_str());
   return 0;

@@ -42,6 +42,7 @@ enum class Refusal {
   Shape,
   Transpose,
   Operands,
+  Size,
   SliceReshaped
 };
 
@@ -59,6 +60,8 @@ StringRef describe(Refusal refusal) {
     return "the transpose is expensive";
   case Refusal::Operands:
     return "the fusion would exceed max-operands";
+  case Refusal::Size:
+    return "the fusion would exceed max-ops";
   case Refusal::SliceReshaped:
     return "a reshape alone is no kernel, and a product may read the slice "
            "in place";
@@ -248,9 +251,11 @@ bool readsOnlyAsRngState(Operation *consumer, Value value) {
 
 /// The decision for fusing `producer` into `consumer` (the group's root).
 FusionDecision decideFusion(Operation *producer, Operation *consumer,
-                            unsigned maxOperands) {
+                            unsigned maxOperands, unsigned maxOps) {
   if (!isFusibleProducer(producer))
     return FusionDecision::refuse(Refusal::NotFusible);
+  if (fusedBodyOps({producer, consumer}) > maxOps)
+    return FusionDecision::refuse(Refusal::Size);
   // A slice that is one run of its source is no copy at all where only
   // products read it, reshaped or not (attention's chunk of grouped
   // queries), and a lone reshape is no kernel (its buffer is its
@@ -352,7 +357,7 @@ struct FuseElementwisePass
             !seen.insert(producer).second)
           continue;
         FusionDecision decision =
-            decideFusion(producer, root, maxOperands);
+            decideFusion(producer, root, maxOperands, maxOps);
         if (decision) {
           next = producer;
           chosen = decision;
@@ -393,6 +398,9 @@ struct FuseElementwisePass
       case Refusal::Shape: ++numRefusedShape; break;
       case Refusal::Transpose: ++numRefusedTranspose; break;
       case Refusal::Operands: ++numRefusedOperands; break;
+      case Refusal::Size:
+        ++numRefusedSize;
+        break;
       case Refusal::SliceReshaped: ++numRefusedSliceReshaped; break;
       }
     }

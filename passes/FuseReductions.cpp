@@ -43,7 +43,7 @@ StringRef describe(Refusal refusal) {
   case Refusal::Cycle:
     return "fusing would create a cycle";
   case Refusal::Operands:
-    return "the fusion would exceed max-operands";
+    return "the fusion would exceed max-operands inputs or kMaxFusionOps ops";
   }
   llvm_unreachable("unknown refusal");
 }
@@ -100,7 +100,8 @@ std::optional<Refusal> decideJoin(Operation *candidate,
       return Refusal::Shape;
   SmallVector<Operation *> joined(group.begin(), group.end());
   joined.push_back(candidate);
-  if (collectFusionInputs(joined).size() > maxOperands)
+  if (collectFusionInputs(joined).size() > maxOperands ||
+      fusedBodyOps(joined) > kMaxFusionOps)
     return Refusal::Operands;
   if (wouldCreateCycle(joined))
     return Refusal::Cycle;

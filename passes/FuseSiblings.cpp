@@ -45,7 +45,7 @@ StringRef describe(Refusal refusal) {
   case Refusal::Reductions:
     return "the siblings reduce over different shapes";
   case Refusal::Operands:
-    return "the fusion would exceed max-operands";
+    return "the fusion would exceed max-operands inputs or kMaxFusionOps ops";
   }
   llvm_unreachable("unknown refusal");
 }
@@ -139,7 +139,8 @@ std::optional<Refusal> decideMerge(Operation *a, Operation *b,
   if (usesResultOf(a, b) || usesResultOf(b, a) ||
       wouldCreateCycle({a, b}, kSearchBudget))
     return Refusal::Cycle;
-  if (collectFusionInputs({a, b}).size() > maxOperands)
+  if (collectFusionInputs({a, b}).size() > maxOperands ||
+      fusedBodyOps({a, b}) > kMaxFusionOps)
     return Refusal::Operands;
   return std::nullopt;
 }
@@ -231,7 +232,8 @@ struct FuseSiblingsPass : impl::FuseSiblingsPassBase<FuseSiblingsPass> {
             !writesWhatTheReductionWalks(producer, consumer,
                                          mergedResults(group)) ||
             wouldCreateCycle(group, kSearchBudget) ||
-            collectFusionInputs(group).size() > maxOperands)
+            collectFusionInputs(group).size() > maxOperands ||
+            fusedBodyOps(group) > kMaxFusionOps)
           continue;
         consumer = outlineFusion({producer, consumer}, reshapes,
                                  FusionKind::multi_output);

@@ -235,6 +235,15 @@ void cloneOrInline(OpBuilder &builder, Operation *op, IRMapping &mapping) {
 
 } // namespace
 
+size_t fusedBodyOps(ArrayRef<Operation *> group) {
+  size_t ops = 0;
+  for (Operation *op : group) {
+    auto fusion = dyn_cast<FusionOp>(op);
+    ops += fusion ? fusion.getBody().front().getOperations().size() : 1;
+  }
+  return ops;
+}
+
 SetVector<Value> collectFusionInputs(ArrayRef<Operation *> group) {
   llvm::SmallPtrSet<Operation *, 16> members(group.begin(), group.end());
   SetVector<Value> inputs;

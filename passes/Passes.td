@@ -441,10 +441,12 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     would create a cycle, when its element count differs from the
     consumer's, when it is an expensive transpose, when it has other users
     and is too expensive to duplicate, or when the fusion would exceed
-    `max-operands` inputs, or when it is a slice that is one run of its
-    source and the consumer a lone reshape (a reshape alone is no kernel,
-    and products read such a slice in place, reshaped or not). Cheap producers with
-    other users are duplicated
+    `max-operands` inputs or `max-ops` ops in its body (each fusion step
+    clones the grown body, so an unbounded chain of 20,000 adds took
+    minutes, quadratic in its length), or when it is a slice that is one
+    run of its source and the consumer a lone reshape (a reshape alone is
+    no kernel, and products read such a slice in place, reshaped or not).
+    Cheap producers with other users are duplicated
     (also when they read cheap shared ops, if those read fewer bytes per
     element than they make: a widened, masked 16-bit product); one the
     function returns joins a consumer of its shape as an extra result.
@@ -462,6 +464,9 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxOperands", "max-operands", "unsigned", "16",
            "refuse fusions whose group exceeds this many inputs">,
+    Option<"maxOps", "max-ops", "unsigned", "512",
+           "refuse fusions whose body would exceed this many ops "
+           "(kMaxFusionOps, which the other fusion passes keep)">,
     Option<"emitRemarks", "emit-remarks", "bool", "false",
            "explain every refusal with a remark (pass statistics are no-ops "
            "in LLVM release builds)">
@@ -482,6 +487,8 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
               "expensive transposes">,
     Statistic<"numRefusedOperands", "refused-operands",
               "fusions that would exceed max-operands">,
+    Statistic<"numRefusedSize", "refused-size",
+              "fusions that would exceed max-ops">,
     Statistic<"numRefusedSliceReshaped", "refused-slice-reshaped",
               "slices left for products to read in place through a reshape">
   ];

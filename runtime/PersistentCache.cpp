@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -152,6 +153,23 @@ int64_t nowSeconds() {
 }
 
 /// A directory's file names (empty when it cannot be read).
+/// Whether `name` is a temporary file a store writes (kTempPrefix, the
+/// key's first 16 hex digits, '-', ...): never a user's ".tmp-notes".
+bool isTempFileName(const std::string &name) {
+  if (name.rfind(kTempPrefix, 0) != 0 || name.size() < kTempPrefix.size() + 17)
+    return false;
+  for (size_t i = kTempPrefix.size(); i < kTempPrefix.size() + 16; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
+      return false;
+  return name[kTempPrefix.size() + 16] == '-';
+}
+
+/// Whether `path` is a regular file (not a link, directory or device).
+bool isRegularFile(const std::string &path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 std::vector<std::string> fileNames(const std::string &directory) {
   std::vector<std::string> names;
   DIR *dir = ::opendir(directory.c_str());
@@ -516,7 +534,7 @@ int64_t PersistentCache::prune(uint64_t maxBytes) {
   int64_t removed = 0;
   int64_t now = nowSeconds();
   for (const std::string &name : fileNames(options_.directory)) {
-    if (name.rfind(kTempPrefix, 0) != 0)
+    if (!isTempFileName(name))
       continue;
     std::string path = absl::StrCat(options_.directory, "/", name);
     struct stat st;
@@ -553,10 +571,14 @@ absl::Status PersistentCache::clear() {
   if (!writable())
     return absl::FailedPreconditionError(
         absl::StrCat("cache ", options_.directory, " is not writable"));
+  // Only kiln's files: a user's ".tmp-notes" or a folder named "x.kce"
+  // stays (the folder stopped the clear half-way, an error).
   for (const std::string &name : fileNames(options_.directory)) {
-    if (!endsWith(name, kSuffix) && name.rfind(kTempPrefix, 0) != 0)
+    if (!endsWith(name, kSuffix) && !isTempFileName(name))
       continue;
     std::string path = absl::StrCat(options_.directory, "/", name);
+    if (!isRegularFile(path))
+      continue;
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       return absl::InternalError(
           absl::StrCat("cannot remove ", path, ": ", errnoText()));

@@ -8,6 +8,8 @@
 #include "absl/strings/str_format.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 
@@ -108,6 +110,9 @@ size_t Profiler::runs() const {
 
 absl::Status Profiler::writeChromeTrace(const std::string &path) const {
   std::ofstream out(path, std::ios::trunc);
+  if (!out.is_open())
+    return absl::UnavailableError("cannot write the trace to '" + path +
+                                  "': " + std::strerror(errno));
   out << chromeTrace();
   out.close();
   if (!out)

@@ -48,6 +48,14 @@ std::string checkModuleInput(llvm::StringRef fileName,
     return llvm::formatv("{0}: input is empty; expected a kiln module",
                          fileName)
         .str();
+  // kilnc's output fed back to a tool: its bytes are not UTF-8, which is
+  // all a check of the text would say.
+  if (contents.starts_with(llvm::StringRef("KILNEXE\0", 8)) ||
+      contents.starts_with("KILNCENT"))
+    return llvm::formatv("{0} is a compiled kiln executable or cache entry, "
+                         "not a module",
+                         fileName)
+        .str();
   auto buffer = llvm::MemoryBuffer::getMemBuffer(contents, fileName,
                                                  /*RequiresNullTerminator=*/false);
   if (mlir::isBytecode(*buffer))

@@ -10,7 +10,8 @@
 namespace kiln::tools {
 
 /// Returns an error message if `contents` (named `fileName` in the message)
-/// cannot be a kiln module: empty or blank, text that is not UTF-8, or text
+/// cannot be a kiln module: empty or blank, a compiled executable or cache
+/// entry (kilnc's output), text that is not UTF-8, or text
 /// whose brackets nest deeper than MLIR's parser can descend.
 /// MLIR bytecode is accepted as it is. An empty string means no problem.
 std::string checkModuleInput(llvm::StringRef fileName, llvm::StringRef contents);

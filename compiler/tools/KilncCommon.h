@@ -55,8 +55,13 @@ std::optional<uint64_t> memoryBudgetFlag(const Args &args);
 /// Prints "kilnc: error: <message>" and returns kExitFailure.
 int fail(const std::string &message, int code = kExitFailure);
 
-/// The cache a command names with --cache (or KILN_CACHE_DIR), with cap
-/// --max-size; misses and warnings go to stderr unless `quiet`.
+/// The cache directory a command names: --cache, else $KILN_CACHE_DIR, else
+/// "" (none).
+std::string cacheDirectory(const Args &args);
+
+/// The cache cacheDirectory() names, with cap --max-size; misses and
+/// warnings go to stderr unless `quiet`. nullopt when there is no
+/// directory, or (with a message printed) a bad --max-size.
 std::optional<runtime::PersistentCacheOptions>
 cacheOptions(const Args &args, bool readOnly, bool quiet);
 

@@ -8,6 +8,7 @@
 #include "compiler/tools/KilncCommon.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@ namespace {
 struct Job {
   std::string graph;   // file name inside the dump directory
   std::string logPath; // the worker's stdout and stderr
+  uint64_t memoryCap = 0; // the worker's address space (RLIMIT_AS), bytes
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 };
 
@@ -64,9 +66,9 @@ std::string slurp(const std::string &path) {
 pid_t startWorker(const std::string &dumpDir, const Job &job,
                   const Args &args, uint64_t memoryCap) {
   std::string graphPath = dumpDir + "/" + job.graph;
-  std::vector<std::string> argvText = {"kilnc", "compile", graphPath,
-                                       "--cache", args.get("--cache"),
-                                       "--quiet"};
+  std::vector<std::string> argvText = {
+      "kilnc",  "compile", graphPath, "--cache", cacheDirectory(args),
+      "--quiet"};
   if (args.has("--max-size")) {
     argvText.push_back("--max-size");
     argvText.push_back(args.get("--max-size"));
@@ -113,7 +115,12 @@ void writeReproducer(const std::string &dumpDir, const Job &job,
   }
   std::ofstream error(base.substr(0, base.size() - 5) + ".error");
   error << "graph: " << job.graph << "\nworker: " << status << "\n"
-        << "reproduce: kilnc compile " << base << "\n\n"
+        << "reproduce: "
+        << (job.memoryCap
+                ? "(ulimit -v " + std::to_string(job.memoryCap / 1024) +
+                      "; kilnc compile " + base + ")"
+                : "kilnc compile " + base)
+        << "\n\n"
         << log;
 }
 
@@ -224,8 +231,9 @@ int runPrecompile(int argc, char **argv) {
     return kExitUsage;
   if (args->positional.size() != 1)
     return fail("precompile: expected one DUMP_DIR", kExitUsage);
-  if (!args->has("--cache"))
-    return fail("precompile: --cache DIR is required", kExitUsage);
+  if (cacheDirectory(*args).empty())
+    return fail("precompile: --cache DIR (or KILN_CACHE_DIR) is required",
+                kExitUsage);
   int jobs = 2;
   uint64_t memoryCap = 0;
   if (int rc = parseWorkerFlags(*args, jobs, memoryCap))
@@ -254,7 +262,8 @@ int runPrecompile(int argc, char **argv) {
   size_t next = 0;
   while (next < graphs.size() || !running.empty()) {
     while (next < graphs.size() && running.size() < size_t(jobs)) {
-      Job job{graphs[next], std::string(logDir) + "/" + std::to_string(next)};
+      Job job{graphs[next], std::string(logDir) + "/" + std::to_string(next),
+              memoryCap};
       ++next;
       pid_t pid = startWorker(dumpDir, job, *args, memoryCap);
       if (pid < 0) {
@@ -302,11 +311,27 @@ int runCache(int argc, char **argv) {
   if (!args->positional.empty())
     return fail("cache: unexpected argument '" + args->positional[0] + "'",
                 kExitUsage);
+  if (action != "ls" && action != "verify" && action != "prune" &&
+      action != "clear")
+    return fail("cache: unknown action '" + action +
+                    "'; expected ls, verify, prune or clear",
+                kExitUsage);
   bool readOnly = action == "ls";
-  auto options = cacheOptions(*args, readOnly, /*quiet=*/false);
-  if (!options)
+  const std::string directory = cacheDirectory(*args);
+  if (directory.empty())
     return fail("cache: --cache DIR (or KILN_CACHE_DIR) is required",
                 kExitUsage);
+  // A cache command reads a cache that exists: a mistyped path is not made
+  // (and "0 entries checked" would hide the typo).
+  struct stat st;
+  if (::stat(directory.c_str(), &st) != 0)
+    return fail("cache: no such cache directory " + directory + ": " +
+                std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    return fail("cache: " + directory + " is not a directory");
+  auto options = cacheOptions(*args, readOnly, /*quiet=*/false);
+  if (!options)
+    return kExitUsage; // a bad --max-size, said
   runtime::PersistentCache cache(*options);
   if (!cache.enabled())
     return fail("cache: cannot use " + options->directory);
@@ -341,13 +366,8 @@ int runCache(int argc, char **argv) {
                 static_cast<unsigned long long>(options->maxBytes));
     return 0;
   }
-  if (action == "clear") {
-    absl::Status s = cache.clear();
-    return s.ok() ? 0 : fail(std::string(s.message()));
-  }
-  return fail("cache: unknown action '" + action +
-                  "'; expected ls, verify, prune or clear",
-              kExitUsage);
+  absl::Status cleared = cache.clear(); // the one action left
+  return cleared.ok() ? 0 : fail(std::string(cleared.message()));
 }
 
 } // namespace kiln::kilnc

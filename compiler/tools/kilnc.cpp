@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <new>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -142,11 +143,15 @@ int fail(const std::string &message, int code) {
   return code;
 }
 
+std::string cacheDirectory(const Args &args) {
+  const char *env = std::getenv("KILN_CACHE_DIR");
+  return args.get("--cache", env ? env : "");
+}
+
 std::optional<runtime::PersistentCacheOptions>
 cacheOptions(const Args &args, bool readOnly, bool quiet) {
   runtime::PersistentCacheOptions options;
-  const char *env = std::getenv("KILN_CACHE_DIR");
-  options.directory = args.get("--cache", env ? env : "");
+  options.directory = cacheDirectory(args);
   if (options.directory.empty())
     return std::nullopt;
   if (args.has("--max-size")) {
@@ -338,10 +343,6 @@ absl::StatusOr<std::string> readInput(const std::string &path) {
     return absl::NotFoundError("cannot read " + path + ": " +
                                buffer.getError().message());
   std::string contents = (*buffer)->getBuffer().str();
-  if (contents.rfind(std::string("KILNEXE\0", 8), 0) == 0 ||
-      contents.rfind("KILNCENT", 0) == 0)
-    return absl::InvalidArgumentError(
-        path + " is a compiled kiln executable or cache entry, not a module");
   std::string problem = tools::checkModuleInput(path, contents);
   if (!problem.empty())
     return absl::InvalidArgumentError(problem);
@@ -412,14 +413,30 @@ int runCompile(int argc, char **argv) {
     return kExitUsage;
   keyOptions.memoryBudget = *budget;
   bool quiet = args->has("--quiet");
+  const std::string &input = args->positional[0];
+  // gcc's "input file is the same as output file": the module would be
+  // written over with the executable (or the PTX).
+  for (const char *flag : {"-o", "--emit-ptx"}) {
+    std::error_code ec;
+    if (args->has(flag) &&
+        std::filesystem::equivalent(input, args->get(flag), ec))
+      return fail(std::string(flag) + " " + args->get(flag) +
+                      " is the input file; it would be written over",
+                  kExitUsage);
+  }
   std::optional<runtime::PersistentCache> cache;
-  if (args->has("--cache")) {
+  if (!cacheDirectory(*args).empty()) {
     auto options = cacheOptions(*args, args->has("--cache-read-only"), quiet);
     if (!options)
       return kExitUsage;
     cache.emplace(std::move(*options));
+  } else {
+    for (const char *flag : {"--cache-read-only", "--max-size"})
+      if (args->has(flag))
+        return fail(std::string(flag) + " needs --cache DIR (or "
+                                        "KILN_CACHE_DIR)",
+                    kExitUsage);
   }
-  const std::string &input = args->positional[0];
   absl::StatusOr<std::string> contents = readInput(input);
   if (!contents.ok())
     return fail(std::string(contents.status().message()));
@@ -450,7 +467,10 @@ int runCompile(int argc, char **argv) {
                             compiler::computeCacheKey(**module, keyOptions),
                             **module, *exe))
       return rc;
-  std::string output = args->get("-o", cache ? "" : defaultOutput(input));
+  // A cache named on the command line is the output; one the environment
+  // names is used beside the default output file.
+  std::string output =
+      args->get("-o", args->has("--cache") ? "" : defaultOutput(input));
   if (!output.empty())
     if (absl::Status s =
             writeFileAtomically(output, runtime::serializeExecutable(*exe));
@@ -498,7 +518,8 @@ const char *const kUsage =
     "f16 with\n"
     "        f32 sums).\n"
     "BYTES take K/M/G (or KiB/MiB/GiB) suffixes. --cache defaults to "
-    "$KILN_CACHE_DIR.\n";
+    "$KILN_CACHE_DIR\n"
+    "(compile then still writes FILE.kexe unless -o names another file).\n";
 
 int usage(int code) {
   std::fprintf(code == 0 ? stdout : stderr, "%s", kUsage);

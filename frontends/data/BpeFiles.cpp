@@ -11,9 +11,10 @@
 #include "frontends/data/Unicode.h"
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -354,6 +355,9 @@ parseMergesTxt(std::string_view text, std::string_view fileName) {
 absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
                                             std::string_view fileName) {
   absl::string_view file = asAbsl(fileName);
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": invalid JSON ", *deep));
   llvm::Expected<llvm::json::Value> parsed =
       llvm::json::parse(llvm::StringRef(text.data(), text.size()));
   if (!parsed)

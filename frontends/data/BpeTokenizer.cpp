@@ -129,6 +129,10 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   }
   if (auto it = symbolToId_.find(options.eosToken); it != symbolToId_.end())
     eosId_ = it->second;
+  else if (!options.eosTokenSource.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.eosTokenSource, ": eos_token \"", options.eosToken,
+                     "\" is not in the vocabulary"));
   if (!model.bosToken.empty()) {
     auto it = symbolToId_.find(model.bosToken);
     if (it == symbolToId_.end())

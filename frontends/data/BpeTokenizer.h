@@ -62,6 +62,9 @@ struct BpeOptions {
   std::vector<std::string> specialTokens = {"<|endoftext|>"};
   /// The end-of-text token, when in the vocabulary.
   std::string eosToken = "<|endoftext|>";
+  /// Where eosToken was named (a tokenizer_config.json), or empty for the
+  /// default. A token a file names must be in the vocabulary.
+  std::string eosTokenSource;
   /// Emitted for a byte the vocabulary cannot spell; empty: that is an error.
   std::string unkToken;
   /// Pieces cached (piece → ids); the cache stops growing when full.

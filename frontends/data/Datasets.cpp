@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -107,8 +108,19 @@ absl::StatusOr<TextDataset> loadTextFile(const std::string &path,
   return parseTextLines(*contents, options);
 }
 
+namespace {
+/// `contents` without a leading UTF-8 byte-order mark, which spreadsheet
+/// programs write and pandas and Arrow's JSON reader skip.
+std::string_view withoutByteOrderMark(std::string_view contents) {
+  constexpr std::string_view bom = "\xEF\xBB\xBF";
+  return contents.substr(0, bom.size()) == bom ? contents.substr(bom.size())
+                                               : contents;
+}
+} // namespace
+
 absl::StatusOr<TextDataset> parseTsv(std::string_view contents,
                                      std::string_view fileName) {
+  contents = withoutByteOrderMark(contents);
   TextDataset dataset;
   std::vector<absl::string_view> header;
   int textColumn = -1, labelColumn = -1;
@@ -178,6 +190,7 @@ std::string formatInstruction(const InstructionTemplate &tmpl,
 absl::StatusOr<TextDataset>
 parseInstructionJsonl(std::string_view contents, std::string_view fileName,
                       const InstructionTemplate &tmpl) {
+  contents = withoutByteOrderMark(contents);
   TextDataset dataset;
   absl::Status status;
   // JSON strings cannot hold a raw line break, so lines are records.
@@ -185,6 +198,11 @@ parseInstructionJsonl(std::string_view contents, std::string_view fileName,
     if (!status.ok() || isBlank(line))
       return;
     std::string where = absl::StrCat(asAbsl(fileName), ":", lineNumber);
+    if (std::optional<std::string> deep = jsonNestedTooDeeply(line)) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat(where, ": invalid JSON ", *deep));
+      return;
+    }
     llvm::Expected<llvm::json::Value> value =
         llvm::json::parse(llvm::StringRef(line.data(), line.size()));
     if (!value) {

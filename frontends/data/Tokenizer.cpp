@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -61,51 +62,85 @@ ByteTokenizer::decode(absl::Span<const int32_t> ids) const {
 
 namespace {
 
-/// A directory's tokenizer_config.json → its eos_token ("" when the file or
-/// the key is absent), as transformers reads it: a string, or an added
-/// token's object with "content".
-absl::StatusOr<std::string> configuredEosToken(const std::string &directory) {
+/// What a directory's tokenizer_config.json says ("" for each key the file
+/// lacks, all "" without the file).
+struct TokenizerConfig {
+  /// As transformers reads it: a string, or an added token's object with
+  /// "content".
+  std::string eosToken;
+  std::string tokenizerClass;
+};
+
+absl::StatusOr<TokenizerConfig>
+readTokenizerConfig(const std::string &directory) {
+  TokenizerConfig config;
   std::string path = directory + "/tokenizer_config.json";
   if (!fileExists(path))
-    return std::string();
+    return config;
   absl::StatusOr<std::string> text = readFile(path);
   if (!text.ok())
     return text.status();
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(*text))
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": invalid JSON ", *deep));
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(*text);
   if (!json)
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": invalid JSON ", llvm::toString(json.takeError())));
   const llvm::json::Object *root = json->getAsObject();
-  const llvm::json::Value *eos = root ? root->get("eos_token") : nullptr;
+  if (!root)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a JSON object"));
+  if (std::optional<llvm::StringRef> c = root->getString("tokenizer_class"))
+    config.tokenizerClass = c->str();
+  const llvm::json::Value *eos = root->get("eos_token");
   if (!eos || eos->kind() == llvm::json::Value::Null)
-    return std::string();
-  if (std::optional<llvm::StringRef> s = eos->getAsString())
-    return s->str();
+    return config;
   const llvm::json::Object *added = eos->getAsObject();
-  if (std::optional<llvm::StringRef> s =
-          added ? added->getString("content") : std::nullopt)
-    return s->str();
-  return absl::InvalidArgumentError(
-      absl::StrCat(path, ": eos_token: expected a string or an object with "
-                         "\"content\""));
+  if (std::optional<llvm::StringRef> s = eos->getAsString())
+    config.eosToken = s->str();
+  else if (std::optional<llvm::StringRef> s =
+               added ? added->getString("content") : std::nullopt)
+    config.eosToken = s->str();
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": eos_token: expected a string or an object with "
+                           "\"content\""));
+  return config;
 }
 
 } // namespace
+
+bool hasTokenizer(const std::string &directory) {
+  if (fileExists(directory + "/tokenizer.json") ||
+      fileExists(directory + "/vocab.json"))
+    return true;
+  if (!fileExists(directory + "/tokenizer_config.json"))
+    return false;
+  absl::StatusOr<TokenizerConfig> config = readTokenizerConfig(directory);
+  return !config.ok() || config->tokenizerClass == kByteTokenizerClass;
+}
 
 absl::StatusOr<std::unique_ptr<Tokenizer>>
 loadTokenizer(const TokenizerFiles &files) {
   TokenizerFiles chosen = files;
   BpeOptions options;
   if (!files.directory.empty()) {
-    absl::StatusOr<std::string> eos = configuredEosToken(files.directory);
-    if (!eos.ok())
-      return eos.status();
-    if (!eos->empty())
-      options.eosToken = *eos;
+    absl::StatusOr<TokenizerConfig> config =
+        readTokenizerConfig(files.directory);
+    if (!config.ok())
+      return config.status();
+    if (!config->eosToken.empty()) {
+      options.eosToken = config->eosToken;
+      options.eosTokenSource = files.directory + "/tokenizer_config.json";
+    }
     chosen = TokenizerFiles{};
     std::string json = files.directory + "/tokenizer.json";
     if (fileExists(json)) {
       chosen.tokenizerJson = json;
+    } else if (config->tokenizerClass == kByteTokenizerClass &&
+               !fileExists(files.directory + "/vocab.json")) {
+      return std::unique_ptr<Tokenizer>(std::make_unique<ByteTokenizer>());
     } else {
       chosen.vocabJson = files.directory + "/vocab.json";
       chosen.mergesTxt = files.directory + "/merges.txt";

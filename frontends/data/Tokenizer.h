@@ -50,17 +50,29 @@ public:
   std::optional<int32_t> eosId() const override { return std::nullopt; }
 };
 
+/// The tokenizer_class a model folder's tokenizer_config.json gives when
+/// the model was trained with ByteTokenizer, which has no files of its own:
+/// the folder then loads with the tokenizer it was trained with.
+inline constexpr const char *kByteTokenizerClass = "KilnByteTokenizer";
+
 /// Where a tokenizer comes from; all empty means the byte-level tokenizer.
 struct TokenizerFiles {
   /// A Hugging Face tokenizer directory: tokenizer.json if it exists, else
-  /// vocab.json + merges.txt; its tokenizer_config.json's eos_token, if
-  /// any, names the end-of-text token (else GPT-2's <|endoftext|>).
+  /// vocab.json + merges.txt, else ByteTokenizer when its
+  /// tokenizer_config.json's tokenizer_class is kByteTokenizerClass; that
+  /// file's eos_token, if any, names the end-of-text token (else GPT-2's
+  /// <|endoftext|>), and must be in the vocabulary.
   std::string directory;
   /// Or the files themselves (ignored when `directory` is set).
   std::string tokenizerJson;
   std::string vocabJson;
   std::string mergesTxt;
 };
+
+/// Whether `directory` holds a tokenizer loadTokenizer reads: tokenizer.json,
+/// vocab.json, or a tokenizer_config.json naming kByteTokenizerClass (or
+/// one that does not parse, which loadTokenizer then reports).
+bool hasTokenizer(const std::string &directory);
 
 /// The files → a byte-level BPE tokenizer (GPT-2's or Llama 3's), or the
 /// byte-level one when none are named.

@@ -6,6 +6,8 @@
 #include "runtime/CpuExecutor.h"
 #include "runtime/DeviceMemoryMeter.h"
 
+#include "absl/strings/ascii.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -47,19 +49,31 @@ std::string_view backendName(Backend backend) {
   return "?";
 }
 
+/// A KILN_* switch: 1/0, true/false, yes/no, on/off (any case); unset or
+/// empty → `unset`. Anything else is an error: KILN_BF16=true quietly
+/// training in f32 would cost a run.
+static bool environmentSwitch(const char *name, bool unset) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return unset;
+  std::string value = absl::AsciiStrToLower(env);
+  if (value == "1" || value == "true" || value == "yes" || value == "on")
+    return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off")
+    return false;
+  throw Error(std::string(name) + " must be 1 or 0 (true or false), not '" +
+              env + "'");
+}
+
 Options options_from_env() {
   Options result;
   if (const char *backend = std::getenv("KILN_BACKEND"))
     result.backend = parseBackendName(backend);
   if (const char *arch = std::getenv("KILN_CUDA_ARCH"))
     result.cudaArch = arch;
-  if (const char *tf32 = std::getenv("KILN_TF32"))
-    result.tf32 = std::string_view(tf32) == "1";
-  bool bf16 = false, fp16 = false;
-  if (const char *value = std::getenv("KILN_BF16"))
-    bf16 = std::string_view(value) == "1";
-  if (const char *value = std::getenv("KILN_FP16"))
-    fp16 = std::string_view(value) == "1";
+  result.tf32 = environmentSwitch("KILN_TF32", result.tf32);
+  bool bf16 = environmentSwitch("KILN_BF16", false);
+  bool fp16 = environmentSwitch("KILN_FP16", false);
   if (bf16 && fp16)
     throw Error("KILN_BF16=1 and KILN_FP16=1 ask for two mixed precisions; "
                 "set one");
@@ -70,18 +84,17 @@ Options options_from_env() {
     result.dumpDir = dump;
   if (const char *cache = std::getenv("KILN_CACHE_DIR"))
     result.cacheDir = cache;
-  if (const char *readOnly = std::getenv("KILN_CACHE_READONLY"))
-    result.cacheReadOnly = std::string_view(readOnly) == "1";
+  result.cacheReadOnly =
+      environmentSwitch("KILN_CACHE_READONLY", result.cacheReadOnly);
   if (const char *mode = std::getenv("KILN_MODE"))
     result.mode = lazy::eager::parseMode(mode);
-  if (const char *poison = std::getenv("KILN_POISON_DEAD_BUFFERS"))
-    result.poisonDeadBuffers = std::string_view(poison) == "1";
-  if (const char *partition = std::getenv("KILN_PARTITION"))
-    result.partition = std::string_view(partition) != "0";
+  result.poisonDeadBuffers =
+      environmentSwitch("KILN_POISON_DEAD_BUFFERS", result.poisonDeadBuffers);
+  result.partition = environmentSwitch("KILN_PARTITION", result.partition);
   if (const char *profile = std::getenv("KILN_PROFILE"))
     result.profilePath = profile;
-  if (const char *check = std::getenv("KILN_CHECK_NUMERICS"))
-    result.checkNumerics = std::string_view(check) == "1";
+  result.checkNumerics =
+      environmentSwitch("KILN_CHECK_NUMERICS", result.checkNumerics);
   return result;
 }
 

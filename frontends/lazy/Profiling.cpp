@@ -25,7 +25,7 @@ struct Session {
       std::fprintf(stderr, "%swrote the trace to %s\n",
                    profile::summary().c_str(), options().profilePath.c_str());
     } catch (const Error &e) {
-      std::fprintf(stderr, "kiln profile: %s\n", e.what());
+      std::fprintf(stderr, "kiln: warning: KILN_PROFILE: %s\n", e.what());
     }
   }
 };
@@ -66,7 +66,7 @@ void write() {
   absl::Status written =
       session().profiler.writeChromeTrace(options().profilePath);
   if (!written.ok())
-    throw Error("profile: " + std::string(written.message()));
+    throw Error(std::string(written.message()));
 }
 
 } // namespace profile

@@ -4,6 +4,7 @@
 
 #include "frontends/nn/Safetensors.h"
 
+#include "support/JsonNesting.h"
 #include "llvm/Support/JSON.h"
 
 #include <filesystem>
@@ -111,6 +112,8 @@ void load_hf_folder(Module &model, const std::string &dir,
     throw Error(dir + " has neither model.safetensors nor "
                       "model.safetensors.index.json");
   std::string text((std::istreambuf_iterator<char>(in)), {});
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    throw Error(index.string() + ": not JSON: " + *deep);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     throw Error(index.string() + ": not JSON: " +

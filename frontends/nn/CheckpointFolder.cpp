@@ -106,6 +106,14 @@ std::optional<Leftover> parseLeftover(const std::string &entry) {
   return std::nullopt;
 }
 
+// The refusal to delete or replace a folder that is not kiln's checkpoint.
+absl::Status notKilns(const std::string &folder, const char *verb) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("'", folder, "' holds no ", kCheckpointFileName,
+                   ": not a kiln checkpoint, so it is not ", verb,
+                   "; move it out of the output directory"));
+}
+
 // Whether a pid belongs to another running process (which may still be
 // writing its folder). This process's own pid is a leftover of an earlier
 // process that had the same pid (pids repeat, in containers especially).
@@ -127,6 +135,15 @@ std::optional<int64_t> checkpointFolderStep(std::string_view name) {
                    [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   return std::stoll(std::string(digits));
+}
+
+bool isKilnCheckpointFolder(const std::string &folder) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(folder) / kCheckpointFileName, ec);
+}
+
+bool isCheckpointLeftover(const std::string &entryName) {
+  return parseLeftover(entryName).has_value();
 }
 
 absl::StatusOr<std::vector<CheckpointFolder>>
@@ -261,6 +278,8 @@ absl::Status CheckpointFolderWriter::commit() {
   //    has the name: a kill in between leaves it for recovery to put back.
   std::string old;
   if (fs::exists(finalPath_, ec)) {
+    if (!isKilnCheckpointFolder(finalPath_))
+      return notKilns(finalPath_, "replaced");
     old = (fs::path(outputDir_) /
            absl::StrCat(kOldPrefix, baseName(finalPath_), pidSuffix()))
               .string();
@@ -294,6 +313,8 @@ absl::Status CheckpointFolderWriter::commit() {
 // ---- Deleting ------------------------------------------------------------
 
 absl::Status removeCheckpointFolder(const std::string &folder) {
+  if (!isKilnCheckpointFolder(folder))
+    return notKilns(folder, "deleted");
   std::string parent = parentOf(folder);
   std::string doomed =
       (fs::path(parent) /
@@ -319,6 +340,11 @@ rotateCheckpoints(const std::string &outputDir, int64_t limit,
       listCheckpointFolders(outputDir);
   if (!folders.ok())
     return folders.status();
+  folders->erase(std::remove_if(folders->begin(), folders->end(),
+                                [](const CheckpointFolder &folder) {
+                                  return !isKilnCheckpointFolder(folder.path);
+                                }),
+                 folders->end());
   std::string keepName = baseName(keep);
   std::string keepAlsoName = keepAlso.empty() ? "" : baseName(keepAlso);
   size_t remaining = folders->size();

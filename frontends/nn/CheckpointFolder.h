@@ -41,6 +41,16 @@ struct CheckpointFolder {
 /// "checkpoint-N" (N decimal digits, no sign) → N; any other name → nullopt.
 std::optional<int64_t> checkpointFolderStep(std::string_view name);
 
+/// Whether a folder is kiln's checkpoint: it holds kCheckpointFileName. A
+/// writer publishes a folder only with its file, so a checkpoint-N without
+/// one is somebody else's (another tool's checkpoint, a user's folder):
+/// kiln neither deletes nor replaces it.
+bool isKilnCheckpointFolder(const std::string &folder);
+
+/// Whether an output directory's entry is what a killed writer leaves
+/// (".tmp-…", ".old-…" or ".del-checkpoint-N.<pid>").
+bool isCheckpointLeftover(const std::string &entryName);
+
 /// outputDir → its checkpoint-N folders, highest step first. Temporary and
 /// other names are not listed; a missing outputDir has none.
 absl::StatusOr<std::vector<CheckpointFolder>>
@@ -90,7 +100,8 @@ public:
 
   /// Every file and the folder fsynced → renamed to finalPath() (an
   /// existing folder of that name is replaced: moved aside, then deleted
-  /// after the rename) → outputDir fsynced.
+  /// after the rename; one that is not kiln's is refused with
+  /// FailedPrecondition and left as it is) → outputDir fsynced.
   absl::Status commit();
 
 private:
@@ -103,7 +114,8 @@ private:
 };
 
 /// After a save: deletes the lowest-step checkpoint-N folders until at most
-/// `limit` remain (Hugging Face's save_total_limit), never `keep` (the
+/// `limit` of kiln's remain (Hugging Face's save_total_limit; folders that
+/// are not kiln's are neither counted nor deleted), never `keep` (the
 /// folder just saved), `keepAlso` (the best so far, under
 /// load_best_model_at_end; "" for none) nor the highest-step folder, so the
 /// result may exceed `limit`. limit <= 0: no limit. → the folders deleted.
@@ -112,7 +124,8 @@ rotateCheckpoints(const std::string &outputDir, int64_t limit,
                   const std::string &keep, const std::string &keepAlso = "");
 
 /// Deletes a checkpoint folder so that no half-deleted folder keeps its
-/// name: renamed to ".del-checkpoint-N.<pid>" first, then removed.
+/// name: renamed to ".del-checkpoint-N.<pid>" first, then removed. A folder
+/// that is not kiln's is refused (FailedPrecondition) and left as it is.
 absl::Status removeCheckpointFolder(const std::string &folder);
 
 /// At startup, before anything is saved: what a killed writer left in

@@ -3,9 +3,10 @@
 
 #include "frontends/nn/Safetensors.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -138,6 +139,8 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
   if (!in)
     throw Error(path + ": cannot read the adapter's config");
   std::string text((std::istreambuf_iterator<char>(in)), {});
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    throw Error(path + ": not JSON: " + *deep);
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
   if (!parsed)
     throw Error(path + ": not JSON: " + llvm::toString(parsed.takeError()));

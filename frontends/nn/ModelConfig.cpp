@@ -2,6 +2,7 @@
 #include "frontends/nn/ModelConfig.h"
 
 #include "absl/strings/str_cat.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -66,6 +67,9 @@ private:
 /// The file's text → its top-level object, or an error naming the file.
 absl::StatusOr<llvm::json::Value> parseObject(std::string_view text,
                                               std::string_view fileName) {
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName), "': not valid JSON: ", *deep));
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse(llvm::StringRef(text.data(), text.size()));
   if (!json)

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/JsonNesting.h"
 #include "llvm/Support/CRC.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -116,7 +117,7 @@ absl::StatusOr<Entry> parseEntry(std::string name,
       return fail(absl::StrCat("unknown field '", key.str(), "'"));
   }
   Entry e;
-  e.name = std::move(name);
+  e.name = name; // a copy: fail() below still names the tensor
   std::optional<llvm::StringRef> dtype = obj->getString("dtype");
   if (!dtype)
     return fail("missing string field 'dtype'");
@@ -212,6 +213,8 @@ absl::StatusOr<SafetensorsData> readFrom(const ByteSource &source,
   if (absl::Status s = source.read(8, headerLen, header.data()); !s.ok())
     return s;
 
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(header))
+    return invalid(what, "header is not valid JSON: " + *deep);
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json)
     return invalid(what, absl::StrCat("header is not valid JSON: ",

@@ -230,6 +230,43 @@ TEST(CheckpointFolder, RotationKeepsTheBestCheckpointToo) {
             (std::vector<std::string>{"checkpoint-1", "checkpoint-4"}));
 }
 
+// A checkpoint-N without kiln's file is somebody else's folder: kiln-train
+// with --overwrite_output_dir deleted a user's checkpoint-7 whole. It is
+// neither deleted, nor counted or deleted by rotation, nor replaced by a
+// save of that step.
+TEST(CheckpointFolder, AFolderThatIsNotKilnsIsNeverDeletedOrReplaced) {
+  OutputDir out;
+  fs::create_directories(out / "checkpoint-1");
+  writeFile(out / "checkpoint-1/model.bin", "a user's own checkpoint");
+  for (int step = 2; step <= 4; ++step)
+    writeCheckpoint(out / ("checkpoint-" + std::to_string(step)), step);
+  EXPECT_FALSE(isKilnCheckpointFolder(out / "checkpoint-1"));
+  EXPECT_TRUE(isKilnCheckpointFolder(out / "checkpoint-2"));
+
+  absl::Status removed = removeCheckpointFolder(out / "checkpoint-1");
+  EXPECT_EQ(removed.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(removed.message()).find("not a kiln checkpoint"),
+            std::string::npos)
+      << removed;
+
+  absl::StatusOr<std::vector<std::string>> rotated =
+      rotateCheckpoints(out.path, 2, out / "checkpoint-4");
+  ASSERT_TRUE(rotated.ok()) << rotated.status();
+  EXPECT_EQ(*rotated, std::vector<std::string>{out / "checkpoint-2"});
+
+  {
+    absl::StatusOr<CheckpointFolderWriter> writer =
+        CheckpointFolderWriter::begin(out.path, 1);
+    ASSERT_TRUE(writer.ok());
+    writeCheckpoint(writer->path(), 1);
+    EXPECT_EQ(writer->commit().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  EXPECT_EQ(names(out / "checkpoint-1"), std::vector<std::string>{"model.bin"});
+  EXPECT_EQ(names(out.path),
+            (std::vector<std::string>{"checkpoint-1", "checkpoint-3",
+                                      "checkpoint-4"}));
+}
+
 TEST(CheckpointFolder, RemovingAFolderLeavesNoTrace) {
   OutputDir out;
   writeCheckpoint(out / "checkpoint-2", 2);

@@ -118,6 +118,26 @@ TEST(Jsonl, MalformedRowsNameFileAndLine) {
               "d.jsonl:1: field \"instruction\" is not a string");
   expectError(parseInstructionJsonl("[1, 2]", "d.jsonl").status(),
               "d.jsonl:1: expected a JSON object");
+  // A line of 50,000 nested arrays crashed the parser (its stack).
+  expectError(
+      parseInstructionJsonl("{\"instruction\": " + std::string(50000, '[') +
+                                std::string(50000, ']') + "}",
+                            "d.jsonl")
+          .status(),
+      "d.jsonl:1: invalid JSON nested deeper than 512");
+}
+
+// A UTF-8 byte-order mark (spreadsheets write one) is not part of the first
+// line: pandas and Arrow's JSON reader skip it too.
+TEST(DataFiles, AByteOrderMarkIsSkipped) {
+  const std::string bom = "\xEF\xBB\xBF";
+  auto tsv = parseTsv(bom + "sentence\tlabel\nhello\t1\n", "t.tsv");
+  ASSERT_TRUE(tsv.ok()) << tsv.status();
+  EXPECT_EQ(tsv->texts, Texts{"hello"});
+  auto jsonl = parseInstructionJsonl(
+      bom + "{\"instruction\": \"a\", \"response\": \"b\"}\n", "d.jsonl");
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status();
+  EXPECT_EQ(jsonl->texts.size(), 1u);
 }
 
 TEST(GroupTexts, ConcatenatesAndDropsTheRemainder) {

@@ -6,12 +6,15 @@
 #include "frontends/data/BpeTokenizer.h"
 #include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Unicode.h"
+#include "support/JsonNesting.h"
+#include "tests/unit/FileTestSupport.h"
 
 #include "llvm/Support/JSON.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -476,6 +479,22 @@ TEST(BpeFiles, MissingOrMalformedFilesAreErrors) {
   expectError(parseTokenizerJson(R"({"model": {"type": "Unigram",
       "vocab": []}})", "t.json").status(),
               "t.json: model.type: expected \"BPE\"");
+  // 50,000 nested arrays overflowed the parser's stack (a crash) until the
+  // nesting was bounded before parsing; brackets inside strings do not
+  // count.
+  std::string deep =
+      "{\"model\": " + std::string(50000, '[') + std::string(50000, ']') + "}";
+  expectError(parseTokenizerJson(deep, "t.json").status(),
+              "t.json: invalid JSON nested deeper than 512 arrays or objects "
+              "[1:522]");
+  EXPECT_EQ(jsonNestedTooDeeply("\"" + std::string(2000, '[') + "\""),
+            std::nullopt);
+  EXPECT_EQ(jsonNestedTooDeeply("[\"\\\"[\"" + std::string(511, '[')),
+            std::nullopt);
+  EXPECT_NE(jsonNestedTooDeeply("[\"\\\"[\"" + std::string(512, '[')),
+            std::nullopt);
+  EXPECT_EQ(jsonNestedTooDeeply("[\n [" + std::string(511, '{')),
+            "nested deeper than 512 arrays or objects [2:513]");
 }
 
 TEST(LoadTokenizer, FallsBackToBytesAndReadsDirectories) {
@@ -490,6 +509,51 @@ TEST(LoadTokenizer, FallsBackToBytesAndReadsDirectories) {
   TokenizerFiles half;
   half.vocabJson = "vocab.json";
   EXPECT_FALSE(loadTokenizer(half).ok());
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A model trained with the byte-level tokenizer saves a tokenizer_config.json
+// naming it (it has no files of its own), so the folder loads again.
+TEST(LoadTokenizer, AFolderCanNameTheByteTokenizer) {
+  std::string dir = testing::makeTempDir("kiln-tokenizer");
+  EXPECT_FALSE(hasTokenizer(dir));
+  writeText(dir + "/tokenizer_config.json",
+            std::string("{\"tokenizer_class\": \"") + kByteTokenizerClass +
+                "\"}");
+  EXPECT_TRUE(hasTokenizer(dir));
+  TokenizerFiles files;
+  files.directory = dir;
+  auto bytes = loadTokenizer(files);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ((*bytes)->vocabSize(), 256);
+  // Another class without files is no tokenizer.
+  writeText(dir + "/tokenizer_config.json",
+            "{\"tokenizer_class\": \"GPT2Tokenizer\"}");
+  EXPECT_FALSE(hasTokenizer(dir));
+  std::filesystem::remove_all(dir);
+}
+
+// An eos_token a tokenizer_config.json names must be in the vocabulary: it
+// was dropped without a word, and instruction data then failed for want of
+// an end-of-text token, blaming the byte-level tokenizer.
+TEST(LoadTokenizer, AnEosTokenTheVocabularyLacksIsAnError) {
+  std::string dir = testing::makeTempDir("kiln-tokenizer");
+  for (const char *name : {"vocab.json", "merges.txt"})
+    std::filesystem::copy_file(testDataDir() + "/gpt2-tiny/" + name,
+                               dir + "/" + name);
+  TokenizerFiles files;
+  files.directory = dir;
+  writeText(dir + "/tokenizer_config.json", "{\"eos_token\": \"<|nothere|>\"}");
+  expectError(loadTokenizer(files).status(),
+              dir + "/tokenizer_config.json: eos_token \"<|nothere|>\" is "
+                    "not in the vocabulary");
+  // Without the file, GPT-2's <|endoftext|> is the default, if present.
+  std::filesystem::remove(dir + "/tokenizer_config.json");
+  EXPECT_TRUE(loadTokenizer(files).ok());
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

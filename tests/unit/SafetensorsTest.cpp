@@ -259,8 +259,19 @@ TEST(Safetensors, RejectsMalformedHeaders) {
                 .find("metadata 'step' is not a string"),
             std::string::npos);
   EXPECT_NE(err(R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})")
-                .find("non-negative integers"),
+                .find("tensor 'a': shape must hold non-negative integers"),
             std::string::npos);
+  // Each entry's errors name its tensor (they named '' once the name had
+  // been moved into the entry).
+  EXPECT_NE(err(R"({"w":{"dtype":"I7","shape":[4],"data_offsets":[0,4]}})")
+                .find("tensor 'w': unsupported dtype 'I7'"),
+            std::string::npos);
+  // 60,000 nested arrays crashed the JSON parser (its stack); a header
+  // may be up to 100 MB.
+  EXPECT_NE(
+      err("{\"a\": " + std::string(60000, '[') + std::string(60000, ']') + "}")
+          .find("not valid JSON: nested deeper than 512"),
+      std::string::npos);
 }
 
 TEST(Safetensors, RejectsDuplicateAndReservedNamesWhenWriting) {
