@@ -207,11 +207,15 @@ void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
 void checkOutputDir(const TrainArgs &a) {
   if (a.outputDir.empty())
     return;
+  const std::string probePrefix = ".kiln-write-test.";
   std::error_code ec;
   bool holdsFiles = false;
   for (fs::directory_iterator it(a.outputDir, ec), end; !ec && it != end;
-       it.increment(ec))
-    holdsFiles |= !nn::isCheckpointLeftover(it->path().filename().string());
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    holdsFiles |= !nn::isCheckpointLeftover(name) &&
+                  name.rfind(probePrefix, 0) != 0; // a killed run's probe
+  }
   if (ec)
     throw outputDirFailure(absl::InternalError("cannot list " + a.outputDir +
                                                ": " + ec.message()));
@@ -224,9 +228,9 @@ void checkOutputDir(const TrainArgs &a) {
                       ") already exists and is not empty. Use "
                       "--overwrite_output_dir to overcome.",
                   2};
-  std::string probe = (fs::path(a.outputDir) /
-                       (".kiln-write-test." + std::to_string(::getpid())))
-                          .string();
+  std::string probe =
+      (fs::path(a.outputDir) / (probePrefix + std::to_string(::getpid())))
+          .string();
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   if (fd < 0)
     throw Failure{"--output_dir: cannot write in " + a.outputDir + ": " +
