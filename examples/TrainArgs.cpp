@@ -355,6 +355,9 @@ std::string checkModelAndData(const TrainArgs &a) {
            {"default_corpus_lines", a.defaultCorpusLines}})
     if (std::string e = positive(flag, v); !e.empty())
       return e;
+  if (a.nLayer > nn::kMaxLayers)
+    return "--n_layer must be at most " + std::to_string(nn::kMaxLayers) +
+           ", got " + std::to_string(a.nLayer);
   if (a.modelType != "gpt2" && a.modelType != "llama")
     return "unknown --model_type '" + a.modelType +
            "'; expected gpt2 or llama";

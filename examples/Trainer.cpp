@@ -8,8 +8,12 @@
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
+#include "support/JsonNesting.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -88,6 +92,56 @@ std::string jsonDict(const LogDict &dict) {
         (std::isfinite(dict[i].second) ? logValue(dict[i].first, dict[i].second)
                                        : std::string("null"));
   return out + "}";
+}
+
+/// The log history of a checkpoint's trainer_state.json, one entry a line
+/// as writeFiles writes it, for the run that resumes there to carry over
+/// (as the Trainer's TrainerState does). A file that is missing gives none;
+/// one that is damaged or not in that layout gives none and a warning.
+std::vector<std::string> readLogHistory(const fs::path &dir) {
+  fs::path path = dir / "trainer_state.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return {};
+  auto none = [&](const std::string &why) {
+    std::fprintf(stderr,
+                 "kiln-train: warning: %s: %s; its log history is not "
+                 "carried over\n",
+                 path.c_str(), why.c_str());
+    return std::vector<std::string>{};
+  };
+  absl::StatusOr<std::string> text = data::readFile(path.string());
+  if (!text.ok())
+    return none(std::string(text.status().message()));
+  std::vector<std::string> entries;
+  bool inHistory = false, closed = false;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    absl::string_view entry = absl::StripAsciiWhitespace(line);
+    if (!inHistory) {
+      inHistory = absl::StartsWith(entry, "\"log_history\": [");
+      closed = inHistory && absl::EndsWith(entry, "]");
+      if (closed)
+        break;
+      continue;
+    }
+    if (entry == "]") {
+      closed = true;
+      break;
+    }
+    absl::ConsumeSuffix(&entry, ",");
+    llvm::StringRef json(entry.data(), entry.size());
+    if (jsonNestedTooDeeply(std::string_view(entry.data(), entry.size())))
+      return none("an entry nests too deeply");
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+    if (!value)
+      return none(llvm::toString(value.takeError()));
+    if (!value->getAsObject())
+      return none("a log_history entry is not an object");
+    entries.emplace_back(entry);
+  }
+  if (!closed)
+    return none("no \"log_history\": [ ... ] as kiln writes it");
+  return entries;
 }
 
 // Writes a small text file atomically (as the checkpoint itself), so a
@@ -234,6 +288,7 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
     skippedAtLastLog_ = scale.skipped_steps;
   }
   globalStep_ = startStep_ = state.step;
+  resumedLogs_ = readLogHistory(dir);
   auto best = state.metadata.find("best_model_checkpoint");
   if (best != state.metadata.end()) {
     bestCheckpoint_ = best->second;
@@ -518,6 +573,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
               configJson(spec_, *data_.tokenizer));
   writeTokenizerFiles(dir);
   std::string logs;
+  for (const std::string &log : resumedLogs_)
+    logs += (logs.empty() ? "\n    " : ",\n    ") + log;
   for (const LogDict &log : history_)
     logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
   writeText(

@@ -127,6 +127,9 @@ private:
   /// Tokens of the training batches so far (their real rows).
   int64_t tokensSeen_ = 0;
   std::vector<LogDict> history_;
+  /// The log history of the checkpoint resumed from, as its
+  /// trainer_state.json wrote it: written again before history_.
+  std::vector<std::string> resumedLogs_;
   /// The last evaluation's dict (empty before one).
   LogDict lastEval_;
   /// --load_best_model_at_end: the best checkpoint so far and its metric

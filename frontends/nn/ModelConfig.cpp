@@ -22,13 +22,13 @@ class FieldReader {
 public:
   explicit FieldReader(const llvm::json::Object &obj) : obj_(obj) {}
 
-  /// A positive integer up to kMaxSize; absent keys keep `field`.
-  void readSize(const char *key, int64_t &field) {
+  /// A positive integer up to `most`; absent keys keep `field`.
+  void readSize(const char *key, int64_t &field, int64_t most = kMaxSize) {
     if (const llvm::json::Value *v = obj_.get(key); v && problem_.empty()) {
       std::optional<int64_t> i = v->getAsInteger();
-      if (!i || *i <= 0 || *i > kMaxSize)
-        problem_ = absl::StrCat("'", key, "' must be an integer in [1, ",
-                                kMaxSize, "]");
+      if (!i || *i <= 0 || *i > most)
+        problem_ =
+            absl::StrCat("'", key, "' must be an integer in [1, ", most, "]");
       else
         field = *i;
     }
@@ -144,7 +144,7 @@ std::string readGPT2(const llvm::json::Object &obj, GPT2Config &c) {
   fields.readSize("n_positions", c.n_positions);
   fields.readSize("vocab_size", c.vocab_size);
   fields.readSize("n_embd", c.n_embd);
-  fields.readSize("n_layer", c.n_layer);
+  fields.readSize("n_layer", c.n_layer, kMaxLayers);
   fields.readSize("n_head", c.n_head);
   fields.readNumber("resid_pdrop", c.resid_pdrop, 1);
   fields.readNumber("embd_pdrop", c.embd_pdrop, 1);
@@ -180,7 +180,7 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readSize("vocab_size", c.vocab_size);
   fields.readSize("hidden_size", c.hidden_size);
   fields.readSize("intermediate_size", c.intermediate_size);
-  fields.readSize("num_hidden_layers", c.num_hidden_layers);
+  fields.readSize("num_hidden_layers", c.num_hidden_layers, kMaxLayers);
   fields.readSize("num_attention_heads", c.num_attention_heads);
   c.num_key_value_heads = c.num_attention_heads; // HF's default
   if (fields.has("num_key_value_heads"))

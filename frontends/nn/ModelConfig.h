@@ -15,6 +15,12 @@
 
 namespace kiln::nn {
 
+/// The most layers a config (or kiln-train's --n_layer) may ask for. Each
+/// layer is recorded as ops on the host every step, so 10^9 layers ran the
+/// host out of memory (the process killed) before any message; the deepest
+/// published transformers have a few hundred.
+inline constexpr int64_t kMaxLayers = 4096;
+
 /// The hyper-parameters of Hugging Face's GPT2Config that shape the model.
 struct GPT2Config {
   int64_t vocab_size = 50257;
