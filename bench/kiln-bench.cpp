@@ -592,8 +592,13 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
         r["budget"] = largestBatch(d, s, fitsNow, budget);
       }
     }
-    std::fprintf(stderr, "kiln-bench: %s: %s\n", s.c_str(),
-                 r.getString("status").value_or("?").str().c_str());
+    // A skipped or failed system says why here too, not only in the
+    // results: "torch: skipped" alone sent users looking.
+    std::string status = r.getString("status").value_or("?").str();
+    std::optional<llvm::StringRef> note = r.getString("note");
+    std::fprintf(stderr, "kiln-bench: %s: %s%s%s\n", s.c_str(), status.c_str(),
+                 note && status != "ok" ? " (" : "",
+                 note && status != "ok" ? (note->str() + ")").c_str() : "");
     systems[s] = std::move(r);
   }
   addActivationMemory(systems, c);

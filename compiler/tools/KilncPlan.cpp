@@ -112,6 +112,9 @@ int runPlan(int argc, char **argv) {
     return fail("--torch_dtype " + args->get("--torch_dtype") +
                     " stores a frozen base in 16 bits: it needs --use_lora",
                 kExitUsage);
+  for (const char *flag : {"--lora_r", "--lora_target_modules"})
+    if (args->has(flag) && !args->has("--use_lora"))
+      return fail(std::string(flag) + " needs --use_lora", kExitUsage);
 
   std::string path = args->get("--config");
   std::error_code ec;
