@@ -98,14 +98,8 @@ bool wouldCreateCycle(llvm::ArrayRef<mlir::Operation *> group,
 llvm::SetVector<mlir::Value>
 collectFusionInputs(llvm::ArrayRef<mlir::Operation *> group);
 
-/// The most ops a fusion's body may hold. Each fusion step clones the grown
-/// body, and the kernel emitters walk a body's chains recursively, so a
-/// chain of 20,000 elementwise ops took minutes to fuse and then overflowed
-/// the emitter's stack. Real steps' fusions hold tens of ops.
-inline constexpr unsigned kMaxFusionOps = 512;
-
 /// The ops the body of a fusion outlined from `group` would hold (a
-/// fusion's body counts whole).
+/// fusion's body counts whole); kMaxFusionOps (Passes.h) bounds it.
 size_t fusedBodyOps(llvm::ArrayRef<mlir::Operation *> group);
 
 /// Top-level ops → one kiln.fusion of `kind` in their place. `members` move

@@ -9,6 +9,14 @@
 
 namespace kiln {
 
+/// The most ops a fusion's body may hold (kiln-fuse-elementwise's max-ops
+/// default; kiln-fuse-siblings and kiln-fuse-reductions keep it too). Each
+/// fusion step clones the grown body, and the kernel emitters walk a body's
+/// chains recursively, so a chain of 20,000 elementwise ops took minutes to
+/// fuse and then overflowed the emitter's stack. Real steps' fusions hold
+/// tens of ops.
+inline constexpr unsigned kMaxFusionOps = 512;
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -464,7 +464,7 @@ def FuseElementwisePass : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let options = [
     Option<"maxOperands", "max-operands", "unsigned", "16",
            "refuse fusions whose group exceeds this many inputs">,
-    Option<"maxOps", "max-ops", "unsigned", "512",
+    Option<"maxOps", "max-ops", "unsigned", "kiln::kMaxFusionOps",
            "refuse fusions whose body would exceed this many ops "
            "(kMaxFusionOps, which the other fusion passes keep)">,
     Option<"emitRemarks", "emit-remarks", "bool", "false",

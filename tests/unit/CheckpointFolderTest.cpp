@@ -37,10 +37,6 @@ struct OutputDir {
   }
 };
 
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
 /// A real checkpoint file for `step` in `folder` (made if missing).
 void writeCheckpoint(const std::string &folder, int64_t step) {
   fs::create_directories(folder);
@@ -81,7 +77,7 @@ TEST(CheckpointFolder, ResumesFromTheNewestCompleteFolderSkippingTheRest) {
   writeCheckpoint(out / "checkpoint-2", 2);
   // Half-written: the other files but no checkpoint file.
   fs::create_directories(out / "checkpoint-3");
-  writeFile(out / "checkpoint-3/config.json", "{}");
+  kiln::testing::writeWholeFile(out / "checkpoint-3/config.json", "{}");
   // Damaged: its checkpoint file cut short.
   writeCheckpoint(out / "checkpoint-4", 4);
   std::string file = out / "checkpoint-4/checkpoint.safetensors";
@@ -89,7 +85,7 @@ TEST(CheckpointFolder, ResumesFromTheNewestCompleteFolderSkippingTheRest) {
   // Complete files under names that are not checkpoints: never picked.
   writeCheckpoint(out / (".tmp-checkpoint-5." + std::to_string(::getpid())), 5);
   writeCheckpoint(out / "checkpoint-6x", 6);
-  writeFile(out / "checkpoint-7", "a file, not a folder");
+  kiln::testing::writeWholeFile(out / "checkpoint-7", "a file, not a folder");
 
   absl::StatusOr<ResumeChoice> choice = newestCompleteCheckpoint(out.path);
   ASSERT_TRUE(choice.ok()) << choice.status();
@@ -124,7 +120,7 @@ TEST(CheckpointFolder, NoCompleteFolderMeansNoResume) {
   std::string file = out / "checkpoint-3/checkpoint.safetensors";
   std::string bytes = kiln::testing::readWholeFile(file);
   bytes[bytes.size() - 5] ^= 0x01;
-  writeFile(file, bytes);
+  kiln::testing::writeWholeFile(file, bytes);
   absl::StatusOr<ResumeChoice> flipped = newestCompleteCheckpoint(out.path);
   ASSERT_TRUE(flipped.ok());
   EXPECT_FALSE(flipped->folder.has_value());
@@ -142,7 +138,7 @@ TEST(CheckpointFolder, AFolderGetsItsNameOnlyOnCommit) {
   EXPECT_EQ(writer->path(),
             out / ("new/.tmp-checkpoint-7." + std::to_string(::getpid())));
   writeCheckpoint(writer->path(), 7);
-  writeFile(writer->path() + "/config.json", "{}");
+  kiln::testing::writeWholeFile(writer->path() + "/config.json", "{}");
   // Until the commit, nothing is a checkpoint.
   EXPECT_TRUE(listCheckpointFolders(out / "new")->empty());
 
@@ -170,7 +166,8 @@ TEST(CheckpointFolder, AnUncommittedWriterLeavesNothing) {
 TEST(CheckpointFolder, CommitReplacesAnExistingCheckpointWhole) {
   OutputDir out;
   writeCheckpoint(out / "checkpoint-3", 100);
-  writeFile(out / "checkpoint-3/stale.txt", "from the old save");
+  kiln::testing::writeWholeFile(out / "checkpoint-3/stale.txt",
+                                "from the old save");
 
   absl::StatusOr<CheckpointFolderWriter> writer =
       CheckpointFolderWriter::begin(out.path, 3);
@@ -237,7 +234,8 @@ TEST(CheckpointFolder, RotationKeepsTheBestCheckpointToo) {
 TEST(CheckpointFolder, AFolderThatIsNotKilnsIsNeverDeletedOrReplaced) {
   OutputDir out;
   fs::create_directories(out / "checkpoint-1");
-  writeFile(out / "checkpoint-1/model.bin", "a user's own checkpoint");
+  kiln::testing::writeWholeFile(out / "checkpoint-1/model.bin",
+                                "a user's own checkpoint");
   for (int step = 2; step <= 4; ++step)
     writeCheckpoint(out / ("checkpoint-" + std::to_string(step)), step);
   EXPECT_FALSE(isKilnCheckpointFolder(out / "checkpoint-1"));
@@ -295,7 +293,7 @@ TEST(CheckpointFolder, RecoveryTidiesWhatAKilledWriterLeft) {
   fs::create_directories(out / (".tmp-checkpoint-6." + live));
   // Names recovery does not own.
   fs::create_directories(out / ".tmp-notes");
-  writeFile(out / "model.safetensors", "x");
+  kiln::testing::writeWholeFile(out / "model.safetensors", "x");
 
   absl::StatusOr<std::vector<std::string>> notes =
       recoverCheckpointFolders(out.path);

@@ -76,10 +76,6 @@ std::string readFile(const std::string &path) {
   return kiln::testing::readWholeFile(path);
 }
 
-void writeFile(const std::string &path, const std::string &bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
 std::vector<HostTensor> snapshot(const Module &m) {
   std::vector<HostTensor> out;
   for (const Tensor &p : m.parameters())
@@ -175,7 +171,7 @@ TEST(Checkpoint, RejectsTruncatedAndBitFlippedFilesAndKeepsTheModel) {
   std::vector<HostTensor> before = snapshot(b.model);
 
   std::string truncated = dir + "/truncated.safetensors";
-  writeFile(truncated, good.substr(0, good.size() - 100));
+  kiln::testing::writeWholeFile(truncated, good.substr(0, good.size() - 100));
   std::string err = loadError(truncated, b);
   EXPECT_NE(err.find("truncated"), std::string::npos) << err;
   EXPECT_NE(err.find(truncated), std::string::npos) << err;
@@ -183,7 +179,7 @@ TEST(Checkpoint, RejectsTruncatedAndBitFlippedFilesAndKeepsTheModel) {
   std::string flipped = dir + "/flipped.safetensors";
   std::string bad = good;
   bad[good.size() - 1000] ^= 0x10; // inside the tensor data
-  writeFile(flipped, bad);
+  kiln::testing::writeWholeFile(flipped, bad);
   err = loadError(flipped, b);
   EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
 

@@ -511,18 +511,14 @@ TEST(LoadTokenizer, FallsBackToBytesAndReadsDirectories) {
   EXPECT_FALSE(loadTokenizer(half).ok());
 }
 
-void writeText(const std::string &path, const std::string &text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 // A model trained with the byte-level tokenizer saves a tokenizer_config.json
 // naming it (it has no files of its own), so the folder loads again.
 TEST(LoadTokenizer, AFolderCanNameTheByteTokenizer) {
   std::string dir = testing::makeTempDir("kiln-tokenizer");
   EXPECT_FALSE(hasTokenizer(dir));
-  writeText(dir + "/tokenizer_config.json",
-            std::string("{\"tokenizer_class\": \"") + kByteTokenizerClass +
-                "\"}");
+  testing::writeWholeFile(dir + "/tokenizer_config.json",
+                          std::string("{\"tokenizer_class\": \"") +
+                              kByteTokenizerClass + "\"}");
   EXPECT_TRUE(hasTokenizer(dir));
   TokenizerFiles files;
   files.directory = dir;
@@ -530,8 +526,8 @@ TEST(LoadTokenizer, AFolderCanNameTheByteTokenizer) {
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   EXPECT_EQ((*bytes)->vocabSize(), 256);
   // Another class without files is no tokenizer.
-  writeText(dir + "/tokenizer_config.json",
-            "{\"tokenizer_class\": \"GPT2Tokenizer\"}");
+  testing::writeWholeFile(dir + "/tokenizer_config.json",
+                          "{\"tokenizer_class\": \"GPT2Tokenizer\"}");
   EXPECT_FALSE(hasTokenizer(dir));
   std::filesystem::remove_all(dir);
 }
@@ -546,7 +542,8 @@ TEST(LoadTokenizer, AnEosTokenTheVocabularyLacksIsAnError) {
                                dir + "/" + name);
   TokenizerFiles files;
   files.directory = dir;
-  writeText(dir + "/tokenizer_config.json", "{\"eos_token\": \"<|nothere|>\"}");
+  testing::writeWholeFile(dir + "/tokenizer_config.json",
+                          "{\"eos_token\": \"<|nothere|>\"}");
   expectError(loadTokenizer(files).status(),
               dir + "/tokenizer_config.json: eos_token \"<|nothere|>\" is "
                     "not in the vocabulary");

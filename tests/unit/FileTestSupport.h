@@ -28,6 +28,11 @@ inline std::string readWholeFile(const std::string &path) {
   return ss.str();
 }
 
+/// `bytes` as the whole of the file at `path` (made or truncated).
+inline void writeWholeFile(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
 } // namespace kiln::testing
 
 #endif // KILN_TESTS_UNIT_FILETESTSUPPORT_H
