@@ -80,7 +80,8 @@ std::string firstFile(const fs::path &folder,
 }
 
 std::vector<std::string> splitFiles(const std::string &stem) {
-  return {stem + ".tsv", stem + ".jsonl", stem + ".json", stem + ".txt"};
+  return {stem + ".tsv", stem + ".csv", stem + ".jsonl", stem + ".json",
+          stem + ".txt"};
 }
 
 } // namespace
@@ -188,7 +189,8 @@ absl::StatusOr<DatasetFiles> resolveDataset(const std::string &name,
       absl::StrJoin(tried, ", "),
       "; set KILN_DATA_DIR to the folder that holds it); kiln-train does not "
       "download: pass files with --train_file and --validation_file, or put "
-      "train.tsv / train.txt / train.jsonl (and validation or dev files) in "
+      "train.tsv / train.csv / train.txt / train.jsonl (and validation or "
+      "dev files) in "
       "one of those folders"));
 }
 

@@ -384,11 +384,11 @@ std::string checkModelAndData(const TrainArgs &a) {
     return "--block_size (" + std::to_string(a.blockSize) +
            ") exceeds the model's --n_positions (" +
            std::to_string(a.nPositions) + ")";
-  static const std::set<std::string> datasets = {"auto", "text", "sst2",
+  static const std::set<std::string> datasets = {"auto", "text", "sst2", "csv",
                                                  "jsonl"};
   if (!datasets.count(a.dataset))
     return "unknown --dataset '" + a.dataset +
-           "'; expected text, sst2 or jsonl";
+           "'; expected text, sst2, csv or jsonl";
   namespace fs = std::filesystem;
   std::error_code ec;
   using File = std::pair<const char *, std::string>;

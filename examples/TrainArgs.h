@@ -72,7 +72,8 @@ struct TrainArgs {
   int64_t preprocessingNumWorkers = 0;
   /// Text files keep each line's "\n" (run_clm's --keep_linebreaks).
   bool keepLinebreaks = true;
-  /// "text" | "sst2" | "jsonl" (resolved from the file name when "auto").
+  /// "text" | "sst2" | "csv" | "jsonl" (resolved from the file name when
+  /// "auto").
   std::string dataset = "auto";
   int64_t blockSize = 32;
   /// Blocks kept of the training / validation data (-1: all), as

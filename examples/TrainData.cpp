@@ -20,6 +20,8 @@ std::string datasetKind(const std::string &flag, const std::string &path) {
   std::string ext = fs::path(path).extension().string();
   if (ext == ".tsv")
     return "sst2";
+  if (ext == ".csv")
+    return "csv";
   if (ext == ".jsonl" || ext == ".json")
     return "jsonl";
   return "text";
@@ -30,8 +32,10 @@ absl::StatusOr<data::TextDataset> loadTexts(const std::string &kind,
                                             const TrainArgs &a) {
   if (kind == "sst2")
     return data::loadTsv(path);
+  if (kind == "csv")
+    return data::loadCsv(path);
   if (kind == "jsonl")
-    return data::loadInstructionJsonl(path);
+    return data::loadJsonRecords(path);
   // run_clm's --keep_linebreaks applies to text files alone.
   data::TextFileOptions options;
   options.keepLinebreaks = a.keepLinebreaks;
@@ -96,6 +100,8 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
       return Failure{std::string(loaded.status().message()), 2};
     train = std::move(*loaded);
     out.source = a.trainFile;
+    if (!train.textColumn.empty())
+      out.source += " (column " + train.textColumn + ")";
   }
   if (a.splitValidation && a.validationFile.empty()) {
     // run_clm.py's split of a data set without one: validation is

@@ -151,8 +151,10 @@ struct Flags {
                                       cl::value_desc("file"), cl::cat(data)};
   cl::opt<std::string> dataset{
       "dataset",
-      cl::desc("format of the data files: text | sst2 | jsonl (default: "
-               "from the extension: .tsv sst2, .jsonl/.json jsonl, else text)"),
+      cl::desc("format of the data files: text | sst2 | csv | jsonl "
+               "(default: from the extension: .tsv sst2, .csv csv, "
+               ".jsonl/.json jsonl (instruction or \"text\" records), "
+               "else text)"),
       cl::init("auto"), cl::cat(data)};
   cl::opt<bool> keepLinebreaks{
       "keep_linebreaks",

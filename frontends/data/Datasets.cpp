@@ -1,4 +1,4 @@
-// Readers for raw text, TSV and JSONL instruction data (see Datasets.h for
+// Readers for raw text, TSV, CSV and JSON records (see Datasets.h for
 // the exact behaviour each copies from Hugging Face's loaders). Every reader
 // works on the file's bytes in memory and counts lines itself, so that each
 // error names file:line.
@@ -15,7 +15,9 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <array>
+#include <optional>
 
 namespace kiln::data {
 namespace {
@@ -187,61 +189,253 @@ std::string formatInstruction(const InstructionTemplate &tmpl,
   return text;
 }
 
-absl::StatusOr<TextDataset>
-parseInstructionJsonl(std::string_view contents, std::string_view fileName,
-                      const InstructionTemplate &tmpl) {
+namespace {
+
+/// One CSV record: its fields and the line it starts on.
+struct CsvRecord {
+  int line = 0;
+  std::vector<std::string> fields;
+};
+
+/// `contents` → its records, RFC 4180 as pandas' default parser reads it:
+/// fields split at commas, a field in double quotes may hold commas, line
+/// breaks and doubled quotes (characters after its closing quote are kept,
+/// as pandas keeps them); records end at "\n", "\r\n" or "\r" outside
+/// quotes; records that are blank (nothing but spaces and tabs, unquoted)
+/// are skipped.
+absl::StatusOr<std::vector<CsvRecord>> csvRecords(std::string_view contents,
+                                                  std::string_view fileName) {
+  std::vector<CsvRecord> records;
+  CsvRecord record;
+  std::string field;
+  bool quotedRecord = false; // the record has a quoted field: never blank
+  int line = 1;
+  auto endField = [&] {
+    record.fields.push_back(std::move(field));
+    field.clear();
+  };
+  auto endRecord = [&] {
+    endField();
+    bool blank =
+        !quotedRecord && record.fields.size() == 1 && isBlank(record.fields[0]);
+    if (!blank)
+      records.push_back(std::move(record));
+    record = CsvRecord{};
+    quotedRecord = false;
+  };
+  size_t pos = 0, n = contents.size();
+  record.line = line;
+  while (pos < n) {
+    char c = contents[pos];
+    if (c == '"' && field.empty()) {
+      // A quoted field: up to the quote that is not doubled.
+      int opened = line;
+      quotedRecord = true;
+      ++pos;
+      for (;;) {
+        if (pos >= n)
+          return absl::InvalidArgumentError(absl::StrCat(
+              asAbsl(fileName), ":", opened,
+              ": a quoted field starts here and has no closing quote"));
+        char q = contents[pos++];
+        if (q == '"') {
+          if (pos < n && contents[pos] == '"') {
+            field.push_back('"');
+            ++pos;
+            continue;
+          }
+          break;
+        }
+        if (q == '\n' || (q == '\r' && (pos >= n || contents[pos] != '\n')))
+          ++line;
+        field.push_back(q);
+      }
+      continue;
+    }
+    ++pos;
+    if (c == ',') {
+      endField();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && pos < n && contents[pos] == '\n')
+        ++pos;
+      endRecord();
+      record.line = ++line;
+    } else {
+      field.push_back(c);
+    }
+  }
+  if (!field.empty() || !record.fields.empty() || quotedRecord)
+    endRecord();
+  return records;
+}
+
+} // namespace
+
+absl::StatusOr<TextDataset> parseCsv(std::string_view contents,
+                                     std::string_view fileName) {
+  absl::StatusOr<std::vector<CsvRecord>> records =
+      csvRecords(withoutByteOrderMark(contents), fileName);
+  if (!records.ok())
+    return records.status();
+  if (records->empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat(asAbsl(fileName), ": empty file (expected a header row)"));
+  const std::vector<std::string> &header = records->front().fields;
+  // run_clm: text_column_name = "text" if "text" in column_names else
+  // column_names[0].
+  size_t column = 0;
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == "text") {
+      column = i;
+      break;
+    }
+  TextDataset dataset;
+  dataset.textColumn = header[column];
+  for (size_t r = 1; r < records->size(); ++r) {
+    const CsvRecord &row = (*records)[r];
+    if (row.fields.size() > header.size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          asAbsl(fileName), ":", row.line, ": expected ", header.size(),
+          " comma-separated fields (", absl::StrJoin(header, ", "), "), got ",
+          row.fields.size()));
+    dataset.texts.push_back(column < row.fields.size() ? row.fields[column]
+                                                       : std::string());
+  }
+  return dataset;
+}
+
+absl::StatusOr<TextDataset> loadCsv(const std::string &path) {
+  absl::StatusOr<std::string> contents = readFile(path);
+  if (!contents.ok())
+    return contents.status();
+  return parseCsv(*contents, path);
+}
+
+namespace {
+
+/// What a file of JSON records holds, decided by its first record.
+enum class RecordKind { instruction, text };
+
+/// The kind of data `first` starts, or an error naming its fields.
+absl::StatusOr<RecordKind> recordKind(const llvm::json::Object &first,
+                                      const InstructionTemplate &tmpl,
+                                      absl::string_view where) {
+  if (first.get(tmpl.instructionKey) || first.get(tmpl.responseKey))
+    return RecordKind::instruction;
+  if (first.get("text"))
+    return RecordKind::text;
+  std::vector<std::string> keys;
+  for (const auto &entry : first)
+    keys.push_back(entry.first.str());
+  std::sort(keys.begin(), keys.end());
+  return absl::InvalidArgumentError(absl::StrCat(
+      where, ": a record needs a \"text\" field (language-model data) or \"",
+      tmpl.instructionKey, "\" and \"", tmpl.responseKey,
+      "\" fields (instruction data); this one has ",
+      keys.empty() ? "none" : absl::StrJoin(keys, ", ")));
+}
+
+/// Adds one record (a JSON value) to `dataset`, of the kind the first
+/// record decided (decided here when it is the first).
+absl::Status addRecord(const llvm::json::Value &value,
+                       const InstructionTemplate &tmpl, absl::string_view where,
+                       std::optional<RecordKind> &kind, TextDataset &dataset) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object)
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": expected a JSON object"));
+  if (!kind) {
+    absl::StatusOr<RecordKind> first = recordKind(*object, tmpl, where);
+    if (!first.ok())
+      return first.status();
+    kind = *first;
+    if (*kind == RecordKind::text)
+      dataset.textColumn = "text";
+  }
+  if (*kind == RecordKind::text) {
+    absl::StatusOr<std::string> text =
+        stringField(*object, "text", false, where);
+    if (!text.ok())
+      return text.status();
+    dataset.texts.push_back(std::move(*text));
+    return absl::OkStatus();
+  }
+  std::array<absl::StatusOr<std::string>, 3> fields = {
+      stringField(*object, tmpl.instructionKey, false, where),
+      stringField(*object, tmpl.contextKey, true, where),
+      stringField(*object, tmpl.responseKey, false, where)};
+  for (const auto &field : fields)
+    if (!field.ok())
+      return field.status();
+  std::string text =
+      formatInstruction(tmpl, *fields[0], *fields[1], *fields[2]);
+  dataset.promptBytes.push_back(text.size() - fields[2]->size());
+  dataset.texts.push_back(std::move(text));
+  return absl::OkStatus();
+}
+
+/// JSON text → its value, or an error at `where` (nesting checked first:
+/// llvm::json's recursive parser would overflow the stack).
+absl::StatusOr<llvm::json::Value> parseJson(std::string_view text,
+                                            absl::string_view where) {
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": invalid JSON ", *deep));
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!value)
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": invalid JSON ", llvm::toString(value.takeError())));
+  return std::move(*value);
+}
+
+} // namespace
+
+absl::StatusOr<TextDataset> parseJsonRecords(std::string_view contents,
+                                             std::string_view fileName,
+                                             const InstructionTemplate &tmpl) {
   contents = withoutByteOrderMark(contents);
   TextDataset dataset;
+  std::optional<RecordKind> kind;
+  size_t start = contents.find_first_not_of(" \t\r\n");
+  if (start != std::string_view::npos && contents[start] == '[') {
+    // One array of records (json.load's form, which the datasets library
+    // reads too).
+    absl::StatusOr<llvm::json::Value> array =
+        parseJson(contents, asAbsl(fileName));
+    if (!array.ok())
+      return array.status();
+    int index = 0; // the whole text parsed, and it starts with '['
+    for (const llvm::json::Value &record : *array->getAsArray()) {
+      std::string where = absl::StrCat(asAbsl(fileName), ": record ", ++index);
+      if (absl::Status added = addRecord(record, tmpl, where, kind, dataset);
+          !added.ok())
+        return added;
+    }
+    return dataset;
+  }
   absl::Status status;
-  // JSON strings cannot hold a raw line break, so lines are records.
+  // JSON Lines: a JSON string cannot hold a raw line break, so lines are
+  // records.
   forEachLine(contents, [&](int lineNumber, std::string_view line, bool) {
     if (!status.ok() || isBlank(line))
       return;
     std::string where = absl::StrCat(asAbsl(fileName), ":", lineNumber);
-    if (std::optional<std::string> deep = jsonNestedTooDeeply(line)) {
-      status = absl::InvalidArgumentError(
-          absl::StrCat(where, ": invalid JSON ", *deep));
-      return;
-    }
-    llvm::Expected<llvm::json::Value> value =
-        llvm::json::parse(llvm::StringRef(line.data(), line.size()));
-    if (!value) {
-      status = absl::InvalidArgumentError(absl::StrCat(
-          where, ": invalid JSON ", llvm::toString(value.takeError())));
-      return;
-    }
-    const llvm::json::Object *object = value->getAsObject();
-    if (!object) {
-      status = absl::InvalidArgumentError(
-          absl::StrCat(where, ": expected a JSON object"));
-      return;
-    }
-    std::array<absl::StatusOr<std::string>, 3> fields = {
-        stringField(*object, tmpl.instructionKey, false, where),
-        stringField(*object, tmpl.contextKey, true, where),
-        stringField(*object, tmpl.responseKey, false, where)};
-    for (const auto &field : fields)
-      if (!field.ok()) {
-        status = field.status();
-        return;
-      }
-    std::string text =
-        formatInstruction(tmpl, *fields[0], *fields[1], *fields[2]);
-    dataset.promptBytes.push_back(text.size() - fields[2]->size());
-    dataset.texts.push_back(std::move(text));
+    absl::StatusOr<llvm::json::Value> value = parseJson(line, where);
+    status = value.ok() ? addRecord(*value, tmpl, where, kind, dataset)
+                        : value.status();
   });
   if (!status.ok())
     return status;
   return dataset;
 }
 
-absl::StatusOr<TextDataset>
-loadInstructionJsonl(const std::string &path,
-                     const InstructionTemplate &tmpl) {
+absl::StatusOr<TextDataset> loadJsonRecords(const std::string &path,
+                                            const InstructionTemplate &tmpl) {
   absl::StatusOr<std::string> contents = readFile(path);
   if (!contents.ok())
     return contents.status();
-  return parseInstructionJsonl(*contents, path, tmpl);
+  return parseJsonRecords(*contents, path, tmpl);
 }
 
 } // namespace kiln::data

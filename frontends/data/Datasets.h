@@ -12,11 +12,25 @@
 //   (GLUE's files use none). Blank lines are skipped (as pandas does); a row
 //   with the wrong number of fields or a bad label is an error naming
 //   file:line, as HF's csv loader would fail too.
-// - JSONL instruction data (dolly-15k style): one JSON object per line with
-//   string fields instruction, context (optional, may be missing, null or
-//   empty) and response, rendered with InstructionTemplate. Blank lines are
-//   skipped; invalid JSON, a missing or non-string field is an error naming
-//   file:line.
+// - CSV (run_clm's `--train_file x.csv`, read by pandas): a header row; the
+//   text column is `text` if there is one, else the first, as run_clm picks
+//   it; other columns are ignored. RFC 4180 quoting, as pandas reads by
+//   default: a field in double quotes may hold commas, line breaks and
+//   doubled quotes. Blank lines are skipped; a row with more fields than
+//   the header is an error naming file:line (pandas' "Expected N fields");
+//   a row with fewer has empty fields for the rest (pandas' NaN), and an
+//   empty text is an example without tokens.
+// - JSON records (`.json` / `.jsonl`): JSON Lines, one object per line, or
+//   a file holding one array of objects (both read by the datasets
+//   library's json loader). What the first record holds decides the kind:
+//   - instruction data (dolly-15k style): string fields instruction,
+//     context (optional, may be missing, null or empty) and response,
+//     rendered with InstructionTemplate;
+//   - language-model data: a string field `text` (run_clm's text column),
+//     each record's text an example as a text file's line is.
+//   Blank lines are skipped; invalid JSON, a record that is not an object,
+//   a missing or non-string field is an error naming file:line (file:
+//   record N in an array).
 #ifndef KILN_FRONTENDS_DATA_DATASETS_H
 #define KILN_FRONTENDS_DATA_DATASETS_H
 
@@ -34,6 +48,9 @@ struct TextDataset {
   std::vector<std::string> texts;
   /// Empty, or one label per text.
   std::vector<int64_t> labels;
+  /// The column or field the texts came from (CSV, JSON records); empty
+  /// for text files.
+  std::string textColumn;
   /// Instruction records only: per text, the length in bytes of its prompt
   /// (the template up to and including the response header); the rest of
   /// the text is the response. Empty for other data.
@@ -83,14 +100,21 @@ std::string formatInstruction(const InstructionTemplate &tmpl,
                               std::string_view instruction,
                               std::string_view context,
                               std::string_view response);
-/// JSONL contents → one rendered text per non-blank line.
+/// A CSV's contents → the texts of its text column; errors name
+/// `fileName`:line.
+absl::StatusOr<TextDataset> parseCsv(std::string_view contents,
+                                     std::string_view fileName);
+/// A CSV file → the texts of its text column.
+absl::StatusOr<TextDataset> loadCsv(const std::string &path);
+
+/// JSON records (JSON Lines or one array) → one text per record: rendered
+/// instruction records, or the `text` fields of language-model records.
 absl::StatusOr<TextDataset>
-parseInstructionJsonl(std::string_view contents, std::string_view fileName,
-                      const InstructionTemplate &tmpl = {});
-/// A JSONL file → one rendered text per non-blank line.
+parseJsonRecords(std::string_view contents, std::string_view fileName,
+                 const InstructionTemplate &tmpl = {});
+/// A JSON records file → one text per record.
 absl::StatusOr<TextDataset>
-loadInstructionJsonl(const std::string &path,
-                     const InstructionTemplate &tmpl = {});
+loadJsonRecords(const std::string &path, const InstructionTemplate &tmpl = {});
 
 } // namespace kiln::data
 

@@ -94,7 +94,7 @@ TEST(Jsonl, RendersTheInstructionTemplate) {
       R"( "response": "Cats sleep.", "category": "summarization"})"
       "\n"
       R"({"instruction": "Hi?", "context": null, "response": "Hello."})";
-  auto dataset = parseInstructionJsonl(jsonl, "dolly.jsonl");
+  auto dataset = parseJsonRecords(jsonl, "dolly.jsonl");
   ASSERT_TRUE(dataset.ok()) << dataset.status();
   EXPECT_EQ(dataset->texts,
             (Texts{"### Instruction:\nName a color.\n\n### Answer:\nBlue.",
@@ -104,27 +104,40 @@ TEST(Jsonl, RendersTheInstructionTemplate) {
 }
 
 TEST(Jsonl, MalformedRowsNameFileAndLine) {
-  expectError(parseInstructionJsonl(
-                  "{\"instruction\": \"a\", \"response\": \"b\"}\n{oops}\n",
-                  "d.jsonl")
-                  .status(),
-              "d.jsonl:2: invalid JSON");
-  expectError(parseInstructionJsonl("\n{\"instruction\": \"a\"}\n", "d.jsonl")
-                  .status(),
-              "d.jsonl:2: missing field \"response\"");
-  expectError(parseInstructionJsonl(
-                  "{\"instruction\": 3, \"response\": \"b\"}", "d.jsonl")
-                  .status(),
-              "d.jsonl:1: field \"instruction\" is not a string");
-  expectError(parseInstructionJsonl("[1, 2]", "d.jsonl").status(),
-              "d.jsonl:1: expected a JSON object");
-  // A line of 50,000 nested arrays crashed the parser (its stack).
   expectError(
-      parseInstructionJsonl("{\"instruction\": " + std::string(50000, '[') +
-                                std::string(50000, ']') + "}",
-                            "d.jsonl")
+      parseJsonRecords(
+          "{\"instruction\": \"a\", \"response\": \"b\"}\n{oops}\n", "d.jsonl")
           .status(),
-      "d.jsonl:1: invalid JSON nested deeper than 512");
+      "d.jsonl:2: invalid JSON");
+  expectError(
+      parseJsonRecords("\n{\"instruction\": \"a\"}\n", "d.jsonl").status(),
+      "d.jsonl:2: missing field \"response\"");
+  expectError(
+      parseJsonRecords("{\"instruction\": 3, \"response\": \"b\"}", "d.jsonl")
+          .status(),
+      "d.jsonl:1: field \"instruction\" is not a string");
+  expectError(parseJsonRecords("[1, 2]", "d.jsonl").status(),
+              "d.jsonl: record 1: expected a JSON object");
+  expectError(parseJsonRecords("\"text\"\n", "d.jsonl").status(),
+              "d.jsonl:1: expected a JSON object");
+  // Neither kind: the message lists what the record has.
+  expectError(parseJsonRecords("{\"sentence\": \"a\", \"label\": 1}", "d.jsonl")
+                  .status(),
+              "d.jsonl:1: a record needs a \"text\" field (language-model "
+              "data) or \"instruction\" and \"response\" fields "
+              "(instruction data); this one has label, sentence");
+  // The first record decides the kind; the rest must be of it.
+  expectError(parseJsonRecords("{\"text\": \"a\"}\n{\"instruction\": "
+                               "\"b\", \"response\": \"c\"}\n",
+                               "d.jsonl")
+                  .status(),
+              "d.jsonl:2: missing field \"text\"");
+  // A line of 50,000 nested arrays crashed the parser (its stack).
+  expectError(parseJsonRecords("{\"instruction\": " + std::string(50000, '[') +
+                                   std::string(50000, ']') + "}",
+                               "d.jsonl")
+                  .status(),
+              "d.jsonl:1: invalid JSON nested deeper than 512");
 }
 
 // A UTF-8 byte-order mark (spreadsheets write one) is not part of the first
@@ -134,10 +147,73 @@ TEST(DataFiles, AByteOrderMarkIsSkipped) {
   auto tsv = parseTsv(bom + "sentence\tlabel\nhello\t1\n", "t.tsv");
   ASSERT_TRUE(tsv.ok()) << tsv.status();
   EXPECT_EQ(tsv->texts, Texts{"hello"});
-  auto jsonl = parseInstructionJsonl(
+  auto jsonl = parseJsonRecords(
       bom + "{\"instruction\": \"a\", \"response\": \"b\"}\n", "d.jsonl");
   ASSERT_TRUE(jsonl.ok()) << jsonl.status();
   EXPECT_EQ(jsonl->texts.size(), 1u);
+}
+
+// run_clm reads .json files with the datasets library's json loader and
+// trains on their "text" column: JSON Lines or one array of records.
+TEST(JsonRecords, TextRecordsAreLanguageModelExamples) {
+  auto lines =
+      parseJsonRecords("{\"text\": \"The Eiffel Tower\", \"id\": 1}\n\n"
+                       "{\"text\": \"is in Paris.\\n\"}\n",
+                       "lm.jsonl");
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  EXPECT_EQ(lines->texts, (Texts{"The Eiffel Tower", "is in Paris.\n"}));
+  EXPECT_TRUE(lines->promptBytes.empty()); // not instruction data
+  EXPECT_EQ(lines->textColumn, "text");
+  auto array = parseJsonRecords(
+      " [\n {\"text\": \"one\"},\n {\"text\": \"two\"}\n]\n", "lm.json");
+  ASSERT_TRUE(array.ok()) << array.status();
+  EXPECT_EQ(array->texts, (Texts{"one", "two"}));
+  auto dolly = parseJsonRecords(
+      "[{\"instruction\": \"Hi?\", \"response\": \"Hello.\"}]", "d.json");
+  ASSERT_TRUE(dolly.ok()) << dolly.status();
+  EXPECT_EQ(dolly->texts,
+            Texts{"### Instruction:\nHi?\n\n### Answer:\nHello."});
+  EXPECT_EQ(dolly->promptBytes.size(), 1u);
+  expectError(parseJsonRecords("[{\"text\": \"a\"}, {\"text\": 2}]", "lm.json")
+                  .status(),
+              "lm.json: record 2: field \"text\" is not a string");
+  expectError(parseJsonRecords("[{\"text\": \"a\"},", "lm.json").status(),
+              "lm.json: invalid JSON");
+}
+
+// run_clm's CSV: pandas' reading (RFC 4180 quotes), the "text" column or
+// else the first.
+TEST(Csv, ReadsTheTextColumnWithQuotedFields) {
+  auto csv = parseCsv("label,text,idx\r\n"
+                      "0,\"hide new secretions, from the \"\"parental\"\" "
+                      "units\",1\r\n"
+                      "\n"
+                      "1,\"a line\nbreak\",2\n"
+                      "1,plain,3\n"
+                      "0,,4\n"
+                      "1\n"
+                      "0,last",
+                      "train.csv");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_EQ(csv->texts,
+            (Texts{"hide new secretions, from the \"parental\" units",
+                   "a line\nbreak", "plain", "", "", "last"}));
+  EXPECT_EQ(csv->textColumn, "text");
+  EXPECT_TRUE(csv->labels.empty()); // run_clm trains on text alone
+  auto first = parseCsv("\xEF\xBB\xBFsentence,label\nit 's fun,1\n", "a.csv");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->texts, Texts{"it 's fun"});
+  EXPECT_EQ(first->textColumn, "sentence");
+}
+
+TEST(Csv, MalformedRowsNameFileAndLine) {
+  // The quoted field's line break counts: the bad row is on line 4.
+  expectError(parseCsv("text,b\n\"x\ny\",1\nz,2,3\n", "t.csv").status(),
+              "t.csv:4: expected 2 comma-separated fields (text, b), got 3");
+  expectError(parseCsv("text\nok\n\"never closed\nmore\n", "t.csv").status(),
+              "t.csv:3: a quoted field starts here and has no closing quote");
+  expectError(parseCsv("\n\n", "t.csv").status(),
+              "t.csv: empty file (expected a header row)");
 }
 
 TEST(GroupTexts, ConcatenatesAndDropsTheRemainder) {
@@ -215,7 +291,7 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
   EXPECT_FALSE(instructionBlocks(**bytes, plain, 6, eos).ok());
   EXPECT_FALSE(instructionBlocks(**bytes, records, 1, eos).ok());
   // JSONL records carry their prompts' lengths.
-  auto dolly = parseInstructionJsonl(
+  auto dolly = parseJsonRecords(
       R"({"instruction": "Hi?", "response": "Hello."})", "d.jsonl");
   ASSERT_TRUE(dolly.ok());
   EXPECT_EQ(dolly->texts[0].substr(dolly->promptBytes[0]), "Hello.");
