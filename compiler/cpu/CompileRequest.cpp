@@ -5,6 +5,7 @@
 // sizes, the vocabulary multiple).
 #include "compiler/cpu/CpuCompiler.h"
 #include "compiler/cpu/KernelEmitter.h"
+#include "support/EnvironmentSwitch.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -85,18 +86,18 @@ unsigned gpuRowUnroll() {
 }
 
 namespace {
-/// Whether $name is 0 (a switch on by default); 1 or unset: on, anything
-/// else refused with a warning.
+/// Whether $name switches off a switch that is on by default (0, false,
+/// no, off); unset or on: false; anything else refused with a warning.
 bool switchedOffInEnvironment(const char *name) {
   const char *env = std::getenv(name);
-  if (!env || !*env || std::string_view(env) == "1")
+  if (!env || !*env)
     return false;
-  if (std::string_view(env) == "0")
-    return true;
+  if (std::optional<bool> on = switchValue(env))
+    return !*on;
   std::fprintf(stderr,
-               "kiln: warning: %s must be 0 or 1, not '%s'; using the "
-               "default (1)\n",
-               name, env);
+               "kiln: warning: %s must be %s, not '%s'; using the default "
+               "(on)\n",
+               name, kSwitchValues, env);
   return false;
 }
 

@@ -5,8 +5,7 @@
 #include "frontends/lazy/Step.h"
 #include "runtime/CpuExecutor.h"
 #include "runtime/DeviceMemoryMeter.h"
-
-#include "absl/strings/ascii.h"
+#include "support/EnvironmentSwitch.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,12 +55,9 @@ static bool environmentSwitch(const char *name, bool unset) {
   const char *env = std::getenv(name);
   if (!env || !*env)
     return unset;
-  std::string value = absl::AsciiStrToLower(env);
-  if (value == "1" || value == "true" || value == "yes" || value == "on")
-    return true;
-  if (value == "0" || value == "false" || value == "no" || value == "off")
-    return false;
-  throw Error(std::string(name) + " must be 1 or 0 (true or false), not '" +
+  if (std::optional<bool> on = switchValue(env))
+    return *on;
+  throw Error(std::string(name) + " must be " + kSwitchValues + ", not '" +
               env + "'");
 }
 

@@ -26,7 +26,7 @@
 // OFF-NOT: ld.global.nc
 // OFF-COUNT-2: ld.global.v4.b32
 // OFF-NOT: ld.global.nc
-// BAD: warning: KILN_CUDA_NOALIAS must be 0 or 1, not '2'; using the default (1)
+// BAD: warning: KILN_CUDA_NOALIAS must be 1 or 0 (true or false, yes or no, on or off), not '2'; using the default (on)
 func.func @distinct(%x: tensor<1024xf32>, %y: tensor<1024xf32>) -> tensor<1024xf32> {
   %p = kiln.mul %x, %y : tensor<1024xf32>
   %e = kiln.exp %p : tensor<1024xf32>

@@ -4,14 +4,15 @@
 // its rows in place, `A@offset/batch stride` in elements (the second
 // chunk's rows start 256 * 64 = 16384 elements into each of the two heads'
 // [512, 64] matrices, 32768 apart). The same thunks on the cpu. The
-// negative twin, KILN_GEMM_VIEWS=0: every slice a kernel, no operand
+// negative twin, KILN_GEMM_VIEWS=0 (or false): every slice a kernel, no operand
 // viewed; a malformed value is refused with a warning and views kept.
 // RUN: env KILN_ATTENTION_CHUNK_MB=1 kilnc compile %s --backend cuda --bf16 --print-thunks -o %t.cuda.kexe | FileCheck %s
 // RUN: env KILN_ATTENTION_CHUNK_MB=1 kilnc compile %s --bf16 --print-thunks -o %t.cpu.kexe | FileCheck %s
 // RUN: env KILN_ATTENTION_CHUNK_MB=1 KILN_GEMM_VIEWS=0 kilnc compile %s --backend cuda --bf16 --print-thunks -o %t.copies.kexe | FileCheck %s --check-prefix=COPIES
-// RUN: env KILN_ATTENTION_CHUNK_MB=1 KILN_GEMM_VIEWS=no kilnc compile %s --backend cuda --bf16 --print-thunks -o %t.bad.kexe 2>&1 | FileCheck %s --check-prefixes=BAD,CHECK
+// RUN: env KILN_ATTENTION_CHUNK_MB=1 KILN_GEMM_VIEWS=false kilnc compile %s --backend cuda --bf16 --print-thunks -o %t.copies2.kexe | FileCheck %s --check-prefix=COPIES
+// RUN: env KILN_ATTENTION_CHUNK_MB=1 KILN_GEMM_VIEWS=nope kilnc compile %s --backend cuda --bf16 --print-thunks -o %t.bad.kexe 2>&1 | FileCheck %s --check-prefixes=BAD,CHECK
 
-// BAD: kiln: warning: KILN_GEMM_VIEWS must be 0 or 1, not 'no'; using the default (1)
+// BAD: kiln: warning: KILN_GEMM_VIEWS must be 1 or 0 (true or false, yes or no, on or off), not 'nope'; using the default (on)
 // CHECK-NOT: slice
 // The first chunk: its queries against the keys [0, 256), then the values.
 // CHECK: gemm batch 2 m 256 n 256 k 64 transB bf16->bf16 A@0/32768 B@0/32768

@@ -8,17 +8,19 @@
 // members' accesses stay 16-byte ones, the gradients through the
 // read-only cache. The cpu, where a kernel is a call, not a launch, does
 // not group them (and walks the [64, 768] update in 64 rows of its
-// innermost dim). The negative twin, KILN_KERNEL_GROUPS=0: three launches;
+// innermost dim). The negative twin, KILN_KERNEL_GROUPS=0 (or off, as every KILN_* switch
+// takes): three launches;
 // a malformed value is refused with a warning and groups kept.
 // RUN: kilnc compile %s --backend cuda --print-thunks -o %t.cuda.kexe | FileCheck %s
 // RUN: kilnc compile %s --backend cuda --emit-ptx %t.ptx -o %t.ptx.kexe
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: kilnc compile %s --print-thunks -o %t.cpu.kexe | FileCheck %s --check-prefix=CPU
 // RUN: env KILN_KERNEL_GROUPS=0 kilnc compile %s --backend cuda --print-thunks -o %t.off.kexe | FileCheck %s --check-prefix=OFF
-// RUN: env KILN_KERNEL_GROUPS=no kilnc compile %s --backend cuda --print-thunks -o %t.bad.kexe 2>&1 | FileCheck %s --check-prefixes=BAD,CHECK
+// RUN: env KILN_KERNEL_GROUPS=off kilnc compile %s --backend cuda --print-thunks -o %t.off2.kexe | FileCheck %s --check-prefix=OFF
+// RUN: env KILN_KERNEL_GROUPS=nope kilnc compile %s --backend cuda --print-thunks -o %t.bad.kexe 2>&1 | FileCheck %s --check-prefixes=BAD,CHECK
 // RUN: %if ptxas %{ %ptxas -arch=sm_90 --warn-on-spills -Werror %t.ptx -o %t.cubin %}
 
-// BAD: kiln: warning: KILN_KERNEL_GROUPS must be 0 or 1, not 'no'; using the default (1)
+// BAD: kiln: warning: KILN_KERNEL_GROUPS must be 1 or 0 (true or false, yes or no, on or off), not 'nope'; using the default (on)
 // CHECK: 0 kernel 13312 {{.*}} group of 3 kernels: fusion{broadcast_in_dim, mul, sub} (tensor<f32>, tensor<768xf32>, tensor<768xf32>) -> (tensor<768xf32>); fusion{broadcast_in_dim, mul, sub} (tensor<f32>, tensor<3072xf32>
 // CHECK-NOT: 1 kernel
 

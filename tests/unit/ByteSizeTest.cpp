@@ -1,6 +1,7 @@
 // Byte counts as the flags and KILN_DEVICE_MEMORY_LIMIT read them, and as
-// messages print them.
+// messages print them; the on/off values every KILN_* switch takes.
 #include "support/ByteSize.h"
+#include "support/EnvironmentSwitch.h"
 
 #include "runtime/DeviceMemoryMeter.h"
 
@@ -8,6 +9,15 @@
 
 namespace kiln {
 namespace {
+
+TEST(EnvironmentSwitch, TakesTheUsualWordsInAnyCase) {
+  for (const char *on : {"1", "true", "True", "YES", "on"})
+    EXPECT_EQ(switchValue(on), true) << on;
+  for (const char *off : {"0", "false", "FALSE", "no", "Off"})
+    EXPECT_EQ(switchValue(off), false) << off;
+  for (const char *junk : {"", "2", "tru", "enabled", " 1", "1 "})
+    EXPECT_EQ(switchValue(junk), std::nullopt) << junk;
+}
 
 TEST(ByteSize, ReadsBinaryAndDecimalUnits) {
   EXPECT_EQ(parseByteSize("4000000"), 4000000u);
