@@ -2,6 +2,8 @@
 // see InstructionEval.h.
 #include "examples/InstructionEval.h"
 
+#include "frontends/data/GroupTexts.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -37,7 +39,6 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
     throw Error("scoring generated answers needs a tokenizer with an "
                 "end-of-text token");
   std::vector<std::string> prompts, references;
-  std::vector<int64_t> referenceTokens;
   int64_t longest = 0;
   for (size_t i = 0; i < records.texts.size(); ++i) {
     size_t split = std::min(records.promptBytes[i], records.texts[i].size());
@@ -45,9 +46,11 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
     references.push_back(records.texts[i].substr(split));
     absl::StatusOr<std::vector<int32_t>> ids =
         tokenizer.encode(references.back());
-    referenceTokens.push_back(ids.ok() ? int64_t(ids->size()) : 0);
-    longest = std::max(longest, referenceTokens.back());
+    longest = std::max(longest, ids.ok() ? int64_t(ids->size()) : 0);
   }
+  const auto promptRoom = size_t(data::instructionPromptRoom(blockSize));
+  // Every row stops by then (a step is a forward of the whole batch); the
+  // block's end stops a row too.
   const int64_t maxNew = std::min<int64_t>(longest + 1, blockSize / 2);
 
   model.eval();
@@ -64,14 +67,10 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
         throw Error(std::string(ids.status().message()));
       if (std::optional<int32_t> bos = tokenizer.bosId())
         ids->insert(ids->begin(), *bos); // as instructionBlocks lays it out
-      // The prompt keeps its end, cut as training cut it (room for the
-      // reference and its end-of-text), so the model sees the context it
-      // was trained on.
-      size_t room = size_t(std::max<int64_t>(
-          blockSize - std::min(referenceTokens[first + r] + 1, blockSize - 1),
-          1));
-      if (ids->size() > room)
-        ids->erase(ids->begin(), ids->end() - std::ptrdiff_t(room));
+      // The prompt keeps its end, cut as training cut it: by the block
+      // alone, never by the reference (data::instructionPromptRoom).
+      if (ids->size() > promptRoom)
+        ids->erase(ids->begin(), ids->end() - std::ptrdiff_t(promptRoom));
       rows[r].tokens = std::move(*ids);
       rows[r].promptLength = rows[r].tokens.size();
       rows[r].done = rows[r].tokens.empty();

@@ -6,6 +6,7 @@
 #include "frontends/data/Datasets.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 namespace kiln::train {
@@ -44,9 +45,12 @@ absl::StatusOr<data::TextDataset> loadTexts(const std::string &kind,
 
 // Texts → block_size blocks, as run_clm's tokenize + group_texts;
 // instruction records → one block each, the loss on the responses.
+// Records cut to the block are a warning, as the Trainer's tokenizer warns
+// of sequences longer than the model takes: they train on less than the
+// file holds.
 absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
                                         const data::TextDataset &texts,
-                                        int64_t blockSize) {
+                                        int64_t blockSize, const char *which) {
   if (!texts.promptBytes.empty()) {
     std::optional<int32_t> eos = tokenizer.eosId();
     if (!eos)
@@ -55,7 +59,19 @@ absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
           "end-of-text token, which ends every response and pads the "
           "blocks; the byte-level tokenizer has none: give --tokenizer_dir "
           "or --tokenizer_name");
-    return data::instructionBlocks(tokenizer, texts, blockSize, *eos);
+    data::InstructionCuts cuts;
+    auto blocks =
+        data::instructionBlocks(tokenizer, texts, blockSize, *eos, &cuts);
+    if (blocks.ok() && (cuts.prompts || cuts.responses))
+      std::fprintf(stderr,
+                   "kiln-train: warning: %s records longer than --block_size "
+                   "%lld: %lld of %zu prompts kept their last %lld tokens, "
+                   "%lld responses lost their ends\n",
+                   which, (long long)blockSize, (long long)cuts.prompts,
+                   texts.size(),
+                   (long long)data::instructionPromptRoom(blockSize),
+                   (long long)cuts.responses);
+    return blocks;
   }
   auto ids = data::tokenizeTexts(tokenizer, texts.texts);
   if (!ids.ok())
@@ -136,7 +152,7 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
       return Failure{std::string(loaded.status().message()), 2};
     eval = std::move(*loaded);
   }
-  auto trainBlocks = toBlocks(*out.tokenizer, train, a.blockSize);
+  auto trainBlocks = toBlocks(*out.tokenizer, train, a.blockSize, "training");
   if (!trainBlocks.ok())
     return Failure{std::string(trainBlocks.status().message()), 2};
   out.train = truncated(std::move(*trainBlocks), a.maxTrainSamples);
@@ -150,7 +166,7 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
       eval.promptBytes.resize(eval.texts.size());
       out.evalRecords = eval;
     }
-    auto evalBlocks = toBlocks(*out.tokenizer, eval, a.blockSize);
+    auto evalBlocks = toBlocks(*out.tokenizer, eval, a.blockSize, "validation");
     if (!evalBlocks.ok())
       return Failure{std::string(evalBlocks.status().message()), 2};
     out.eval = truncated(std::move(*evalBlocks), a.maxEvalSamples);

@@ -59,17 +59,24 @@ absl::StatusOr<LmBlocks> groupTexts(absl::Span<const std::vector<int32_t>> examp
   return blocks;
 }
 
+int64_t instructionPromptRoom(int64_t blockSize) {
+  return blockSize - std::max<int64_t>(1, blockSize / 4);
+}
+
 absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
                                            const TextDataset &records,
-                                           int64_t blockSize, int32_t eos) {
+                                           int64_t blockSize, int32_t eos,
+                                           InstructionCuts *cuts) {
   if (records.promptBytes.size() != records.texts.size())
     return absl::InvalidArgumentError(
         "instruction blocks need instruction records (prompt and response)");
   if (blockSize < 2)
     return absl::InvalidArgumentError(
         absl::StrCat("block size must be at least 2, got ", blockSize));
+  InstructionCuts counted;
   LmBlocks blocks;
   blocks.blockSize = blockSize;
+  const auto promptRoom = size_t(instructionPromptRoom(blockSize));
   for (size_t i = 0; i < records.texts.size(); ++i) {
     const std::string &text = records.texts[i];
     const size_t split = std::min(records.promptBytes[i], text.size());
@@ -84,14 +91,15 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
     if (!response.ok())
       return response.status();
     response->push_back(eos);
-    // The response (and its end) first: cut the prompt's start, then the
-    // response's end.
-    if (int64_t(response->size()) > blockSize)
-      response->resize(size_t(blockSize));
-    size_t promptRoom = size_t(blockSize) - response->size();
-    if (prompt->size() > promptRoom)
+    if (prompt->size() > promptRoom) {
       prompt->erase(prompt->begin(),
                     prompt->end() - static_cast<std::ptrdiff_t>(promptRoom));
+      ++counted.prompts;
+    }
+    if (prompt->size() + response->size() > size_t(blockSize)) {
+      response->resize(size_t(blockSize) - prompt->size());
+      ++counted.responses;
+    }
     size_t start = blocks.ids.size();
     blocks.ids.insert(blocks.ids.end(), prompt->begin(), prompt->end());
     blocks.ids.insert(blocks.ids.end(), response->begin(), response->end());
@@ -102,6 +110,8 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
     blocks.ids.resize(start + size_t(blockSize), eos);
     blocks.labels.resize(blocks.ids.size(), int32_t(kIgnoreIndex));
   }
+  if (cuts)
+    *cuts = counted;
   return blocks;
 }
 

@@ -265,16 +265,17 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
             (Ids{'P', ':', 'a', 'b', eos, eos}));
   EXPECT_EQ(Ids(blocks->blockLabels(0).begin(), blocks->blockLabels(0).end()),
             (Ids{ignore, ignore, 'a', 'b', eos, ignore}));
-  // Too long: the prompt loses its start.
+  // Too long: the prompt (within instructionPromptRoom(6) = 5) is kept,
+  // the response loses its end-of-text.
   EXPECT_EQ(Ids(blocks->block(1).begin(), blocks->block(1).end()),
-            (Ids{'y', 'z', ':', 'a', 'b', eos}));
+            (Ids{'x', 'y', 'z', ':', 'a', 'b'}));
   EXPECT_EQ(Ids(blocks->blockLabels(1).begin(), blocks->blockLabels(1).end()),
-            (Ids{ignore, ignore, ignore, 'a', 'b', eos}));
-  // A response longer than the block keeps its start, and no prompt.
+            (Ids{ignore, ignore, ignore, ignore, 'a', 'b'}));
+  // A response longer than the block keeps its prompt and its start.
   EXPECT_EQ(Ids(blocks->block(2).begin(), blocks->block(2).end()),
-            (Ids{'a', 'b', 'c', 'd', 'e', 'f'}));
+            (Ids{'Q', ':', 'a', 'b', 'c', 'd'}));
   EXPECT_EQ(Ids(blocks->blockLabels(2).begin(), blocks->blockLabels(2).end()),
-            (Ids{'a', 'b', 'c', 'd', 'e', 'f'}));
+            (Ids{ignore, ignore, 'a', 'b', 'c', 'd'}));
   // The loader hands out those labels.
   LoaderOptions o;
   o.batchSize = 3;
@@ -290,6 +291,24 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
   plain.texts = {"abc"};
   EXPECT_FALSE(instructionBlocks(**bytes, plain, 6, eos).ok());
   EXPECT_FALSE(instructionBlocks(**bytes, records, 1, eos).ok());
+  // A prompt longer than instructionPromptRoom keeps its end, the same
+  // for every response: where a response starts never tells its length (a
+  // model would read an answer's label from it).
+  EXPECT_EQ(instructionPromptRoom(8), 6);
+  TextDataset longPrompts;
+  longPrompts.texts = {"0123456789:a", "0123456789:abc"};
+  longPrompts.promptBytes = {11, 11};
+  InstructionCuts cuts;
+  auto cut = instructionBlocks(**bytes, longPrompts, 8, eos, &cuts);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  EXPECT_EQ(Ids(cut->block(0).begin(), cut->block(0).end()),
+            (Ids{'5', '6', '7', '8', '9', ':', 'a', eos}));
+  EXPECT_EQ(Ids(cut->block(1).begin(), cut->block(1).end()),
+            (Ids{'5', '6', '7', '8', '9', ':', 'a', 'b'}));
+  EXPECT_EQ(Ids(cut->blockLabels(1).begin(), cut->blockLabels(1).end()),
+            (Ids{ignore, ignore, ignore, ignore, ignore, ignore, 'a', 'b'}));
+  EXPECT_EQ(cuts.prompts, 2);
+  EXPECT_EQ(cuts.responses, 1);
   // JSONL records carry their prompts' lengths.
   auto dolly = parseJsonRecords(
       R"({"instruction": "Hi?", "response": "Hello."})", "d.jsonl");
