@@ -74,11 +74,31 @@ struct DumpModulePass
   std::string name;
 };
 
+/// Whether the pass dumps can go to `dir` (made if missing). A folder that
+/// cannot be made (the path names a file, no permission) is one warning on
+/// stderr, and the compile goes on without dumps: the dump passes' own
+/// warnings would come once per pass, and a compile that succeeds prints
+/// no MLIR warnings.
+bool canDumpTo(const std::string &dir) {
+  if (dir.empty())
+    return false;
+  std::error_code error = llvm::sys::fs::create_directories(dir);
+  // create_directories takes a file already there for the folder.
+  if (!error && !llvm::sys::fs::is_directory(dir))
+    error = std::make_error_code(std::errc::not_a_directory);
+  if (error) {
+    llvm::errs() << "kiln: warning: cannot write the pass dumps to '" << dir
+                 << "': " << error.message() << "; compiling without them\n";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   unsigned index = 0;
-  bool dump = !options.dumpDir.empty();
+  bool dump = canDumpTo(options.dumpDir);
   auto add = [&](std::unique_ptr<Pass> pass) {
     std::string name = pass->getArgument().str();
     pm.addNestedPass<func::FuncOp>(std::move(pass));

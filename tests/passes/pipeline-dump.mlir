@@ -4,6 +4,14 @@
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // RUN: FileCheck %s --check-prefix=INPUT < %t/00-input.mlir
 // RUN: FileCheck %s --check-prefix=FUSED < %t/09-kiln-fuse-elementwise.mlir
+// A dump folder that cannot be made (the path names a file) is one
+// warning, and the pipeline runs on without dumps (MLIR drops the dump
+// passes' own warnings when a compile succeeds, so it said nothing).
+// RUN: touch %t.file && kiln-opt %s --kiln-pipeline="dump-dir=%t.file" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NODIR
+// NODIR: kiln: warning: cannot write the pass dumps to '{{.*}}.file': Not a directory; compiling without them
+// NODIR-NOT: warning
+// NODIR: kiln.fusion loop
 
 // FILES: 00-input.mlir
 // FILES-NEXT: 01-kiln-simplify.mlir
