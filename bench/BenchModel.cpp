@@ -67,9 +67,9 @@ BenchModel build_bench_model(const BenchConfig &c, bool draw, bool storeBase) {
   lora.r = c.lora_r;
   lora.alpha = c.lora_alpha;
   lora.dropout = c.lora_dropout;
-  lora.target_modules = c.lora_targets.empty()
-                            ? nn::default_lora_targets(c.model)
-                            : splitList(c.lora_targets);
+  lora.target_modules = nn::expand_lora_targets(
+      *out.model, c.lora_targets.empty() ? nn::default_lora_targets(c.model)
+                                         : splitList(c.lora_targets));
   nn::apply_lora(*out.model, lora, c.seed + 2, &out.model->generator());
   out.trainable = nn::trainable_parameters(*out.model);
   return out;

@@ -245,6 +245,10 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   if (a.given.count("do_train") || a.given.count("do_eval")) {
     a.doTrain = f.doTrain;
     a.doEval = f.doEval;
+    // --do_eval False alone turns the evaluation off, not kiln-train's
+    // default training.
+    if (!a.given.count("do_train") && !f.doEval)
+      a.doTrain = true;
   } else {
     a.doTrain = a.doEval = true; // evaluation where there is validation data
   }
@@ -332,6 +336,13 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
            std::to_string(a.loraDropout);
   if (!std::isfinite(a.loraAlpha) || a.loraAlpha <= 0)
     return "--lora_alpha must be positive";
+  // The adapters are all the run saves: a random base would be lost.
+  if (a.useLora && a.modelNameOrPath.empty())
+    return "--use_lora trains adapters on a frozen pretrained base, and "
+           "without --model_name_or_path the base would be random weights "
+           "saved nowhere (the output folder holds the adapters alone); "
+           "train a base first (kiln-train ... --output_dir base) and pass "
+           "--model_name_or_path base";
   if (a.mergeLora && a.given.count("output_dir") == 0)
     return "--merge_lora needs --output_dir (the merged model goes to "
            "output_dir/merged)";

@@ -229,7 +229,7 @@ nn::NamedTensors Trainer::prepareModel() {
   lora_.r = args_.loraR;
   lora_.alpha = args_.loraAlpha;
   lora_.dropout = args_.loraDropout;
-  lora_.target_modules = args_.loraTargets;
+  lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
   adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
   if (!args_.adapterFolder.empty())
     nn::load_lora_adapter(*model_, lora_, args_.adapterFolder);
@@ -259,6 +259,27 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
                                                    : base->second) +
                       " --use_lora, as the run started",
                   1};
+  }
+  // Adapters of other settings (or none) would fail on the optimizer
+  // state's names and shapes; say what differs instead.
+  if (scope != file.metadata.end() && !args_.useLora)
+    throw Failure{dir + "/" + nn::kCheckpointFileName +
+                      " holds a LoRA run's adapters; resume with --use_lora "
+                      "and the run's LoRA flags",
+                  1};
+  if (scope == file.metadata.end() && args_.useLora)
+    throw Failure{dir + "/" + nn::kCheckpointFileName +
+                      " holds a full fine-tuning run's weights and optimizer "
+                      "state, not LoRA adapters; resume without --use_lora",
+                  1};
+  if (args_.useLora && fs::exists(fs::path(dir) / nn::kAdapterConfigFile)) {
+    try {
+      nn::check_lora_adapter_config(lora_, dir);
+    } catch (const Error &e) {
+      throw Failure{std::string(e.what()) +
+                        " (resume with the LoRA flags the run started with)",
+                    1};
+    }
   }
   set_graph_tag("checkpoint load");
   nn::CheckpointState state = nn::load_checkpoint(

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -55,11 +56,11 @@ std::string describeTarget(const compiler::KeyOptions &key) {
 } // namespace
 
 int runPlan(int argc, char **argv) {
-  std::set<std::string> valued = {"--config",       "--block_size",
-                                  "--batch",        "--batch_limit",
-                                  "--memory_budget", "--memory-budget",
-                                  "--max_grad_norm", "--lora_r",
-                                  "--lora_target_modules", "--torch_dtype"};
+  std::set<std::string> valued = {
+      "--config",        "--block_size",    "--batch",
+      "--batch_limit",   "--memory_budget", "--memory-budget",
+      "--max_grad_norm", "--lora_r",        "--lora_target_modules",
+      "--lora_alpha",    "--lora_dropout",  "--torch_dtype"};
   valued.insert(kTargetFlags.begin(), kTargetFlags.end());
   std::set<std::string> switches = {"--max_batch", "--use_lora"};
   switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
@@ -112,9 +113,29 @@ int runPlan(int argc, char **argv) {
     return fail("--torch_dtype " + args->get("--torch_dtype") +
                     " stores a frozen base in 16 bits: it needs --use_lora",
                 kExitUsage);
-  for (const char *flag : {"--lora_r", "--lora_target_modules"})
+  for (const char *flag :
+       {"--lora_r", "--lora_target_modules", "--lora_alpha", "--lora_dropout"})
     if (args->has(flag) && !args->has("--use_lora"))
       return fail(std::string(flag) + " needs --use_lora", kExitUsage);
+  // kiln-train's LoRA flags: the dropout's masks are in the plan; alpha
+  // scales the branch and changes nothing planned, but is checked as
+  // kiln-train checks it.
+  auto number = [&](const char *flag, double fallback) {
+    std::string text = args->get(flag, std::to_string(fallback));
+    char *end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    return text.empty() || *end != '\0' ? std::nan("") : value;
+  };
+  const double loraAlpha = number("--lora_alpha", 2.0 * double(*loraR));
+  const double loraDropout = number("--lora_dropout", 0.05);
+  if (!(loraAlpha > 0) || !std::isfinite(loraAlpha))
+    return fail("--lora_alpha: expected a positive number, got '" +
+                    args->get("--lora_alpha") + "'",
+                kExitUsage);
+  if (!(loraDropout >= 0 && loraDropout < 1))
+    return fail("--lora_dropout: expected a number in [0, 1), got '" +
+                    args->get("--lora_dropout") + "'",
+                kExitUsage);
 
   std::string path = args->get("--config");
   std::error_code ec;
@@ -164,12 +185,13 @@ int runPlan(int argc, char **argv) {
     if (args->has("--use_lora")) {
       nn::LoraConfig lora;
       lora.r = *loraR;
-      lora.alpha = 2.0 * double(lora.r);
-      lora.target_modules =
-          args->has("--lora_target_modules")
-              ? std::vector<std::string>(absl::StrSplit(
-                    args->get("--lora_target_modules"), ','))
-              : nn::default_lora_targets((*model)->model_type());
+      lora.alpha = loraAlpha;
+      lora.dropout = loraDropout;
+      lora.target_modules = nn::expand_lora_targets(
+          **model, args->has("--lora_target_modules")
+                       ? std::vector<std::string>(absl::StrSplit(
+                             args->get("--lora_target_modules"), ','))
+                       : nn::default_lora_targets((*model)->model_type()));
       nn::apply_lora(**model, lora, 0, &(*model)->generator());
       params = nn::trainable_parameters(**model);
       what += ", LoRA r " + std::to_string(lora.r);

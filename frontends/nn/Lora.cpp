@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -42,6 +43,22 @@ std::vector<std::string> default_lora_targets(const std::string &model_type) {
   return {};
 }
 
+std::vector<std::string> expand_lora_targets(Module &model,
+                                             std::vector<std::string> targets) {
+  if (targets.size() != 1 ||
+      !absl::EqualsIgnoreCase(targets.front(), kAllLinearTargets))
+    return targets;
+  std::vector<std::string> expanded;
+  for (auto &[name, module] : model.named_modules()) {
+    if (!dynamic_cast<Projection *>(module) || name == "lm_head")
+      continue;
+    std::string last = name.substr(name.rfind('.') + 1);
+    if (std::find(expanded.begin(), expanded.end(), last) == expanded.end())
+      expanded.push_back(last);
+  }
+  return expanded;
+}
+
 std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator) {
   if (config.target_modules.empty())
@@ -60,6 +77,16 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                   "Conv1D projection");
     targets.emplace_back(name, projection);
   }
+  auto modules = model.named_modules();
+  bool tiedHead =
+      std::count(config.target_modules.begin(), config.target_modules.end(),
+                 "lm_head") &&
+      std::none_of(modules.begin(), modules.end(),
+                   [](const auto &m) { return m.first == "lm_head"; });
+  if (targets.empty() && tiedHead)
+    throw Error("apply_lora: lm_head is tied to the input embeddings in "
+                "this model (one weight, no module of its own); LoRA on it "
+                "is not supported");
   if (targets.empty())
     throw Error("apply_lora: target modules {" +
                 absl::StrJoin(config.target_modules, ", ") +
@@ -172,8 +199,8 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
   return config;
 }
 
-void load_lora_adapter(Module &model, const LoraConfig &config,
-                       const std::string &dir) {
+void check_lora_adapter_config(const LoraConfig &config,
+                               const std::string &dir) {
   const std::string configPath = dir + "/" + kAdapterConfigFile;
   std::string baseModel;
   LoraConfig saved = read_lora_adapter_config(dir, baseModel);
@@ -189,7 +216,11 @@ void load_lora_adapter(Module &model, const LoraConfig &config,
     throw Error(configPath + ": the adapter targets {" +
                 absl::StrJoin(theirs, ", ") + "}; this model's LoRA targets {" +
                 absl::StrJoin(ours, ", ") + "}");
+}
 
+void load_lora_adapter(Module &model, const LoraConfig &config,
+                       const std::string &dir) {
+  check_lora_adapter_config(config, dir);
   const std::string weightsPath = dir + "/" + kAdapterWeightsFile;
   absl::StatusOr<SafetensorsData> file = loadSafetensors(weightsPath);
   if (!file.ok())

@@ -29,6 +29,19 @@ struct LoraConfig {
 /// v_proj); empty for a type it has none for.
 std::vector<std::string> default_lora_targets(const std::string &model_type);
 
+/// PEFT's shorthand for every Linear and Conv1D projection but the output
+/// layer.
+inline constexpr const char *kAllLinearTargets = "all-linear";
+
+/// `targets` with PEFT's "all-linear" (any case) expanded as PEFT expands
+/// it: the last dotted part of every projection's name but lm_head's, in
+/// the order the model holds them (gpt2: c_attn, c_proj, c_fc; llama:
+/// q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj); other
+/// lists as they are. adapter_config.json then lists the modules, as
+/// PEFT's does.
+std::vector<std::string> expand_lora_targets(Module &model,
+                                             std::vector<std::string> targets);
+
 /// Adds a LoRA branch to every projection `config` targets and freezes
 /// every parameter that is not a branch's (requires_grad false). The
 /// branches' lora_A start from `seed`; their dropout draws from
@@ -59,6 +72,12 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
 /// file when it is missing, malformed or not a LoRA config.
 LoraConfig read_lora_adapter_config(const std::string &dir,
                                     std::string &base_model);
+
+/// Throws kiln::Error naming `dir`/adapter_config.json when it is
+/// missing or malformed, or when its r, lora_alpha or target_modules
+/// differ from `config`.
+void check_lora_adapter_config(const LoraConfig &config,
+                               const std::string &dir);
 
 /// Reads `dir`'s adapter into `model`'s branches. Throws kiln::Error naming
 /// the file when it is missing or malformed, when its r, lora_alpha or

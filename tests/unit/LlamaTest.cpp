@@ -7,9 +7,10 @@
 // test runs bench/peers/llama_reference.py with the peers' Python
 // (KILN_PEERS_PYTHON, else bench/peers/.venv, which bench/peers/setup.sh
 // makes) and is skipped, saying why, where that has no transformers.
+#include "frontends/nn/Llama.h"
 #include "GradCheckSupport.h"
 #include "frontends/nn/GradScaler.h"
-#include "frontends/nn/Llama.h"
+#include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
 
 #include "llvm/Support/JSON.h"
@@ -131,6 +132,14 @@ LlamaConfig tinyConfig() {
   c.rope_scaling.factor = 8;
   c.rope_scaling.original_max_position_embeddings = 16;
   return c;
+}
+
+// PEFT's "all-linear" on Llama: the seven projections, not the untied head.
+TEST(LlamaModel, AllLinearLoraTargetsAreTheSevenProjections) {
+  LlamaForCausalLM model(tinyConfig());
+  EXPECT_EQ(expand_lora_targets(model, {"all-linear"}),
+            (std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj",
+                                      "gate_proj", "up_proj", "down_proj"}));
 }
 
 TEST(LlamaModel, NamesAndShapesAreHuggingFaces) {

@@ -90,6 +90,30 @@ TEST(Lora, StartsAsTheBaseAndTrainsOnlyTheBranches) {
         << e.what();
   }
   EXPECT_THROW(apply_lora(other, loraConfig({"ln_1"}), 7, nullptr), Error);
+  // GPT-2's head is the embeddings' weight: no module to adapt.
+  try {
+    apply_lora(other, loraConfig({"lm_head"}), 7, nullptr);
+    ADD_FAILURE() << "applied LoRA to a tied head";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("lm_head is tied to the input "
+                                         "embeddings"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// PEFT's "all-linear": every Linear / Conv1D projection but the head, by
+// the last part of its name, in the model's order.
+TEST(Lora, AllLinearNamesEveryProjectionButTheHead) {
+  GPT2LMHeadModel model(tinyConfig());
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(expand_lora_targets(model, {"all-linear"}),
+            (Names{"c_attn", "c_proj", "c_fc"}));
+  EXPECT_EQ(expand_lora_targets(model, {"ALL-LINEAR"}),
+            (Names{"c_attn", "c_proj", "c_fc"}));
+  EXPECT_EQ(expand_lora_targets(model, {"c_attn", "all-linear"}),
+            (Names{"c_attn", "all-linear"})); // PEFT's shorthand is alone
+  EXPECT_EQ(expand_lora_targets(model, {"c_fc"}), Names{"c_fc"});
 }
 
 TEST(Lora, LogitsAreTheMergedModelsAndMergingChangesOnlyTargets) {
