@@ -697,9 +697,11 @@ void Trainer::train() {
         (args_.evalStrategy == Strategy::epoch && epochEnded &&
          args_.evalDelay <= epoch()))
       evaluateAndLog();
+    // The steps strategy also saves at the last step (the Trainer's
+    // DefaultFlowCallback), so a longer run resumes where this one ended.
     if (!args_.outputDir.empty() &&
         ((args_.saveStrategy == Strategy::steps && args_.saveSteps > 0 &&
-          globalStep_ % args_.saveSteps == 0) ||
+          (globalStep_ % args_.saveSteps == 0 || last)) ||
          (args_.saveStrategy == Strategy::epoch && epochEnded)))
       saveCheckpoint();
     bar.update(globalStep_);
