@@ -48,7 +48,8 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
         tokenizer.encode(references.back());
     longest = std::max(longest, ids.ok() ? int64_t(ids->size()) : 0);
   }
-  const auto promptRoom = size_t(data::instructionPromptRoom(blockSize));
+  const auto promptRoom =
+      size_t(data::instructionPromptRoom(blockSize, longest));
   // Every row stops by then (a step is a forward of the whole batch); the
   // block's end stops a row too.
   const int64_t maxNew = std::min<int64_t>(longest + 1, blockSize / 2);
@@ -67,8 +68,8 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
         throw Error(std::string(ids.status().message()));
       if (std::optional<int32_t> bos = tokenizer.bosId())
         ids->insert(ids->begin(), *bos); // as instructionBlocks lays it out
-      // The prompt keeps its end, cut as training cut it: by the block
-      // alone, never by the reference (data::instructionPromptRoom).
+      // The prompt keeps its end, cut as training cut it: every prompt
+      // alike, never by its own reference (data::instructionPromptRoom).
       if (ids->size() > promptRoom)
         ids->erase(ids->begin(), ids->end() - std::ptrdiff_t(promptRoom));
       rows[r].tokens = std::move(*ids);

@@ -25,9 +25,9 @@ struct GenerationScore {
 /// does not change it). An answer ends at end-of-text, a newline or after
 /// one token more than the longest reference; it is right when it equals
 /// the reference response, both trimmed and lower-cased. A prompt too long
-/// keeps its end, as training cut it (data::instructionPromptRoom: by the
-/// block alone, never by the reference). Throws kiln::Error if the tokenizer
-/// has no end-of-text token.
+/// keeps its end, as training cut it (data::instructionPromptRoom of the
+/// longest reference: every prompt alike, never by its own reference). Throws
+/// kiln::Error if the tokenizer has no end-of-text token.
 GenerationScore scoreGeneration(nn::CausalLM &model,
                                 const data::Tokenizer &tokenizer,
                                 const data::TextDataset &records,

@@ -95,6 +95,14 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
   std::string rope = ropeJson(c);
   std::string scaling =
       c.rope_scaling.kind == nn::RopeScaling::Kind::none ? "null" : rope;
+  // A list of stop tokens from the config it was read from stays a list.
+  std::string eosJson = idOrNull(eos);
+  if (!c.eos_token_ids.empty()) {
+    eosJson = "[";
+    for (size_t i = 0; i < c.eos_token_ids.size(); ++i)
+      eosJson += (i ? ", " : "") + std::to_string(c.eos_token_ids[i]);
+    eosJson += "]";
+  }
   return "{\n  \"model_type\": \"llama\",\n  \"architectures\": "
          "[\"LlamaForCausalLM\"],\n  \"hidden_act\": \"silu\",\n"
          "  \"vocab_size\": " +
@@ -119,7 +127,7 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
          ",\n  \"initializer_range\": " + num(c.initializer_range) +
          ",\n  \"pretraining_tp\": 1" +
          ",\n  \"bos_token_id\": " + idOrNull(bos) +
-         ",\n  \"eos_token_id\": " + idOrNull(eos) +
+         ",\n  \"eos_token_id\": " + eosJson +
          ",\n  \"tie_word_embeddings\": " + flag(c.tie_word_embeddings) +
          "\n}\n";
 }

@@ -68,8 +68,7 @@ absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
                    "%lld: %lld of %zu prompts kept their last %lld tokens, "
                    "%lld responses lost their ends\n",
                    which, (long long)blockSize, (long long)cuts.prompts,
-                   texts.size(),
-                   (long long)data::instructionPromptRoom(blockSize),
+                   texts.size(), (long long)cuts.promptRoom,
                    (long long)cuts.responses);
     return blocks;
   }
@@ -183,15 +182,23 @@ std::optional<Failure> checkAgainstData(const TrainArgs &a,
                        " is smaller than the tokenizer's vocabulary (" +
                        std::to_string(vocab) + ")",
                    2};
-  if (d.train.numBlocks() < a.trainBatchSize)
-    return Failure{"the training data gives " +
-                       std::to_string(d.train.numBlocks()) + " blocks of " +
-                       std::to_string(a.blockSize) +
-                       " tokens, fewer than one batch of " +
+  // A short epoch's one batch is padded, as the Trainer trains on a
+  // batch of what there is; only --dataloader_drop_last needs a full one.
+  const int64_t blocks = d.train.numBlocks();
+  const int64_t needed = a.dataloaderDropLast ? a.trainBatchSize : 1;
+  if (blocks < needed)
+    return Failure{
+        "the training data gives " + std::to_string(blocks) +
+            (blocks == 1 ? " block of " : " blocks of ") +
+            std::to_string(a.blockSize) + " tokens, " +
+            (a.dataloaderDropLast
+                 ? "fewer than one full batch of " +
                        std::to_string(a.trainBatchSize) +
-                       " (use more data, a smaller --block_size or "
-                       "--per_device_train_batch_size)",
-                   2};
+                       ", which --dataloader_drop_last True needs"
+                 : std::string("none to train on")) +
+            " (use more data, a smaller --block_size" +
+            (a.dataloaderDropLast ? " or --per_device_train_batch_size)" : ")"),
+        2};
   return std::nullopt;
 }
 

@@ -77,7 +77,8 @@ absl::StatusOr<std::string> stringField(const llvm::json::Object &object,
     if (optional)
       return std::string();
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": missing field \"", key, "\""));
+        absl::StrCat(where, value ? ": field \"" : ": missing field \"", key,
+                     value ? "\" is null" : "\""));
   }
   std::optional<llvm::StringRef> text = value->getAsString();
   if (!text)

@@ -59,8 +59,9 @@ absl::StatusOr<LmBlocks> groupTexts(absl::Span<const std::vector<int32_t>> examp
   return blocks;
 }
 
-int64_t instructionPromptRoom(int64_t blockSize) {
-  return blockSize - std::max<int64_t>(1, blockSize / 4);
+int64_t instructionPromptRoom(int64_t blockSize, int64_t longestResponse) {
+  int64_t quarter = std::max<int64_t>(1, blockSize / 4);
+  return blockSize - std::clamp<int64_t>(longestResponse + 1, 1, quarter);
 }
 
 absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
@@ -73,10 +74,9 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
   if (blockSize < 2)
     return absl::InvalidArgumentError(
         absl::StrCat("block size must be at least 2, got ", blockSize));
-  InstructionCuts counted;
-  LmBlocks blocks;
-  blocks.blockSize = blockSize;
-  const auto promptRoom = size_t(instructionPromptRoom(blockSize));
+  // Each record's prompt (led by BOS) and response (ended by eos).
+  std::vector<std::vector<int32_t>> prompts, responses;
+  int64_t longest = 0;
   for (size_t i = 0; i < records.texts.size(); ++i) {
     const std::string &text = records.texts[i];
     const size_t split = std::min(records.promptBytes[i], text.size());
@@ -90,23 +90,34 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
         tokenizer.encode(text.substr(split));
     if (!response.ok())
       return response.status();
+    longest = std::max(longest, int64_t(response->size()));
     response->push_back(eos);
-    if (prompt->size() > promptRoom) {
-      prompt->erase(prompt->begin(),
-                    prompt->end() - static_cast<std::ptrdiff_t>(promptRoom));
+    prompts.push_back(std::move(*prompt));
+    responses.push_back(std::move(*response));
+  }
+  InstructionCuts counted;
+  counted.promptRoom = instructionPromptRoom(blockSize, longest);
+  LmBlocks blocks;
+  blocks.blockSize = blockSize;
+  const auto promptRoom = size_t(counted.promptRoom);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    std::vector<int32_t> &prompt = prompts[i], &response = responses[i];
+    if (prompt.size() > promptRoom) {
+      prompt.erase(prompt.begin(),
+                   prompt.end() - static_cast<std::ptrdiff_t>(promptRoom));
       ++counted.prompts;
     }
-    if (prompt->size() + response->size() > size_t(blockSize)) {
-      response->resize(size_t(blockSize) - prompt->size());
+    if (prompt.size() + response.size() > size_t(blockSize)) {
+      response.resize(size_t(blockSize) - prompt.size());
       ++counted.responses;
     }
     size_t start = blocks.ids.size();
-    blocks.ids.insert(blocks.ids.end(), prompt->begin(), prompt->end());
-    blocks.ids.insert(blocks.ids.end(), response->begin(), response->end());
+    blocks.ids.insert(blocks.ids.end(), prompt.begin(), prompt.end());
+    blocks.ids.insert(blocks.ids.end(), response.begin(), response.end());
     blocks.labels.resize(blocks.ids.size(), int32_t(kIgnoreIndex));
-    std::copy(response->begin(), response->end(),
-              blocks.labels.begin() + static_cast<std::ptrdiff_t>(
-                                          start + prompt->size()));
+    std::copy(response.begin(), response.end(),
+              blocks.labels.begin() +
+                  static_cast<std::ptrdiff_t>(start + prompt.size()));
     blocks.ids.resize(start + size_t(blockSize), eos);
     blocks.labels.resize(blocks.ids.size(), int32_t(kIgnoreIndex));
   }

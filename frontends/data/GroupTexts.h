@@ -69,21 +69,25 @@ struct LmBlocks {
 };
 
 /// The most tokens an instruction record's prompt keeps in a block of
-/// `blockSize` (three quarters of it; the rest is the response's at
-/// least): a longer prompt keeps its end, in training and when an
-/// evaluation generates answers alike. A function of the block alone:
-/// were a prompt cut to make room for its response, where the response
-/// starts would tell the response's length, which a model with position
-/// embeddings learns to read (an SST-2 answer's label by its token count),
-/// and an evaluation that cut prompts by the reference's length would hand
-/// the model the answer.
-int64_t instructionPromptRoom(int64_t blockSize);
+/// `blockSize` when the data set's longest response has `longestResponse`
+/// tokens: the rest of the block is left for that response and its
+/// end-of-text, but never more than a quarter of it. A longer prompt keeps
+/// its end, in training and when an evaluation generates answers alike.
+/// Every record of a data set is cut alike: were a prompt cut to make room
+/// for its own response, where the response starts would tell the
+/// response's length, which a model with position embeddings learns to
+/// read (an SST-2 answer's label by its token count), and an evaluation
+/// that cut prompts by each reference's length would hand the model the
+/// answer.
+int64_t instructionPromptRoom(int64_t blockSize, int64_t longestResponse);
 
 /// What instructionBlocks cut from records longer than the block.
 struct InstructionCuts {
-  /// Records whose prompt lost its start (longer than
-  /// instructionPromptRoom), and records whose response (or its
-  /// end-of-text) lost its end.
+  /// The prompts' room (instructionPromptRoom of the records' longest
+  /// response).
+  int64_t promptRoom = 0;
+  /// Records whose prompt lost its start, and records whose response (or
+  /// its end-of-text) lost its end.
   int64_t prompts = 0, responses = 0;
 };
 
@@ -92,9 +96,10 @@ struct InstructionCuts {
 /// tokenizer's BOS, if any), the response's, then `eos`, padded with `eos`
 /// to `blockSize`; the loss is taken on the response and its first
 /// end-of-text only (labels kIgnoreIndex elsewhere). A prompt longer than
-/// instructionPromptRoom keeps its end; then a response that does not fit
-/// loses its end (and its end-of-text). `cuts`, when given, counts both.
-/// InvalidArgument for data without prompts or a block under 2 tokens.
+/// instructionPromptRoom (of the records' longest response) keeps its end;
+/// then a response that does not fit loses its end (and its end-of-text).
+/// `cuts`, when given, counts both. InvalidArgument for data without prompts or
+/// a block under 2 tokens.
 absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
                                            const TextDataset &records,
                                            int64_t blockSize, int32_t eos,

@@ -103,6 +103,13 @@ std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
                                : RopeScaling::Kind::llama3;
     if (!fields.has("factor"))
       return absl::StrCat("rope type '", type->str(), "' needs 'factor'");
+    // transformers' rope validation asks the same keys of llama3 (filling
+    // them in would save a config it refuses).
+    if (s.kind == RopeScaling::Kind::llama3)
+      for (const char *key : {"low_freq_factor", "high_freq_factor",
+                              "original_max_position_embeddings"})
+        if (!fields.has(key))
+          return absl::StrCat("rope type 'llama3' needs '", key, "'");
     fields.readNumber("factor", s.factor, 1e6);
     fields.readNumber("low_freq_factor", s.low_freq_factor, 1e6);
     fields.readNumber("high_freq_factor", s.high_freq_factor, 1e6);
@@ -200,6 +207,13 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     return fields.problem();
   if (std::string rope = readRope(obj, c); !rope.empty())
     return rope;
+  if (const llvm::json::Array *eos = obj.getArray("eos_token_id"))
+    for (const llvm::json::Value &id : *eos) {
+      std::optional<int64_t> value = id.getAsInteger();
+      if (!value || *value < 0)
+        return "eos_token_id must be an id or a list of ids";
+      c.eos_token_ids.push_back(*value);
+    }
 
   if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
       act && *act != "silu")
@@ -211,13 +225,13 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     return absl::StrCat("num_attention_heads ", c.num_attention_heads,
                         " is not a multiple of num_key_value_heads ",
                         c.num_key_value_heads);
-  if (c.head_dim % 2 != 0)
-    return absl::StrCat("head_dim ", c.head_dim,
-                        " is odd (rotary embeddings rotate pairs)");
   if (!fields.has("head_dim") && c.hidden_size % c.num_attention_heads != 0)
     return absl::StrCat("hidden_size ", c.hidden_size,
                         " is not divisible by num_attention_heads ",
                         c.num_attention_heads);
+  if (c.head_dim % 2 != 0)
+    return absl::StrCat("head_dim ", c.head_dim,
+                        " is odd (rotary embeddings rotate pairs)");
   return "";
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace kiln::nn {
 
@@ -93,6 +94,10 @@ struct LlamaConfig {
   bool mlp_bias = false;
   bool tie_word_embeddings = false;
   double initializer_range = 0.02;
+  /// config.json's eos_token_id when it is a list (Llama 3 Instruct's stop
+  /// tokens: <|end_of_text|>, <|eom_id|>, <|eot_id|>), written back as a
+  /// list when the model is saved; empty for a single id.
+  std::vector<int64_t> eos_token_ids;
   /// The parameters' dtype (f64 for gradient checks).
   DType dtype = DType::f32;
   /// Seeds the host generator of the initial weights.

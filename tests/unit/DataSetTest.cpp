@@ -112,6 +112,10 @@ TEST(Jsonl, MalformedRowsNameFileAndLine) {
   expectError(
       parseJsonRecords("\n{\"instruction\": \"a\"}\n", "d.jsonl").status(),
       "d.jsonl:2: missing field \"response\"");
+  expectError(parseJsonRecords("{\"instruction\": \"a\", \"response\": null}",
+                               "d.jsonl")
+                  .status(),
+              "d.jsonl:1: field \"response\" is null");
   expectError(
       parseJsonRecords("{\"instruction\": 3, \"response\": \"b\"}", "d.jsonl")
           .status(),
@@ -265,7 +269,7 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
             (Ids{'P', ':', 'a', 'b', eos, eos}));
   EXPECT_EQ(Ids(blocks->blockLabels(0).begin(), blocks->blockLabels(0).end()),
             (Ids{ignore, ignore, 'a', 'b', eos, ignore}));
-  // Too long: the prompt (within instructionPromptRoom(6) = 5) is kept,
+  // Too long: the prompt (within instructionPromptRoom(6, 6) = 5) is kept,
   // the response loses its end-of-text.
   EXPECT_EQ(Ids(blocks->block(1).begin(), blocks->block(1).end()),
             (Ids{'x', 'y', 'z', ':', 'a', 'b'}));
@@ -291,10 +295,15 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
   plain.texts = {"abc"};
   EXPECT_FALSE(instructionBlocks(**bytes, plain, 6, eos).ok());
   EXPECT_FALSE(instructionBlocks(**bytes, records, 1, eos).ok());
-  // A prompt longer than instructionPromptRoom keeps its end, the same
-  // for every response: where a response starts never tells its length (a
-  // model would read an answer's label from it).
-  EXPECT_EQ(instructionPromptRoom(8), 6);
+  // The prompts' room leaves the longest response and its end-of-text
+  // their tokens, at most a quarter of the block.
+  EXPECT_EQ(instructionPromptRoom(128, 2), 125);
+  EXPECT_EQ(instructionPromptRoom(128, 500), 96);
+  EXPECT_EQ(instructionPromptRoom(8, 0), 7);
+  // A prompt longer than that keeps its end, the same for every response:
+  // where a response starts never tells its length (a model would read an
+  // answer's label from it).
+  EXPECT_EQ(instructionPromptRoom(8, 3), 6);
   TextDataset longPrompts;
   longPrompts.texts = {"0123456789:a", "0123456789:abc"};
   longPrompts.promptBytes = {11, 11};
@@ -307,6 +316,7 @@ TEST(InstructionBlocks, OneRecordABlockWithTheLossOnTheResponse) {
             (Ids{'5', '6', '7', '8', '9', ':', 'a', 'b'}));
   EXPECT_EQ(Ids(cut->blockLabels(1).begin(), cut->blockLabels(1).end()),
             (Ids{ignore, ignore, ignore, ignore, ignore, ignore, 'a', 'b'}));
+  EXPECT_EQ(cuts.promptRoom, 6);
   EXPECT_EQ(cuts.prompts, 2);
   EXPECT_EQ(cuts.responses, 1);
   // JSONL records carry their prompts' lengths.

@@ -61,6 +61,12 @@ TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
   EXPECT_EQ(c.rope_scaling.factor, 8.0);
   EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
   EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_TRUE(c.eos_token_ids.empty());
+  // Llama 3 Instruct's stop tokens, a list.
+  EXPECT_EQ(
+      parseOk(R"({"eos_token_id": [128001, 128008, 128009]})").eos_token_ids,
+      (std::vector<int64_t>{128001, 128008, 128009}));
+  EXPECT_TRUE(parseOk(R"({"eos_token_id": 2})").eos_token_ids.empty());
 
   // transformers 5's spelling, an explicit head_dim and HF's defaults.
   c = parseOk(R"({"hidden_size": 64, "num_attention_heads": 4,
@@ -90,7 +96,17 @@ TEST(LlamaConfig, RefusesWhatItDoesNotImplementNamingTheFile) {
                 "rope type 'yarn' is not supported");
   expectRefused(R"({"rope_scaling": {"rope_type": "llama3"}})",
                 "needs 'factor'");
+  // transformers refuses llama3 scaling without these (kiln filled them in).
+  expectRefused(R"({"rope_scaling": {"rope_type": "llama3", "factor": 8}})",
+                "rope type 'llama3' needs 'low_freq_factor'");
+  expectRefused(R"({"rope_scaling": {"rope_type": "llama3", "factor": 8,
+    "low_freq_factor": 1, "high_freq_factor": 4}})",
+                "needs 'original_max_position_embeddings'");
+  // 30 wide in 4 heads: the division is the problem, not head_dim 7.
+  expectRefused(R"({"hidden_size": 30, "num_attention_heads": 4})",
+                "hidden_size 30 is not divisible by num_attention_heads 4");
   expectRefused(R"({"vocab_size": -3})", "'vocab_size' must be an integer");
+  expectRefused(R"({"eos_token_id": [1, "x"]})", "eos_token_id must be an id");
   expectRefused(R"({"tie_word_embeddings": "yes"})", "true or false");
 }
 
