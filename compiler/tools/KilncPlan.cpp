@@ -174,7 +174,8 @@ int runPlan(int argc, char **argv) {
       return kExitUsage;
     shape.seq = *seq;
     shape.max_grad_norm = maxGradNorm;
-    if (shape.seq > (*model)->max_positions())
+    // As kiln-train: a Llama (rotary positions) takes longer sequences.
+    if ((*model)->positions_bounded() && shape.seq > (*model)->max_positions())
       return fail("--block_size " + std::to_string(shape.seq) +
                       " exceeds the model's " +
                       std::to_string((*model)->max_positions()) +

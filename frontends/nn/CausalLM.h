@@ -42,8 +42,12 @@ public:
   /// Hugging Face's model_type ("gpt2", "llama").
   virtual std::string model_type() const = 0;
   virtual int64_t vocab_size() const = 0;
-  /// The longest sequence the model takes.
+  /// The longest sequence the model was configured for.
   virtual int64_t max_positions() const = 0;
+  /// Whether max_positions bounds the sequence: learned position
+  /// embeddings (GPT-2) have no row past it; rotary ones (Llama) take any
+  /// length, as transformers lets them.
+  virtual bool positions_bounded() const = 0;
   /// "n_layer 12, n_embd 768, ...": the shape, for banners.
   virtual std::string describe() const = 0;
 

@@ -101,6 +101,7 @@ public:
   std::string model_type() const override { return "gpt2"; }
   int64_t vocab_size() const override { return config_.vocab_size; }
   int64_t max_positions() const override { return config_.n_positions; }
+  bool positions_bounded() const override { return true; }
   std::string describe() const override;
 
   std::shared_ptr<GPT2Model> transformer;

@@ -122,6 +122,7 @@ public:
   int64_t max_positions() const override {
     return config_.max_position_embeddings;
   }
+  bool positions_bounded() const override { return false; }
   std::string describe() const override;
   const LlamaConfig &config() const { return config_; }
   /// The head's weight [V, C] (embed_tokens' when tied).
