@@ -322,7 +322,20 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
   }
   if (a.tokenizerDir.empty() && data::hasTokenizer(adapterDir))
     a.tokenizerDir = adapterDir;
-  return folder("model_name_or_path", baseName);
+  try {
+    return folder("model_name_or_path", baseName);
+  } catch (const Failure &failure) {
+    // PEFT writes the base as it was given: a relative path is relative to
+    // where that run started, most often the adapter's own parent folder.
+    fs::path beside = fs::path(adapterDir).parent_path() / baseName;
+    std::error_code ec;
+    if (fs::path(baseName).is_relative() && fs::is_directory(beside, ec))
+      return beside.string();
+    throw Failure{adapterDir + "/" + nn::kAdapterConfigFile +
+                      " names the base model '" + baseName +
+                      "', which is not here: " + failure.message,
+                  failure.exitCode};
+  }
 }
 
 /// Hugging Face names → folders and files, as run_clm.py resolves them but
