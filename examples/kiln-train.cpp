@@ -529,12 +529,18 @@ int runMain(const TrainArgs &askedArgs) {
   if (auto failure = checkAgainstData(args, data))
     throw *failure;
   if (args.given.count("do_eval") && args.doEval &&
-      !(data.eval && data.eval->numBlocks() > 0))
+      !(data.eval && data.eval->numBlocks() > 0)) {
+    if (!args.validationFile.empty())
+      throw Failure{"--do_eval: --validation_file " + args.validationFile +
+                        " gives no block of " + std::to_string(args.blockSize) +
+                        " tokens (too little text, or no records)",
+                    2};
     throw Failure{"--do_eval needs validation data of at least one block: "
                   "--validation_file, or a --dataset_name with a validation "
                   "split (else --validation_split_percentage of its training "
                   "texts)",
                   2};
+  }
   budgetThePlans(args);
   budgetFromTheMachine(args);
   if (args.autoFindBatchSize)
