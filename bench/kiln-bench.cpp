@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <thread>
@@ -717,9 +718,16 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     std::ofstream md(c.out + "/table.md", std::ios::app);
     md << parityMd << memoryPlanMarkdown(*results.getObject("systems"));
   }
+  // plot.py exits 0 without matplotlib too, writing no plot.
+  bool plotted = false;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(c.out, ec))
+    plotted |= entry.path().extension() == ".png";
   std::fprintf(stderr, "kiln-bench: wrote %s/results.json, results.csv%s\n",
                c.out.c_str(),
-               p.exitCode == 0 ? " and plots" : " (plots failed: see plot.log)");
+               p.exitCode != 0 ? ", table.md (plots failed: see plot.log)"
+               : plotted       ? ", table.md and plots"
+                               : ", table.md (no plots: see plot.log)");
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "frontends/nn/Lora.h"
 #include "frontends/nn/ModelConfig.h"
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -139,8 +140,27 @@ int runPlan(int argc, char **argv) {
 
   std::string path = args->get("--config");
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  if (std::filesystem::is_directory(path, ec)) {
+    // An adapter folder holds no model config: kiln-train loads the base
+    // its adapter_config.json names, and so must the plan.
+    if (!std::filesystem::exists(path + "/config.json", ec) &&
+        std::filesystem::exists(path + "/" + nn::kAdapterConfigFile, ec)) {
+      std::string base;
+      try {
+        nn::LoraConfig adapter = nn::read_lora_adapter_config(path, base);
+        return fail(path +
+                        " is a LoRA adapter folder: plan its base, --config " +
+                        (base.empty() ? std::string("BASE") : base) +
+                        " --use_lora --lora_r " + std::to_string(adapter.r) +
+                        " --lora_target_modules " +
+                        absl::StrJoin(adapter.target_modules, ","),
+                    kExitUsage);
+      } catch (const Error &e) {
+        return fail(e.what());
+      }
+    }
     path += "/config.json";
+  }
   auto text = llvm::MemoryBuffer::getFile(path);
   if (!text)
     return fail(path + ": " + text.getError().message());
