@@ -391,7 +391,10 @@ std::string checkModelAndData(const TrainArgs &a) {
     return "--block_size must be at least 2 (the model predicts the next "
            "token), got " +
            std::to_string(a.blockSize);
-  if (a.blockSize > a.nPositions)
+  // A model folder's or config's own positions are checked when it is
+  // read (kiln-train's takeConfig); the flags' default is not the model's.
+  if (a.modelNameOrPath.empty() && a.configName.empty() &&
+      a.blockSize > a.nPositions)
     return "--block_size (" + std::to_string(a.blockSize) +
            ") exceeds the model's --n_positions (" +
            std::to_string(a.nPositions) + ")";

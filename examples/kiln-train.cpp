@@ -293,6 +293,13 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   a.nLayer = config->n_layer, a.nEmbd = config->n_embd;
   a.nHead = config->n_head, a.nPositions = config->n_positions;
   a.vocabSize = config->vocab_size;
+  // GPT-2's learned positions have no row past n_positions (a Llama's
+  // rotary ones take any length, as transformers lets them).
+  if (a.blockSize > a.nPositions)
+    throw Failure{"--block_size (" + std::to_string(a.blockSize) +
+                      ") exceeds the model's n_positions (" +
+                      std::to_string(a.nPositions) + ", " + file.string() + ")",
+                  2};
 }
 
 /// An adapter folder as --model_name_or_path (PEFT's AutoPeftModel): its
