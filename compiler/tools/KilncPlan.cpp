@@ -122,7 +122,9 @@ int runPlan(int argc, char **argv) {
   // scales the branch and changes nothing planned, but is checked as
   // kiln-train checks it.
   auto number = [&](const char *flag, double fallback) {
-    std::string text = args->get(flag, std::to_string(fallback));
+    if (!args->has(flag))
+      return fallback;
+    std::string text = args->get(flag);
     char *end = nullptr;
     double value = std::strtod(text.c_str(), &end);
     return text.empty() || *end != '\0' ? std::nan("") : value;

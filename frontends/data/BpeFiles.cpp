@@ -14,8 +14,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "support/JsonNesting.h"
-#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <limits>
@@ -355,14 +353,9 @@ parseMergesTxt(std::string_view text, std::string_view fileName) {
 absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
                                             std::string_view fileName) {
   absl::string_view file = asAbsl(fileName);
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    return absl::InvalidArgumentError(
-        absl::StrCat(file, ": invalid JSON ", *deep));
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!parsed)
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": invalid JSON ", llvm::toString(parsed.takeError())));
+  absl::StatusOr<llvm::json::Value> parsed = parseJsonText(text, file);
+  if (!parsed.ok())
+    return parsed.status();
   const llvm::json::Object *root = parsed->getAsObject();
   const llvm::json::Object *model = root ? root->getObject("model") : nullptr;
   if (!model)

@@ -11,8 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "support/JsonNesting.h"
-#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
@@ -103,12 +101,22 @@ TextDataset parseTextLines(std::string_view contents,
   return dataset;
 }
 
-absl::StatusOr<TextDataset> loadTextFile(const std::string &path,
-                                         const TextFileOptions &options) {
+namespace {
+/// `path`'s bytes → parse(bytes), or the read's error naming the path.
+template <typename Parse>
+absl::StatusOr<TextDataset> parseFile(const std::string &path, Parse parse) {
   absl::StatusOr<std::string> contents = readFile(path);
   if (!contents.ok())
     return contents.status();
-  return parseTextLines(*contents, options);
+  return parse(std::string_view(*contents));
+}
+} // namespace
+
+absl::StatusOr<TextDataset> loadTextFile(const std::string &path,
+                                         const TextFileOptions &options) {
+  return parseFile(path, [&](std::string_view contents) {
+    return parseTextLines(contents, options);
+  });
 }
 
 namespace {
@@ -171,10 +179,9 @@ absl::StatusOr<TextDataset> parseTsv(std::string_view contents,
 }
 
 absl::StatusOr<TextDataset> loadTsv(const std::string &path) {
-  absl::StatusOr<std::string> contents = readFile(path);
-  if (!contents.ok())
-    return contents.status();
-  return parseTsv(*contents, path);
+  return parseFile(path, [&](std::string_view contents) {
+    return parseTsv(contents, path);
+  });
 }
 
 std::string formatInstruction(const InstructionTemplate &tmpl,
@@ -306,10 +313,9 @@ absl::StatusOr<TextDataset> parseCsv(std::string_view contents,
 }
 
 absl::StatusOr<TextDataset> loadCsv(const std::string &path) {
-  absl::StatusOr<std::string> contents = readFile(path);
-  if (!contents.ok())
-    return contents.status();
-  return parseCsv(*contents, path);
+  return parseFile(path, [&](std::string_view contents) {
+    return parseCsv(contents, path);
+  });
 }
 
 namespace {
@@ -375,21 +381,6 @@ absl::Status addRecord(const llvm::json::Value &value,
   return absl::OkStatus();
 }
 
-/// JSON text → its value, or an error at `where` (nesting checked first:
-/// llvm::json's recursive parser would overflow the stack).
-absl::StatusOr<llvm::json::Value> parseJson(std::string_view text,
-                                            absl::string_view where) {
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": invalid JSON ", *deep));
-  llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!value)
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": invalid JSON ", llvm::toString(value.takeError())));
-  return std::move(*value);
-}
-
 } // namespace
 
 absl::StatusOr<TextDataset> parseJsonRecords(std::string_view contents,
@@ -403,7 +394,7 @@ absl::StatusOr<TextDataset> parseJsonRecords(std::string_view contents,
     // One array of records (json.load's form, which the datasets library
     // reads too).
     absl::StatusOr<llvm::json::Value> array =
-        parseJson(contents, asAbsl(fileName));
+        parseJsonText(contents, asAbsl(fileName));
     if (!array.ok())
       return array.status();
     int index = 0; // the whole text parsed, and it starts with '['
@@ -422,7 +413,7 @@ absl::StatusOr<TextDataset> parseJsonRecords(std::string_view contents,
     if (!status.ok() || isBlank(line))
       return;
     std::string where = absl::StrCat(asAbsl(fileName), ":", lineNumber);
-    absl::StatusOr<llvm::json::Value> value = parseJson(line, where);
+    absl::StatusOr<llvm::json::Value> value = parseJsonText(line, where);
     status = value.ok() ? addRecord(*value, tmpl, where, kind, dataset)
                         : value.status();
   });
@@ -433,10 +424,9 @@ absl::StatusOr<TextDataset> parseJsonRecords(std::string_view contents,
 
 absl::StatusOr<TextDataset> loadJsonRecords(const std::string &path,
                                             const InstructionTemplate &tmpl) {
-  absl::StatusOr<std::string> contents = readFile(path);
-  if (!contents.ok())
-    return contents.status();
-  return parseJsonRecords(*contents, path, tmpl);
+  return parseFile(path, [&](std::string_view contents) {
+    return parseJsonRecords(contents, path, tmpl);
+  });
 }
 
 } // namespace kiln::data

@@ -1,10 +1,12 @@
 // Reading whole files for the data layer, with errors that name the path,
-// and the bridge from std::string_view to Abseil's string_view.
+// parsing JSON from outside, and the bridge from std::string_view to
+// Abseil's string_view.
 #ifndef KILN_FRONTENDS_DATA_FILES_H
 #define KILN_FRONTENDS_DATA_FILES_H
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 #include <string_view>
@@ -22,6 +24,13 @@ inline absl::string_view asAbsl(std::string_view s) {
 
 /// Whether `path` names an existing regular file.
 bool fileExists(const std::string &path);
+
+/// JSON text from outside → its value; InvalidArgument at `where` ("file"
+/// or "file:line") when it nests deeper than kMaxJsonNesting (checked
+/// first: llvm::json's recursive parser would overflow its stack) or is
+/// not valid JSON.
+absl::StatusOr<llvm::json::Value> parseJsonText(std::string_view text,
+                                                absl::string_view where);
 
 } // namespace kiln::data
 

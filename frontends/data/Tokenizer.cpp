@@ -34,6 +34,19 @@ absl::StatusOr<std::string> readFile(const std::string &path) {
   return std::move(contents).str();
 }
 
+absl::StatusOr<llvm::json::Value> parseJsonText(std::string_view text,
+                                                absl::string_view where) {
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": invalid JSON ", *deep));
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!value)
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": invalid JSON ", llvm::toString(value.takeError())));
+  return std::move(*value);
+}
+
 bool fileExists(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
@@ -80,13 +93,9 @@ readTokenizerConfig(const std::string &directory) {
   absl::StatusOr<std::string> text = readFile(path);
   if (!text.ok())
     return text.status();
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(*text))
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": invalid JSON ", *deep));
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(*text);
-  if (!json)
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": invalid JSON ", llvm::toString(json.takeError())));
+  absl::StatusOr<llvm::json::Value> json = parseJsonText(*text, path);
+  if (!json.ok())
+    return json.status();
   const llvm::json::Object *root = json->getAsObject();
   if (!root)
     return absl::InvalidArgumentError(
