@@ -229,6 +229,8 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.useLora = f.useLora, a.mergeLora = f.mergeLora;
   a.loraR = f.loraR, a.loraAlpha = f.loraAlpha, a.loraDropout = f.loraDropout;
   a.loraTargets.assign(f.loraTargetModules.begin(), f.loraTargetModules.end());
+  a.loraModulesToSave.assign(f.loraModulesToSave.begin(),
+                             f.loraModulesToSave.end());
   std::optional<DType> storage = nn::parse_torch_dtype(f.torchDtype.getValue());
   if (!storage)
     return "--torch_dtype must be auto, float32, bfloat16 or float16, got '" +

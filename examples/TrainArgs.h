@@ -52,7 +52,7 @@ struct TrainArgs {
   bool useLora = false, mergeLora = false;
   int64_t loraR = 8;
   double loraAlpha = 16, loraDropout = 0.05;
-  std::vector<std::string> loraTargets;
+  std::vector<std::string> loraTargets, loraModulesToSave;
   std::string adapterFolder;
   /// --torch_dtype: the frozen base's storage type under --use_lora (f32:
   /// auto and float32).

@@ -99,6 +99,11 @@ struct Flags {
       cl::desc("modules to adapt, PEFT's names, comma-separated (default: "
                "the model type's, c_attn for gpt2)"),
       cl::CommaSeparated, cl::cat(model)};
+  cl::list<std::string> loraModulesToSave{
+      "lora_modules_to_save",
+      cl::desc("modules trained whole beside the adapters and saved with "
+               "them, PEFT's modules_to_save (e.g. ln_f)"),
+      cl::CommaSeparated, cl::cat(model)};
   cl::opt<std::string> torchDtype{
       "torch_dtype",
       cl::desc("the dtype the model's weights are stored in: auto | "

@@ -230,6 +230,7 @@ nn::NamedTensors Trainer::prepareModel() {
   lora_.alpha = args_.loraAlpha;
   lora_.dropout = args_.loraDropout;
   lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
+  lora_.modules_to_save = args_.loraModulesToSave;
   adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
   if (!args_.adapterFolder.empty())
     nn::load_lora_adapter(*model_, lora_, args_.adapterFolder);
@@ -367,13 +368,18 @@ void Trainer::printBanner() const {
           : "");
   if (args_.useLora)
     std::fprintf(stderr,
-                 "  LoRA = r %lld, alpha %g, dropout %g on %s (%zu modules): "
+                 "  LoRA = r %lld, alpha %g, dropout %g on %s (%zu modules)%s: "
                  "%lld trainable of %lld parameters (%.3f%%), the base "
                  "frozen%s\n",
                  (long long)lora_.r, lora_.alpha, lora_.dropout,
                  absl::StrJoin(lora_.target_modules, ",").c_str(),
-                 adapted_.size(), (long long)trainable,
-                 (long long)model_->num_parameters(),
+                 adapted_.size(),
+                 lora_.modules_to_save.empty()
+                     ? ""
+                     : (", " + absl::StrJoin(lora_.modules_to_save, ",") +
+                        " trained whole")
+                           .c_str(),
+                 (long long)trainable, (long long)model_->num_parameters(),
                  100.0 * double(trainable) / double(model_->num_parameters()),
                  args_.adapterFolder.empty()
                      ? ""

@@ -326,6 +326,7 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
     a.useLora = true;
     a.loraR = saved.r, a.loraAlpha = saved.alpha;
     a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
+    a.loraModulesToSave = saved.modules_to_save;
   }
   if (a.tokenizerDir.empty() && data::hasTokenizer(adapterDir))
     a.tokenizerDir = adapterDir;
@@ -382,8 +383,9 @@ void resolveHubNames(TrainArgs &a) {
       a.tokenizerDir = dir;
     }
   }
-  for (const char *flag : {"lora_r", "lora_alpha", "lora_dropout",
-                           "lora_target_modules", "merge_lora"})
+  for (const char *flag :
+       {"lora_r", "lora_alpha", "lora_dropout", "lora_target_modules",
+        "lora_modules_to_save", "merge_lora"})
     if (a.given.count(flag) && !a.useLora)
       throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
                     "adapter folder as --model_name_or_path)",

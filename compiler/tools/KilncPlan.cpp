@@ -57,11 +57,19 @@ std::string describeTarget(const compiler::KeyOptions &key) {
 } // namespace
 
 int runPlan(int argc, char **argv) {
-  std::set<std::string> valued = {
-      "--config",        "--block_size",    "--batch",
-      "--batch_limit",   "--memory_budget", "--memory-budget",
-      "--max_grad_norm", "--lora_r",        "--lora_target_modules",
-      "--lora_alpha",    "--lora_dropout",  "--torch_dtype"};
+  std::set<std::string> valued = {"--config",
+                                  "--block_size",
+                                  "--batch",
+                                  "--batch_limit",
+                                  "--memory_budget",
+                                  "--memory-budget",
+                                  "--max_grad_norm",
+                                  "--lora_r",
+                                  "--lora_target_modules",
+                                  "--lora_alpha",
+                                  "--lora_dropout",
+                                  "--torch_dtype",
+                                  "--lora_modules_to_save"};
   valued.insert(kTargetFlags.begin(), kTargetFlags.end());
   std::set<std::string> switches = {"--max_batch", "--use_lora"};
   switches.insert(kTargetSwitches.begin(), kTargetSwitches.end());
@@ -114,8 +122,8 @@ int runPlan(int argc, char **argv) {
     return fail("--torch_dtype " + args->get("--torch_dtype") +
                     " stores a frozen base in 16 bits: it needs --use_lora",
                 kExitUsage);
-  for (const char *flag :
-       {"--lora_r", "--lora_target_modules", "--lora_alpha", "--lora_dropout"})
+  for (const char *flag : {"--lora_r", "--lora_target_modules", "--lora_alpha",
+                           "--lora_dropout", "--lora_modules_to_save"})
     if (args->has(flag) && !args->has("--use_lora"))
       return fail(std::string(flag) + " needs --use_lora", kExitUsage);
   // kiln-train's LoRA flags: the dropout's masks are in the plan; alpha
@@ -155,7 +163,11 @@ int runPlan(int argc, char **argv) {
                         (base.empty() ? std::string("BASE") : base) +
                         " --use_lora --lora_r " + std::to_string(adapter.r) +
                         " --lora_target_modules " +
-                        absl::StrJoin(adapter.target_modules, ","),
+                        absl::StrJoin(adapter.target_modules, ",") +
+                        (adapter.modules_to_save.empty()
+                             ? std::string()
+                             : " --lora_modules_to_save " +
+                                   absl::StrJoin(adapter.modules_to_save, ",")),
                     kExitUsage);
       } catch (const Error &e) {
         return fail(e.what());
@@ -215,6 +227,9 @@ int runPlan(int argc, char **argv) {
                        ? std::vector<std::string>(absl::StrSplit(
                              args->get("--lora_target_modules"), ','))
                        : nn::default_lora_targets((*model)->model_type()));
+      if (args->has("--lora_modules_to_save"))
+        lora.modules_to_save = absl::StrSplit(
+            args->get("--lora_modules_to_save"), ',', absl::SkipEmpty());
       nn::apply_lora(**model, lora, 0, &(*model)->generator());
       params = nn::trainable_parameters(**model);
       what += ", LoRA r " + std::to_string(lora.r);

@@ -506,6 +506,7 @@ const char *const kUsage =
     "                    [--use_lora [--lora_r R] [--lora_alpha A]\n"
     "                    [--lora_dropout P] [--lora_target_modules "
     "a,b|all-linear]\n"
+    "                    [--lora_modules_to_save a,b]\n"
     "                    [--torch_dtype bfloat16|float16]] [TARGET]\n"
     "                    the largest batch whose training step (AdamW, "
     "clipping)\n"

@@ -1,6 +1,7 @@
 // LoRA adapters: applying, saving, loading and merging; see Lora.h.
 #include "frontends/nn/Lora.h"
 
+#include "frontends/nn/CausalLM.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "absl/strings/match.h"
@@ -26,6 +27,50 @@ bool isLoraParameter(const std::string &name) {
 /// PEFT's rule: the target is the whole name or its last dotted parts.
 bool matchesTarget(const std::string &name, const std::string &target) {
   return name == target || absl::EndsWith(name, "." + target);
+}
+
+/// Whether `param` (a parameter's dotted name) belongs to one of the
+/// config's modules_to_save.
+bool isSavedModuleParameter(const std::string &param,
+                            const LoraConfig &config) {
+  size_t dot = param.rfind('.');
+  if (dot == std::string::npos)
+    return false;
+  std::string module = param.substr(0, dot);
+  return std::any_of(
+      config.modules_to_save.begin(), config.modules_to_save.end(),
+      [&](const std::string &wanted) { return matchesTarget(module, wanted); });
+}
+
+/// The tensors an adapter file holds: the LoRA branches and the parameters
+/// of the modules trained whole.
+bool isAdapterParameter(const std::string &param, const LoraConfig &config) {
+  return isLoraParameter(param) || isSavedModuleParameter(param, config);
+}
+
+/// A JSON array of strings, or null when empty (as PEFT writes an unset
+/// list).
+llvm::json::Value stringListOrNull(const std::vector<std::string> &list) {
+  if (list.empty())
+    return nullptr;
+  llvm::json::Array array;
+  for (const std::string &s : list)
+    array.push_back(s);
+  return array;
+}
+
+/// The strings of `root[key]`: an array, one string, or nothing.
+std::vector<std::string> stringList(const llvm::json::Object &root,
+                                    llvm::StringRef key) {
+  std::vector<std::string> out;
+  if (const llvm::json::Array *list = root.getArray(key)) {
+    for (const llvm::json::Value &v : *list)
+      if (std::optional<llvm::StringRef> s = v.getAsString())
+        out.push_back(s->str());
+  } else if (std::optional<llvm::StringRef> one = root.getString(key)) {
+    out.push_back(one->str());
+  }
+  return out;
 }
 
 void writeText(const std::string &path, const std::string &text) {
@@ -78,12 +123,13 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     targets.emplace_back(name, projection);
   }
   auto modules = model.named_modules();
-  bool tiedHead =
-      std::count(config.target_modules.begin(), config.target_modules.end(),
-                 "lm_head") &&
+  const bool headTied =
       std::none_of(modules.begin(), modules.end(),
                    [](const auto &m) { return m.first == "lm_head"; });
-  if (targets.empty() && tiedHead)
+  bool loraOnTiedHead =
+      headTied && std::count(config.target_modules.begin(),
+                             config.target_modules.end(), "lm_head");
+  if (targets.empty() && loraOnTiedHead)
     throw Error("apply_lora: lm_head is tied to the input embeddings in "
                 "this model (one weight, no module of its own); LoRA on it "
                 "is not supported");
@@ -91,9 +137,32 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     throw Error("apply_lora: target modules {" +
                 absl::StrJoin(config.target_modules, ", ") +
                 "} not found in the base model");
-  // Frozen first: the branches added next are the only trainable tensors.
+  std::vector<Module *> saved;
+  for (const std::string &wanted : config.modules_to_save) {
+    size_t before = saved.size();
+    for (auto &[name, module] : modules) {
+      if (!matchesTarget(name, wanted))
+        continue;
+      // PEFT trains a copy of a tied embedding, leaving the head as it
+      // was; kiln's one tied weight cannot do that.
+      auto *lm = dynamic_cast<CausalLM *>(&model);
+      if (headTied && lm && module == &lm->input_embeddings())
+        throw Error("apply_lora: " + name +
+                    " is tied to the output layer in this model; training "
+                    "it as a module to save is not supported");
+      saved.push_back(module);
+    }
+    if (saved.size() == before)
+      throw Error("apply_lora: modules to save {" + wanted +
+                  "} not found in the base model");
+  }
+  // Frozen first: the modules to save and the branches added next are the
+  // only trainable tensors.
   for (auto &[name, param] : model.named_parameters())
     param.requires_grad_(false);
+  for (Module *module : saved)
+    for (auto &[name, param] : module->named_parameters())
+      param.requires_grad_(true);
   // The adapters train: f32 master weights over a base stored in 16 bits.
   InitContext init(
       seed, compute_type(targets.front().second->base_weight().dtype()));
@@ -118,7 +187,7 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
                        const std::string &dir, const std::string &base_model) {
   std::vector<NamedTensor> tensors;
   for (auto &[name, param] : model.named_parameters())
-    if (isLoraParameter(name))
+    if (isAdapterParameter(name, config))
       tensors.push_back({kPeftKeyPrefix + name, param.to_host()});
   if (tensors.empty())
     throw Error("save_lora_adapter: the model has no LoRA branches");
@@ -126,9 +195,6 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
                                        tensors, {{"format", "pt"}});
   if (!saved.ok())
     throw Error("save_lora_adapter: " + std::string(saved.message()));
-  llvm::json::Array targets;
-  for (const std::string &t : config.target_modules)
-    targets.push_back(t);
   // GPT-2's projections are Conv1D, [in, out]: PEFT's fan_in_fan_out.
   bool fanInFanOut = false;
   for (auto &[name, module] : const_cast<Module &>(model).named_modules())
@@ -141,14 +207,14 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
       {"r", config.r},
       {"lora_alpha", config.alpha},
       {"lora_dropout", config.dropout},
-      {"target_modules", std::move(targets)},
+      {"target_modules", stringListOrNull(config.target_modules)},
       {"fan_in_fan_out", fanInFanOut},
       {"bias", "none"},
       {"inference_mode", true},
       {"init_lora_weights", true},
       {"use_rslora", false},
       {"use_dora", false},
-      {"modules_to_save", nullptr},
+      {"modules_to_save", stringListOrNull(config.modules_to_save)},
       {"layers_to_transform", nullptr},
       {"layers_pattern", nullptr},
       {"rank_pattern", llvm::json::Object{}},
@@ -185,14 +251,8 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
   config.r = *r;
   config.alpha = *alpha;
   config.dropout = root->getNumber("lora_dropout").value_or(0.0);
-  if (const llvm::json::Array *list = root->getArray("target_modules")) {
-    for (const llvm::json::Value &v : *list)
-      if (std::optional<llvm::StringRef> s = v.getAsString())
-        config.target_modules.push_back(s->str());
-  } else if (std::optional<llvm::StringRef> one =
-                 root->getString("target_modules")) {
-    config.target_modules.push_back(one->str());
-  }
+  config.target_modules = stringList(*root, "target_modules");
+  config.modules_to_save = stringList(*root, "modules_to_save");
   if (config.target_modules.empty())
     throw Error(path + ": no \"target_modules\"");
   base_model = root->getString("base_model_name_or_path").value_or("").str();
@@ -209,13 +269,20 @@ void check_lora_adapter_config(const LoraConfig &config,
                              ", lora_alpha ", saved.alpha,
                              "; this model's LoRA has r ", config.r,
                              ", lora_alpha ", config.alpha));
-  std::set<std::string> theirs(saved.target_modules.begin(),
-                               saved.target_modules.end()),
-      ours(config.target_modules.begin(), config.target_modules.end());
-  if (theirs != ours)
-    throw Error(configPath + ": the adapter targets {" +
-                absl::StrJoin(theirs, ", ") + "}; this model's LoRA targets {" +
-                absl::StrJoin(ours, ", ") + "}");
+  auto differ = [&](const std::vector<std::string> &adapter,
+                    const std::vector<std::string> &model,
+                    const std::string &what, const std::string &after) {
+    std::set<std::string> theirs(adapter.begin(), adapter.end()),
+        ours(model.begin(), model.end());
+    if (theirs != ours)
+      throw Error(configPath + ": the adapter " + what + " {" +
+                  absl::StrJoin(theirs, ", ") + "}" + after +
+                  "; this model's LoRA " + what + " {" +
+                  absl::StrJoin(ours, ", ") + "}");
+  };
+  differ(saved.target_modules, config.target_modules, "targets", "");
+  differ(saved.modules_to_save, config.modules_to_save, "trains",
+         " whole (modules_to_save)");
 }
 
 void load_lora_adapter(Module &model, const LoraConfig &config,
@@ -231,13 +298,14 @@ void load_lora_adapter(Module &model, const LoraConfig &config,
     std::string name = t.name.rfind(prefix, 0) == 0
                            ? t.name.substr(prefix.size())
                            : t.name;
-    if (!isLoraParameter(name))
-      throw Error(weightsPath + ": " + t.name + " is not a LoRA tensor");
+    if (!isAdapterParameter(name, config))
+      throw Error(weightsPath + ": " + t.name +
+                  " is not a LoRA tensor or one of a module to save");
     state.emplace(std::move(name), std::move(t.tensor));
   }
   std::set<std::string> wanted;
   for (auto &[name, param] : model.named_parameters())
-    if (isLoraParameter(name))
+    if (isAdapterParameter(name, config))
       wanted.insert(name);
   for (const std::string &name : wanted)
     if (!state.count(name))

@@ -23,6 +23,12 @@ struct LoraConfig {
   /// Module names as PEFT matches them: a module whose dotted name is a
   /// target or ends with "." + target.
   std::vector<std::string> target_modules;
+  /// PEFT's modules_to_save: modules trained whole beside the adapters,
+  /// matched as targets are, saved with them in adapter_model.safetensors
+  /// under their own names. A small base's output LayerNorm (GPT-2's ln_f)
+  /// is the common case: with it frozen, a frozen tied head bounds every
+  /// logit and the adapters cannot make an answer confident.
+  std::vector<std::string> modules_to_save;
 };
 
 /// PEFT's default targets for a model type (gpt2: c_attn; llama: q_proj,

@@ -291,5 +291,82 @@ TEST(Lora, AdaptersRoundTripThroughPeftFilesAndMismatchesAreNamed) {
   ::rmdir(dir);
 }
 
+// PEFT's modules_to_save: the named modules train whole beside the
+// branches, their tensors go into the adapter file under their own names
+// (as PEFT's get_peft_model_state_dict writes them) and come back on load;
+// the tied token embedding is refused, and a config that trains other
+// modules whole is named.
+TEST(Lora, ModulesToSaveTrainWholeAndRoundTrip) {
+  char dir[] = "/tmp/kiln-lora-save-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  GPT2LMHeadModel model(tinyConfig());
+  LoraConfig config = loraConfig();
+  config.modules_to_save = {"ln_f"};
+  apply_lora(model, config, 7, &model.generator());
+  std::vector<std::string> names;
+  for (auto &[name, param] : trainable_parameters(model))
+    names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "transformer.h.0.attn.c_attn.lora_A.weight",
+                       "transformer.h.0.attn.c_attn.lora_B.weight",
+                       "transformer.h.1.attn.c_attn.lora_A.weight",
+                       "transformer.h.1.attn.c_attn.lora_B.weight",
+                       "transformer.ln_f.weight", "transformer.ln_f.bias"}));
+  randomiseBranches(model, 6); // the branches and ln_f
+  save_lora_adapter(model, config, dir, "tiny-gpt2");
+  std::ifstream in(std::string(dir) + "/adapter_config.json");
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(json.find("\"modules_to_save\": [\n    \"ln_f\"\n  ]"),
+            std::string::npos)
+      << json;
+  absl::StatusOr<SafetensorsData> weights =
+      loadSafetensors(std::string(dir) + "/adapter_model.safetensors");
+  ASSERT_TRUE(weights.ok());
+  EXPECT_EQ(weights->tensors.size(), 6u);
+  EXPECT_NE(weights->find("base_model.model.transformer.ln_f.weight"), nullptr);
+
+  GPT2LMHeadModel loaded(tinyConfig());
+  std::string base;
+  LoraConfig read = read_lora_adapter_config(dir, base);
+  EXPECT_EQ(read.modules_to_save, std::vector<std::string>{"ln_f"});
+  apply_lora(loaded, read, 99, &loaded.generator());
+  load_lora_adapter(loaded, read, dir);
+  kiln::step();
+  Tensor ids = randomIds(2, 8, 40, 1);
+  EXPECT_TRUE(
+      loaded.forward(ids).to_host().bitwiseEqual(model.forward(ids).to_host()));
+
+  GPT2LMHeadModel without(tinyConfig());
+  apply_lora(without, loraConfig(), 1, nullptr);
+  try {
+    load_lora_adapter(without, loraConfig(), dir);
+    ADD_FAILURE() << "loaded an adapter that trains ln_f whole";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the adapter trains {ln_f} whole (modules_to_save); this "
+                  "model's LoRA trains {}"),
+              std::string::npos)
+        << e.what();
+  }
+  GPT2LMHeadModel tied(tinyConfig());
+  LoraConfig embeddings = loraConfig();
+  embeddings.modules_to_save = {"wte"};
+  try {
+    apply_lora(tied, embeddings, 1, nullptr);
+    ADD_FAILURE() << "trained the tied embedding as a module to save";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("transformer.wte is tied to the "
+                                         "output layer"),
+              std::string::npos)
+        << e.what();
+  }
+  LoraConfig missing = loraConfig();
+  missing.modules_to_save = {"score"};
+  EXPECT_THROW(apply_lora(tied, missing, 1, nullptr), Error);
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((std::string(dir) + f).c_str());
+  ::rmdir(dir);
+}
+
 } // namespace
 } // namespace kiln::nn
