@@ -44,14 +44,12 @@ run() {  # NAME ARGS...: one run, its log kept, its time and last metrics printe
 # as documents are in GPT-2's pretraining data. run_clm joins lines without
 # a separator; a base that never predicted the end-of-text cannot end an
 # answer when its embeddings (and the tied head) are frozen, as under LoRA.
-python3 - "$data/sst2/train.tsv" "$out/base-corpus.txt" <<'PY'
-import csv, sys
-with open(sys.argv[1], encoding="utf-8", newline="") as f, \
-     open(sys.argv[2], "w", encoding="utf-8") as out:
-    rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-    column = next(rows).index("sentence")
-    for row in rows:
-        out.write(row[column].strip() + "<|endoftext|>\n")
+PYTHONPATH="$root/scripts" python3 - "$data/sst2/train.tsv" "$out/base-corpus.txt" <<'PY'
+import sys
+from train_tokenizer import texts  # the sentence column, as the tokenizer read it
+with open(sys.argv[2], "w", encoding="utf-8") as out:
+    for text in texts(sys.argv[1]):
+        out.write(text.strip() + "<|endoftext|>\n")
 PY
 run base --tokenizer_name "$out/tokenizer" \
   --train_file "$out/base-corpus.txt" --n_positions 128 --n_layer 4 \

@@ -30,16 +30,18 @@ bool matchesTarget(const std::string &name, const std::string &target) {
 }
 
 /// Whether `param` (a parameter's dotted name) belongs to one of the
-/// config's modules_to_save.
+/// config's modules_to_save, directly or through a submodule, as
+/// apply_lora unfreezes every parameter under a module to save.
 bool isSavedModuleParameter(const std::string &param,
                             const LoraConfig &config) {
-  size_t dot = param.rfind('.');
-  if (dot == std::string::npos)
-    return false;
-  std::string module = param.substr(0, dot);
-  return std::any_of(
-      config.modules_to_save.begin(), config.modules_to_save.end(),
-      [&](const std::string &wanted) { return matchesTarget(module, wanted); });
+  for (size_t dot = param.find('.'); dot != std::string::npos;
+       dot = param.find('.', dot + 1)) {
+    std::string module = param.substr(0, dot);
+    for (const std::string &wanted : config.modules_to_save)
+      if (matchesTarget(module, wanted))
+        return true;
+  }
+  return false;
 }
 
 /// The tensors an adapter file holds: the LoRA branches and the parameters
@@ -137,16 +139,18 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     throw Error("apply_lora: target modules {" +
                 absl::StrJoin(config.target_modules, ", ") +
                 "} not found in the base model");
+  // PEFT trains a copy of a tied embedding, leaving the head as it was;
+  // kiln's one tied weight cannot do that.
+  auto *lm = dynamic_cast<CausalLM *>(&model);
+  const Module *tiedEmbedding =
+      headTied && lm ? &lm->input_embeddings() : nullptr;
   std::vector<Module *> saved;
   for (const std::string &wanted : config.modules_to_save) {
     size_t before = saved.size();
     for (auto &[name, module] : modules) {
       if (!matchesTarget(name, wanted))
         continue;
-      // PEFT trains a copy of a tied embedding, leaving the head as it
-      // was; kiln's one tied weight cannot do that.
-      auto *lm = dynamic_cast<CausalLM *>(&model);
-      if (headTied && lm && module == &lm->input_embeddings())
+      if (module == tiedEmbedding)
         throw Error("apply_lora: " + name +
                     " is tied to the output layer in this model; training "
                     "it as a module to save is not supported");

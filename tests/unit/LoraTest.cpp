@@ -360,6 +360,25 @@ TEST(Lora, ModulesToSaveTrainWholeAndRoundTrip) {
               std::string::npos)
         << e.what();
   }
+  // A module to save with submodules (each block's MLP) saves every
+  // parameter it trains, its projections' included.
+  char mlpDir[] = "/tmp/kiln-lora-mlp-XXXXXX";
+  ASSERT_NE(::mkdtemp(mlpDir), nullptr);
+  GPT2LMHeadModel mlp(tinyConfig());
+  LoraConfig wholeMlp = loraConfig();
+  wholeMlp.modules_to_save = {"mlp"};
+  apply_lora(mlp, wholeMlp, 1, nullptr);
+  save_lora_adapter(mlp, wholeMlp, mlpDir, "tiny-gpt2");
+  absl::StatusOr<SafetensorsData> mlpWeights =
+      loadSafetensors(std::string(mlpDir) + "/adapter_model.safetensors");
+  ASSERT_TRUE(mlpWeights.ok());
+  EXPECT_EQ(mlpWeights->tensors.size(), trainable_parameters(mlp).size());
+  EXPECT_NE(
+      mlpWeights->find("base_model.model.transformer.h.1.mlp.c_fc.weight"),
+      nullptr);
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((std::string(mlpDir) + f).c_str());
+  ::rmdir(mlpDir);
   LoraConfig missing = loraConfig();
   missing.modules_to_save = {"score"};
   EXPECT_THROW(apply_lora(tied, missing, 1, nullptr), Error);
