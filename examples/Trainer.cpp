@@ -232,6 +232,9 @@ nn::NamedTensors Trainer::prepareModel() {
   lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
   lora_.modules_to_save = args_.loraModulesToSave;
   adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
+  if (args_.mergeLora)
+    if (std::optional<std::string> why = nn::lora_merge_refusal(*model_))
+      throw Failure{"--merge_lora: " + *why, 1};
   if (!args_.adapterFolder.empty())
     nn::load_lora_adapter(*model_, lora_, args_.adapterFolder);
   if (args_.frozenType != DType::f32) {

@@ -57,10 +57,13 @@ run base --tokenizer_name "$out/tokenizer" \
   --learning_rate 1e-3 "${common[@]}"
 run full --model_name_or_path "$out/base" "${instruct[@]}" "${common[@]}" \
   --max_steps "${FULL_STEPS:-500}" --learning_rate 3e-4
-# LoRA trains ln_f whole beside the adapters (PEFT's modules_to_save): with
-# the base's ln_f and tied head frozen, no hidden state can make an answer's
-# first token more than ~70% likely, and the adapters stall at chance.
+# LoRA as PEFT configures it for this base: adapters on every projection
+# and on the token embedding (PEFT's lora.Embedding: each token gets r
+# trainable numbers, as full fine-tuning moves its row), with ln_f trained
+# whole (modules_to_save). With ln_f frozen the frozen tied head caps how
+# sure an answer can be; with the embedding frozen the adapters stall near
+# chance (docs/PERFORMANCE-LORA.md).
 run lora --model_name_or_path "$out/base" "${instruct[@]}" "${common[@]}" \
-  --max_steps "${LORA_STEPS:-1000}" --use_lora --lora_r 64 --lora_alpha 128 \
-  --lora_target_modules c_attn,c_proj,c_fc --lora_modules_to_save ln_f \
-  --learning_rate 2e-3
+  --max_steps "${LORA_STEPS:-500}" --use_lora --lora_r 64 --lora_alpha 128 \
+  --lora_target_modules c_attn,c_proj,c_fc,wte --lora_modules_to_save ln_f \
+  --learning_rate 1e-3

@@ -53,6 +53,8 @@ def peft_name(name):
     """kiln's LoRA parameter name → PEFT's (adapter "default")."""
     for part in (".lora_A.", ".lora_B."):
         name = name.replace(part, part + "default.")
+    if name.endswith((".lora_embedding_A", ".lora_embedding_B")):
+        name += ".default"  # an embedding's branch is a ParameterDict
     return "base_model.model." + name
 
 

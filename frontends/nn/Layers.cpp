@@ -124,6 +124,19 @@ Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
 Tensor Embedding::forward(const Tensor &indices) const {
   // Rows in the stored type: a 16-bit table gives 16-bit activations.
   Tensor rows = embedding(weight, indices);
+  if (has_lora()) {
+    // PEFT's order, as Projection's branch: the adapters' type (f32 over a
+    // 16-bit base), the sum rounded back to the table's type.
+    const DType adapters = loraA_.dtype();
+    Tensor low = embedding(loraA_.transpose(0, 1), indices); // [..., r]
+    Shape shape = low.shape();
+    shape.back() = loraB_.size(0);
+    Tensor delta = low.reshape({-1, loraA_.size(0)})
+                       .matmul(loraB_.transpose(0, 1))
+                       .reshape(shape) *
+                   loraScaling_;
+    rows = as_type(as_type(rows, adapters) + delta, rows.dtype());
+  }
   if (noiseAlpha_ == 0 || !is_training() || rows.dim() != 3)
     return rows;
   // transformers' neftune_post_forward_hook: the magnitude scales with the
@@ -132,6 +145,25 @@ Tensor Embedding::forward(const Tensor &indices) const {
       noiseAlpha_ / std::sqrt(double(rows.size(1)) * double(rows.size(2)));
   Tensor u = Tensor::rand(rows.shape(), DType::f32, noiseGenerator_);
   return rows + ((u * 2.0 - 1.0) * magnitude).to(rows.dtype());
+}
+
+void Embedding::add_lora(int64_t r, double alpha, InitContext &init) {
+  if (has_lora())
+    throw Error("add_lora: the embedding already has a LoRA branch");
+  if (r < 1)
+    throw Error("add_lora: r must be positive, got " + std::to_string(r));
+  // PEFT's init for embeddings: A zero, B normal(0, 1).
+  loraA_ = register_parameter("lora_embedding_A",
+                              init.full({r, weight.size(0)}, 0.0));
+  loraB_ = register_parameter("lora_embedding_B",
+                              init.normal({weight.size(1), r}, 0.0, 1.0));
+  loraScaling_ = alpha / double(r);
+}
+
+Tensor Embedding::lora_delta() const {
+  if (!has_lora())
+    throw Error("lora_delta: the embedding has no LoRA branch");
+  return loraB_.matmul(loraA_).transpose(0, 1) * loraScaling_;
 }
 
 void Embedding::set_noise(double alpha, Generator *generator) {

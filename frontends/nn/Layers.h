@@ -113,20 +113,36 @@ protected:
 };
 
 /// A table of `num` vectors of size `dim`; weight [num, dim], normal(0, std).
+/// It can carry a LoRA branch as PEFT's lora.Embedding does: each row gains
+/// lora_embedding_Aᵀ[id] lora_embedding_Bᵀ · alpha / r, where
+/// lora_embedding_A [r, num] starts at zero (so an adapted model starts as
+/// its base) and lora_embedding_B [dim, r] normal(0, 1). The branch gives
+/// every token its own r trainable numbers, which a frozen table cannot.
+/// PEFT applies no dropout on it, and neither does this.
 class Embedding : public Module {
 public:
   Embedding(int64_t num, int64_t dim, InitContext &init, double std = 1.0);
-  /// integer indices [...] → [..., dim]; in training with noise set, the
-  /// rows of indices [B, T] get NEFTune's noise.
+  /// integer indices [...] → [..., dim] (plus the LoRA branch's rows); in
+  /// training with noise set, the rows of indices [B, T] get NEFTune's
+  /// noise.
   Tensor forward(const Tensor &indices) const;
   Tensor operator()(const Tensor &indices) const { return forward(indices); }
   /// NEFTune (the Trainer's neftune_noise_alpha): in training, each element
   /// of the [B, T, dim] rows moves by uniform noise in ±alpha / sqrt(T ·
   /// dim), drawn from `generator`. alpha 0: none.
   void set_noise(double alpha, Generator *generator);
+  /// Adds the LoRA branch, its parameters named as PEFT saves them
+  /// (`...wte.lora_embedding_A`); kiln::Error on a second call.
+  void add_lora(int64_t r, double alpha, InitContext &init);
+  bool has_lora() const { return loraA_.defined(); }
+  /// The branch's change to the table, (B A)ᵀ · alpha / r [num, dim];
+  /// kiln::Error without a branch.
+  Tensor lora_delta() const;
   Tensor weight;
 
 private:
+  Tensor loraA_, loraB_; // [r, num], [dim, r]
+  double loraScaling_ = 0;
   double noiseAlpha_ = 0;
   Generator *noiseGenerator_ = nullptr;
 };

@@ -21,7 +21,9 @@ namespace {
 
 bool isLoraParameter(const std::string &name) {
   return name.find(".lora_A.") != std::string::npos ||
-         name.find(".lora_B.") != std::string::npos;
+         name.find(".lora_B.") != std::string::npos ||
+         absl::EndsWith(name, ".lora_embedding_A") ||
+         absl::EndsWith(name, ".lora_embedding_B");
 }
 
 /// PEFT's rule: the target is the whole name or its last dotted parts.
@@ -75,6 +77,16 @@ std::vector<std::string> stringList(const llvm::json::Object &root,
   return out;
 }
 
+/// The token embedding when it is also the output layer (one tied weight:
+/// the model has no lm_head module of its own), else null.
+const Module *tiedInputEmbedding(Module &model) {
+  auto modules = model.named_modules();
+  bool headTied = std::none_of(modules.begin(), modules.end(),
+                               [](auto &m) { return m.first == "lm_head"; });
+  auto *lm = dynamic_cast<CausalLM *>(&model);
+  return headTied && lm ? &lm->input_embeddings() : nullptr;
+}
+
 void writeText(const std::string &path, const std::string &text) {
   if (absl::Status status = writeTextAtomically(path, text); !status.ok())
     throw Error("cannot write " + path + ": " + std::string(status.message()));
@@ -110,27 +122,28 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator) {
   if (config.target_modules.empty())
     throw Error("apply_lora: no target modules");
-  std::vector<std::pair<std::string, Projection *>> targets;
+  std::vector<std::pair<std::string, Module *>> targets;
   for (auto &[name, module] : model.named_modules()) {
     bool wanted = false;
     for (const std::string &target : config.target_modules)
       wanted |= matchesTarget(name, target);
     if (!wanted)
       continue;
-    auto *projection = dynamic_cast<Projection *>(module);
-    if (!projection)
+    if (!dynamic_cast<Projection *>(module) &&
+        !dynamic_cast<Embedding *>(module))
       throw Error("apply_lora: " + name +
                   " matches the target modules but is not a Linear or "
-                  "Conv1D projection");
-    targets.emplace_back(name, projection);
+                  "Conv1D projection or an Embedding");
+    targets.emplace_back(name, module);
   }
   auto modules = model.named_modules();
-  const bool headTied =
-      std::none_of(modules.begin(), modules.end(),
-                   [](const auto &m) { return m.first == "lm_head"; });
+  // PEFT trains a copy of a tied embedding as a module to save, leaving the
+  // head as it was; kiln's one tied weight cannot do that. (A LoRA branch
+  // on it is fine: it changes the input rows only, as PEFT's does.)
+  const Module *tiedEmbedding = tiedInputEmbedding(model);
   bool loraOnTiedHead =
-      headTied && std::count(config.target_modules.begin(),
-                             config.target_modules.end(), "lm_head");
+      tiedEmbedding && std::count(config.target_modules.begin(),
+                                  config.target_modules.end(), "lm_head");
   if (targets.empty() && loraOnTiedHead)
     throw Error("apply_lora: lm_head is tied to the input embeddings in "
                 "this model (one weight, no module of its own); LoRA on it "
@@ -139,11 +152,6 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     throw Error("apply_lora: target modules {" +
                 absl::StrJoin(config.target_modules, ", ") +
                 "} not found in the base model");
-  // PEFT trains a copy of a tied embedding, leaving the head as it was;
-  // kiln's one tied weight cannot do that.
-  auto *lm = dynamic_cast<CausalLM *>(&model);
-  const Module *tiedEmbedding =
-      headTied && lm ? &lm->input_embeddings() : nullptr;
   std::vector<Module *> saved;
   for (const std::string &wanted : config.modules_to_save) {
     size_t before = saved.size();
@@ -168,12 +176,19 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     for (auto &[name, param] : module->named_parameters())
       param.requires_grad_(true);
   // The adapters train: f32 master weights over a base stored in 16 bits.
-  InitContext init(
-      seed, compute_type(targets.front().second->base_weight().dtype()));
+  Module *first = targets.front().second;
+  auto *firstProjection = dynamic_cast<Projection *>(first);
+  const Tensor &firstWeight = firstProjection
+                                  ? firstProjection->base_weight()
+                                  : static_cast<Embedding *>(first)->weight;
+  InitContext init(seed, compute_type(firstWeight.dtype()));
   std::vector<std::string> names;
-  for (auto &[name, projection] : targets) {
-    projection->add_lora(config.r, config.alpha, config.dropout, init,
-                         generator);
+  for (auto &[name, module] : targets) {
+    if (auto *projection = dynamic_cast<Projection *>(module))
+      projection->add_lora(config.r, config.alpha, config.dropout, init,
+                           generator);
+    else
+      static_cast<Embedding *>(module)->add_lora(config.r, config.alpha, init);
     names.push_back(name);
   }
   return names;
@@ -320,12 +335,33 @@ void load_lora_adapter(Module &model, const LoraConfig &config,
                 " is not a LoRA parameter of this model");
 }
 
-NamedTensors merged_state_dict(Module &model) {
-  std::map<std::string, Tensor> merged;
+std::optional<std::string> lora_merge_refusal(Module &model) {
+  const Module *tied = tiedInputEmbedding(model);
   for (auto &[name, module] : model.named_modules())
+    if (auto *e = dynamic_cast<Embedding *>(module);
+        e && e == tied && e->has_lora())
+      // The branch changes the input rows only; folded into a table that
+      // is also the output layer it would change the head too (PEFT's
+      // merge_and_unload does, and warns).
+      return "the LoRA branch on " + name +
+             " cannot be merged: that table is also the output layer in "
+             "this model, so merging would change the output layer too; "
+             "use the adapter folder instead";
+  return std::nullopt;
+}
+
+NamedTensors merged_state_dict(Module &model) {
+  if (std::optional<std::string> why = lora_merge_refusal(model))
+    throw Error(*why);
+  std::map<std::string, Tensor> merged;
+  for (auto &[name, module] : model.named_modules()) {
     if (auto *p = dynamic_cast<Projection *>(module); p && p->has_lora())
       merged[name + ".weight"] =
           compute_value(p->base_weight()).detach() + p->lora_delta();
+    if (auto *e = dynamic_cast<Embedding *>(module); e && e->has_lora())
+      merged[name + ".weight"] =
+          compute_value(e->weight).detach() + e->lora_delta();
+  }
   // A base stored in 16 bits merges as the model computed it: widened.
   NamedTensors out;
   for (auto &[name, param] : model.named_parameters()) {

@@ -1,5 +1,6 @@
 // LoRA fine-tuning as Hugging Face's PEFT does it: low-rank branches on the
-// projections a config names (Projection::add_lora), every other parameter
+// projections and token embeddings a config names (Projection::add_lora,
+// Embedding::add_lora), every other parameter
 // frozen, so the compiled training step computes no base-weight gradients
 // and the optimizer keeps no state for them; adapters saved in PEFT's
 // layout (adapter_config.json + adapter_model.safetensors, which
@@ -10,6 +11,7 @@
 
 #include "frontends/nn/Layers.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,12 +50,12 @@ inline constexpr const char *kAllLinearTargets = "all-linear";
 std::vector<std::string> expand_lora_targets(Module &model,
                                              std::vector<std::string> targets);
 
-/// Adds a LoRA branch to every projection `config` targets and freezes
-/// every parameter that is not a branch's (requires_grad false). The
-/// branches' lora_A start from `seed`; their dropout draws from
-/// `generator`. → the adapted modules' dotted names. Throws kiln::Error
-/// naming the targets when none matches (as PEFT) or when a matching module
-/// is not a Linear or Conv1D.
+/// Adds a LoRA branch to every projection and embedding `config` targets
+/// and freezes every parameter that is not a branch's (requires_grad
+/// false). The branches' initial values come from `seed`; their dropout
+/// draws from `generator`. → the adapted modules' dotted names. Throws
+/// kiln::Error naming the targets when none matches (as PEFT) or when a
+/// matching module is not a Linear, Conv1D or Embedding.
 std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator);
 
@@ -92,10 +94,16 @@ void check_lora_adapter_config(const LoraConfig &config,
 void load_lora_adapter(Module &model, const LoraConfig &config,
                        const std::string &dir);
 
-/// `model`'s state dict with every branch folded into its projection's
-/// weight (W + B A * alpha / r, in the weight's layout) and the branches'
-/// own parameters left out: the merged model, loadable without PEFT.
+/// `model`'s state dict with every branch folded into its projection's or
+/// embedding's weight (W + B A * alpha / r, in the weight's layout) and the
+/// branches' own parameters left out: the merged model, loadable without
+/// PEFT. Throws kiln::Error when a branch is on an embedding tied to the
+/// output layer (merged, it would change the head as well).
 NamedTensors merged_state_dict(Module &model);
+
+/// Why merged_state_dict would refuse `model` (a branch on an embedding
+/// tied to the output layer), or nullopt: a trainer asks before training.
+std::optional<std::string> lora_merge_refusal(Module &model);
 
 } // namespace kiln::nn
 

@@ -18,6 +18,7 @@
 
 #include "tests/unit/GradCheckSupport.h"
 #include "tests/unit/TinyGPT2.h"
+#include "tests/unit/TinyLlama.h"
 
 #include <gtest/gtest.h>
 
@@ -52,21 +53,7 @@ GPT2Config tinyGPT2() {
   return c;
 }
 
-LlamaConfig tinyLlama() {
-  LlamaConfig c;
-  c.vocab_size = 64;
-  c.hidden_size = 32;
-  c.intermediate_size = 48;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 8;
-  c.max_position_embeddings = 16;
-  c.rms_norm_eps = 1e-5;
-  c.init_seed = 4;
-  c.initializer_range = 0.2;
-  return c;
-}
+using kiln::testing::tinyLlama;
 
 using kiln::testing::randomIds;
 

@@ -37,12 +37,12 @@ inline Tensor randomIds(int64_t batch, int64_t seq, int64_t vocab,
   return randomIds(batch, seq, vocab, rng);
 }
 
-/// Checks `entries` distinct random entries of `model`'s parameters against
-/// finite differences of `loss()` (which records the f64 loss; each call is
-/// run by kiln::step()). At least `minNonZero` of them must have a gradient
-/// above 1e-5.
+/// Checks `entries` distinct random entries of `params` against finite
+/// differences of `loss()` (which records the f64 loss; each call is run by
+/// kiln::step()). At least `minNonZero` of them must have a gradient above
+/// 1e-5.
 inline void expectGradientsMatchFiniteDifferences(
-    nn::Module &model, const std::function<Tensor()> &loss, uint64_t seed,
+    nn::NamedTensors params, const std::function<Tensor()> &loss, uint64_t seed,
     int entries = 20, int minNonZero = 15) {
   Tensor first = loss();
   first.backward();
@@ -50,7 +50,6 @@ inline void expectGradientsMatchFiniteDifferences(
   const double loss0 = first.item();
   ASSERT_TRUE(std::isfinite(loss0));
 
-  nn::NamedTensors params = model.named_parameters();
   auto lossWith = [&](Tensor &p, const HostTensor &base, int64_t index,
                       double delta) {
     HostTensor moved = base;
@@ -94,6 +93,14 @@ inline void expectGradientsMatchFiniteDifferences(
   }
   EXPECT_GE(large, minNonZero);
   std::printf("loss %.6f, worst relative error %.3g\n", loss0, worst);
+}
+
+/// The same over every parameter of `model`.
+inline void expectGradientsMatchFiniteDifferences(
+    nn::Module &model, const std::function<Tensor()> &loss, uint64_t seed,
+    int entries = 20, int minNonZero = 15) {
+  expectGradientsMatchFiniteDifferences(model.named_parameters(), loss, seed,
+                                        entries, minNonZero);
 }
 
 } // namespace kiln::testing

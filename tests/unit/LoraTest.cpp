@@ -5,13 +5,19 @@
 // differences in f64 and the base gets none; the planned training step is
 // smaller than full fine-tuning's and AdamW keeps state for the branches
 // only; adapters round-trip through PEFT's files, and a config that does
-// not match them is an error naming the file.
-#include "frontends/nn/GPT2.h"
+// not match them is an error naming the file. On the token embedding
+// (PEFT's lora.Embedding) the branch is named and shaped as PEFT's, starts
+// at zero, moves GPT-2's input rows but not its tied head (so merging it
+// is refused), matches finite differences, round-trips, and merges into an
+// untied table (Llama).
 #include "frontends/nn/Lora.h"
+#include "frontends/nn/GPT2.h"
+#include "frontends/nn/Llama.h"
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "tests/unit/GradCheckSupport.h"
+#include "tests/unit/TinyLlama.h"
 
 #include <gtest/gtest.h>
 
@@ -38,6 +44,7 @@ GPT2Config tinyConfig(DType dtype = DType::f32) {
 }
 
 using kiln::testing::randomIds;
+using kiln::testing::tinyLlama;
 
 LoraConfig loraConfig(std::vector<std::string> targets = {"c_attn"}) {
   LoraConfig c;
@@ -49,7 +56,7 @@ LoraConfig loraConfig(std::vector<std::string> targets = {"c_attn"}) {
 }
 
 /// Every LoRA parameter set to random values, so the branches matter.
-void randomiseBranches(GPT2LMHeadModel &model, uint64_t seed) {
+void randomiseBranches(Module &model, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 0.3);
   std::map<std::string, HostTensor> state;
@@ -385,6 +392,153 @@ TEST(Lora, ModulesToSaveTrainWholeAndRoundTrip) {
   for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
     ::unlink((std::string(dir) + f).c_str());
   ::rmdir(dir);
+}
+
+double maxDifference(const HostTensor &a, const HostTensor &b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    worst = std::max(worst, std::abs(a.getDouble(i) - b.getDouble(i)));
+  return worst;
+}
+
+TEST(LoraEmbedding, StartsAsTheBaseWithPeftsNamesAndShapes) {
+  GPT2LMHeadModel model(tinyConfig());
+  Tensor ids = randomIds(2, 8, 40, 1);
+  HostTensor before = model.forward(ids).to_host();
+  std::vector<std::string> adapted =
+      apply_lora(model, loraConfig({"wte", "c_attn"}), 7, &model.generator());
+  EXPECT_EQ(adapted, (std::vector<std::string>{"transformer.wte",
+                                               "transformer.h.0.attn.c_attn",
+                                               "transformer.h.1.attn.c_attn"}));
+  EXPECT_TRUE(model.forward(ids).to_host().bitwiseEqual(before));
+  NamedTensors trainable = trainable_parameters(model);
+  ASSERT_EQ(trainable.size(), 6u);
+  EXPECT_EQ(trainable[0].first, "transformer.wte.lora_embedding_A");
+  EXPECT_EQ(trainable[0].second.shape(), (Shape{4, 40}));
+  EXPECT_EQ(trainable[1].first, "transformer.wte.lora_embedding_B");
+  EXPECT_EQ(trainable[1].second.shape(), (Shape{16, 4}));
+  HostTensor a = trainable[0].second.to_host(),
+             b = trainable[1].second.to_host();
+  double aMax = 0, bMax = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    aMax = std::max(aMax, std::abs(a.getDouble(i)));
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    bMax = std::max(bMax, std::abs(b.getDouble(i)));
+  EXPECT_EQ(aMax, 0.0);
+  EXPECT_GT(bMax, 0.5); // normal(0, 1): PEFT's init for B
+}
+
+// On GPT-2 the table is also the head. The branch moves the input rows, as
+// PEFT's lora.Embedding does, and the head keeps the base's table: with the
+// branch set, the model's logits are those of a base whose input rows (only)
+// are W + ΔW, computed here on the host from the branch's parameters.
+TEST(LoraEmbedding, OnATiedTableItMovesTheInputRowsNotTheHead) {
+  GPT2LMHeadModel model(tinyConfig());
+  apply_lora(model, loraConfig({"wte"}), 7, &model.generator());
+  randomiseBranches(model, 3);
+  HostTensor a = model.transformer->wte->named_parameters()[1].second.to_host();
+  ASSERT_EQ(model.transformer->wte->named_parameters()[1].first,
+            "lora_embedding_A");
+  HostTensor b = model.transformer->wte->named_parameters()[2].second.to_host();
+  HostTensor table = model.transformer->wte->weight.to_host();
+  HostTensor moved = table;
+  for (int64_t v = 0; v < 40; ++v)
+    for (int64_t c = 0; c < 16; ++c) {
+      double delta = 0;
+      for (int64_t k = 0; k < 4; ++k)
+        delta += b.getDouble(c * 4 + k) * a.getDouble(k * 40 + v);
+      moved.setDouble(v * 16 + c, table.getDouble(v * 16 + c) + delta * 2.0);
+    }
+  Tensor ids = randomIds(2, 8, 40, 2);
+  HostTensor adapted = model.forward(ids).to_host();
+
+  // The reference: a plain GPT-2 computing the same blocks on the moved
+  // rows, and the head on the base's table.
+  GPT2LMHeadModel plain(tinyConfig());
+  NoGradGuard noGrad;
+  Tensor x = embedding(Tensor::from_host(moved), ids) +
+             plain.transformer->wpe->forward(Tensor::arange(8));
+  for (auto &block : plain.transformer->h)
+    x = block->forward(x);
+  x = plain.transformer->ln_f->forward(x);
+  HostTensor reference = x.reshape({-1, 16})
+                             .matmul(Tensor::from_host(table).transpose(0, 1))
+                             .reshape({2, 8, 40})
+                             .to_host();
+  EXPECT_LT(maxDifference(adapted, reference), 2e-5);
+  EXPECT_GT(maxDifference(adapted, plain.forward(ids).to_host()), 1e-2);
+
+  // Merging would fold ΔW into the head as well: refused, with the reason.
+  ASSERT_TRUE(lora_merge_refusal(model).has_value());
+  EXPECT_NE(lora_merge_refusal(model)->find("transformer.wte"),
+            std::string::npos);
+  EXPECT_THROW(merged_state_dict(model), Error);
+}
+
+TEST(LoraEmbedding, BranchGradientsMatchFiniteDifferences) {
+  GPT2LMHeadModel model(tinyConfig(DType::f64));
+  apply_lora(model, loraConfig({"wte"}), 7, &model.generator());
+  randomiseBranches(model, 4);
+  Tensor ids = randomIds(2, 8, 40, 3);
+  // A's columns of tokens the batch lacks get no gradient: half the
+  // entries probed must have one.
+  kiln::testing::expectGradientsMatchFiniteDifferences(
+      trainable_parameters(model), [&] { return model.loss(ids, ids); }, 9,
+      /*entries=*/16, /*minNonZero=*/8);
+  for (auto &[name, param] : model.named_parameters())
+    EXPECT_EQ(param.grad().defined(),
+              name.find(".lora_embedding_") != std::string::npos)
+        << name;
+}
+
+TEST(LoraEmbedding, RoundTripsThroughPeftFiles) {
+  char dir[] = "/tmp/kiln-lora-embedding-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  GPT2LMHeadModel model(tinyConfig());
+  LoraConfig config = loraConfig({"wte", "c_fc"});
+  apply_lora(model, config, 7, &model.generator());
+  randomiseBranches(model, 6);
+  save_lora_adapter(model, config, dir, "tiny-gpt2");
+  absl::StatusOr<SafetensorsData> weights =
+      loadSafetensors(std::string(dir) + "/adapter_model.safetensors");
+  ASSERT_TRUE(weights.ok());
+  // PEFT's keys: the parameters themselves, no ".weight".
+  EXPECT_NE(weights->find("base_model.model.transformer.wte.lora_embedding_A"),
+            nullptr);
+  EXPECT_NE(weights->find("base_model.model.transformer.wte.lora_embedding_B"),
+            nullptr);
+
+  GPT2LMHeadModel loaded(tinyConfig());
+  apply_lora(loaded, config, 99, &loaded.generator());
+  load_lora_adapter(loaded, config, dir);
+  Tensor ids = randomIds(2, 8, 40, 4);
+  EXPECT_TRUE(
+      loaded.forward(ids).to_host().bitwiseEqual(model.forward(ids).to_host()));
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((std::string(dir) + f).c_str());
+  ::rmdir(dir);
+}
+
+// Llama's head is its own tensor: the branch merges into embed_tokens, and
+// a plain model on the merged weights computes the adapted model's logits.
+TEST(LoraEmbedding, MergesIntoAnUntiedTable) {
+  LlamaForCausalLM model(tinyLlama());
+  apply_lora(model, loraConfig({"embed_tokens", "q_proj"}), 7,
+             &model.generator());
+  randomiseBranches(model, 5);
+  EXPECT_FALSE(lora_merge_refusal(model).has_value());
+  Tensor ids = randomIds(2, 8, 64, 6);
+  HostTensor adapted = model.forward(ids).to_host();
+  std::map<std::string, HostTensor> state;
+  for (auto &[name, tensor] : merged_state_dict(model))
+    state.emplace(name, tensor.to_host());
+  LlamaForCausalLM plain(tinyLlama());
+  EXPECT_TRUE(
+      state.at("lm_head.weight").bitwiseEqual(plain.lm_head->weight.to_host()));
+  EXPECT_FALSE(state.at("model.embed_tokens.weight")
+                   .bitwiseEqual(plain.model->embed_tokens->weight.to_host()));
+  plain.load_state_dict(state, /*strict=*/true);
+  EXPECT_LT(maxDifference(adapted, plain.forward(ids).to_host()), 2e-5);
 }
 
 } // namespace
