@@ -18,6 +18,18 @@ Tensor project(const Tensor &x, const Tensor &w, int64_t in, int64_t out,
   return x.reshape({-1, in}).matmul(w).reshape(outShape);
 }
 
+void checkLoraRank(int64_t r) {
+  if (r < 1)
+    throw Error("add_lora: r must be positive, got " + std::to_string(r));
+}
+
+/// PEFT's order for every LoRA branch: the base's result widened to the
+/// adapters' type (f32 over a 16-bit base), the branch's `delta` added,
+/// and the sum rounded back to the base's type.
+Tensor plusLoraDelta(const Tensor &base, const Tensor &delta) {
+  return as_type(as_type(base, delta.dtype()) + delta, base.dtype());
+}
+
 } // namespace
 
 Tensor InitContext::normal(const Shape &shape, double mean, double std) {
@@ -67,8 +79,7 @@ void Projection::add_lora(int64_t r, double alpha, double dropout,
                           InitContext &init, Generator *generator) {
   if (has_lora())
     throw Error("add_lora: the projection already has a LoRA branch");
-  if (r < 1)
-    throw Error("add_lora: r must be positive, got " + std::to_string(r));
+  checkLoraRank(r);
   // PEFT's init: lora_A as nn.Linear (kaiming_uniform(a=sqrt(5)), that is
   // uniform(±1/sqrt(in))), lora_B zero.
   lora_A_ = register_module(
@@ -98,13 +109,11 @@ Tensor Projection::lora_delta() const {
 Tensor Projection::add_lora_output(const Tensor &x, const Tensor &y) const {
   if (!has_lora())
     return y;
-  // PEFT's order: the input in the adapters' type (f32 over a 16-bit base),
-  // the base's result added in that type and rounded back to its own.
-  const DType adapters = lora_A_->weight.dtype();
-  Tensor delta = lora_B_->forward(lora_A_->forward(
-                     loraDropout_->forward(as_type(x, adapters)))) *
+  // The input in the adapters' type (f32 over a 16-bit base), as PEFT.
+  Tensor delta = lora_B_->forward(lora_A_->forward(loraDropout_->forward(
+                     as_type(x, lora_A_->weight.dtype())))) *
                  loraScaling_;
-  return as_type(as_type(y, adapters) + delta, y.dtype());
+  return plusLoraDelta(y, delta);
 }
 
 Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {
@@ -125,9 +134,6 @@ Tensor Embedding::forward(const Tensor &indices) const {
   // Rows in the stored type: a 16-bit table gives 16-bit activations.
   Tensor rows = embedding(weight, indices);
   if (has_lora()) {
-    // PEFT's order, as Projection's branch: the adapters' type (f32 over a
-    // 16-bit base), the sum rounded back to the table's type.
-    const DType adapters = loraA_.dtype();
     Tensor low = embedding(loraA_.transpose(0, 1), indices); // [..., r]
     Shape shape = low.shape();
     shape.back() = loraB_.size(0);
@@ -135,7 +141,7 @@ Tensor Embedding::forward(const Tensor &indices) const {
                        .matmul(loraB_.transpose(0, 1))
                        .reshape(shape) *
                    loraScaling_;
-    rows = as_type(as_type(rows, adapters) + delta, rows.dtype());
+    rows = plusLoraDelta(rows, delta);
   }
   if (noiseAlpha_ == 0 || !is_training() || rows.dim() != 3)
     return rows;
@@ -150,8 +156,7 @@ Tensor Embedding::forward(const Tensor &indices) const {
 void Embedding::add_lora(int64_t r, double alpha, InitContext &init) {
   if (has_lora())
     throw Error("add_lora: the embedding already has a LoRA branch");
-  if (r < 1)
-    throw Error("add_lora: r must be positive, got " + std::to_string(r));
+  checkLoraRank(r);
   // PEFT's init for embeddings: A zero, B normal(0, 1).
   loraA_ = register_parameter("lora_embedding_A",
                               init.full({r, weight.size(0)}, 0.0));

@@ -77,6 +77,16 @@ std::vector<std::string> stringList(const llvm::json::Object &root,
   return out;
 }
 
+/// The weight a LoRA branch on `module` adapts (a projection's or an
+/// embedding's), or null for a module that cannot carry one.
+const Tensor *adaptableWeight(Module *module) {
+  if (auto *projection = dynamic_cast<Projection *>(module))
+    return &projection->base_weight();
+  if (auto *table = dynamic_cast<Embedding *>(module))
+    return &table->weight;
+  return nullptr;
+}
+
 /// The token embedding when it is also the output layer (one tied weight:
 /// the model has no lm_head module of its own), else null.
 const Module *tiedInputEmbedding(Module &model) {
@@ -129,8 +139,7 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
       wanted |= matchesTarget(name, target);
     if (!wanted)
       continue;
-    if (!dynamic_cast<Projection *>(module) &&
-        !dynamic_cast<Embedding *>(module))
+    if (!adaptableWeight(module))
       throw Error("apply_lora: " + name +
                   " matches the target modules but is not a Linear or "
                   "Conv1D projection or an Embedding");
@@ -176,12 +185,8 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     for (auto &[name, param] : module->named_parameters())
       param.requires_grad_(true);
   // The adapters train: f32 master weights over a base stored in 16 bits.
-  Module *first = targets.front().second;
-  auto *firstProjection = dynamic_cast<Projection *>(first);
-  const Tensor &firstWeight = firstProjection
-                                  ? firstProjection->base_weight()
-                                  : static_cast<Embedding *>(first)->weight;
-  InitContext init(seed, compute_type(firstWeight.dtype()));
+  InitContext init(
+      seed, compute_type(adaptableWeight(targets.front().second)->dtype()));
   std::vector<std::string> names;
   for (auto &[name, module] : targets) {
     if (auto *projection = dynamic_cast<Projection *>(module))
