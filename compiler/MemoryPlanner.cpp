@@ -102,6 +102,10 @@ void Planner::mergeInPlace(size_t thunk) {
     mergePair(thunk, t.gemm.accumulator, t.gemm.c);
     return;
   }
+  if (t.kind == runtime::Thunk::Kind::allReduce) {
+    mergePair(thunk, t.allReduce.src, t.allReduce.dst);
+    return;
+  }
   if (t.kind != runtime::Thunk::Kind::kernel || t.kernel.inPlaceOperands.empty())
     return;
   const runtime::KernelThunk &k = t.kernel;

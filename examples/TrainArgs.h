@@ -118,6 +118,10 @@ struct TrainArgs {
   bool dataloaderDropLast = false;
   /// The tqdm-style bar on a terminal (--disable_tqdm turns it off).
   bool progressBar = true;
+  /// A data-parallel run's processes and this one's place among them
+  /// (kiln::world_size(), world_rank(): set by kiln-train, not a flag).
+  /// The batch size above is per process, as the Trainer's per device.
+  int worldSize = 1, worldRank = 0;
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;
   int64_t loggingSteps = 10;

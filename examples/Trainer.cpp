@@ -157,7 +157,9 @@ void writeText(const fs::path &path, const std::string &text) {
 data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
                             const data::Tokenizer &tokenizer) {
   data::LoaderOptions o;
-  o.batchSize = a.trainBatchSize;
+  // Every process draws the same global batch and takes its share
+  // (trainStep): the data order is that of one process at the whole batch.
+  o.batchSize = a.trainBatchSize * a.worldSize;
   o.seed = a.dataSeed.value_or(a.seed);
   o.numEpochs = 0; // endless: max_steps decides when training ends
   // A ragged last batch is padded with rows the loss ignores (the same
@@ -334,7 +336,10 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
 }
 
 void Trainer::printBanner() const {
+  if (args_.worldRank != 0) // the main process's
+    return;
   const int64_t accumulation = accumulation_;
+  const bool parallel = args_.worldSize > 1;
   int64_t trainable = 0;
   for (const auto &entry : optimizer_.params())
     trainable += entry.second.numel();
@@ -344,7 +349,7 @@ void Trainer::printBanner() const {
       "  Data = %s\n  Num examples = %lld (%s of %lld tokens)\n"
       "  Num Epochs = %lld\n"
       "  Instantaneous batch size per device = %lld\n"
-      "  Total train batch size (w. accumulation) = %lld\n"
+      "  Total train batch size (w. %s) = %lld\n%s"
       "  Gradient Accumulation steps = %lld\n"
       "  Total optimization steps = %lld\n"
       "  Number of trainable parameters = %lld\n"
@@ -357,9 +362,15 @@ void Trainer::printBanner() const {
       (long long)args_.blockSize,
       (long long)((totalSteps_ + updatesPerEpoch_ - 1) / updatesPerEpoch_),
       (long long)args_.trainBatchSize,
-      (long long)(args_.trainBatchSize * accumulation),
-      (long long)accumulation, (long long)totalSteps_,
-      (long long)trainable, model_->describe().c_str(),
+      parallel ? "parallel, distributed & accumulation" : "accumulation",
+      (long long)(args_.trainBatchSize * accumulation * args_.worldSize),
+      parallel ? ("  Processes = " + std::to_string(args_.worldSize) +
+                  " (data parallel: each takes its share of a batch, the "
+                  "gradients averaged over them)\n")
+                     .c_str()
+               : "",
+      (long long)accumulation, (long long)totalSteps_, (long long)trainable,
+      model_->describe().c_str(),
       args_.pretrainedFolder.empty()
           ? ""
           : (", weights from " + args_.pretrainedFolder).c_str(),
@@ -394,14 +405,20 @@ void Trainer::trainStep() {
   std::vector<Tensor> losses;
   for (int64_t i = 0; i < micro; ++i) {
     data::Batch batch = *loader_.next();
-    // The Trainer counts the rows it has, the ragged last batch's fewer.
+    // The Trainer counts the rows it has, the ragged last batch's fewer,
+    // over every process.
     tokensSeen_ += batch.numRows * args_.blockSize;
+    if (args_.worldSize > 1)
+      batch = data::shardBatch(batch, args_.worldRank, args_.worldSize);
     // The model shifts the labels: they are the inputs, with the loss's
     // ignore index on padding rows.
     Tensor ids = idsTensor(batch.inputIds, batch.shape());
     Tensor labels = idsTensor(batch.labels, batch.shape());
     Tensor loss = model_->loss(ids, labels);
-    losses.push_back(loss);
+    // Logged as the mean over the processes, as the Trainer gathers it.
+    losses.push_back(args_.worldSize > 1
+                         ? all_reduce(loss.detach()) * (1.0 / args_.worldSize)
+                         : loss);
     // As the Trainer: each micro-batch's loss over their number, so the
     // summed gradients are those of the mean.
     Tensor part = micro > 1 ? loss * (1.0 / double(micro)) : loss;
@@ -657,6 +674,18 @@ void Trainer::loadBestModel() {
 }
 
 void Trainer::saveCheckpoint() {
+  // One process writes (the Trainer's should_save: the main one); the
+  // others note the same folder and wait until it is there.
+  if (args_.worldRank != 0) {
+    noteBest(nn::checkpointFolderPath(args_.outputDir, globalStep_));
+    barrier();
+    return;
+  }
+  saveCheckpointFiles();
+  barrier();
+}
+
+void Trainer::saveCheckpointFiles() {
   auto fail = [](const absl::Status &status) {
     return Failure{"saving a checkpoint: " + std::string(status.message()), 1};
   };
@@ -724,7 +753,8 @@ void Trainer::train() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   int64_t steps = globalStep_ - startStep_;
-  int64_t samplesPerStep = args_.trainBatchSize * accumulation_;
+  int64_t samplesPerStep =
+      args_.trainBatchSize * accumulation_ * args_.worldSize;
   LogDict summary = {
       {"train_runtime", pythonRound(runtime, 4)},
       {"train_samples_per_second",
@@ -745,6 +775,8 @@ void Trainer::run() {
   // data; with it, kiln-train checked that there is.
   if (args_.doEval && data_.eval)
     evaluateAndLog();
+  if (args_.worldRank != 0) // the main process saves
+    return;
   if (args_.doTrain && !args_.outputDir.empty()) {
     writeFiles(args_.outputDir, /*withOptimizer=*/false);
     std::fprintf(stderr, "Saving model checkpoint to %s%s\n",

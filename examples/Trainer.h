@@ -74,8 +74,10 @@ private:
   void loadBestModel();
   /// Evaluates on the validation set and prints the metrics dict.
   void evaluateAndLog();
-  /// output_dir/checkpoint-N, written crash-safely, then rotation.
+  /// output_dir/checkpoint-N, written crash-safely by the main process
+  /// (saveCheckpointFiles), then rotation; the others wait for it.
   void saveCheckpoint();
+  void saveCheckpointFiles();
   /// The files of a checkpoint (with the optimizer) or of the final model.
   void writeFiles(const std::filesystem::path &dir, bool withOptimizer);
   /// The tokenizer's files (if it has any) into `dir`.

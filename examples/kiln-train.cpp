@@ -503,28 +503,67 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   return batch;
 }
 
+/// Data parallelism: this process's place among those a launcher (mpirun)
+/// started, joined here. The others print nothing on stdout and draw no
+/// bar: the main process (rank 0) logs and saves, as the Trainer's.
+void joinTheRun(TrainArgs &args) {
+  try {
+    args.worldSize = world_size();
+    args.worldRank = world_rank();
+  } catch (const Error &error) {
+    throw Failure{error.what(), 1};
+  }
+  if (args.worldSize == 1)
+    return;
+  if (options().backend == Backend::cuda)
+    throw Failure{"data parallelism (" + std::to_string(args.worldSize) +
+                      " processes) runs on the cpu backend so far: the cuda "
+                      "runtime has no all-reduce yet",
+                  2};
+  if (args.autoFindBatchSize)
+    throw Failure{"--auto_find_batch_size with " +
+                      std::to_string(args.worldSize) +
+                      " processes: each would plan on its own; give the "
+                      "batch (--per_device_train_batch_size)",
+                  2};
+  if (args.worldRank != 0) {
+    args.progressBar = false;
+    if (!std::freopen("/dev/null", "w", stdout))
+      throw Failure{"cannot silence a secondary process's stdout", 1};
+  }
+}
+
+/// The output folders, made before anything runs so that a bad path fails
+/// at once, not after the training it would have saved; then what killed
+/// saves left is tidied before anything looks for checkpoints. By the main
+/// process alone, the others waiting for it.
+void prepareOutputDirs(const TrainArgs &args) {
+  if (args.worldRank == 0) {
+    for (auto [flag, dir] : {std::pair{"output_dir", args.outputDir},
+                             std::pair{"dump_graphs", args.dumpGraphs}}) {
+      std::error_code ec;
+      if (!dir.empty() && !fs::create_directories(dir, ec) && ec)
+        throw Failure{"--" + std::string(flag) + ": cannot create " + dir +
+                          ": " + ec.message(),
+                      2};
+    }
+    if (!args.outputDir.empty()) {
+      absl::StatusOr<std::vector<std::string>> notes =
+          nn::recoverCheckpointFolders(args.outputDir);
+      if (!notes.ok())
+        throw outputDirFailure(notes.status());
+      for (const std::string &note : *notes)
+        warn(note);
+    }
+  }
+  barrier();
+}
+
 int runMain(const TrainArgs &askedArgs) {
   TrainArgs args = askedArgs;
   configureKiln(args);
-  // Directories are made before anything runs, so a bad path fails at once,
-  // not after the training it would have saved.
-  for (auto [flag, dir] : {std::pair{"output_dir", args.outputDir},
-                           std::pair{"dump_graphs", args.dumpGraphs}}) {
-    std::error_code ec;
-    if (!dir.empty() && !fs::create_directories(dir, ec) && ec)
-      throw Failure{"--" + std::string(flag) + ": cannot create " + dir + ": " +
-                        ec.message(),
-                    2};
-  }
-  // What killed saves left is tidied before anything looks for checkpoints.
-  if (!args.outputDir.empty()) {
-    absl::StatusOr<std::vector<std::string>> notes =
-        nn::recoverCheckpointFolders(args.outputDir);
-    if (!notes.ok())
-      throw outputDirFailure(notes.status());
-    for (const std::string &note : *notes)
-      warn(note);
-  }
+  joinTheRun(args);
+  prepareOutputDirs(args);
   checkOutputDir(args);
   resolveHubNames(args);
   if (args.preprocessingNumWorkers > 1)
@@ -561,10 +600,14 @@ int runMain(const TrainArgs &askedArgs) {
   if (resumePoint)
     trainer.resume(resumePoint->dir, std::move(resumePoint->file));
   // Only once the run has started well: a typo must not cost checkpoints.
-  handleOldCheckpoints(args, resumePoint ? resumePoint->dir : "",
-                       trainer.step(), trainer.lastStep());
+  // By the main process, once every process has read its checkpoint.
+  barrier();
+  if (args.worldRank == 0)
+    handleOldCheckpoints(args, resumePoint ? resumePoint->dir : "",
+                         trainer.step(), trainer.lastStep());
   trainer.run();
-  std::fprintf(stderr, "%s", metrics::report().c_str());
+  if (args.worldRank == 0)
+    std::fprintf(stderr, "%s", metrics::report().c_str());
   return 0;
 }
 
@@ -576,16 +619,18 @@ int main(int argc, char **argv) {
   ParseResult parsed = parseTrainArgs(argc, argv);
   if (parsed.exitCode)
     return *parsed.exitCode;
+  // A failing process of a data-parallel run ends the others too
+  // (abort_processes), which would otherwise wait for it in their next sum.
   try {
     return runMain(parsed.args);
   } catch (const Failure &failure) {
     std::fprintf(stderr, "kiln-train: error: %s\n", failure.message.c_str());
-    return failure.exitCode;
+    kiln::abort_processes(failure.exitCode);
   } catch (const kiln::Error &error) {
     std::fprintf(stderr, "kiln-train: error: %s\n", error.what());
-    return 1;
+    kiln::abort_processes(1);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "kiln-train: error: %s\n", error.what());
-    return 1;
+    kiln::abort_processes(1);
   }
 }

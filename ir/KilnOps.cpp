@@ -445,6 +445,17 @@ LogicalResult OptimizationBarrierOp::verify() {
   return success();
 }
 
+LogicalResult AllReduceOp::verify() {
+  // The transports sum these (MPI's float, double, int and long); a 16-bit
+  // gradient is widened first, as the sum would round at every process.
+  Type element = getType().getElementType();
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32) &&
+      !element.isInteger(64))
+    return emitOpError() << "sums f32, f64, i32 or i64 elements, not "
+                         << element;
+  return success();
+}
+
 LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,

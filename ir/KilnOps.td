@@ -488,6 +488,27 @@ def Kiln_OptimizationBarrierOp : Kiln_Op<"optimization_barrier", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+def Kiln_AllReduceOp : Kiln_Op<"all_reduce", [SameOperandsAndResultType,
+    InferTypeOpInterface, MemoryEffects<[MemWrite]>]> {
+  let summary = "the sum of a tensor over the processes of a data-parallel run";
+  let description = [{
+    Every process of the run computes the same program; each element of the
+    result is the sum of that element of the operand over the processes (a
+    process that runs alone: the operand). The declared write keeps passes
+    from merging, recomputing or dropping it: each all_reduce is one
+    exchange that every process makes, in the same order. f32, f64, i32
+    and i64.
+  }];
+  let arguments = (ins Kiln_NumericTensor:$operand);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 

@@ -38,6 +38,10 @@ void forEachSlotUse(const Thunk &thunk,
     for (uint32_t slot : thunk.attention.writtenSlots())
       use(slot, true);
     return;
+  case Thunk::Kind::allReduce:
+    use(thunk.allReduce.src, false);
+    use(thunk.allReduce.dst, true);
+    return;
   }
 }
 
@@ -68,6 +72,9 @@ bool mayShareInPlace(const Thunk &thunk, uint32_t operand, uint32_t result) {
   if (thunk.kind == Thunk::Kind::gemm)
     return thunk.gemm.accumulates() && thunk.gemm.accumulator == operand &&
            thunk.gemm.c == result;
+  // A sum over the processes is taken in place.
+  if (thunk.kind == Thunk::Kind::allReduce)
+    return thunk.allReduce.src == operand && thunk.allReduce.dst == result;
   if (thunk.kind != Thunk::Kind::kernel)
     return false;
   const KernelThunk &k = thunk.kernel;

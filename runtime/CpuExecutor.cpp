@@ -13,11 +13,13 @@
 // outputs return to the pool when the caller drops them, so a training
 // loop's steady state allocates nothing (allocationStats counts misses).
 #include "runtime/CpuExecutor.h"
+#include "runtime/AttentionKernels.h"
 #include "runtime/BufferLiveness.h"
 #include "runtime/HostLanes.h"
-#include "runtime/AttentionKernels.h"
 #include "runtime/ProgramChecks.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/World.h"
+#include "support/Collectives.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -203,6 +205,13 @@ absl::Status CpuProgram::load() {
   if (hasKernels)
     if (absl::Status s = loadLibrary(); !s.ok())
       return s;
+  // A program that sums over the processes runs in their world.
+  for (const Thunk &t : exe_.thunks)
+    if (t.kind == Thunk::Kind::allReduce) {
+      if (absl::Status s = joinWorld(); !s.ok())
+        return s;
+      break;
+    }
   // One arena for every run: only the first run pays for fresh pages.
   size_t bytes = (exe_.plan.arenaBytes + 63) / 64 * 64 + 64;
   arena_ = std::unique_ptr<std::byte, UnmapDeleter>(allocateMapped(bytes),
@@ -383,6 +392,18 @@ absl::Status CpuProgram::runThunks() {
       if (absl::Status s = runAttention(t.attention); !s.ok())
         return s;
       break;
+    case Thunk::Kind::allReduce: {
+      const AllReduceThunk &a = t.allReduce;
+      void *dst = slotPointer(a.dst);
+      if (dst != slotPointer(a.src))
+        std::memmove(dst, slotPointer(a.src), a.bytes());
+      if (absl::Status s = allReduceSumInPlace(dst, a.count, a.element);
+          !s.ok())
+        return absl::Status(s.code(),
+                            absl::StrCat("all_reduce thunk ", i, " (", a.count,
+                                         " elements): ", s.message()));
+      break;
+    }
     }
     if (profiling_) {
       ThunkEvent e = thunkEvents_[i];

@@ -5,6 +5,8 @@
 // payload catches bit flips before any field is trusted.
 #include "runtime/Executable.h"
 
+#include "support/Collectives.h"
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -164,6 +166,12 @@ void writeThunk(Writer &w, const Thunk &t) {
     w.u32(t.copy.dst);
     w.u64(t.copy.bytes);
     break;
+  case Thunk::Kind::allReduce:
+    w.u32(t.allReduce.src);
+    w.u32(t.allReduce.dst);
+    w.u8(static_cast<uint8_t>(t.allReduce.element));
+    w.i64(t.allReduce.count);
+    break;
   case Thunk::Kind::attention: {
     const AttentionThunk &a = t.attention;
     w.u8(a.gradient);
@@ -188,7 +196,7 @@ void writeThunk(Writer &w, const Thunk &t) {
 
 bool readThunk(Reader &r, Thunk &t) {
   uint8_t kind;
-  if (!r.u8(kind) || kind > static_cast<uint8_t>(Thunk::Kind::attention))
+  if (!r.u8(kind) || kind > static_cast<uint8_t>(Thunk::Kind::allReduce))
     return false;
   t.kind = static_cast<Thunk::Kind>(kind);
   switch (t.kind) {
@@ -233,6 +241,15 @@ bool readThunk(Reader &r, Thunk &t) {
   }
   case Thunk::Kind::copy:
     return r.u32(t.copy.src) && r.u32(t.copy.dst) && r.u64(t.copy.bytes);
+  case Thunk::Kind::allReduce: {
+    uint8_t element;
+    if (!r.u32(t.allReduce.src) || !r.u32(t.allReduce.dst) || !r.u8(element) ||
+        element > static_cast<uint8_t>(DType::i64) || !r.i64(t.allReduce.count))
+      return false;
+    t.allReduce.element = static_cast<DType>(element);
+    return isAllReduceType(t.allReduce.element) && t.allReduce.count >= 0 &&
+           t.allReduce.count <= kMaxTensorElements;
+  }
   case Thunk::Kind::attention: {
     AttentionThunk &a = t.attention;
     uint8_t element;
@@ -601,6 +618,11 @@ absl::Status validateExecutable(const Executable &e) {
       break;
     case Thunk::Kind::attention:
       ok = attentionThunkFits(t.attention, plan);
+      break;
+    case Thunk::Kind::allReduce:
+      ok = slotOk(t.allReduce.src) && slotOk(t.allReduce.dst) &&
+           plan.slots[t.allReduce.src].bytes >= t.allReduce.bytes() &&
+           plan.slots[t.allReduce.dst].bytes >= t.allReduce.bytes();
       break;
     }
     if (!ok)

@@ -182,13 +182,24 @@ struct AttentionThunk {
   double flops() const;
 };
 
+/// kiln.all_reduce: dst = src summed over the processes of the run
+/// (support/Collectives.h), `count` elements of `element` (f32, f64, i32
+/// or i64). src and dst may be one buffer (then the sum is in place).
+struct AllReduceThunk {
+  uint32_t src = 0, dst = 0;
+  DType element = DType::f32;
+  int64_t count = 0;
+  uint64_t bytes() const { return uint64_t(count) * byteWidth(element); }
+};
+
 struct Thunk {
-  enum class Kind : uint8_t { kernel, gemm, copy, attention };
+  enum class Kind : uint8_t { kernel, gemm, copy, attention, allReduce };
   Kind kind = Kind::kernel;
   KernelThunk kernel;
   GemmThunk gemm;
   CopyThunk copy;
   AttentionThunk attention;
+  AllReduceThunk allReduce;
 };
 
 /// The device an executable's kernels run on.
@@ -223,7 +234,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 11;
+inline constexpr uint32_t kExecutableFormatVersion = 12;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

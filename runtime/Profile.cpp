@@ -302,6 +302,12 @@ ThunkEvent describeThunk(const Executable &executable, size_t index) {
     e.flops = t.attention.flops();
     e.sixteenBit = true;
     break;
+  case Thunk::Kind::allReduce:
+    e.category = "all_reduce";
+    e.name = absl::StrCat("all_reduce ", t.allReduce.count, " ",
+                          std::string(dtypeName(t.allReduce.element)));
+    e.bytes = 2 * t.allReduce.bytes();
+    break;
   }
   return e;
 }

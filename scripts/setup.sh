@@ -9,7 +9,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools liblld-22-dev
   clang-22 libclang-rt-22-dev
   libabsl-dev libdnnl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
-  valgrind
+  valgrind openmpi-bin libopenmpi-dev
 )
 
 missing=()

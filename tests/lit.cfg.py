@@ -35,6 +35,15 @@ if ptxas:
 if shutil.which("valgrind"):
     config.available_features.add("valgrind")
 
+# Open MPI's mpirun (scripts/setup.sh installs it) starts the data-parallel
+# tests' processes, with kiln's MPI plugin built beside the tools: `REQUIRES:
+# mpi`. As root mpirun wants --allow-run-as-root; --oversubscribe lets the
+# processes share fewer cores than there are of them.
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(os.path.join(config.kiln_lib_dir, "libkiln-mpi.so")):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))
+
 # The fake CUDA libraries are built where the CUDA headers are; tests that
 # run tools on them say `REQUIRES: fake-cuda`.
 if os.path.exists(os.path.join(config.kiln_lib_dir, "libkiln-fake-cuda.so")):

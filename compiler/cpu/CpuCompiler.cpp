@@ -24,6 +24,7 @@
 #include "compiler/cuda/CudaCodeGen.h"
 
 #include "ir/KilnDialect.h"
+#include "ir/TensorConversion.h"
 #include "passes/FusionUtils.h"
 #include "runtime/BufferLiveness.h"
 #include "runtime/CpuExecutor.h"
@@ -506,6 +507,18 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
     return lowerDot(dot);
   if (isa<FusedAttentionOp, FusedAttentionGradOp>(op))
     return lowerAttention(op);
+  // A sum over the processes is the runtime's exchange, not a kernel.
+  if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+    runtime::Thunk thunk;
+    thunk.kind = runtime::Thunk::Kind::allReduce;
+    auto type = cast<RankedTensorType>(reduce.getType());
+    thunk.allReduce = {slotOf_.lookup(reduce.getOperand()),
+                       slotOf_[reduce.getResult()] =
+                           arenaSlot(bytesOf(reduce.getResult()), op),
+                       *dtypeOf(type.getElementType()), type.getNumElements()};
+    exe_.thunks.push_back(std::move(thunk));
+    return absl::OkStatus();
+  }
   if (auto fusion = dyn_cast<FusionOp>(op);
       fusion && fusion.getKind() == FusionKind::gemm)
     return lowerGemmFusion(fusion);

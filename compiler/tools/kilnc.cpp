@@ -238,7 +238,8 @@ absl::Status writeFileAtomically(std::string path, const std::string &bytes) {
 }
 
 std::string planText(const runtime::Executable &exe) {
-  int inputs = 0, kernels = 0, gemms = 0, copies = 0, attention = 0;
+  int inputs = 0, kernels = 0, gemms = 0, copies = 0, attention = 0,
+      allReduces = 0;
   for (const runtime::BufferSlot &slot : exe.plan.slots)
     inputs += slot.kind == runtime::BufferSlot::Kind::input;
   for (const runtime::Thunk &thunk : exe.thunks) {
@@ -246,17 +247,19 @@ std::string planText(const runtime::Executable &exe) {
     gemms += thunk.kind == runtime::Thunk::Kind::gemm;
     copies += thunk.kind == runtime::Thunk::Kind::copy;
     attention += thunk.kind == runtime::Thunk::Kind::attention;
+    allReduces += thunk.kind == runtime::Thunk::Kind::allReduce;
   }
   char text[512];
   std::snprintf(
       text, sizeof text,
       "buffer plan:\n  arena bytes: %llu\n  slots: %zu (%d inputs, %zu arena)"
       "\n  constants: %zu\n  outputs: %zu\n  thunks: %zu (%d kernels, %d "
-      "gemms, %d copies, %d attention)\n  kernel library bytes: %zu\n",
+      "gemms, %d copies, %d attention%s)\n  kernel library bytes: %zu\n",
       static_cast<unsigned long long>(exe.plan.arenaBytes),
       exe.plan.slots.size(), inputs, exe.plan.slots.size() - inputs,
-      exe.plan.constants.size(), exe.plan.outputSlots.size(),
-      exe.thunks.size(), kernels, gemms, copies, attention,
+      exe.plan.constants.size(), exe.plan.outputSlots.size(), exe.thunks.size(),
+      kernels, gemms, copies, attention,
+      allReduces ? absl::StrCat(", ", allReduces, " all_reduce").c_str() : "",
       exe.kernelLibrary.size());
   return text + compiler::formatMemoryPlan(compiler::describeMemoryPlan(exe));
 }
@@ -320,6 +323,12 @@ std::string thunksText(const runtime::Executable &exe) {
     case runtime::Thunk::Kind::attention:
       std::snprintf(line, sizeof line, "  %4zu ", i);
       text += line + thunk.attention.label() + "\n";
+      break;
+    case runtime::Thunk::Kind::allReduce:
+      std::snprintf(line, sizeof line, "  %4zu all_reduce %lld %s\n", i,
+                    static_cast<long long>(thunk.allReduce.count),
+                    std::string(dtypeName(thunk.allReduce.element)).c_str());
+      text += line;
       break;
     }
   }

@@ -115,6 +115,33 @@ Batch DataLoader::batchAt(int64_t step) {
   return batch;
 }
 
+Batch shardBatch(const Batch &batch, int rank, int size) {
+  assert(size > 0 && rank >= 0 && rank < size && batch.batchSize % size == 0 &&
+         "a shard of a whole batch");
+  Batch shard = batch;
+  shard.batchSize = batch.batchSize / size;
+  bool padded = batch.numRows < batch.batchSize;
+  shard.numRows = padded ? (batch.numRows + size - 1) / size : shard.batchSize;
+  const size_t block = size_t(batch.blockSize);
+  shard.inputIds.resize(size_t(shard.batchSize) * block);
+  shard.labels.resize(shard.inputIds.size());
+  shard.attentionMask.resize(shard.inputIds.size());
+  for (int64_t row = 0; row < shard.batchSize; ++row) {
+    // A padded batch's row numRows is padding.
+    int64_t from = !padded ? rank * shard.batchSize + row
+                   : row < shard.numRows
+                       ? (rank * shard.numRows + row) % batch.numRows
+                       : batch.numRows;
+    for (auto [out, in] :
+         {std::pair{&shard.inputIds, &batch.inputIds},
+          std::pair{&shard.labels, &batch.labels},
+          std::pair{&shard.attentionMask, &batch.attentionMask}})
+      std::copy_n(in->begin() + from * block, block,
+                  out->begin() + row * block);
+  }
+  return shard;
+}
+
 std::optional<Batch> DataLoader::next() {
   if (options_.numEpochs != 0 && step_ >= totalSteps())
     return std::nullopt;

@@ -57,6 +57,15 @@ struct Batch {
   std::vector<int32_t> inputIdsInt32() const;
 };
 
+/// Process `rank`'s share of a batch that `size` data-parallel processes
+/// split: the batch holds size × B rows and each process takes B, rank r
+/// rows [r B, (r + 1) B). A padded last batch's real rows are spread
+/// evenly instead: ceil(numRows / size) to each process, the batch's first
+/// rows repeated where they run out (Accelerate's even_batches), then
+/// padding, so that no process gets only padding (a loss of 0/0). The
+/// batch size must divide by `size`.
+Batch shardBatch(const Batch &batch, int rank, int size);
+
 /// Epochs of shuffled, fixed-shape batches over LmBlocks.
 class DataLoader {
 public:

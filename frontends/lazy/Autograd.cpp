@@ -128,6 +128,12 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
     });
     set(Op::Neg,
         [](auto &, auto &g, auto &) -> Grads { return {unary(Op::Neg, g)}; });
+    // y = sum over processes of x: each x moves every process's loss, so
+    // its gradient is the sum of theirs (Horovod's and torch.distributed's
+    // rule for a summing all-reduce).
+    set(Op::AllReduce, [](auto &, auto &g, auto &) -> Grads {
+      return {unary(Op::AllReduce, g)};
+    });
     set(Op::Abs, [](auto &o, auto &g, auto &) -> Grads {
       return {mul(g, unary(Op::Sign, o->srcs[0]))};
     });

@@ -309,6 +309,8 @@ mlir::Value GraphLowering::lowerNode(const Node &node) {
   case Op::LinearCrossEntropy:
   case Op::LinearCrossEntropyGrad:
     return lowerLinearCrossEntropy(node);
+  case Op::AllReduce:
+    return AllReduceOp::create(builder, loc, x());
   case Op::GradientSeed: {
     auto barrier = OptimizationBarrierOp::create(
         builder, loc, mlir::ValueRange{x(), y()}, /*gradient_seed=*/true);

@@ -30,7 +30,7 @@ const char *opName(Op op) {
       "scatter_add", "rng_uniform", "rng_advance", "detach",
       "fused_attention", "fused_attention_grad",
       "fused_linear_cross_entropy", "fused_linear_cross_entropy_grad",
-      "gradient_seed"};
+      "gradient_seed", "all_reduce"};
   // clang-format on
   return kNames[static_cast<int>(op)];
 }

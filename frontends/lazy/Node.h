@@ -83,8 +83,11 @@ enum class Op : uint8_t {
   // kiln.optimization_barrier marked gradient_seed, which tells the
   // compiler where the backward pass begins.
   GradientSeed,
+  // kiln.all_reduce: srcs[0] summed over the processes of a data-parallel
+  // run (support/Collectives.h).
+  AllReduce,
 };
-inline constexpr int kNumOps = static_cast<int>(Op::GradientSeed) + 1;
+inline constexpr int kNumOps = static_cast<int>(Op::AllReduce) + 1;
 
 /// "add", "reduce_sum", ...
 const char *opName(Op op);

@@ -3,8 +3,12 @@
 // then one builder call per dialect primitive. Composites built from these
 // (softmax, layer_norm, cross_entropy, ...) live in Composites.cpp.
 #include "frontends/lazy/Node.h"
+#include "runtime/World.h"
+#include "support/Collectives.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 namespace kiln {
@@ -184,6 +188,49 @@ Tensor Tensor::gt(const Tensor &o) const {
 }
 Tensor Tensor::ge(const Tensor &o) const {
   return compareOp(*this, o, Cmp::GE, "ge");
+}
+
+namespace {
+/// Joins the run's processes (once: joinWorld keeps its first answer) →
+/// the world's communicator, null for a process alone. An error becomes
+/// kiln::Error.
+Communicator *joinedWorld() {
+  if (absl::Status s = runtime::joinWorld(); !s.ok())
+    throw Error("data parallelism: " + std::string(s.message()));
+  return worldCommunicator();
+}
+} // namespace
+
+int world_size() {
+  Communicator *world = joinedWorld();
+  return world ? world->size() : 1;
+}
+
+int world_rank() {
+  Communicator *world = joinedWorld();
+  return world ? world->rank() : 0;
+}
+
+Tensor all_reduce(const Tensor &x) {
+  if (!isAllReduceType(checked(x, "all_reduce").dtype()))
+    throw Error("all_reduce: sums f32, f64, i32 or i64 tensors, got " +
+                typeName(x) + " (convert a 16-bit tensor to f32 first)");
+  joinedWorld();
+  return opResult(unary(Op::AllReduce, nodeOf(x)), {&x});
+}
+
+void barrier() {
+  if (Communicator *world = joinedWorld())
+    if (absl::Status s = world->barrier(); !s.ok())
+      throw Error("barrier: " + std::string(s.message()));
+}
+
+void abort_processes(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (Communicator *world = worldCommunicator())
+    world->abort(exit_code);
+  std::exit(exit_code);
 }
 
 Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b) {

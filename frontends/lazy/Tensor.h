@@ -270,6 +270,31 @@ Tensor operator*(double a, const Tensor &b);
 Tensor operator/(double a, const Tensor &b);
 Tensor operator-(const Tensor &a);
 
+//===--- Data parallelism -------------------------------------------------===//
+// A launcher (mpirun -np N) starts N copies of a program, each with its own
+// share of the data; they agree on their parameters by summing gradients
+// (torch.distributed's model). Alone, a program is rank 0 of 1.
+
+/// The processes of this run (1 when it runs alone) and this one's place
+/// among them. The first call joins the others (runtime/World.h); a
+/// process that cannot (no MPI plugin, a malformed launcher variable)
+/// throws kiln::Error saying why.
+int world_size();
+int world_rank();
+/// x summed over the processes, as torch.distributed.all_reduce(x, SUM),
+/// recorded into the step like any op (kiln.all_reduce): it runs with the
+/// step's graph. f32, f64, i32 or i64; its gradient is the sum of the
+/// processes' gradients.
+Tensor all_reduce(const Tensor &x);
+/// Waits until every process has called it (torch.distributed.barrier):
+/// between steps, e.g. so that no process reads a folder before the one
+/// writing it is done. Pending work is not run. Nothing alone.
+void barrier();
+/// Ends the run: this process and, in a data-parallel run, every other
+/// one (MPI_Abort), with `exit_code`, after flushing stdout and stderr. For
+/// a process that fails: the others would wait for it in their next sum.
+[[noreturn]] void abort_processes(int exit_code);
+
 /// cond (i1) ? a : b, broadcasting all three.
 Tensor where(const Tensor &cond, const Tensor &a, const Tensor &b);
 /// Concatenation along `dim`; all other dimensions and dtypes must agree.

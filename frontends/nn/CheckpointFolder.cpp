@@ -251,7 +251,11 @@ CheckpointFolderWriter::begin(const std::string &outputDir, int64_t step) {
     return absl::InternalError(absl::StrCat(
         "cannot create '", temp, "': ", ec ? ec.message() : "it exists"));
   return CheckpointFolderWriter(outputDir, temp,
-                                (fs::path(outputDir) / name).string(), step);
+                                checkpointFolderPath(outputDir, step), step);
+}
+
+std::string checkpointFolderPath(const std::string &outputDir, int64_t step) {
+  return (fs::path(outputDir) / absl::StrCat(kFolderPrefix, step)).string();
 }
 
 absl::Status CheckpointFolderWriter::commit() {

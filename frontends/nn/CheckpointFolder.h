@@ -79,6 +79,9 @@ absl::StatusOr<ResumeChoice> newestCompleteCheckpoint(
           return verifyCheckpointFolder(f.path);
         });
 
+/// outputDir/checkpoint-N: where step N's checkpoint is saved.
+std::string checkpointFolderPath(const std::string &outputDir, int64_t step);
+
 /// Writes one checkpoint folder: files go into path() (a temporary folder);
 /// commit() makes them durable and renames the folder to checkpoint-N. A
 /// writer destroyed without a successful commit removes its temporary

@@ -154,6 +154,9 @@ void GradScaler::load_state(const HostState &state) {
 Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
                          double max_grad_norm, GradScaler *scaler) {
   (scaler ? scaler->scale(loss) : loss).backward();
+  // Before the scaler looks for overflow: an inf on one process is in every
+  // process's sum, so all of them skip the step together.
+  average_gradients(optimizer.params());
   if (scaler)
     scaler->unscale_(optimizer);
   Tensor norm;

@@ -216,6 +216,22 @@ std::set<std::string> bias_and_norm_names(Module &model) {
 
 //===--- Clipping ---------------------------------------------------------===//
 
+void average_gradients(const NamedTensors &params) {
+  const int processes = world_size();
+  if (processes == 1)
+    return;
+  NoGradGuard noGrad;
+  for (const auto &entry : params) {
+    Tensor p = entry.second;
+    Tensor g = p.grad();
+    if (!g.defined())
+      continue;
+    DType wide = g.dtype() == DType::f64 ? DType::f64 : DType::f32;
+    Tensor sum = all_reduce(g.to(wide));
+    p.set_grad((sum * (1.0 / double(processes))).to(g.dtype()));
+  }
+}
+
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm) {
   NoGradGuard noGrad;
   std::vector<Tensor> grads;

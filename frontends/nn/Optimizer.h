@@ -129,6 +129,12 @@ private:
 /// parameters Hugging Face's Trainer exempts from weight decay.
 std::set<std::string> bias_and_norm_names(Module &model);
 
+/// Data parallelism (DistributedDataParallel's averaging): each gradient of
+/// `params` becomes its mean over the run's processes, all_reduce(grad) /
+/// world_size(), summed in f32 (or f64) whatever its type. Nothing when the
+/// process runs alone. Every process calls it at the same point of its step.
+void average_gradients(const NamedTensors &params);
+
 /// Scales the gradients of `params` in place so that their global L2 norm is
 /// at most `max_norm` (PyTorch's clip_grad_norm_: coefficient
 /// max_norm / (norm + 1e-6), clamped to 1) → the norm before clipping, a

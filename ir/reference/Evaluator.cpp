@@ -11,6 +11,7 @@
 #include "ir/KilnDialect.h"
 #include "ir/TensorConversion.h"
 #include "ir/reference/Kernels.h"
+#include "support/Collectives.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -227,6 +228,15 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
         for (const HostTensor *x : in)
           results.push_back(*x);
         return absl::StatusOr<Tensors>(std::move(results));
+      })
+      .Case([&](AllReduceOp) -> Result {
+        // Over the world this process joined (support/Collectives.h).
+        HostTensor sum = *in[0];
+        if (absl::Status s =
+                allReduceSumInPlace(sum.data(), sum.numElements(), sum.dtype());
+            !s.ok())
+          return s;
+        return single(std::move(sum));
       })
       .Case([&](FusedAttentionOp a) {
         return asTensors(evalFusedAttention(*in[0], *in[1], *in[2],

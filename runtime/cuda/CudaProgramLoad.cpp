@@ -159,6 +159,13 @@ absl::Status CudaProgram::openDevice() {
   device_ = *std::move(device);
   if (absl::Status s = checkArchitecture(); !s.ok())
     return s;
+  // Data parallelism runs on the cpu (MPI) only so far: a GPU's all-reduce
+  // would go through NCCL, which this runtime does not load yet.
+  if (hasThunkOf(exe_, Thunk::Kind::allReduce))
+    return absl::UnimplementedError(
+        "this program sums values over the processes of a data-parallel run "
+        "(kiln.all_reduce), which the cuda runtime cannot do yet: run it on "
+        "the cpu backend, or as one process");
   const CudaDriver &d = *driver_;
   if (absl::Status s =
           d.check(d.devicePrimaryCtxRetain(&context_, device_.device),

@@ -153,6 +153,8 @@ absl::Status CudaProgram::enqueueThunk(size_t index) {
                                   workspace_.bytes());
   case Thunk::Kind::attention:
     return attention_->enqueue(index, stream_);
+  case Thunk::Kind::allReduce: // refused when the program loaded
+    return absl::UnimplementedError("all_reduce on cuda");
   case Thunk::Kind::copy: {
     CUdeviceptr src = slotPointer(t.copy.src), dst = slotPointer(t.copy.dst);
     // A copy onto itself is a no-op (and overlapping device copies are

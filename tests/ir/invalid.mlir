@@ -1338,3 +1338,12 @@ func.func @gradient_seed_operands(%a: tensor<f32>) -> tensor<f32> {
   %t = kiln.optimization_barrier %a {gradient_seed} : tensor<f32>
   return %t : tensor<f32>
 }
+
+// -----
+
+// A 16-bit sum over processes would round at every process: widen it first.
+func.func @all_reduce_bf16(%a: tensor<4xbf16>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'kiln.all_reduce' op sums f32, f64, i32 or i64 elements, not 'bf16'}}
+  %0 = kiln.all_reduce %a : tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}

@@ -414,6 +414,52 @@ TEST(DataLoader, PadsTheLastBatchWhenNotDropping) {
   EXPECT_EQ(batch->indexInEpoch, 3);
 }
 
+TEST(ShardBatch, SplitsAWholeBatchInRankOrder) {
+  // Data parallelism: every process draws the same batch of size x B rows
+  // and takes B of them, rank r rows [r B, (r + 1) B).
+  LoaderOptions options;
+  options.batchSize = 4;
+  options.shuffle = false;
+  DataLoader loader = makeLoader(options);
+  Batch whole = *loader.next();
+  Batch first = shardBatch(whole, 0, 2), second = shardBatch(whole, 1, 2);
+  EXPECT_EQ(first.shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(firstColumn(first), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(firstColumn(second), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(second.inputIds, (std::vector<int64_t>{20, 21, 30, 31}));
+  EXPECT_EQ(second.labels, second.inputIds);
+  EXPECT_EQ(second.attentionMask, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(second.step, whole.step);
+}
+
+TEST(ShardBatch, SpreadsAPaddedBatchsRowsSoNoProcessHasOnlyPadding) {
+  // Ten blocks in batches of 4: the last has 2 real rows. Split over 2
+  // processes each gets one; over 4, the rows repeat (even batches).
+  LoaderOptions options;
+  options.batchSize = 4;
+  options.shuffle = false;
+  options.dropLast = false;
+  options.padId = 99;
+  DataLoader loader = makeLoader(options);
+  Batch last = loader.batchAt(2);
+  ASSERT_EQ(last.numRows, 2);
+  Batch a = shardBatch(last, 0, 2), b = shardBatch(last, 1, 2);
+  EXPECT_EQ(a.numRows, 1);
+  EXPECT_EQ(a.inputIds, (std::vector<int64_t>{80, 81, 99, 99}));
+  EXPECT_EQ(a.labels,
+            (std::vector<int64_t>{80, 81, kIgnoreIndex, kIgnoreIndex}));
+  EXPECT_EQ(a.attentionMask, (std::vector<int64_t>{1, 1, 0, 0}));
+  EXPECT_EQ(b.inputIds, (std::vector<int64_t>{90, 91, 99, 99}));
+  std::vector<int64_t> rows;
+  for (int rank = 0; rank < 4; ++rank) {
+    Batch shard = shardBatch(last, rank, 4);
+    EXPECT_EQ(shard.numRows, 1);
+    EXPECT_EQ(shard.attentionMask, (std::vector<int64_t>{1, 1}));
+    rows.push_back(firstColumn(shard)[0]);
+  }
+  EXPECT_EQ(rows, (std::vector<int64_t>{8, 9, 8, 9}));
+}
+
 TEST(DataLoader, CountsStepsAndEpochsAndResumes) {
   LoaderOptions options;
   options.batchSize = 4;
