@@ -33,7 +33,8 @@ struct Row {
 GenerationScore scoreGeneration(nn::CausalLM &model,
                                 const data::Tokenizer &tokenizer,
                                 const data::TextDataset &records,
-                                int64_t blockSize, int64_t batchSize) {
+                                int64_t blockSize, int64_t batchSize, int rank,
+                                int processes) {
   std::optional<int32_t> eos = tokenizer.eosId();
   if (!eos)
     throw Error("scoring generated answers needs a tokenizer with an "
@@ -59,6 +60,8 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
   NoGradGuard noGrad;
   GenerationScore score;
   for (size_t first = 0; first < prompts.size(); first += size_t(batchSize)) {
+    if (int64_t(first) / batchSize % processes != rank)
+      continue; // another process's batch
     size_t count = std::min(prompts.size() - first, size_t(batchSize));
     std::vector<Row> rows(count);
     for (size_t r = 0; r < count; ++r) {

@@ -27,11 +27,14 @@ struct GenerationScore {
 /// the reference response, both trimmed and lower-cased. A prompt too long
 /// keeps its end, as training cut it (data::instructionPromptRoom of the
 /// longest reference: every prompt alike, never by its own reference). Throws
-/// kiln::Error if the tokenizer has no end-of-text token.
+/// kiln::Error if the tokenizer has no end-of-text token. In a data-parallel
+/// run each process scores its share of the batches (batch b where b mod
+/// `processes` is `rank`) and the caller sums the scores over processes.
 GenerationScore scoreGeneration(nn::CausalLM &model,
                                 const data::Tokenizer &tokenizer,
                                 const data::TextDataset &records,
-                                int64_t blockSize, int64_t batchSize);
+                                int64_t blockSize, int64_t batchSize,
+                                int rank = 0, int processes = 1);
 
 } // namespace kiln::train
 

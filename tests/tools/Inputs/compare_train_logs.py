@@ -1,8 +1,9 @@
 """Compares the Trainer log dicts two kiln-train runs printed on stdout, for
 runs that should train alike (one process at batch N B against N processes
 at B each): the same number of logs; each loss (printed to 4 digits) within
-`--loss_tolerance`, each grad_norm within `--relative` of the other's, the
-learning rates and epochs equal. Prints "N logs match" or each difference,
+`--loss_tolerance`, each grad_norm, eval_loss and perplexity within
+`--relative` of the other's, the learning rates, epochs, eval_accuracy and
+eval_samples equal. Prints "N logs match" or each difference,
 and exits 1 on any."""
 import argparse
 import ast
@@ -14,7 +15,8 @@ def logs(path):
     with open(path) as f:
         for line in f:
             line = line.strip()
-            if line.startswith("{") and ("'loss'" in line or "'train_loss'" in line):
+            if line.startswith("{") and any(
+                    f"'{key}'" in line for key in ("loss", "train_loss", "eval_loss")):
                 out.append(ast.literal_eval(line))
     return out
 
@@ -34,11 +36,12 @@ def main():
         for key in ("loss", "train_loss"):
             if key in x and abs(x[key] - y.get(key, float("nan"))) > a.loss_tolerance:
                 problems.append(f"log {i}: {key} {x[key]} vs {y.get(key)}")
-        if "grad_norm" in x:
-            g, h = x["grad_norm"], y.get("grad_norm", float("nan"))
-            if not abs(g - h) <= a.relative * abs(g):
-                problems.append(f"log {i}: grad_norm {g} vs {h}")
-        for key in ("learning_rate", "epoch"):
+        for key in ("grad_norm", "eval_loss", "perplexity"):
+            if key in x:
+                g, h = x[key], y.get(key, float("nan"))
+                if not abs(g - h) <= a.relative * abs(g):
+                    problems.append(f"log {i}: {key} {g} vs {h}")
+        for key in ("learning_rate", "epoch", "eval_accuracy", "eval_samples"):
             if x.get(key) != y.get(key):
                 problems.append(f"log {i}: {key} {x.get(key)} vs {y.get(key)}")
     for line in problems:
