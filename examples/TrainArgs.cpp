@@ -4,6 +4,7 @@
 // run_clm.py command line carries over.
 #include "examples/TrainArgs.h"
 #include "examples/ConfigOverrides.h"
+#include "examples/DeepSpeedConfig.h"
 #include "examples/Schedule.h"
 #include "examples/TrainFlags.h"
 
@@ -158,6 +159,12 @@ std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
     std::fprintf(stderr,
                  "kiln-train: note: --optim adamw_hf: kiln's AdamW is "
                  "PyTorch's (epsilon added after the bias correction)\n");
+  if (!f.deepspeed.empty()) {
+    absl::StatusOr<int> stage = readZeroStage(f.deepspeed);
+    if (!stage.ok())
+      return std::string(stage.status().message());
+    a.zeroStage = *stage;
+  }
   a.labelSmoothingFactor = f.labelSmoothingFactor;
   if (!(a.labelSmoothingFactor >= 0 && a.labelSmoothingFactor < 1))
     return absl::StrFormat("--label_smoothing_factor must be in [0, 1), got "

@@ -122,6 +122,9 @@ struct TrainArgs {
   /// (kiln::world_size(), world_rank(): set by kiln-train, not a flag).
   /// The batch size above is per process, as the Trainer's per device.
   int worldSize = 1, worldRank = 0;
+  /// --deepspeed's zero_optimization.stage: 1 shards the optimizer's state
+  /// over the processes (nn::StateSharding::by_parameter).
+  int zeroStage = 0;
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;
   int64_t loggingSteps = 10;

@@ -251,6 +251,14 @@ struct Flags {
                "adamw_torch_xla, adamw_torch_npu_fused; adamw_hf with a "
                "note); other optimizers are not built"),
       cl::init("adamw_torch"), cl::cat(training)};
+  cl::opt<std::string> deepspeed{
+      "deepspeed",
+      cl::desc("a DeepSpeed config (JSON), of which kiln-train reads "
+               "zero_optimization.stage: 0 (every process holds the "
+               "optimizer's state) or 1 (each holds its share; under "
+               "mpirun -np N, about 1/N). Its other entries must be "
+               "\"auto\": the Trainer's flags set them"),
+      cl::value_desc("file"), cl::cat(training)};
   cl::opt<double> labelSmoothingFactor{
       "label_smoothing_factor",
       cl::desc("mix this share of the uniform distribution into each label "

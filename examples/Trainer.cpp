@@ -11,6 +11,7 @@
 #include "support/JsonNesting.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -43,6 +44,8 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
   o.weight_decay = a.weightDecay;
   o.beta1 = a.adamBeta1, o.beta2 = a.adamBeta2, o.eps = a.adamEpsilon;
   o.no_decay = nn::bias_and_norm_names(model);
+  if (a.zeroStage == 1)
+    o.sharding = nn::StateSharding::by_parameter;
   return o;
 }
 
@@ -365,9 +368,18 @@ void Trainer::printBanner() const {
     return;
   const int64_t accumulation = accumulation_;
   const bool parallel = args_.worldSize > 1;
-  int64_t trainable = 0;
-  for (const auto &entry : optimizer_.params())
-    trainable += entry.second.numel();
+  int64_t trainable = 0, owned = 0;
+  for (size_t i = 0; i < optimizer_.params().size(); ++i) {
+    trainable += optimizer_.params()[i].second.numel();
+    owned += optimizer_.owns(i) ? optimizer_.params()[i].second.numel() : 0;
+  }
+  const std::string sharding =
+      optimizer_.sharded()
+          ? absl::StrFormat("; ZeRO stage 1: the optimizer's state split "
+                            "between them, the main process's covering "
+                            "%lld of the %lld weights",
+                            (long long)owned, (long long)trainable)
+          : "";
   std::fprintf(
       stderr,
       "***** Running training *****\n"
@@ -391,7 +403,8 @@ void Trainer::printBanner() const {
       (long long)(args_.trainBatchSize * accumulation * args_.worldSize),
       parallel ? ("  Processes = " + std::to_string(args_.worldSize) +
                   " (data parallel: each takes its share of a batch, the "
-                  "gradients averaged over them)\n")
+                  "gradients averaged over them" +
+                  sharding + ")\n")
                      .c_str()
                : "",
       (long long)accumulation, (long long)totalSteps_, (long long)trainable,
@@ -700,6 +713,10 @@ void Trainer::loadBestModel() {
 }
 
 void Trainer::saveCheckpoint() {
+  // ZeRO stage 1: the main process gathers the optimizer's state from its
+  // owners, so the checkpoint is the one an unsharded run saves (and
+  // resumes at any number of processes).
+  optimizer_.consolidate_state(/*to=*/0);
   // One process writes (the Trainer's should_save: the main one); the
   // others note the same folder and wait until it is there.
   if (args_.worldRank != 0) {

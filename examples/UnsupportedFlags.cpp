@@ -11,9 +11,21 @@ namespace cl = llvm::cl;
 namespace {
 
 // The reasons, one each, so that each row of the table is one line.
-constexpr const char *kOneProcess =
-    "kiln-train runs one process on one device; data-parallel and sharded "
-    "training are not built";
+constexpr const char *kLauncherRank =
+    "kiln-train's processes take their ranks from the MPI launcher "
+    "(mpirun -np N kiln-train ...; docs/DATA-PARALLEL.md), not from "
+    "--local_rank";
+constexpr const char *kNoFsdp =
+    "sharded gradients and parameters (FSDP, ZeRO stages 2 and 3) are not "
+    "built; --deepspeed with zero_optimization.stage 1 shards the "
+    "optimizer's state";
+constexpr const char *kMpiExchange =
+    "kiln's processes sum every parameter's gradient through MPI each step "
+    "(mpirun): there are no unused parameters to find, and no backend or "
+    "timeout to choose";
+constexpr const char *kMainSaves =
+    "the main process saves, and every process resumes from its "
+    "checkpoints: output_dir must be a folder they all see";
 constexpr const char *kNoUpload =
     "kiln-train does not upload; --output_dir holds the model folder "
     "(config.json, model.safetensors, the tokenizer's files) that "
@@ -89,14 +101,13 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
   // clang-format off
   static const std::vector<UnsupportedFlagInfo> table = {
       // Distribution, uploads and downloads.
-      {"local_rank", false, {"-1", "0"}, R::refuse, kOneProcess},
-      {"deepspeed", false, {""}, R::refuse, kOneProcess},
-      {"fsdp", false, {"", "False", "false"}, R::refuse, kOneProcess},
-      {"fsdp_config", false, {""}, R::refuse, kOneProcess},
-      {"ddp_find_unused_parameters", true, {"false"}, R::note, kOneProcess},
-      {"ddp_backend", false, {}, R::note, kOneProcess},
-      {"ddp_timeout", false, {}, R::note, kOneProcess},
-      {"save_on_each_node", true, {"false"}, R::note, kOneProcess},
+      {"local_rank", false, {"-1", "0"}, R::refuse, kLauncherRank},
+      {"fsdp", false, {"", "False", "false"}, R::refuse, kNoFsdp},
+      {"fsdp_config", false, {""}, R::refuse, kNoFsdp},
+      {"ddp_find_unused_parameters", true, {"false"}, R::note, kMpiExchange},
+      {"ddp_backend", false, {}, R::note, kMpiExchange},
+      {"ddp_timeout", false, {}, R::note, kMpiExchange},
+      {"save_on_each_node", true, {"false"}, R::note, kMainSaves},
       {"push_to_hub", true, {"false"}, R::refuse, kNoUpload},
       {"hub_model_id", false, {""}, R::refuse, kNoUpload},
       {"hub_token", false, {""}, R::refuse, kNoUpload},

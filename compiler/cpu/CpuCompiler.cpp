@@ -90,9 +90,12 @@ private:
   /// qualifies, else one tied to no other output.
   int32_t findDonor(Operation *def, Value v, unsigned output,
                     const std::set<int32_t> &used);
-  /// A donated input nothing reads (a buffer handed back for reuse), tied
-  /// to `output` or to no other.
-  int32_t findUnusedDonor(Value v, unsigned output,
+  /// A donated input nothing reads (a buffer handed back for reuse), or,
+  /// for a sum over the processes `def` (which copies its operand into its
+  /// result, then sums there), one only earlier thunks read: a ZeRO
+  /// parameter's broadcast value lands where the parameter was. Tied to
+  /// `output` or to no other.
+  int32_t findUnusedDonor(Operation *def, Value v, unsigned output,
                           const std::set<int32_t> &used);
   /// The output argument `arg` is tied to by kiln.output_alias, or -1.
   int64_t aliasedOutput(unsigned arg);
@@ -591,8 +594,13 @@ int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
   return -1;
 }
 
-int32_t FunctionLowering::findUnusedDonor(Value v, unsigned output,
+int32_t FunctionLowering::findUnusedDonor(Operation *def, Value v,
+                                          unsigned output,
                                           const std::set<int32_t> &used) {
+  auto overwritable = [&](BlockArgument arg) {
+    return arg.use_empty() ||
+           (isa<AllReduceOp>(def) && onlyEarlierReaders(arg, def, gemmViews_));
+  };
   for (bool tiedOnly : {true, false})
     for (BlockArgument arg : function_.getArguments()) {
       int32_t i = arg.getArgNumber();
@@ -600,7 +608,7 @@ int32_t FunctionLowering::findUnusedDonor(Value v, unsigned output,
       if (tiedOnly ? tiedTo != int64_t(output)
                    : tiedTo >= 0 && tiedTo != int64_t(output))
         continue;
-      if (arg.use_empty() && arg.getType() == v.getType() &&
+      if (arg.getType() == v.getType() && overwritable(arg) &&
           exe_.signature.inputs[i].donated && !used.count(i))
         return i;
     }
@@ -621,7 +629,7 @@ void FunctionLowering::planOutputs(func::ReturnOp ret) {
       s.input = o;
       donor = findDonor(def, v, o, donors);
       if (donor < 0)
-        donor = findUnusedDonor(v, o, donors);
+        donor = findUnusedDonor(def, v, o, donors);
       if (donor >= 0)
         donors.insert(donor);
     }

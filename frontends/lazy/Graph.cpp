@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 
@@ -14,9 +15,22 @@ Graph buildGraph(
     const std::vector<NodePtr> &outputs,
     const std::unordered_map<const Node *, const Node *> &donatable) {
   // Post-order from the outputs in order: the input order follows the
-  // program's structure, not addresses or creation ids.
+  // program's structure, not addresses or creation ids. Sums over the
+  // processes come in the order the program asked for them (creation
+  // order, each after those it depends on): processes whose graphs differ
+  // elsewhere must still make the same exchanges in the same order.
   Graph graph;
   graph.nodes = postOrder(outputs);
+  std::vector<NodePtr> roots;
+  for (const NodePtr &node : graph.nodes)
+    if (node->op == Op::AllReduce)
+      roots.push_back(node);
+  if (!roots.empty()) {
+    std::sort(roots.begin(), roots.end(),
+              [](const NodePtr &a, const NodePtr &b) { return a->id < b->id; });
+    roots.insert(roots.end(), outputs.begin(), outputs.end());
+    graph.nodes = postOrder(roots);
+  }
   for (const NodePtr &node : graph.nodes)
     if (node->isData()) {
       graph.inputs.push_back(node);

@@ -78,6 +78,8 @@ private:
   OpOrigins *origins;
   llvm::DenseMap<const Node *, mlir::Value> values;
   llvm::DenseMap<uint32_t, mlir::Location> siteLocations;
+  /// The last kiln.all_reduce built, which the next one is tied to.
+  mlir::Value lastAllReduce;
 };
 
 mlir::Location GraphLowering::frameLocation(const sites::Frame &frame) {
@@ -309,8 +311,20 @@ mlir::Value GraphLowering::lowerNode(const Node &node) {
   case Op::LinearCrossEntropy:
   case Op::LinearCrossEntropyGrad:
     return lowerLinearCrossEntropy(node);
-  case Op::AllReduce:
-    return AllReduceOp::create(builder, loc, x());
+  case Op::AllReduce: {
+    // Each sum is tied to the one before it (buildGraph puts them in the
+    // program's order): no pass can then reorder them, and every process
+    // makes its exchanges in the same order even where their graphs
+    // differ (ZeRO's owners update parameters the others do not).
+    mlir::Value summed = x();
+    if (lastAllReduce)
+      summed = OptimizationBarrierOp::create(
+                   builder, loc, mlir::ValueRange{summed, lastAllReduce},
+                   /*gradient_seed=*/false)
+                   .getResult(0);
+    lastAllReduce = AllReduceOp::create(builder, loc, summed);
+    return lastAllReduce;
+  }
   case Op::GradientSeed: {
     auto barrier = OptimizationBarrierOp::create(
         builder, loc, mlir::ValueRange{x(), y()}, /*gradient_seed=*/true);

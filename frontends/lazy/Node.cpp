@@ -85,7 +85,10 @@ bool hasFields(const Node &n, Op op, DType dtype, const Shape &shape,
 }
 
 /// The one constructor of non-data nodes: returns the existing node when an
-/// equal one (same op, type, attributes and operand nodes) is alive.
+/// equal one (same op, type, attributes and operand nodes) is alive. A sum
+/// over the processes is never shared: each call is one exchange, and
+/// processes whose graphs differ (one sums a tensor twice where another
+/// sums two equal ones) must still make the same exchanges.
 NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
                std::vector<int64_t> ints = {}, double scalar = 0) {
   size_t key = absl::HashOf(static_cast<int>(op), static_cast<int>(dtype),
@@ -94,7 +97,7 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
     key = absl::HashOf(key, src->id);
 
   InternTable &table = internTable();
-  auto it = table.map.find(key);
+  auto it = op == Op::AllReduce ? table.map.end() : table.map.find(key);
   if (it != table.map.end())
     if (NodePtr existing = it->second.lock();
         existing && hasFields(*existing, op, dtype, shape, srcs, ints, scalar))

@@ -219,6 +219,26 @@ Tensor all_reduce(const Tensor &x) {
   return opResult(unary(Op::AllReduce, nodeOf(x)), {&x});
 }
 
+Tensor broadcast(const Tensor &x, int root) {
+  const int processes = world_size();
+  if (root < 0 || root >= processes)
+    throw Error("broadcast: root " + std::to_string(root) +
+                " is not a process of the " + std::to_string(processes) +
+                " of this run");
+  if (processes == 1)
+    return x;
+  const DType dtype = checked(x, "broadcast").dtype();
+  if (!isAllReduceType(dtype) && dtype != DType::bf16 && dtype != DType::f16)
+    throw Error("broadcast: sends float, i32 or i64 tensors, got " +
+                typeName(x));
+  // x + 0 + ... + 0 is x exactly, and so is a 16-bit float's round trip
+  // through f32.
+  const DType wire = isAllReduceType(dtype) ? dtype : DType::f32;
+  Tensor sent =
+      world_rank() == root ? x.to(wire) : Tensor::full(x.shape(), 0, wire);
+  return all_reduce(sent).to(dtype);
+}
+
 void barrier() {
   if (Communicator *world = joinedWorld())
     if (absl::Status s = world->barrier(); !s.ok())

@@ -286,6 +286,13 @@ int world_rank();
 /// step's graph. f32, f64, i32 or i64; its gradient is the sum of the
 /// processes' gradients.
 Tensor all_reduce(const Tensor &x);
+/// Process `root`'s x on every process, as torch.distributed.broadcast(x,
+/// src=root); the others' x gives only the shape and dtype. Recorded as an
+/// all_reduce to which the other processes add zeros (XLA decomposes
+/// all-gathers the same way): exact, at twice a broadcast's traffic. Any
+/// float or 32/64-bit integer dtype (16-bit floats travel as f32). x itself
+/// when the process runs alone.
+Tensor broadcast(const Tensor &x, int root);
 /// Waits until every process has called it (torch.distributed.barrier):
 /// between steps, e.g. so that no process reads a folder before the one
 /// writing it is done. Pending work is not run. Nothing alone.

@@ -5,6 +5,7 @@
 
 #include "frontends/nn/Layers.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::nn {
@@ -15,7 +16,7 @@ Tensor constant(double value) { return Tensor::full({}, value, DType::f64); }
 
 } // namespace
 
-Optimizer::Optimizer(NamedTensors params, double lr)
+Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
     : params_(std::move(params)), state_(params_.size()), lr_(lr) {
   if (lr < 0)
     throw Error("optimizer: learning rate must be >= 0, got " +
@@ -23,6 +24,28 @@ Optimizer::Optimizer(NamedTensors params, double lr)
   for (const auto &[name, p] : params_)
     if (!isFloat(p.dtype()))
       throw Error("optimizer: parameter '" + name + "' is not a float tensor");
+  const int processes =
+      sharding == StateSharding::by_parameter ? world_size() : 1;
+  if (processes == 1)
+    return;
+  // ZeroRedundancyOptimizer's partition: the largest parameters first,
+  // each to the process owning the fewest elements so far (the lowest rank
+  // on a tie). Every process computes the same from the same parameters.
+  rank_ = world_rank();
+  std::vector<size_t> order(params_.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return params_[a].second.numel() > params_[b].second.numel();
+  });
+  std::vector<int64_t> owned(processes, 0);
+  owner_.assign(params_.size(), 0);
+  for (size_t i : order) {
+    int least =
+        int(std::min_element(owned.begin(), owned.end()) - owned.begin());
+    owner_[i] = least;
+    owned[least] += params_[i].second.numel();
+  }
 }
 
 Optimizer::~Optimizer() = default;
@@ -30,7 +53,10 @@ Optimizer::~Optimizer() = default;
 void Optimizer::add_state(const std::string &stateName) {
   // Zeros as device data (not lazy constants): the first step's graph then
   // equals every later step's, so it compiles once.
+  stateNames_.push_back(stateName);
   for (size_t i = 0; i < params_.size(); ++i) {
+    if (!owns(i))
+      continue;
     const Tensor &p = params_[i].second;
     state_[i].emplace_back(stateName,
                            Tensor::from_host(HostTensor(p.dtype(), p.shape())));
@@ -54,24 +80,36 @@ void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
   Tensor stepNumber = Tensor::scalar(static_cast<double>(steps_), DType::f64);
   if (skipped_before.defined())
     stepNumber = stepNumber - skipped_before.to(DType::f64);
+  consolidated_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor grad = params_[i].second.grad();
-    if (!grad.defined())
+    Tensor &p = params_[i].second;
+    if (!p.grad().defined())
       continue;
-    if (!skip.defined()) {
-      update(i, grad.detach(), lr, stepNumber);
-      continue;
-    }
-    // The values before the update (handles to them: assign_ moves the
-    // tensors on, not these), then each updated value or its old one.
-    std::vector<std::pair<Tensor, Tensor>> updated;
-    updated.emplace_back(params_[i].second, params_[i].second.detach());
-    for (auto &entry : state_[i])
-      updated.emplace_back(entry.second, entry.second.detach());
-    update(i, grad.detach(), lr, stepNumber);
-    for (auto &[tensor, before] : updated)
-      tensor.assign_(where(skip, before, tensor.detach()));
+    if (owns(i))
+      updateOwned(i, skip, lr, stepNumber);
+    // Every process makes the same broadcasts in the same order (each
+    // parameter with a gradient, in parameter order), whoever owns them.
+    if (sharded())
+      p.assign_(broadcast(p.detach(), owner_[i]));
   }
+}
+
+void Optimizer::updateOwned(size_t i, const Tensor &skip, const Tensor &lr,
+                            const Tensor &step) {
+  Tensor grad = params_[i].second.grad().detach();
+  if (!skip.defined()) {
+    update(i, grad, lr, step);
+    return;
+  }
+  // The values before the update (handles to them: assign_ moves the
+  // tensors on, not these), then each updated value or its old one.
+  std::vector<std::pair<Tensor, Tensor>> updated;
+  updated.emplace_back(params_[i].second, params_[i].second.detach());
+  for (auto &entry : state_[i])
+    updated.emplace_back(entry.second, entry.second.detach());
+  update(i, grad, lr, step);
+  for (auto &[tensor, before] : updated)
+    tensor.assign_(where(skip, before, tensor.detach()));
 }
 
 void Optimizer::zero_grad() {
@@ -79,7 +117,7 @@ void Optimizer::zero_grad() {
     entry.second.zero_grad();
 }
 
-NamedTensors Optimizer::state() const {
+NamedTensors Optimizer::heldState() const {
   NamedTensors out;
   for (size_t i = 0; i < params_.size(); ++i)
     for (const auto &[stateName, tensor] : state_[i])
@@ -87,9 +125,41 @@ NamedTensors Optimizer::state() const {
   return out;
 }
 
+NamedTensors Optimizer::state() const {
+  if (!sharded())
+    return heldState();
+  if (consolidated_.empty() && !stateNames_.empty())
+    throw Error("optimizer: its state is sharded over the processes (ZeRO "
+                "stage 1); every process calls consolidate_state() first");
+  return consolidated_;
+}
+
+void Optimizer::consolidate_state(int to) {
+  if (!sharded())
+    return;
+  NoGradGuard noGrad;
+  NamedTensors gathered;
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const std::string &stateName : stateNames_) {
+      // The others' operand gives the shape alone: the parameter's.
+      const Tensor &sent = owns(i) ? state_of(i, stateName) : params_[i].second;
+      gathered.emplace_back(params_[i].first + "." + stateName,
+                            broadcast(sent, owner_[i]));
+    }
+  kiln::step(); // every process's exchanges run now, kept or not
+  if (rank_ == to)
+    consolidated_ = std::move(gathered);
+}
+
 void Optimizer::check_state(
     const std::map<std::string, HostTensor> &state) const {
-  NamedTensors expected = this->state();
+  // Every parameter's state, held here or not: each state tensor has its
+  // parameter's shape and dtype.
+  NamedTensors expected;
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (const std::string &stateName : stateNames_)
+      expected.emplace_back(params_[i].first + "." + stateName,
+                            params_[i].second);
   for (const auto &[name, tensor] : expected) {
     auto it = state.find(name);
     if (it == state.end())
@@ -113,7 +183,7 @@ void Optimizer::load_state(const std::map<std::string, HostTensor> &state,
                            int64_t stepCount) {
   check_state(state);
   NoGradGuard noGrad;
-  for (auto &[name, tensor] : this->state()) {
+  for (auto &[name, tensor] : heldState()) {
     const HostTensor &host = state.at(name);
     HostTensor value(tensor.dtype(), host.shape());
     for (int64_t j = 0; j < value.numElements(); ++j)
@@ -126,7 +196,8 @@ void Optimizer::load_state(const std::map<std::string, HostTensor> &state,
 //===--- SGD --------------------------------------------------------------===//
 
 SGD::SGD(NamedTensors params, const Options &options)
-    : Optimizer(std::move(params), options.lr), options_(options) {
+    : Optimizer(std::move(params), options.lr, options.sharding),
+      options_(options) {
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
     throw Error("SGD: nesterov needs momentum > 0 and dampening 0");
   if (options.momentum != 0)
@@ -161,7 +232,8 @@ void SGD::update(size_t i, const Tensor &grad, const Tensor &lr,
 //===--- AdamW ------------------------------------------------------------===//
 
 AdamW::AdamW(NamedTensors params, const Options &options)
-    : Optimizer(std::move(params), options.lr), options_(options) {
+    : Optimizer(std::move(params), options.lr, options.sharding),
+      options_(options) {
   if (options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 ||
       options.beta2 >= 1)
     throw Error("AdamW: betas must be in [0, 1)");

@@ -19,11 +19,25 @@
 
 namespace kiln::nn {
 
+/// Where a data-parallel run keeps the optimizer's state.
+enum class StateSharding {
+  /// Every process holds all of it and updates every parameter (DDP).
+  replicated,
+  /// ZeRO stage 1, as PyTorch's ZeroRedundancyOptimizer: each parameter has
+  /// one owning process (the largest parameters first, each to the process
+  /// owning the fewest elements so far), which alone keeps its state and
+  /// computes its update, then broadcasts the new value to the others. Each
+  /// process holds about 1/N of the state, for a second exchange of the
+  /// parameters per step. Alone, a process owns everything.
+  by_parameter,
+};
+
 /// The base of the optimizers: named parameters, a learning rate, a step
 /// count and named state tensors.
 class Optimizer {
 public:
-  Optimizer(NamedTensors params, double lr);
+  Optimizer(NamedTensors params, double lr,
+            StateSharding sharding = StateSharding::replicated);
   virtual ~Optimizer();
   Optimizer(const Optimizer &) = delete;
   Optimizer &operator=(const Optimizer &) = delete;
@@ -50,11 +64,24 @@ public:
   /// "SGD" / "AdamW".
   virtual std::string name() const = 0;
   /// The state tensors, "<param name>.<state name>" → tensor, in parameter
-  /// order (checkpoints save these).
+  /// order (checkpoints save these). Sharded state: what consolidate_state
+  /// gathered on this process since the last step; kiln::Error otherwise.
   NamedTensors state() const;
-  /// Restores state tensors (host values, same names and shapes as state())
-  /// and the step count; throws kiln::Error naming a missing or mismatched
-  /// entry.
+  /// Whether the state is sharded over the processes (by_parameter, with
+  /// more than one process).
+  bool sharded() const { return !owner_.empty(); }
+  /// Whether parameter i's state and update are this process's.
+  bool owns(size_t i) const { return owner_.empty() || owner_[i] == rank_; }
+  /// Sharded state: every process calls it at the same point of its run;
+  /// the state of every parameter is sent by its owner, and process `to`
+  /// keeps it, for state() until the next step (PyTorch's
+  /// consolidate_state_dict). It runs now; process `to` holds the whole
+  /// state until the next step. Nothing when the state is not sharded.
+  void consolidate_state(int to = 0);
+  /// Restores state tensors (host values, same names and shapes as state()
+  /// gives unsharded; a sharded optimizer takes the entries of the
+  /// parameters it owns) and the step count; throws kiln::Error naming a
+  /// missing or mismatched entry.
   void load_state(const std::map<std::string, HostTensor> &state,
                   int64_t step_count);
   /// The checks of load_state without loading: throws kiln::Error naming a
@@ -63,7 +90,8 @@ public:
   const NamedTensors &params() const { return params_; }
 
 protected:
-  /// Creates a zero state tensor `stateName` for each parameter.
+  /// Creates a zero state tensor `stateName` for each parameter this
+  /// process owns.
   void add_state(const std::string &stateName);
   /// Parameter i's state tensor `stateName`.
   Tensor &state_of(size_t i, const std::string &stateName);
@@ -73,9 +101,24 @@ protected:
                       const Tensor &step) = 0;
 
 private:
+  /// Parameter i's update recorded (kept only where `skip` is false, when
+  /// it is defined).
+  void updateOwned(size_t i, const Tensor &skip, const Tensor &lr,
+                   const Tensor &step);
+  /// The state this process holds, named as state().
+  NamedTensors heldState() const;
+
   NamedTensors params_;
-  /// Per parameter: state name → tensor, in creation order.
+  /// Per parameter: state name → tensor, in creation order (none for a
+  /// parameter another process owns).
   std::vector<NamedTensors> state_;
+  /// The names add_state was given, in order.
+  std::vector<std::string> stateNames_;
+  /// Sharded: each parameter's owning process; empty when replicated.
+  std::vector<int> owner_;
+  int rank_ = 0;
+  /// consolidate_state's gathering, cleared by the next step.
+  NamedTensors consolidated_;
   double lr_;
   int64_t steps_ = 0;
 };
@@ -92,6 +135,7 @@ public:
     bool nesterov = false;
     /// Parameters (by name) that get no weight decay.
     std::set<std::string> no_decay;
+    StateSharding sharding = StateSharding::replicated;
   };
   SGD(NamedTensors params, const Options &options);
   std::string name() const override { return "SGD"; }
@@ -115,6 +159,7 @@ public:
     /// Parameters (by name) that get no weight decay, e.g.
     /// bias_and_norm_names(model) as Hugging Face's Trainer does.
     std::set<std::string> no_decay;
+    StateSharding sharding = StateSharding::replicated;
   };
   AdamW(NamedTensors params, const Options &options);
   std::string name() const override { return "AdamW"; }

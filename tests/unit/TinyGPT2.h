@@ -31,9 +31,11 @@ inline nn::GPT2Config tinyGPT2Config() {
 /// sequences of 32 ids, AdamW (lr 3e-3, weight decay 0.01), gradients
 /// clipped at 1.0, 10 warmup steps then cosine decay over `totalSteps`.
 struct TinyGPT2Training {
-  explicit TinyGPT2Training(int64_t totalSteps = 100)
+  explicit TinyGPT2Training(
+      int64_t totalSteps = 100,
+      nn::StateSharding sharding = nn::StateSharding::replicated)
       : model(tinyGPT2Config()), input(batch(model.config())),
-        opt(model.named_parameters(), adamW()),
+        opt(model.named_parameters(), adamW(sharding)),
         sched(opt, nn::cosine_schedule_with_warmup(10, totalSteps)) {
     model.train();
   }
@@ -61,10 +63,11 @@ private:
       id = static_cast<double>(rng() % c.vocab_size);
     return Tensor::from_vector(ids, {4, 32}, DType::i64);
   }
-  static nn::AdamW::Options adamW() {
+  static nn::AdamW::Options adamW(nn::StateSharding sharding) {
     nn::AdamW::Options o;
     o.lr = 3e-3;
     o.weight_decay = 0.01;
+    o.sharding = sharding;
     return o;
   }
 };

@@ -1,0 +1,84 @@
+// Reads a DeepSpeed config's ZeRO stage; see DeepSpeedConfig.h.
+#include "examples/DeepSpeedConfig.h"
+
+#include "support/JsonNesting.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <optional>
+
+namespace kiln::train {
+namespace {
+
+/// The first entry under `value` (named `where`) that is not "auto", or
+/// nothing: objects are looked into, "auto" strings pass.
+std::optional<std::string> firstSetting(const llvm::json::Value &value,
+                                        const std::string &where) {
+  if (const llvm::json::Object *object = value.getAsObject()) {
+    for (const auto &[key, member] : *object)
+      if (auto found = firstSetting(member, where + "." + key.str()))
+        return found;
+    return std::nullopt;
+  }
+  if (std::optional<llvm::StringRef> text = value.getAsString();
+      text && *text == "auto")
+    return std::nullopt;
+  std::string shown;
+  llvm::raw_string_ostream(shown) << value;
+  return where.substr(1) + " = " + shown;
+}
+
+} // namespace
+
+absl::StatusOr<int> readZeroStage(const std::string &path) {
+  auto fail = [&](const std::string &message) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--deepspeed ", path, ": ", message));
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return fail("cannot read it: " + file.getError().message());
+  const llvm::StringRef text = (*file)->getBuffer();
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return fail("not JSON: " + *deep);
+  llvm::Expected<llvm::json::Value> config = llvm::json::parse(text);
+  if (!config)
+    return fail("not JSON: " + llvm::toString(config.takeError()));
+  llvm::json::Object *top = config->getAsObject();
+  if (!top)
+    return fail("a DeepSpeed config is a JSON object");
+
+  int stage = 0;
+  if (llvm::json::Value *zero = top->get("zero_optimization")) {
+    llvm::json::Object *settings = zero->getAsObject();
+    if (!settings)
+      return fail("zero_optimization must be an object");
+    if (llvm::json::Value *given = settings->get("stage")) {
+      std::optional<int64_t> number = given->getAsInteger();
+      if (!number || *number < 0 || *number > 3)
+        return fail("zero_optimization.stage must be 0, 1, 2 or 3");
+      if (*number > 1)
+        return fail(absl::StrCat(
+            "ZeRO stage ", *number, " (sharded gradients",
+            *number == 3 ? " and parameters" : "",
+            ") is not built; stage 1 shards the optimizer's state, stage 0 "
+            "shards nothing"));
+      stage = int(*number);
+      settings->erase("stage");
+    }
+  }
+  if (std::optional<std::string> setting =
+          firstSetting(llvm::json::Value(std::move(*top)), "")) {
+    return fail("kiln-train reads zero_optimization.stage alone; \"" +
+                *setting +
+                "\" is the Trainer flags' to set (make it \"auto\", as the "
+                "Trainer's example configs do, and pass the flag)");
+  }
+  return stage;
+}
+
+} // namespace kiln::train
