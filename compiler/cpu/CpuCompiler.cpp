@@ -95,8 +95,8 @@ private:
   /// result, then sums there), one only earlier thunks read: a ZeRO
   /// parameter's broadcast value lands where the parameter was. Tied to
   /// `output` or to no other.
-  int32_t findUnusedDonor(Operation *def, Value v, unsigned output,
-                          const std::set<int32_t> &used);
+  int32_t findOverwritableDonor(Operation *def, Value v, unsigned output,
+                                const std::set<int32_t> &used);
   /// The output argument `arg` is tied to by kiln.output_alias, or -1.
   int64_t aliasedOutput(unsigned arg);
   absl::Status lowerOp(Operation *op);
@@ -594,9 +594,9 @@ int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
   return -1;
 }
 
-int32_t FunctionLowering::findUnusedDonor(Operation *def, Value v,
-                                          unsigned output,
-                                          const std::set<int32_t> &used) {
+int32_t FunctionLowering::findOverwritableDonor(Operation *def, Value v,
+                                                unsigned output,
+                                                const std::set<int32_t> &used) {
   auto overwritable = [&](BlockArgument arg) {
     return arg.use_empty() ||
            (isa<AllReduceOp>(def) && onlyEarlierReaders(arg, def, gemmViews_));
@@ -629,7 +629,7 @@ void FunctionLowering::planOutputs(func::ReturnOp ret) {
       s.input = o;
       donor = findDonor(def, v, o, donors);
       if (donor < 0)
-        donor = findUnusedDonor(def, v, o, donors);
+        donor = findOverwritableDonor(def, v, o, donors);
       if (donor >= 0)
         donors.insert(donor);
     }

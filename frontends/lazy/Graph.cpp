@@ -25,9 +25,11 @@ Graph buildGraph(
   for (const NodePtr &node : graph.nodes)
     if (node->op == Op::AllReduce)
       roots.push_back(node);
-  if (!roots.empty()) {
-    std::sort(roots.begin(), roots.end(),
-              [](const NodePtr &a, const NodePtr &b) { return a->id < b->id; });
+  auto byId = [](const NodePtr &a, const NodePtr &b) { return a->id < b->id; };
+  // Walked again only when the first walk met them out of order: the step
+  // builds its graph every time, and a data-parallel step is often in order.
+  if (!std::is_sorted(roots.begin(), roots.end(), byId)) {
+    std::sort(roots.begin(), roots.end(), byId);
     roots.insert(roots.end(), outputs.begin(), outputs.end());
     graph.nodes = postOrder(roots);
   }
