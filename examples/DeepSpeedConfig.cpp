@@ -1,10 +1,12 @@
-// Reads a DeepSpeed config's ZeRO stage; see DeepSpeedConfig.h.
+// Reads a DeepSpeed config's ZeRO stage, and the Trainer's --fsdp options
+// as one; see DeepSpeedConfig.h.
 #include "examples/DeepSpeedConfig.h"
 
 #include "support/JsonNesting.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -61,12 +63,10 @@ absl::StatusOr<int> readZeroStage(const std::string &path) {
       std::optional<int64_t> number = given->getAsInteger();
       if (!number || *number < 0 || *number > 3)
         return fail("zero_optimization.stage must be 0, 1, 2 or 3");
-      if (*number > 1)
-        return fail(absl::StrCat(
-            "ZeRO stage ", *number, " (sharded gradients",
-            *number == 3 ? " and parameters" : "",
-            ") is not built; stage 1 shards the optimizer's state, stage 0 "
-            "shards nothing"));
+      if (*number == 3)
+        return fail("ZeRO stage 3 (sharded parameters) is not built; stage "
+                    "2 shards the optimizer's state and the gradients, "
+                    "stage 1 the state alone, stage 0 nothing");
       stage = int(*number);
       settings->erase("stage");
     }
@@ -78,6 +78,48 @@ absl::StatusOr<int> readZeroStage(const std::string &path) {
                 "\" is the Trainer flags' to set (make it \"auto\", as the "
                 "Trainer's example configs do, and pass the flag)");
   }
+  return stage;
+}
+
+absl::StatusOr<std::optional<int>>
+fsdpZeroStage(const std::string &options, std::vector<std::string> &notes) {
+  if (options.empty() || options == "False" || options == "false")
+    return std::nullopt;
+  auto fail = [&](const std::string &message) {
+    return absl::InvalidArgumentError("--fsdp " + options + ": " + message);
+  };
+  std::optional<int> stage;
+  std::string strategy;
+  for (absl::string_view option :
+       absl::StrSplit(options, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    std::optional<int> asked;
+    if (option == "shard_grad_op")
+      asked = 2;
+    else if (option == "no_shard")
+      asked = 0;
+    else if (option == "auto_wrap")
+      notes.push_back("--fsdp auto_wrap: kiln shards whole parameters, "
+                      "so there are no modules to wrap");
+    else if (option == "full_shard" || option == "True" || option == "true" ||
+             option == "hybrid_shard" || option == "hybrid_shard_zero2")
+      return fail(absl::StrCat(
+          option, " is not built (sharded parameters, ZeRO stage 3, or "
+                  "groups of processes); shard_grad_op shards the "
+                  "optimizer's state and the gradients"));
+    else if (option == "offload")
+      return fail("offload is not built: the optimizer's state stays in "
+                  "the device's memory");
+    else
+      return fail(absl::StrCat("unknown option '", option,
+                               "' (shard_grad_op, no_shard, auto_wrap)"));
+    if (asked && stage && *stage != *asked)
+      return fail(absl::StrCat("one sharding strategy at a time (", strategy,
+                               " and ", option, ")"));
+    if (asked)
+      stage = asked, strategy = std::string(option);
+  }
+  if (!stage)
+    return fail("no sharding strategy (shard_grad_op or no_shard)");
   return stage;
 }
 

@@ -165,6 +165,15 @@ std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
       return std::string(stage.status().message());
     a.zeroStage = *stage;
   }
+  // Notes are printed below, with those of the flags kiln does not act on.
+  std::vector<std::string> notes;
+  absl::StatusOr<std::optional<int>> fsdp = fsdpZeroStage(f.fsdp, notes);
+  if (!fsdp.ok())
+    return std::string(fsdp.status().message());
+  if (*fsdp && !f.deepspeed.empty())
+    return "--fsdp and --deepspeed: the Trainer takes one of them";
+  if (*fsdp)
+    a.zeroStage = **fsdp;
   a.labelSmoothingFactor = f.labelSmoothingFactor;
   if (!(a.labelSmoothingFactor >= 0 && a.labelSmoothingFactor < 1))
     return absl::StrFormat("--label_smoothing_factor must be in [0, 1), got "
@@ -199,7 +208,6 @@ std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
   }
   if (std::string problem = copyBestModelFlags(f, a); !problem.empty())
     return problem;
-  std::vector<std::string> notes;
   if (std::string problem = f.notActedOn.check(notes); !problem.empty())
     return problem;
   for (const std::string &note : notes)

@@ -123,7 +123,8 @@ struct TrainArgs {
   /// The batch size above is per process, as the Trainer's per device.
   int worldSize = 1, worldRank = 0;
   /// --deepspeed's zero_optimization.stage: 1 shards the optimizer's state
-  /// over the processes (nn::StateSharding::by_parameter).
+  /// over the processes (nn::StateSharding::by_parameter), 2 its averaged
+  /// gradients too (by_parameter_with_gradients).
   int zeroStage = 0;
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;

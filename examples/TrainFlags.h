@@ -255,10 +255,19 @@ struct Flags {
       "deepspeed",
       cl::desc("a DeepSpeed config (JSON), of which kiln-train reads "
                "zero_optimization.stage: 0 (every process holds the "
-               "optimizer's state) or 1 (each holds its share; under "
-               "mpirun -np N, about 1/N). Its other entries must be "
+               "optimizer's state), 1 (each holds its share; under "
+               "mpirun -np N, about 1/N) or 2 (the averaged gradients "
+               "too). Its other entries must be "
                "\"auto\": the Trainer's flags set them"),
       cl::value_desc("file"), cl::cat(training)};
+  cl::opt<std::string> fsdp{
+      "fsdp",
+      cl::desc("the Trainer's FSDP options: \"shard_grad_op\" shards the "
+               "optimizer's state and the averaged gradients over mpirun's "
+               "processes (as --deepspeed's ZeRO stage 2), \"no_shard\" "
+               "nothing; \"auto_wrap\" is taken with a note. full_shard, "
+               "hybrid_shard and offload are not built"),
+      cl::value_desc("options"), cl::cat(training)};
   cl::opt<double> labelSmoothingFactor{
       "label_smoothing_factor",
       cl::desc("mix this share of the uniform distribution into each label "

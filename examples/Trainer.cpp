@@ -44,6 +44,8 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
   o.no_decay = nn::bias_and_norm_names(model);
   if (a.zeroStage == 1)
     o.sharding = nn::StateSharding::by_parameter;
+  if (a.zeroStage == 2)
+    o.sharding = nn::StateSharding::by_parameter_with_gradients;
   return o;
 }
 
@@ -346,9 +348,12 @@ void Trainer::printBanner() const {
   }
   const std::string sharding =
       optimizer_.sharded()
-          ? absl::StrFormat("; ZeRO stage 1: the optimizer's state split "
+          ? absl::StrFormat("; ZeRO stage %d: the optimizer's state%s split "
                             "between them, the main process's covering "
                             "%lld of the %lld weights",
+                            optimizer_.shards_gradients() ? 2 : 1,
+                            optimizer_.shards_gradients() ? " and gradients"
+                                                          : "",
                             (long long)owned, (long long)trainable)
           : "";
   std::fprintf(

@@ -183,8 +183,8 @@ void Trainer::loadBestModel() {
 }
 
 void Trainer::saveCheckpoint() {
-  // ZeRO stage 1: the main process gathers the optimizer's state from its
-  // owners, so the checkpoint is the one an unsharded run saves (and
+  // ZeRO stages 1 and 2: the main process gathers the optimizer's state from
+  // its owners, so the checkpoint is the one an unsharded run saves (and
   // resumes at any number of processes).
   optimizer_.consolidate_state(/*to=*/0);
   // One process writes (the Trainer's should_save: the main one); the

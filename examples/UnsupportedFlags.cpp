@@ -15,10 +15,10 @@ constexpr const char *kLauncherRank =
     "kiln-train's processes take their ranks from the MPI launcher "
     "(mpirun -np N kiln-train ...; docs/DATA-PARALLEL.md), not from "
     "--local_rank";
-constexpr const char *kNoFsdp =
-    "sharded gradients and parameters (FSDP, ZeRO stages 2 and 3) are not "
-    "built; --deepspeed with zero_optimization.stage 1 shards the "
-    "optimizer's state";
+constexpr const char *kNoFsdpConfig =
+    "kiln-train reads --fsdp's options alone (shard_grad_op: the "
+    "optimizer's state and the gradients sharded; sharded parameters are "
+    "not built), and nothing of an FSDP config";
 constexpr const char *kMpiExchange =
     "kiln's processes sum every parameter's gradient through MPI each step "
     "(mpirun): there are no unused parameters to find, and no backend or "
@@ -102,8 +102,7 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
   static const std::vector<UnsupportedFlagInfo> table = {
       // Distribution, uploads and downloads.
       {"local_rank", false, {"-1", "0"}, R::refuse, kLauncherRank},
-      {"fsdp", false, {"", "False", "false"}, R::refuse, kNoFsdp},
-      {"fsdp_config", false, {""}, R::refuse, kNoFsdp},
+      {"fsdp_config", false, {""}, R::refuse, kNoFsdpConfig},
       {"ddp_find_unused_parameters", true, {"false"}, R::note, kMpiExchange},
       {"ddp_backend", false, {}, R::note, kMpiExchange},
       {"ddp_timeout", false, {}, R::note, kMpiExchange},

@@ -619,7 +619,11 @@ def SchedulePass : Pass<"kiln-schedule", "mlir::func::FuncOp"> {
     (ties: the original order), so buffers die early and are allocated
     late. Function arguments are not counted (the caller owns them);
     returned values stay live to the end. The new order is kept only if
-    its estimated peak is lower than the original's.
+    its estimated peak is lower than the original's. Then, in either
+    order, each kiln.all_reduce (with the optimization barrier that ties
+    it to the sum before it) moves up to just after its latest operand:
+    an exchange runs as soon as its gradient exists, and one whose result
+    nothing reads frees its operand there.
   }];
   let options = [
     Option<"emitRemarks", "emit-remarks", "bool", "false",

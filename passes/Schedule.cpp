@@ -11,10 +11,17 @@
 //      (bytes it frees − bytes it allocates), the earliest on a tie; run it,
 //      release its users;
 //   3. estimate the peak of the old and the new order; keep the new order
-//      only when its peak is lower.
+//      only when its peak is lower;
+//   4. move each sum over the processes (with the barrier that ties it to
+//      the sum before it) up to just after its operands: the exchange runs
+//      as soon as its gradient exists, as DistributedDataParallel's buckets
+//      do, and under ZeRO stage 2 a process frees the gradient it does not
+//      own there instead of holding every gradient until backward ends.
 #include "passes/Passes.h"
 
 #include "passes/Liveness.h"
+
+#include "ir/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -68,6 +75,43 @@ SmallVector<Operation *> listSchedule(Block &block) {
   return order;
 }
 
+/// The op that defines the latest of `op`'s operands in `op`'s block, or
+/// null when all are defined outside it or by arguments.
+Operation *lastProducer(Operation *op) {
+  Operation *last = nullptr;
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && def->getBlock() == op->getBlock() &&
+        (!last || last->isBeforeInBlock(def)))
+      last = def;
+  }
+  return last;
+}
+
+/// Step 4: each all_reduce, in block order, and the barrier that feeds it
+/// alone, moved up to just after their latest operand. The sums keep their
+/// order: each is tied to the one before it, which has moved already.
+void hoistExchanges(Block &block) {
+  SmallVector<AllReduceOp> sums;
+  for (Operation &op : block)
+    if (auto sum = dyn_cast<AllReduceOp>(op))
+      sums.push_back(sum);
+  for (AllReduceOp sum : sums) {
+    Operation *barrier = sum.getOperand().getDefiningOp();
+    if (isa_and_nonnull<OptimizationBarrierOp>(barrier) &&
+        barrier->getBlock() == &block && barrier->hasOneUse()) {
+      if (Operation *after = lastProducer(barrier))
+        barrier->moveAfter(after);
+      else
+        barrier->moveBefore(&block.front());
+    }
+    if (Operation *after = lastProducer(sum))
+      sum->moveAfter(after);
+    else
+      sum->moveBefore(&block.front());
+  }
+}
+
 struct SchedulePass : impl::SchedulePassBase<SchedulePass> {
   using Base::Base;
 
@@ -93,12 +137,13 @@ struct SchedulePass : impl::SchedulePassBase<SchedulePass> {
           << std::min(before, after) << " after";
     if (after >= before) {
       peakBytesAfter += before;
-      return;
+    } else {
+      peakBytesAfter += after;
+      Operation *terminator = block.getTerminator();
+      for (Operation *op : scheduled)
+        op->moveBefore(terminator);
     }
-    peakBytesAfter += after;
-    Operation *terminator = block.getTerminator();
-    for (Operation *op : scheduled)
-      op->moveBefore(terminator);
+    hoistExchanges(block);
   }
 };
 

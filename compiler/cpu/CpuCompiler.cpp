@@ -543,14 +543,15 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   std::vector<uint32_t> slots;
   for (Value v : op->getOperands())
     slots.push_back(slotOf_.lookup(v));
-  // An atomic scatter_add into a large splat filled for it alone (an
-  // embedding's zero gradient) adds where the fill wrote: no second buffer
-  // of the table's size and no copy of it.
+  // A scatter_add into a large splat filled for it alone (an embedding's
+  // zero gradient) adds where the fill wrote: no second buffer of the
+  // table's size. Both kernels allow it: the atomic one adds in place, and
+  // each range of the other copies its own part of the operand onto
+  // itself before adding to it.
   auto scatter = dyn_cast<ScatterAddOp>(op);
   auto splat = scatter ? scatter.getOperand().getDefiningOp<ConstantOp>()
                        : ConstantOp();
-  if (splat && splat->hasOneUse() && filledSplats_.contains(slots[0]) &&
-      target_.atomicScatterAdd && detail::hasAtomicScatterAdd(scatter)) {
+  if (splat && splat->hasOneUse() && filledSplats_.contains(slots[0])) {
     slots.push_back(slotOf_[scatter.getResult()] = slots[0]);
     return addKernel(op, std::move(slots));
   }

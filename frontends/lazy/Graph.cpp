@@ -13,25 +13,30 @@ namespace kiln::lazy {
 
 Graph buildGraph(
     const std::vector<NodePtr> &outputs,
-    const std::unordered_map<const Node *, const Node *> &donatable) {
+    const std::unordered_map<const Node *, const Node *> &donatable,
+    const std::vector<NodePtr> &collectives) {
   // Post-order from the outputs in order: the input order follows the
   // program's structure, not addresses or creation ids. Sums over the
   // processes come in the order the program asked for them (creation
-  // order, each after those it depends on): processes whose graphs differ
-  // elsewhere must still make the same exchanges in the same order.
+  // order, each after those it depends on), read or not: processes whose
+  // graphs differ elsewhere must still make the same exchanges in the same
+  // order. The recorded ones come first, in creation order.
   Graph graph;
-  graph.nodes = postOrder(outputs);
-  std::vector<NodePtr> roots;
+  std::vector<NodePtr> roots = collectives;
+  roots.insert(roots.end(), outputs.begin(), outputs.end());
+  graph.nodes = postOrder(roots);
+  std::vector<NodePtr> sums;
   for (const NodePtr &node : graph.nodes)
     if (node->op == Op::AllReduce)
-      roots.push_back(node);
+      sums.push_back(node);
   auto byId = [](const NodePtr &a, const NodePtr &b) { return a->id < b->id; };
-  // Walked again only when the first walk met them out of order: the step
-  // builds its graph every time, and a data-parallel step is often in order.
-  if (!std::is_sorted(roots.begin(), roots.end(), byId)) {
-    std::sort(roots.begin(), roots.end(), byId);
-    roots.insert(roots.end(), outputs.begin(), outputs.end());
-    graph.nodes = postOrder(roots);
+  // Walked again only when the first walk met them out of order (a sum
+  // recorded before an earlier step failed, say): the step builds its
+  // graph every time.
+  if (!std::is_sorted(sums.begin(), sums.end(), byId)) {
+    std::sort(sums.begin(), sums.end(), byId);
+    sums.insert(sums.end(), outputs.begin(), outputs.end());
+    graph.nodes = postOrder(sums);
   }
   for (const NodePtr &node : graph.nodes)
     if (node->isData()) {

@@ -16,7 +16,8 @@
 namespace kiln::lazy {
 
 struct Graph {
-  /// Every node reachable from the outputs, operands first.
+  /// Every node reachable from the outputs and the sums over the processes,
+  /// operands first.
   std::vector<NodePtr> nodes;
   /// The data nodes among them, in order of first use: the program inputs.
   std::vector<NodePtr> inputs;
@@ -30,10 +31,12 @@ struct Graph {
 };
 
 /// output nodes + the data nodes that may be donated (each mapped to the
-/// node that replaces it, or null) → the graph.
+/// node that replaces it, or null) + the sums over the processes to run
+/// whether or not an output reads them (pendingCollectives()) → the graph.
 Graph buildGraph(
     const std::vector<NodePtr> &outputs,
-    const std::unordered_map<const Node *, const Node *> &donatable);
+    const std::unordered_map<const Node *, const Node *> &donatable,
+    const std::vector<NodePtr> &collectives = {});
 
 /// The graph as text with nodes numbered by position: no pointers, node ids
 /// or tensor ids, so the same program builds the same text run after run.

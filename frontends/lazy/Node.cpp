@@ -118,10 +118,17 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
     });
     table.sweepAt = std::max<size_t>(1024, 2 * table.map.size());
   }
+  if (op == Op::AllReduce && !eager::enabled())
+    pendingCollectives().push_back(node);
   return eager::run(node); // in eager mode, computed now
 }
 
 } // namespace
+
+std::vector<NodePtr> &pendingCollectives() {
+  static std::vector<NodePtr> collectives;
+  return collectives;
+}
 
 NodePtr dataNode(std::shared_ptr<HostTensor> value, uint32_t site) {
   auto node = std::make_shared<Node>();

@@ -203,6 +203,13 @@ NodePtr broadcastTo(const NodePtr &x, const Shape &shape);
 NodePtr sumTo(const NodePtr &x, const Shape &shape);
 /// value splatted like `like` (same dtype and shape).
 NodePtr constantLike(const NodePtr &like, double value);
+/// The sums over the processes (Op::AllReduce nodes) recorded since the
+/// last step, in creation order. step() runs every one of them, read or
+/// not, as torch.distributed runs every call: a process that drops a sum's
+/// result (ZeRO's gradient of a parameter another process owns) must still
+/// make the exchange the others make. Empty in eager mode, where each runs
+/// when it is recorded.
+std::vector<NodePtr> &pendingCollectives();
 /// Every node reachable from `roots`, operands before users (iterative, so
 /// deep graphs cannot overflow the stack).
 std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots);

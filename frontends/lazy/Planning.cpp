@@ -77,9 +77,10 @@ uint64_t memory_for_plans() {
 std::optional<uint64_t> plan_step(std::string *overBudget) {
   checkPlannable("plan_step");
   PendingTensors collected = pendingTensors();
-  if (collected.pending.empty())
+  if (collected.pending.empty() && collected.collectives.empty())
     return 0;
-  Graph graph = buildGraph(collected.outputs, collected.donatable);
+  Graph graph =
+      buildGraph(collected.outputs, collected.donatable, collected.collectives);
   // No memory holds a tensor past the IR's element limit: such a step does
   // not fit, as one over the budget does (the batch advisor's bisection
   // then looks below it) rather than failing to compile.
@@ -128,7 +129,10 @@ std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace,
   for (const auto &impl : liveTensors())
     saved.push_back({impl, impl->node, impl->assignedFrom, impl->grad,
                      impl->requiresGrad, impl->isLeaf});
+  // The probe's sums over the processes are not the run's.
+  const size_t collectives = pendingCollectives().size();
   auto restore = [&] {
+    pendingCollectives().resize(collectives);
     for (Saved &s : saved) {
       s.impl->node = s.node;
       s.impl->assignedFrom = s.assignedFrom;

@@ -169,6 +169,7 @@ PendingTensors pendingTensors() {
     if (impl->assignedFrom && !held.count(impl->assignedFrom.get()))
       out.donatable[impl->assignedFrom.get()] =
           impl->node->isData() ? nullptr : impl->node.get();
+  out.collectives = pendingCollectives();
   return out;
 }
 
@@ -208,14 +209,17 @@ void step() {
     impl->assignedFrom = nullptr;
   std::vector<std::shared_ptr<detail::TensorImpl>> &pending =
       collected.pending;
-  if (pending.empty())
+  if (pending.empty() && collected.collectives.empty())
     return;
 
-  // 2. The graph and its cache key.
+  // 2. The graph and its cache key. The sums recorded so far are in it,
+  // read or not, and no later step runs them again.
   metrics::Counters &counters = mutableCounters();
   ++counters.graphsTraced;
   auto graphStart = std::chrono::steady_clock::now();
-  Graph graph = buildGraph(collected.outputs, collected.donatable);
+  Graph graph =
+      buildGraph(collected.outputs, collected.donatable, collected.collectives);
+  pendingCollectives().clear();
   std::string backend = lazy::compileOptionsText(lazy::stepRequest());
   std::string key = "backend " + backend + "\n" + canonicalForm(graph);
   uint64_t hash = fingerprint(key);

@@ -27,6 +27,9 @@ struct PendingTensors {
   std::vector<std::shared_ptr<detail::TensorImpl>> pending;
   std::vector<NodePtr> outputs;
   std::unordered_map<const Node *, const Node *> donatable;
+  /// The sums over the processes recorded since the last step
+  /// (pendingCollectives()), which run read or not.
+  std::vector<NodePtr> collectives;
 };
 PendingTensors pendingTensors();
 

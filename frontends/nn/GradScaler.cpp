@@ -92,6 +92,10 @@ void GradScaler::unscale_(Optimizer &optimizer) {
     Tensor(param).set_grad(unscaled);
   }
   Tensor zero = constant(0.0, DType::f32);
+  // Sharded gradients: each process looked at those it holds, and NaN
+  // survives the sum over the processes.
+  if (optimizer.shards_gradients())
+    poison = all_reduce(poison.defined() ? poison : zero);
   foundInf_ = poison.defined() ? poison.ne(poison) : zero.ne(zero);
   unscaled_ = true;
 }
@@ -155,17 +159,15 @@ Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
                          double max_grad_norm, GradScaler *scaler) {
   (scaler ? scaler->scale(loss) : loss).backward();
   // Before the scaler looks for overflow: an inf on one process is in every
-  // process's sum, so all of them skip the step together.
-  average_gradients(optimizer.params());
+  // process's sum (with sharded gradients, in its owner's, and unscale_
+  // gathers what each process found), so all of them skip the step
+  // together.
+  optimizer.average_gradients();
   if (scaler)
     scaler->unscale_(optimizer);
   Tensor norm;
-  if (max_grad_norm > 0) {
-    std::vector<Tensor> params;
-    for (const auto &entry : optimizer.params())
-      params.push_back(entry.second);
-    norm = clip_grad_norm_(params, max_grad_norm);
-  }
+  if (max_grad_norm > 0)
+    norm = clip_grad_norm_(optimizer, max_grad_norm);
   if (scaler)
     scaler->step(optimizer);
   else

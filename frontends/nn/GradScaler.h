@@ -93,10 +93,10 @@ private:
 /// The update half of a training step as the Hugging Face Trainer records
 /// it: loss.backward() (of scaler->scale(loss) under a scaler), the
 /// gradients averaged over a data-parallel run's processes
-/// (average_gradients), unscaled, clipped to `max_grad_norm` when it is > 0,
-/// the optimizer's step (skipped on an overflow under a scaler) and zero_grad.
-/// → the gradients' total norm before clipping (the Trainer's grad_norm),
-/// a 0-d tensor, or an undefined Tensor when there is no clipping.
+/// (Optimizer::average_gradients), unscaled, clipped to `max_grad_norm` when it
+/// is > 0, the optimizer's step (skipped on an overflow under a scaler) and
+/// zero_grad. → the gradients' total norm before clipping (the Trainer's
+/// grad_norm), a 0-d tensor, or an undefined Tensor when there is no clipping.
 Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
                          double max_grad_norm, GradScaler *scaler);
 

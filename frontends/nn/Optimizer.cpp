@@ -14,6 +14,18 @@ namespace {
 /// A constant 0-d f64 tensor (for hyper-parameters that never change).
 Tensor constant(double value) { return Tensor::full({}, value, DType::f64); }
 
+/// The type a gradient is summed and squared in: f64 stays, the rest f32.
+DType wideType(DType gradient) {
+  return gradient == DType::f64 ? DType::f64 : DType::f32;
+}
+
+/// DistributedDataParallel's mean of `gradient` over the processes, summed
+/// in wideType.
+Tensor averagedOverProcesses(const Tensor &gradient) {
+  Tensor sum = all_reduce(gradient.to(wideType(gradient.dtype())));
+  return (sum * (1.0 / double(world_size()))).to(gradient.dtype());
+}
+
 } // namespace
 
 Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
@@ -24,10 +36,12 @@ Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
   for (const auto &[name, p] : params_)
     if (!isFloat(p.dtype()))
       throw Error("optimizer: parameter '" + name + "' is not a float tensor");
+  gradientElsewhere_.assign(params_.size(), false);
   const int processes =
-      sharding == StateSharding::by_parameter ? world_size() : 1;
+      sharding == StateSharding::replicated ? 1 : world_size();
   if (processes == 1)
     return;
+  shardsGradients_ = sharding == StateSharding::by_parameter_with_gradients;
   // ZeroRedundancyOptimizer's partition: the largest parameters first,
   // each to the process owning the fewest elements so far (the lowest rank
   // on a tie). Every process computes the same from the same parameters.
@@ -83,7 +97,7 @@ void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
   consolidated_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i].second;
-    if (!p.grad().defined())
+    if (!has_gradient(i))
       continue;
     if (owns(i))
       updateOwned(i, skip, lr, stepNumber);
@@ -91,6 +105,32 @@ void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
     // parameter with a gradient, in parameter order), whoever owns them.
     if (sharded())
       p.assign_(broadcast(p.detach(), owner_[i]));
+  }
+  gradientElsewhere_.assign(params_.size(), false);
+}
+
+bool Optimizer::has_gradient(size_t i) const {
+  return gradientElsewhere_[i] || params_[i].second.grad().defined();
+}
+
+void Optimizer::average_gradients() {
+  if (!shardsGradients_)
+    return nn::average_gradients(params_);
+  NoGradGuard noGrad;
+  for (size_t i = params_.size(); i-- > 0;) {
+    Tensor &p = params_[i].second;
+    if (!p.grad().defined())
+      continue;
+    // Every process sends its share; the others' mean is dropped as soon
+    // as it is made (step() still runs the exchange), so its buffer does
+    // not live on to the update.
+    Tensor mean = averagedOverProcesses(p.grad());
+    if (owns(i)) {
+      p.set_grad(mean);
+    } else {
+      p.zero_grad();
+      gradientElsewhere_[i] = true;
+    }
   }
 }
 
@@ -115,6 +155,7 @@ void Optimizer::updateOwned(size_t i, const Tensor &skip, const Tensor &lr,
 void Optimizer::zero_grad() {
   for (auto &entry : params_)
     entry.second.zero_grad();
+  gradientElsewhere_.assign(params_.size(), false);
 }
 
 NamedTensors Optimizer::heldState() const {
@@ -289,41 +330,90 @@ std::set<std::string> bias_and_norm_names(Module &model) {
 //===--- Clipping ---------------------------------------------------------===//
 
 void average_gradients(const NamedTensors &params) {
-  const int processes = world_size();
-  if (processes == 1)
+  if (world_size() == 1)
     return;
   NoGradGuard noGrad;
-  for (const auto &entry : params) {
-    Tensor p = entry.second;
-    Tensor g = p.grad();
-    if (!g.defined())
-      continue;
-    DType wide = g.dtype() == DType::f64 ? DType::f64 : DType::f32;
-    Tensor sum = all_reduce(g.to(wide));
-    p.set_grad((sum * (1.0 / double(processes))).to(g.dtype()));
+  // In reverse, as DistributedDataParallel's buckets: the order backward
+  // makes the gradients in, so the step can sum each as soon as it exists
+  // (the sums run in the order they are recorded).
+  for (auto entry = params.rbegin(); entry != params.rend(); ++entry) {
+    Tensor p = entry->second;
+    if (p.grad().defined())
+      p.set_grad(averagedOverProcesses(p.grad()));
   }
 }
 
-Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm) {
-  NoGradGuard noGrad;
-  std::vector<Tensor> grads;
-  for (const Tensor &p : params)
-    if (p.grad().defined())
-      grads.push_back(p.grad());
-  if (grads.empty())
-    return Tensor::scalar(0.0);
-  const DType dt = grads[0].dtype() == DType::f64 ? DType::f64 : DType::f32;
-  Tensor sumSq;
-  for (const Tensor &g : grads) {
-    Tensor gc = g.to(dt);
-    Tensor s = (gc * gc).sum();
-    sumSq = sumSq.defined() ? sumSq + s : s;
-  }
-  Tensor norm = sumSq.sqrt();
+namespace {
+
+/// The sum of g's squared elements, in `type`.
+Tensor squaredNorm(const Tensor &g, DType type) {
+  Tensor wide = g.to(type);
+  return (wide * wide).sum();
+}
+
+/// clip_grad_norm_'s scaling of the gradients of `params` by max_norm /
+/// (norm + 1e-6), clamped to 1.
+void scaleByNorm(const std::vector<Tensor> &params, const Tensor &norm,
+                 double max_norm) {
   Tensor coef = (max_norm / (norm + 1e-6)).clamp(0.0, 1.0);
   for (Tensor p : params)
     if (p.grad().defined())
       p.set_grad(p.grad() * coef.to(p.grad().dtype()));
+}
+
+} // namespace
+
+Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm) {
+  NoGradGuard noGrad;
+  Tensor sumSq;
+  DType dt = DType::f32;
+  for (const Tensor &p : params)
+    if (p.grad().defined()) {
+      // Every square in the first gradient's wide type.
+      if (!sumSq.defined())
+        dt = wideType(p.grad().dtype());
+      Tensor s = squaredNorm(p.grad(), dt);
+      sumSq = sumSq.defined() ? sumSq + s : s;
+    }
+  if (!sumSq.defined())
+    return Tensor::scalar(0.0);
+  Tensor norm = sumSq.sqrt();
+  scaleByNorm(params, norm, max_norm);
+  return norm;
+}
+
+Tensor clip_grad_norm_(Optimizer &optimizer, double max_norm) {
+  std::vector<Tensor> params;
+  for (const auto &entry : optimizer.params())
+    params.push_back(entry.second);
+  if (!optimizer.shards_gradients())
+    return clip_grad_norm_(params, max_norm);
+  NoGradGuard noGrad;
+  // One slot per parameter with a gradient: its owner's squared norm,
+  // zeros elsewhere. After the sum over the processes every process adds
+  // the slots in parameter order, as the replicated clip_grad_norm_ adds
+  // the squares (x + 0 is x: the same norm, bit for bit).
+  std::vector<Tensor> shares;
+  DType dt = DType::f32;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!optimizer.has_gradient(i))
+      continue;
+    if (shares.empty()) // a gradient has its parameter's type
+      dt = wideType(params[i].dtype());
+    shares.push_back(params[i].grad().defined()
+                         ? squaredNorm(params[i].grad(), dt).reshape({1})
+                         : Tensor::full({1}, 0, dt));
+  }
+  if (shares.empty())
+    return Tensor::scalar(0.0);
+  Tensor gathered = all_reduce(cat(shares, 0));
+  Tensor sumSq;
+  for (int64_t i = 0; i < int64_t(shares.size()); ++i) {
+    Tensor s = gathered.slice(0, i, i + 1).reshape({});
+    sumSq = sumSq.defined() ? sumSq + s : s;
+  }
+  Tensor norm = sumSq.sqrt();
+  scaleByNorm(params, norm, max_norm);
   return norm;
 }
 

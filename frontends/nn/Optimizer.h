@@ -30,6 +30,14 @@ enum class StateSharding {
   /// process holds about 1/N of the state, for a second exchange of the
   /// parameters per step. Alone, a process owns everything.
   by_parameter,
+  /// ZeRO stage 2: by_parameter, and the gradients too. Each averaged
+  /// gradient is kept only by its parameter's owner (the others drop it as
+  /// soon as their share of the sum is sent), so no process holds the
+  /// whole averaged gradient; the clipping norm and the fp16 overflow
+  /// check gather each process's part (Optimizer::average_gradients,
+  /// clip_grad_norm_(Optimizer &, ...), GradScaler::unscale_). The update
+  /// is the replicated optimizer's, bit for bit.
+  by_parameter_with_gradients,
 };
 
 /// The base of the optimizers: named parameters, a learning rate, a step
@@ -72,6 +80,18 @@ public:
   bool sharded() const { return !owner_.empty(); }
   /// Whether parameter i's state and update are this process's.
   bool owns(size_t i) const { return owner_.empty() || owner_[i] == rank_; }
+  /// Whether average_gradients() leaves each averaged gradient on its
+  /// parameter's owner alone (by_parameter_with_gradients, more than one
+  /// process).
+  bool shards_gradients() const { return shardsGradients_; }
+  /// Data parallelism: each parameter's gradient becomes its mean over the
+  /// processes (nn::average_gradients). With sharded gradients only the
+  /// owner keeps the mean; the others drop their gradient, and
+  /// has_gradient() still says it exists until the step.
+  void average_gradients();
+  /// Whether parameter i has a gradient this step: its own, or one that
+  /// average_gradients() left on another process.
+  bool has_gradient(size_t i) const;
   /// Sharded state: every process calls it at the same point of its run;
   /// the state of every parameter is sent by its owner, and process `to`
   /// keeps it, for state() until the next step (PyTorch's
@@ -116,6 +136,10 @@ private:
   std::vector<std::string> stateNames_;
   /// Sharded: each parameter's owning process; empty when replicated.
   std::vector<int> owner_;
+  bool shardsGradients_ = false;
+  /// Per parameter: its averaged gradient is on its owner, not here
+  /// (average_gradients with sharded gradients; cleared by the step).
+  std::vector<bool> gradientElsewhere_;
   int rank_ = 0;
   /// consolidate_state's gathering, cleared by the next step.
   NamedTensors consolidated_;
@@ -185,6 +209,11 @@ void average_gradients(const NamedTensors &params);
 /// max_norm / (norm + 1e-6), clamped to 1) → the norm before clipping, a
 /// 0-d pending tensor (reading it forces no sync until step()).
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm);
+/// The same over the parameters of `optimizer`. With sharded gradients each
+/// process squares the gradients it holds and one sum over the processes
+/// gathers every parameter's share, added in parameter order: the norm and
+/// the clipped gradients equal the replicated run's bit for bit.
+Tensor clip_grad_norm_(Optimizer &optimizer, double max_norm);
 
 //===--- Learning-rate schedules ------------------------------------------===//
 

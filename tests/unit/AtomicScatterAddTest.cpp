@@ -86,14 +86,16 @@ TEST(AtomicScatterAdd, ManyUpdatesOnFewRowsLoseNone) {
       20);
 }
 
-/// The thunks of @main compiled for the atomic form (cpu: run on threads).
-std::vector<runtime::Thunk> atomicThunks(const std::string &source) {
+/// The thunks of @main compiled for the atomic form (cpu: run on threads),
+/// or with `atomic` false for the cpu's own partitioned kernel.
+std::vector<runtime::Thunk> compiledThunks(const std::string &source,
+                                           bool atomic) {
   testing::ParsedModule parsed = testing::parseModule(source);
   EXPECT_TRUE(parsed.module);
   if (!parsed.module)
     return {};
   compiler::cpu::KernelTarget target;
-  target.atomicScatterAdd = true;
+  target.atomicScatterAdd = atomic;
   absl::StatusOr<runtime::Executable> exe = compiler::cpu::compileExecutable(
       *parsed.module, "main", nullptr, PipelineOptions(), target);
   EXPECT_TRUE(exe.ok()) << exe.status();
@@ -109,11 +111,15 @@ int copies(const std::vector<runtime::Thunk> &thunks) {
 
 // An embedding's gradient: a scatter_add into a large zero splat only it
 // reads adds where the splat was filled, with no copy of the table (154 MB
-// in GPT-2); a splat something else reads too keeps its copy. Both match
-// the reference.
+// in GPT-2), with the atomic kernel and the cpu's partitioned one (each of
+// its ranges copies its own part onto itself, then adds); a splat
+// something else reads too keeps its copy. All match the reference.
 TEST(AtomicScatterAdd, AZeroTableOnlyTheScatterReadsIsAddedInPlace) {
-  for (bool readTwice : {false, true}) {
-    SCOPED_TRACE(readTwice ? "the splat read twice" : "read once");
+  for (auto [atomic, readTwice] :
+       {std::pair{true, false}, {true, true}, {false, false}, {false, true}}) {
+    SCOPED_TRACE(
+        absl::StrCat(atomic ? "atomic, " : "partitioned, ",
+                     readTwice ? "the splat read twice" : "read once"));
     std::string source = absl::StrCat(
         "func.func @main(%i: tensor<300xi64>, %u: tensor<300x64xf32>) -> ",
         readTwice ? "(tensor<50x64xf32>, tensor<50x64xf32>)"
@@ -124,18 +130,20 @@ TEST(AtomicScatterAdd, AZeroTableOnlyTheScatterReadsIsAddedInPlace) {
         readTwice ? "  %e = kiln.exp %z : tensor<50x64xf32>\n"
                     "  return %s, %e : tensor<50x64xf32>, tensor<50x64xf32>\n}\n"
                   : "  return %s : tensor<50x64xf32>\n}\n");
-    std::vector<runtime::Thunk> thunks = atomicThunks(source);
+    std::vector<runtime::Thunk> thunks = compiledThunks(source, atomic);
     bool inPlace = false;
     for (const runtime::Thunk &t : thunks)
       inPlace |= t.kind == runtime::Thunk::Kind::kernel &&
                  t.kernel.label.rfind("scatter_add", 0) == 0 &&
                  t.kernel.slots[0] == t.kernel.slots[3];
     EXPECT_EQ(inPlace, !readTwice);
-    EXPECT_EQ(copies(thunks), readTwice ? 1 : 0);
+    // The atomic kernel adds into a copy; the partitioned one copies as it
+    // goes.
+    EXPECT_EQ(copies(thunks), atomic && readTwice ? 1 : 0);
     std::mt19937 rng(13);
     HostTensor tokens = randomTokens(300, 50, rng);
     testing::expectMatchesReferenceOn(
-        atomicCpu(), source,
+        atomic ? atomicCpu() : testing::cpuPrograms(), source,
         {tokens, randomTensor(DType::f32, {300, 64}, rng, 1, false)}, 20);
   }
 }
