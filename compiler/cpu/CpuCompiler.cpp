@@ -5,7 +5,8 @@
 // are immutable, so the bytes can be shared), f32 dot_generals GEMMs (with
 // a transpose kernel first when no transpose flag can express the operand
 // layout), and everything else a kernel; fusions the kernel emitter cannot
-// take whole are lowered op by op, (3) the memory planner
+// take whole are lowered op by op, and returned values are written where
+// they are returned (OutputPlanning.cpp), (3) the memory planner
 // (compiler/MemoryPlanner.h) packs the arena slots by lifetime and checks
 // the budget, (4) kernels with identical printed IR are emitted once and
 // the kernel module is compiled for the target device: one shared object
@@ -16,9 +17,10 @@
 #include "compiler/Signature.h"
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/ConstantBytes.h"
+#include "compiler/cpu/FunctionLowering.h"
 #include "compiler/cpu/GemmShape.h"
-#include "compiler/cpu/KernelGroups.h"
 #include "compiler/cpu/KernelEmitter.h"
+#include "compiler/cpu/KernelGroups.h"
 #include "compiler/cpu/OpLabels.h"
 #include "compiler/cpu/ScalarOps.h"
 #include "compiler/cuda/CudaCodeGen.h"
@@ -68,84 +70,6 @@ constexpr int64_t kGpuReductionThreads = 262144;
 /// weight was 768, at 4% of the bandwidth).
 constexpr int64_t kGpuReductionMaxSerial = 256;
 
-class FunctionLowering {
-public:
-  FunctionLowering(func::FuncOp function, CpuCompileStats &stats,
-                   uint64_t memoryBudgetBytes, const KernelTarget &target)
-      : function_(function), stats_(stats),
-        memoryBudgetBytes_(memoryBudgetBytes), target_(target),
-        kernels_(ModuleOp::create(function.getLoc())) {}
-
-  absl::StatusOr<runtime::Executable> run();
-
-private:
-  /// A new arena slot for a value `origin` (an op) makes.
-  uint32_t arenaSlot(uint64_t bytes, Operation *origin);
-  absl::Status lowerBlock(Block &block);
-  /// Makes each returned value computed by a thunk write straight into its
-  /// output buffer, and picks a donated input to update in place where safe.
-  void planOutputs(func::ReturnOp ret);
-  /// A donated input that `def` alone reads, elementwise, with `v`'s type:
-  /// the one that `kiln.output_alias` ties to output `output` if it
-  /// qualifies, else one tied to no other output.
-  int32_t findDonor(Operation *def, Value v, unsigned output,
-                    const std::set<int32_t> &used);
-  /// A donated input nothing reads (a buffer handed back for reuse), or,
-  /// for a sum over the processes `def` (which copies its operand into its
-  /// result, then sums there), one only earlier thunks read: a ZeRO
-  /// parameter's broadcast value lands where the parameter was. Tied to
-  /// `output` or to no other.
-  int32_t findOverwritableDonor(Operation *def, Value v, unsigned output,
-                                const std::set<int32_t> &used);
-  /// The output argument `arg` is tied to by kiln.output_alias, or -1.
-  int64_t aliasedOutput(unsigned arg);
-  absl::Status lowerOp(Operation *op);
-  /// Emits the fill kernels of deferred splat constants `op` reads.
-  absl::Status materializeFills(Operation *op);
-  /// A GEMM thunk for `op`; with an accumulator, C may be viewed as blocks
-  /// of the rows of a larger sum of `cBytes` (GemmEpilogue).
-  absl::Status lowerDot(DotGeneralOp op,
-                        uint32_t accumulator = runtime::kNoSlot,
-                        runtime::GemmOperandView cView = {},
-                        uint64_t cBytes = 0);
-  /// Whether every reader of `v` (a slice's result) is a GEMM that can read
-  /// it in place (gemmViewOfSlice), directly or in a fusion lowered op by op.
-  bool onlyGemmsRead(Value v, SliceOp slice);
-  /// A fusion's block argument takes its input's buffer (and view).
-  void bindArgument(BlockArgument arg, Value input);
-  absl::Status lowerGemmFusion(FusionOp fusion);
-  /// A whole kiln.fused_attention(_grad) kept for the device's attention
-  /// kernel (PipelineOptions::attentionKernel) → an attention thunk.
-  absl::Status lowerAttention(Operation *op);
-  /// Emits (or reuses) `op`'s kernel and appends a thunk over `slots`.
-  absl::Status addKernel(Operation *op, std::vector<uint32_t> slots);
-  /// A slot holding `operand` permuted by `perm` (the slot itself if `perm`
-  /// is the identity).
-  absl::StatusOr<uint32_t> permuted(Value operand, ArrayRef<int64_t> perm);
-  /// The kernel module → the executable's kernel library for the target.
-  absl::Status generateCode();
-
-  func::FuncOp function_;
-  CpuCompileStats &stats_;
-  uint64_t memoryBudgetBytes_;
-  KernelTarget target_;
-  /// Per slot: the op that made it, for memory reports.
-  std::vector<std::string> slotOrigins_;
-  OwningOpRef<ModuleOp> kernels_;
-  runtime::Executable exe_;
-  DenseMap<Value, uint32_t> slotOf_;
-  /// Slices GEMMs read in place (their slot is the source's): value → slice.
-  DenseMap<Value, SliceOp> gemmViews_;
-  std::map<std::string, std::string> kernelByText_;
-  /// Each kernel's lanes per row and whether it is a loop (KernelInfo).
-  std::map<std::string, KernelInfo> kernelInfo_;
-  std::set<uint32_t> constantSlots_;
-  /// Large splat constants not yet filled: slot → the constant.
-  DenseMap<uint32_t, ConstantOp> pendingFills_;
-  /// Slots materializeFills has filled (a buffer of the splat's own).
-  DenseSet<uint32_t> filledSplats_;
-};
-
 /// True when `op`'s kernel may write a result over operand `index`'s
 /// bytes (runtime::KernelThunk::inPlaceOperands): every result of that
 /// operand's size has its shape and element width, and the kernel reads
@@ -164,34 +88,7 @@ bool mayWriteOverOperand(Operation *op, unsigned index) {
   return any;
 }
 
-/// True when every reader of `x` but `def` runs before `def` (thunks follow
-/// block order), following reshapes and the slices GEMMs read in place
-/// (`views`), which alias their operand's buffer: then `def` may overwrite
-/// x. A returned x is read after every thunk.
-bool onlyEarlierReaders(Value x, Operation *def,
-                        const DenseMap<Value, SliceOp> &views) {
-  for (Operation *user : x.getUsers()) {
-    if (user == def)
-      continue;
-    if (isa<ReshapeOp>(user) ||
-        (isa<SliceOp>(user) && views.contains(user->getResult(0)))) {
-      if (!onlyEarlierReaders(user->getResult(0), def, views))
-        return false;
-      continue;
-    }
-    if (isa<OptimizationBarrierOp>(user)) {
-      for (OpOperand &use : x.getUses())
-        if (use.getOwner() == user &&
-            !onlyEarlierReaders(user->getResult(use.getOperandNumber()), def,
-                                views))
-          return false;
-      continue;
-    }
-    if (user->getBlock() != def->getBlock() || !user->isBeforeInBlock(def))
-      return false;
-  }
-  return true;
-}
+} // namespace
 
 uint32_t FunctionLowering::arenaSlot(uint64_t bytes, Operation *origin) {
   runtime::BufferSlot slot;
@@ -560,85 +457,6 @@ absl::Status FunctionLowering::lowerOp(Operation *op) {
   return addKernel(op, std::move(slots));
 }
 
-int64_t FunctionLowering::aliasedOutput(unsigned arg) {
-  auto alias = function_.getArgAttrOfType<IntegerAttr>(
-      arg, KilnDialect::kOutputAliasAttrName);
-  return alias ? alias.getInt() : -1;
-}
-
-int32_t FunctionLowering::findDonor(Operation *def, Value v, unsigned output,
-                                    const std::set<int32_t> &used) {
-  Block *entry = &function_.getBody().front();
-  // Two passes: the argument tied to this output first (a parameter's new
-  // value then lives where the parameter did, and a device runtime finds it
-  // in place next step), then any argument tied to no other output.
-  for (bool tiedOnly : {true, false})
-    for (auto [index, operand] : llvm::enumerate(def->getOperands())) {
-      // An argument read through barriers is still that argument's buffer.
-      Value x = operand;
-      while (auto barrier = x.getDefiningOp<OptimizationBarrierOp>())
-        x = barrier.getOperand(cast<OpResult>(x).getResultNumber());
-      auto arg = dyn_cast<BlockArgument>(x);
-      if (!arg || arg.getOwner() != entry || x.getType() != v.getType() ||
-          !mayWriteResultOverOperand(def, cast<OpResult>(v).getResultNumber(),
-                                     index))
-        continue;
-      int32_t i = arg.getArgNumber();
-      int64_t tiedTo = aliasedOutput(i);
-      if (tiedOnly ? tiedTo != int64_t(output)
-                   : tiedTo >= 0 && tiedTo != int64_t(output))
-        continue;
-      if (exe_.signature.inputs[i].donated && !used.count(i) &&
-          onlyEarlierReaders(x, def, gemmViews_))
-        return i;
-    }
-  return -1;
-}
-
-int32_t FunctionLowering::findOverwritableDonor(Operation *def, Value v,
-                                                unsigned output,
-                                                const std::set<int32_t> &used) {
-  auto overwritable = [&](BlockArgument arg) {
-    return arg.use_empty() ||
-           (isa<AllReduceOp>(def) && onlyEarlierReaders(arg, def, gemmViews_));
-  };
-  for (bool tiedOnly : {true, false})
-    for (BlockArgument arg : function_.getArguments()) {
-      int32_t i = arg.getArgNumber();
-      int64_t tiedTo = aliasedOutput(i);
-      if (tiedOnly ? tiedTo != int64_t(output)
-                   : tiedTo >= 0 && tiedTo != int64_t(output))
-        continue;
-      if (arg.getType() == v.getType() && overwritable(arg) &&
-          exe_.signature.inputs[i].donated && !used.count(i))
-        return i;
-    }
-  return -1;
-}
-
-void FunctionLowering::planOutputs(func::ReturnOp ret) {
-  std::set<uint32_t> claimed;
-  std::set<int32_t> donors;
-  for (auto [o, v] : llvm::enumerate(ret.getOperands())) {
-    uint32_t slot = slotOf_.lookup(v);
-    runtime::BufferSlot &s = exe_.plan.slots[slot];
-    int32_t donor = -1;
-    Operation *def = v.getDefiningOp();
-    if (def && s.kind == runtime::BufferSlot::Kind::arena &&
-        !constantSlots_.count(slot) && claimed.insert(slot).second) {
-      s.kind = runtime::BufferSlot::Kind::output;
-      s.input = o;
-      donor = findDonor(def, v, o, donors);
-      if (donor < 0)
-        donor = findOverwritableDonor(def, v, o, donors);
-      if (donor >= 0)
-        donors.insert(donor);
-    }
-    exe_.plan.outputSlots.push_back(slot);
-    exe_.plan.outputDonors.push_back(donor);
-  }
-}
-
 absl::Status FunctionLowering::lowerBlock(Block &block) {
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -750,8 +568,6 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
     return s;
   return std::move(exe_);
 }
-
-} // namespace
 
 absl::StatusOr<runtime::Executable>
 compileExecutable(ModuleOp module, const std::string &function,
