@@ -36,18 +36,25 @@ std::optional<std::string> firstSetting(const llvm::json::Value &value,
 } // namespace
 
 absl::StatusOr<int> readZeroStage(const std::string &path) {
-  auto fail = [&](const std::string &message) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--deepspeed ", path, ": ", message));
-  };
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!file)
-    return fail("cannot read it: " + file.getError().message());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--deepspeed ", path, ": cannot read it: ", file.getError().message()));
   const llvm::StringRef text = (*file)->getBuffer();
+  return parseZeroStage(std::string_view(text.data(), text.size()), path);
+}
+
+absl::StatusOr<int> parseZeroStage(std::string_view text,
+                                   std::string_view what) {
+  auto fail = [&](const std::string &message) {
+    return absl::InvalidArgumentError("--deepspeed " + std::string(what) +
+                                      ": " + message);
+  };
   if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
     return fail("not JSON: " + *deep);
-  llvm::Expected<llvm::json::Value> config = llvm::json::parse(text);
+  llvm::Expected<llvm::json::Value> config =
+      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
   if (!config)
     return fail("not JSON: " + llvm::toString(config.takeError()));
   llvm::json::Object *top = config->getAsObject();

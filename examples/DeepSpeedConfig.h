@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::train {
@@ -21,6 +22,10 @@ namespace kiln::train {
 /// an error naming the file and the entry kiln-train does not take: stage
 /// 3, or a value other than "auto" anywhere else.
 absl::StatusOr<int> readZeroStage(const std::string &path);
+
+/// readZeroStage on a config's text; `what` names it in errors.
+absl::StatusOr<int> parseZeroStage(std::string_view text,
+                                   std::string_view what);
 
 /// The Trainer's --fsdp options (space- or comma-separated, as the Trainer
 /// splits them) → the ZeRO stage they amount to: "shard_grad_op" (the

@@ -8,6 +8,7 @@
 #include "examples/Schedule.h"
 #include "examples/TrainFlags.h"
 
+#include "frontends/nn/AdapterConfig.h"
 #include "frontends/nn/ModelConfig.h"
 #include "support/ByteSize.h"
 
@@ -346,8 +347,9 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
            std::to_string(a.validationSplitPercentage);
   if (!a.doTrain && !a.doEval)
     return "--do_train False and --do_eval False: nothing to do";
-  if (a.loraR < 1)
-    return "--lora_r must be positive, got " + std::to_string(a.loraR);
+  if (a.loraR < 1 || a.loraR > nn::kMaxLoraRank)
+    return "--lora_r must be in [1, " + std::to_string(nn::kMaxLoraRank) +
+           "], got " + std::to_string(a.loraR);
   if (!(a.loraDropout >= 0 && a.loraDropout < 1))
     return "--lora_dropout must be in [0, 1), got " +
            std::to_string(a.loraDropout);

@@ -2,24 +2,18 @@
 #include "examples/Trainer.h"
 #include "examples/InstructionEval.h"
 #include "examples/Schedule.h"
+#include "examples/TrainerState.h"
 
 #include "frontends/data/Files.h"
 #include "frontends/data/Tokenizer.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
-#include "support/JsonNesting.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-
-#include "llvm/Support/JSON.h"
 
 #include <algorithm>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -124,35 +118,10 @@ std::vector<std::string> readLogHistory(const fs::path &dir) {
   absl::StatusOr<std::string> text = data::readFile(path.string());
   if (!text.ok())
     return none(std::string(text.status().message()));
-  std::vector<std::string> entries;
-  bool inHistory = false, closed = false;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    absl::string_view entry = absl::StripAsciiWhitespace(line);
-    if (!inHistory) {
-      inHistory = absl::StartsWith(entry, "\"log_history\": [");
-      closed = inHistory && absl::EndsWith(entry, "]");
-      if (closed)
-        break;
-      continue;
-    }
-    if (entry == "]") {
-      closed = true;
-      break;
-    }
-    absl::ConsumeSuffix(&entry, ",");
-    llvm::StringRef json(entry.data(), entry.size());
-    if (jsonNestedTooDeeply(std::string_view(entry.data(), entry.size())))
-      return none("an entry nests too deeply");
-    llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
-    if (!value)
-      return none(llvm::toString(value.takeError()));
-    if (!value->getAsObject())
-      return none("a log_history entry is not an object");
-    entries.emplace_back(entry);
-  }
-  if (!closed)
-    return none("no \"log_history\": [ ... ] as kiln writes it");
-  return entries;
+  absl::StatusOr<std::vector<std::string>> entries = parseLogHistory(*text);
+  if (!entries.ok())
+    return none(std::string(entries.status().message()));
+  return std::move(*entries);
 }
 
 data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,

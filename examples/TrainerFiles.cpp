@@ -3,14 +3,13 @@
 // the final model folder with its tokenizer, a LoRA run's merged model, and
 // the best checkpoint loaded at the end (see Trainer.h).
 #include "examples/Trainer.h"
+#include "examples/TrainerState.h"
 
 #include "frontends/data/Files.h"
 #include "frontends/data/Tokenizer.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
-
-#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,23 +20,6 @@ namespace kiln::train {
 namespace fs = std::filesystem;
 
 namespace {
-
-/// `text` as a JSON string, quotes and escapes included.
-std::string jsonString(const std::string &text) {
-  std::string out;
-  llvm::raw_string_ostream(out) << llvm::json::Value(text);
-  return out;
-}
-
-std::string jsonDict(const LogDict &dict) {
-  std::string out = "{";
-  for (size_t i = 0; i < dict.size(); ++i)
-    out +=
-        (i ? ", \"" : "\"") + dict[i].first + "\": " +
-        (std::isfinite(dict[i].second) ? logValue(dict[i].first, dict[i].second)
-                                       : std::string("null"));
-  return out + "}";
-}
 
 // Writes a small text file atomically (as the checkpoint itself), so a
 // crash never leaves a torn trainer_state.json beside a good checkpoint.
@@ -79,11 +61,10 @@ void Trainer::writeMergedModel(const fs::path &dir) {
   std::error_code ec;
   if (!fs::create_directories(dir, ec) && ec)
     throw Failure{"cannot create " + dir.string() + ": " + ec.message(), 1};
-  std::vector<nn::NamedTensor> tensors;
-  for (auto &[name, tensor] : nn::merged_state_dict(*model_))
-    tensors.push_back({name, tensor.to_host()});
-  absl::Status saved = nn::saveSafetensors((dir / "model.safetensors").string(),
-                                           tensors, {{"format", "pt"}});
+  nn::NamedTensors merged = nn::merged_state_dict(*model_);
+  absl::Status saved =
+      nn::saveSafetensors((dir / "model.safetensors").string(),
+                          nn::host_data_refs(merged), {{"format", "pt"}});
   if (!saved.ok())
     throw Failure{"--merge_lora: " + std::string(saved.message()), 1};
   writeText(dir / "config.json", configJson(spec_, *data_.tokenizer));
@@ -128,23 +109,19 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   if (withOptimizer || !args_.useLora)
     writeText(dir / "config.json", configJson(spec_, *data_.tokenizer));
   writeTokenizerFiles(dir);
-  std::string logs;
-  for (const std::string &log : resumedLogs_)
-    logs += (logs.empty() ? "\n    " : ",\n    ") + log;
+  TrainerState record;
+  record.global_step = globalStep_;
+  record.epoch = epoch();
+  record.max_steps = totalSteps_;
+  record.train_batch_size = args_.trainBatchSize;
+  if (!bestCheckpoint_.empty()) {
+    record.best_metric = bestMetric_;
+    record.best_model_checkpoint = bestCheckpoint_;
+  }
+  record.log_history = resumedLogs_;
   for (const LogDict &log : history_)
-    logs += (logs.empty() ? "\n    " : ",\n    ") + jsonDict(log);
-  writeText(
-      dir / "trainer_state.json",
-      "{\n  \"global_step\": " + std::to_string(globalStep_) +
-          ",\n  \"epoch\": " + pythonFloat(epoch()) +
-          ",\n  \"max_steps\": " + std::to_string(totalSteps_) +
-          ",\n  \"train_batch_size\": " + std::to_string(args_.trainBatchSize) +
-          (bestCheckpoint_.empty()
-               ? std::string()
-               : ",\n  \"best_metric\": " + pythonFloat(bestMetric_) +
-                     ",\n  \"best_model_checkpoint\": " +
-                     jsonString(bestCheckpoint_)) +
-          ",\n  \"log_history\": [" + logs + "\n  ]\n}\n");
+    record.log_history.push_back(logEntryJson(log));
+  writeText(dir / "trainer_state.json", trainerStateJson(record));
 }
 
 void Trainer::noteBest(const std::string &path) {

@@ -24,7 +24,7 @@ while (($#)); do
 done
 all_targets=(KilnModuleFuzzer ExecutableFuzzer CacheEntryFuzzer
   SafetensorsFuzzer ModelConfigFuzzer TokenizerFilesFuzzer DataFilesFuzzer
-  CheckpointFuzzer)
+  CheckpointFuzzer JobFilesFuzzer)
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
 "$root/scripts/setup.sh"

@@ -103,6 +103,9 @@ int runPlan(int argc, char **argv) {
   std::optional<int64_t> loraR = positiveFlag(*args, "--lora_r", 8);
   if (!limit || !batch || !loraR)
     return kExitUsage;
+  if (*loraR > nn::kMaxLoraRank)
+    return fail("--lora_r: at most " + std::to_string(nn::kMaxLoraRank),
+                kExitUsage);
   std::string clipText = args->get("--max_grad_norm", "1");
   char *clipEnd = nullptr;
   double maxGradNorm = std::strtod(clipText.c_str(), &clipEnd);

@@ -127,7 +127,9 @@ Tensor Tensor::rand(Shape shape, DType dtype, Generator *generator) {
 
 //===--- Host transfers ---------------------------------------------------===//
 
-HostTensor Tensor::to_host() const {
+HostTensor Tensor::to_host() const { return host_data(); }
+
+const HostTensor &Tensor::host_data() const {
   const detail::TensorImpl &impl = implOf(*this, "to_host");
   if (!impl.node->isMaterialized())
     forcedSync();

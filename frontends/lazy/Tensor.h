@@ -126,6 +126,11 @@ public:
   /// device → host copy. A pending tensor forces a sync first (it runs
   /// everything pending, as step() does, and counts as a forced sync).
   HostTensor to_host() const;
+  /// The value in host memory without a copy (same sync rule as
+  /// to_host()): what a writer of files reads, so that saving a model
+  /// does not hold a second copy of it. Valid while this tensor lives and
+  /// keeps its value (until it dies, is assigned, or a step replaces it).
+  const HostTensor &host_data() const;
   /// The row-major values as doubles (same sync rule as to_host()).
   std::vector<double> to_vector() const;
   /// The value of a one-element tensor (same sync rule as to_host()).

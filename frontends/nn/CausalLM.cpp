@@ -4,9 +4,6 @@
 
 #include "frontends/nn/Safetensors.h"
 
-#include "support/JsonNesting.h"
-#include "llvm/Support/JSON.h"
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -101,7 +98,7 @@ void load_hf_folder(Module &model, const std::string &dir,
                     const HfNameMap &rename) {
   namespace fs = std::filesystem;
   const fs::path single = fs::path(dir) / "model.safetensors";
-  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  const fs::path index = fs::path(dir) / kSafetensorsIndexFile;
   std::error_code ec;
   if (fs::is_regular_file(single, ec)) {
     load_hf_safetensors(model, single.string(), /*strict=*/true, rename);
@@ -112,24 +109,13 @@ void load_hf_folder(Module &model, const std::string &dir,
     throw Error(dir + " has neither model.safetensors nor "
                       "model.safetensors.index.json");
   std::string text((std::istreambuf_iterator<char>(in)), {});
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    throw Error(index.string() + ": not JSON: " + *deep);
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    throw Error(index.string() + ": not JSON: " +
-                llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
-  if (!map)
-    throw Error(index.string() + ": no \"weight_map\" object");
+  absl::StatusOr<std::map<std::string, std::string>> map =
+      parseSafetensorsIndex(text, index.string());
+  if (!map.ok())
+    throw Error(std::string(map.status().message()));
   std::set<std::string> shards;
-  for (const auto &[name, file] : *map) {
-    std::optional<llvm::StringRef> shard = file.getAsString();
-    if (!shard || shard->contains('/') || *shard == "..")
-      throw Error(index.string() + ": the file of " + name.str() +
-                  " is not a file name in the folder");
-    shards.insert(shard->str());
-  }
+  for (const auto &[name, shard] : *map)
+    shards.insert(shard);
   // A parameter is loaded when some shard holds it: the keys every shard
   // lacks are the missing ones.
   std::set<std::string> missing;

@@ -23,12 +23,27 @@ std::string exactDouble(double value) {
 
 } // namespace
 
+std::vector<NamedTensorRef> host_data_refs(const NamedTensors &tensors) {
+  // A sync for one tensor runs every pending computation, so after this
+  // loop none runs again while references are taken.
+  for (const auto &[name, tensor] : tensors)
+    (void)tensor.host_data();
+  std::vector<NamedTensorRef> refs;
+  refs.reserve(tensors.size());
+  for (const auto &[name, tensor] : tensors)
+    refs.push_back({name, &tensor.host_data()});
+  return refs;
+}
+
 void save_checkpoint(const std::string &path, const Module &model,
                      const Optimizer *optimizer,
                      const NamedGenerators &generators,
                      const CheckpointState &state, CheckpointScope scope) {
   const bool trainableOnly = scope == CheckpointScope::trainable_only;
-  std::vector<NamedTensor> tensors;
+  // The tensors are written from where they live (host_data), so the save
+  // holds no second copy of the model and its optimizer state; `held`
+  // keeps each alive until the file is written.
+  NamedTensors held;
   for (const auto &[name, tensor] : model.state_dict()) {
     if (trainableOnly && !tensor.requires_grad())
       continue;
@@ -36,7 +51,7 @@ void save_checkpoint(const std::string &path, const Module &model,
         startsWith(name, kCheckpointRngPrefix))
       throw Error("save_checkpoint: parameter name '" + name +
                   "' clashes with the checkpoint's reserved prefixes");
-    tensors.push_back({name, tensor.to_host()});
+    held.push_back({name, tensor});
   }
   std::map<std::string, std::string> meta;
   for (const auto &[key, value] : state.metadata) {
@@ -50,17 +65,15 @@ void save_checkpoint(const std::string &path, const Module &model,
     meta[kCheckpointModelKey] = kCheckpointTrainableOnly;
   if (optimizer) {
     for (const auto &[name, tensor] : optimizer->state())
-      tensors.push_back(
-          {kCheckpointOptimizerPrefix + name, tensor.to_host()});
+      held.push_back({kCheckpointOptimizerPrefix + name, tensor});
     meta["kiln.optimizer"] = optimizer->name();
     meta["kiln.optimizer.step_count"] = std::to_string(optimizer->step_count());
     meta["kiln.optimizer.lr"] = exactDouble(optimizer->lr());
   }
   for (const auto &[name, generator] : generators)
-    tensors.push_back(
-        {kCheckpointRngPrefix + name, generator->state().to_host()});
-
-  if (absl::Status s = saveSafetensors(path, tensors, meta); !s.ok())
+    held.push_back({kCheckpointRngPrefix + name, generator->state()});
+  if (absl::Status s = saveSafetensors(path, host_data_refs(held), meta);
+      !s.ok())
     throw Error("save_checkpoint: " + std::string(s.message()));
 }
 

@@ -42,6 +42,12 @@ struct CheckpointState {
 /// is the pretrained model it started from and is loaded from there).
 enum class CheckpointScope { whole_model, trainable_only };
 
+/// `tensors`' values in host memory, by reference, for saveSafetensors:
+/// every pending one computed first (one forced sync at most), then each
+/// one's host data as it is, with no copy. `tensors` must outlive the
+/// references (and not change before the save).
+std::vector<NamedTensorRef> host_data_refs(const NamedTensors &tensors);
+
 /// model (+ optimizer, generators, state) → an atomically written file at
 /// `path`. Pending tensors are synced first (call after kiln::step() to
 /// avoid a forced sync). Throws kiln::Error when writing fails.

@@ -2,14 +2,12 @@
 #include "frontends/nn/Lora.h"
 
 #include "frontends/nn/CausalLM.h"
+#include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "support/JsonNesting.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <fstream>
@@ -50,31 +48,6 @@ bool isSavedModuleParameter(const std::string &param,
 /// of the modules trained whole.
 bool isAdapterParameter(const std::string &param, const LoraConfig &config) {
   return isLoraParameter(param) || isSavedModuleParameter(param, config);
-}
-
-/// A JSON array of strings, or null when empty (as PEFT writes an unset
-/// list).
-llvm::json::Value stringListOrNull(const std::vector<std::string> &list) {
-  if (list.empty())
-    return nullptr;
-  llvm::json::Array array;
-  for (const std::string &s : list)
-    array.push_back(s);
-  return array;
-}
-
-/// The strings of `root[key]`: an array, one string, or nothing.
-std::vector<std::string> stringList(const llvm::json::Object &root,
-                                    llvm::StringRef key) {
-  std::vector<std::string> out;
-  if (const llvm::json::Array *list = root.getArray(key)) {
-    for (const llvm::json::Value &v : *list)
-      if (std::optional<llvm::StringRef> s = v.getAsString())
-        out.push_back(s->str());
-  } else if (std::optional<llvm::StringRef> one = root.getString(key)) {
-    out.push_back(one->str());
-  }
-  return out;
 }
 
 /// The weight a LoRA branch on `module` adapts (a projection's or an
@@ -209,14 +182,15 @@ NamedTensors trainable_parameters(const Module &model) {
 
 void save_lora_adapter(const Module &model, const LoraConfig &config,
                        const std::string &dir, const std::string &base_model) {
-  std::vector<NamedTensor> tensors;
+  NamedTensors adapters;
   for (auto &[name, param] : model.named_parameters())
     if (isAdapterParameter(name, config))
-      tensors.push_back({kPeftKeyPrefix + name, param.to_host()});
-  if (tensors.empty())
+      adapters.push_back({kPeftKeyPrefix + name, param});
+  if (adapters.empty())
     throw Error("save_lora_adapter: the model has no LoRA branches");
-  absl::Status saved = saveSafetensors(dir + "/" + kAdapterWeightsFile,
-                                       tensors, {{"format", "pt"}});
+  absl::Status saved =
+      saveSafetensors(dir + "/" + kAdapterWeightsFile, host_data_refs(adapters),
+                      {{"format", "pt"}});
   if (!saved.ok())
     throw Error("save_lora_adapter: " + std::string(saved.message()));
   // GPT-2's projections are Conv1D, [in, out]: PEFT's fan_in_fan_out.
@@ -224,29 +198,8 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
   for (auto &[name, module] : const_cast<Module &>(model).named_modules())
     if (auto *c = dynamic_cast<Conv1D *>(module); c && c->has_lora())
       fanInFanOut = true;
-  llvm::json::Object adapter{
-      {"peft_type", "LORA"},
-      {"task_type", "CAUSAL_LM"},
-      {"base_model_name_or_path", base_model},
-      {"r", config.r},
-      {"lora_alpha", config.alpha},
-      {"lora_dropout", config.dropout},
-      {"target_modules", stringListOrNull(config.target_modules)},
-      {"fan_in_fan_out", fanInFanOut},
-      {"bias", "none"},
-      {"inference_mode", true},
-      {"init_lora_weights", true},
-      {"use_rslora", false},
-      {"use_dora", false},
-      {"modules_to_save", stringListOrNull(config.modules_to_save)},
-      {"layers_to_transform", nullptr},
-      {"layers_pattern", nullptr},
-      {"rank_pattern", llvm::json::Object{}},
-      {"alpha_pattern", llvm::json::Object{}},
-      {"revision", nullptr}};
   writeText(dir + "/" + kAdapterConfigFile,
-            llvm::formatv("{0:2}", llvm::json::Value(std::move(adapter))).str() +
-                "\n");
+            adapterConfigJson(config, base_model, fanInFanOut));
 }
 
 LoraConfig read_lora_adapter_config(const std::string &dir,
@@ -256,31 +209,11 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
   if (!in)
     throw Error(path + ": cannot read the adapter's config");
   std::string text((std::istreambuf_iterator<char>(in)), {});
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    throw Error(path + ": not JSON: " + *deep);
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
-  if (!parsed)
-    throw Error(path + ": not JSON: " + llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root)
-    throw Error(path + ": not a JSON object");
-  if (std::optional<llvm::StringRef> type = root->getString("peft_type");
-      type && *type != "LORA")
-    throw Error(path + ": a " + type->str() + " adapter, not LORA");
-  LoraConfig config;
-  std::optional<int64_t> r = root->getInteger("r");
-  std::optional<double> alpha = root->getNumber("lora_alpha");
-  if (!r || *r < 1 || !alpha)
-    throw Error(path + ": no positive integer \"r\" or number \"lora_alpha\"");
-  config.r = *r;
-  config.alpha = *alpha;
-  config.dropout = root->getNumber("lora_dropout").value_or(0.0);
-  config.target_modules = stringList(*root, "target_modules");
-  config.modules_to_save = stringList(*root, "modules_to_save");
-  if (config.target_modules.empty())
-    throw Error(path + ": no \"target_modules\"");
-  base_model = root->getString("base_model_name_or_path").value_or("").str();
-  return config;
+  absl::StatusOr<AdapterConfigFile> file = parseAdapterConfigJson(text, path);
+  if (!file.ok())
+    throw Error(std::string(file.status().message()));
+  base_model = std::move(file->base_model);
+  return std::move(file->lora);
 }
 
 void check_lora_adapter_config(const LoraConfig &config,

@@ -9,6 +9,7 @@
 #ifndef KILN_FRONTENDS_NN_LORA_H
 #define KILN_FRONTENDS_NN_LORA_H
 
+#include "frontends/nn/AdapterConfig.h"
 #include "frontends/nn/Layers.h"
 
 #include <optional>
@@ -16,22 +17,6 @@
 #include <vector>
 
 namespace kiln::nn {
-
-/// PEFT's LoraConfig, the fields that shape the adapters.
-struct LoraConfig {
-  int64_t r = 8;
-  double alpha = 16;
-  double dropout = 0.05;
-  /// Module names as PEFT matches them: a module whose dotted name is a
-  /// target or ends with "." + target.
-  std::vector<std::string> target_modules;
-  /// PEFT's modules_to_save: modules trained whole beside the adapters,
-  /// matched as targets are, saved with them in adapter_model.safetensors
-  /// under their own names. A small base's output LayerNorm (GPT-2's ln_f)
-  /// is the common case: with it frozen, a frozen tied head bounds every
-  /// logit and the adapters cannot make an answer confident.
-  std::vector<std::string> modules_to_save;
-};
 
 /// PEFT's default targets for a model type (gpt2: c_attn; llama: q_proj,
 /// v_proj); empty for a type it has none for.
@@ -62,11 +47,6 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
 /// The parameters that require grad (what an optimizer should update).
 NamedTensors trainable_parameters(const Module &model);
 
-/// PEFT's file names and key prefix.
-inline constexpr const char *kAdapterConfigFile = "adapter_config.json";
-inline constexpr const char *kAdapterWeightsFile = "adapter_model.safetensors";
-inline constexpr const char *kPeftKeyPrefix = "base_model.model.";
-
 /// Writes `dir`/adapter_config.json (PEFT's LoraConfig for a causal LM,
 /// base_model_name_or_path = `base_model`) and adapter_model.safetensors
 /// (every LoRA parameter as base_model.model.<name>), each atomically.
@@ -77,7 +57,8 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
 /// `dir`/adapter_config.json → its LoRA config (r, lora_alpha,
 /// lora_dropout, target_modules) and, in `base_model`, its
 /// base_model_name_or_path ("" when null). Throws kiln::Error naming the
-/// file when it is missing, malformed or not a LoRA config.
+/// file when it is missing, malformed, not a LoRA config or out of range
+/// (parseAdapterConfigJson).
 LoraConfig read_lora_adapter_config(const std::string &dir,
                                     std::string &base_model);
 

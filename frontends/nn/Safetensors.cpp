@@ -308,20 +308,20 @@ absl::Status writeAll(int fd, const void *data, uint64_t n) {
 /// The header bytes (length prefix included) for `tensors`, with the
 /// checksum in the metadata; the data follows in the same order.
 absl::StatusOr<std::string>
-buildHeader(const std::vector<NamedTensor> &tensors,
+buildHeader(const std::vector<NamedTensorRef> &tensors,
             std::map<std::string, std::string> metadata) {
   if (metadata.count(kChecksumKey))
     return absl::InvalidArgumentError(
         absl::StrCat("metadata key '", kChecksumKey, "' is reserved"));
   std::vector<Entry> entries;
   uint64_t offset = 0;
-  for (const NamedTensor &t : tensors) {
+  for (const NamedTensorRef &t : tensors) {
     if (t.name.empty() || t.name == "__metadata__")
       return absl::InvalidArgumentError(
           absl::StrCat("invalid tensor name '", t.name, "'"));
-    entries.push_back({t.name, t.tensor.dtype(), t.tensor.shape(), offset,
-                       offset + t.tensor.byteSize()});
-    offset += t.tensor.byteSize();
+    entries.push_back({t.name, t.tensor->dtype(), t.tensor->shape(), offset,
+                       offset + t.tensor->byteSize()});
+    offset += t.tensor->byteSize();
   }
   std::vector<std::string> names;
   for (const Entry &e : entries)
@@ -334,8 +334,8 @@ buildHeader(const std::vector<NamedTensor> &tensors,
 
   std::string canon = canonicalHeader(entries, metadata);
   uint32_t crc = crcUpdate(0, canon.data(), canon.size());
-  for (const NamedTensor &t : tensors)
-    crc = crcUpdate(crc, t.tensor.data(), t.tensor.byteSize());
+  for (const NamedTensorRef &t : tensors)
+    crc = crcUpdate(crc, t.tensor->data(), t.tensor->byteSize());
   metadata[kChecksumKey] = hex32(crc);
 
   llvm::json::Object root;
@@ -364,6 +364,14 @@ buildHeader(const std::vector<NamedTensor> &tensors,
   std::string out(reinterpret_cast<const char *>(&len), 8);
   out += json;
   return out;
+}
+
+std::vector<NamedTensorRef> refsTo(const std::vector<NamedTensor> &tensors) {
+  std::vector<NamedTensorRef> refs;
+  refs.reserve(tensors.size());
+  for (const NamedTensor &t : tensors)
+    refs.push_back({t.name, &t.tensor});
+  return refs;
 }
 
 } // namespace
@@ -408,7 +416,7 @@ absl::StatusOr<DType> parseSafetensorsDType(std::string_view name) {
 absl::StatusOr<std::string>
 serializeSafetensors(const std::vector<NamedTensor> &tensors,
                      const std::map<std::string, std::string> &metadata) {
-  absl::StatusOr<std::string> out = buildHeader(tensors, metadata);
+  absl::StatusOr<std::string> out = buildHeader(refsTo(tensors), metadata);
   if (!out.ok())
     return out.status();
   for (const NamedTensor &t : tensors)
@@ -474,6 +482,13 @@ absl::Status
 saveSafetensors(const std::string &path,
                 const std::vector<NamedTensor> &tensors,
                 const std::map<std::string, std::string> &metadata) {
+  return saveSafetensors(path, refsTo(tensors), metadata);
+}
+
+absl::Status
+saveSafetensors(const std::string &path,
+                const std::vector<NamedTensorRef> &tensors,
+                const std::map<std::string, std::string> &metadata) {
   absl::StatusOr<std::string> header = buildHeader(tensors, metadata);
   if (!header.ok())
     return absl::Status(
@@ -482,8 +497,8 @@ saveSafetensors(const std::string &path,
   return writeFileAtomically(path, [&](int fd) -> absl::Status {
     if (absl::Status s = writeAll(fd, header->data(), header->size()); !s.ok())
       return s;
-    for (const NamedTensor &t : tensors)
-      if (absl::Status s = writeAll(fd, t.tensor.data(), t.tensor.byteSize());
+    for (const NamedTensorRef &t : tensors)
+      if (absl::Status s = writeAll(fd, t.tensor->data(), t.tensor->byteSize());
           !s.ok())
         return s;
     return absl::OkStatus();
@@ -534,6 +549,34 @@ absl::Status writeTextAtomically(const std::string &path,
   return writeFileAtomically(path, [&](int fd) {
     return writeAll(fd, text.data(), text.size());
   });
+}
+
+absl::StatusOr<std::map<std::string, std::string>>
+parseSafetensorsIndex(std::string_view text, std::string_view what) {
+  auto fail = [&](const std::string &message) {
+    return invalid(std::string(what), message);
+  };
+  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
+    return fail("not JSON: " + *deep);
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
+  if (!parsed)
+    return fail("not JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Object *map =
+      root ? root->getObject("weight_map") : nullptr;
+  if (!map)
+    return fail("no \"weight_map\" object");
+  std::map<std::string, std::string> shards;
+  for (const auto &[name, file] : *map) {
+    std::optional<llvm::StringRef> shard = file.getAsString();
+    if (!shard || shard->empty() || *shard == "." || *shard == ".." ||
+        shard->contains('/') || shard->contains('\0'))
+      return fail("the file of " + name.str() +
+                  " is not a file name in the folder");
+    shards[name.str()] = shard->str();
+  }
+  return shards;
 }
 
 } // namespace kiln::nn

@@ -34,6 +34,14 @@ struct NamedTensor {
   HostTensor tensor;
 };
 
+/// A tensor to save, by reference: the caller keeps it alive until the
+/// save returns. A model is written from where its parameters live, with
+/// no second copy of it in memory.
+struct NamedTensorRef {
+  std::string name;
+  const HostTensor *tensor = nullptr;
+};
+
 /// A parsed safetensors file: tensors in data order, and the metadata.
 struct SafetensorsData {
   std::vector<NamedTensor> tensors;
@@ -73,12 +81,28 @@ parseSafetensors(std::string_view bytes,
                  const SafetensorsReadOptions &options = {},
                  std::string_view what = "safetensors data");
 
+/// The file naming a sharded checkpoint's shards, in Hugging Face's layout.
+inline constexpr const char *kSafetensorsIndexFile =
+    "model.safetensors.index.json";
+
+/// A model.safetensors.index.json ({"metadata": {...}, "weight_map":
+/// {tensor: shard file}}) → its weight map. Fails, naming `what`, on text
+/// that is not JSON, a missing weight_map, an entry that is not a string,
+/// or a shard that is not a plain file name ("", ".", "..", a path), which
+/// would reach outside the model's folder.
+absl::StatusOr<std::map<std::string, std::string>>
+parseSafetensorsIndex(std::string_view text, std::string_view what);
+
 /// tensors + metadata → a safetensors file at `path`, written atomically: on
 /// any failure the previous file at `path` (if any) is untouched and no
 /// temporary file is left behind.
 absl::Status
 saveSafetensors(const std::string &path,
                 const std::vector<NamedTensor> &tensors,
+                const std::map<std::string, std::string> &metadata);
+absl::Status
+saveSafetensors(const std::string &path,
+                const std::vector<NamedTensorRef> &tensors,
                 const std::map<std::string, std::string> &metadata);
 
 /// A safetensors file → its tensors, validated strictly. Reads the header

@@ -1,0 +1,68 @@
+// adapter_config.json, PEFT's file for a LoRA adapter's settings: the text
+// kiln writes (which peft.PeftModel reads) and the text it reads back from
+// an adapter folder that may come from anywhere, range-checked so that an
+// accepted file describes adapters kiln can build. The file alone:
+// frontends/nn/Lora.h applies, saves, loads and merges the adapters.
+#ifndef KILN_FRONTENDS_NN_ADAPTERCONFIG_H
+#define KILN_FRONTENDS_NN_ADAPTERCONFIG_H
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::nn {
+
+/// PEFT's LoraConfig, the fields that shape the adapters.
+struct LoraConfig {
+  int64_t r = 8;
+  double alpha = 16;
+  double dropout = 0.05;
+  /// Module names as PEFT matches them: a module whose dotted name is a
+  /// target or ends with "." + target.
+  std::vector<std::string> target_modules;
+  /// PEFT's modules_to_save: modules trained whole beside the adapters,
+  /// matched as targets are, saved with them in adapter_model.safetensors
+  /// under their own names. A small base's output LayerNorm (GPT-2's ln_f)
+  /// is the common case: with it frozen, a frozen tied head bounds every
+  /// logit and the adapters cannot make an answer confident.
+  std::vector<std::string> modules_to_save;
+};
+
+/// PEFT's file names and key prefix.
+inline constexpr const char *kAdapterConfigFile = "adapter_config.json";
+inline constexpr const char *kAdapterWeightsFile = "adapter_model.safetensors";
+inline constexpr const char *kPeftKeyPrefix = "base_model.model.";
+
+/// The largest rank an adapter_config.json may ask for. Published adapters
+/// use 4 to 256; a rank past the width of every model is a damaged file,
+/// which would otherwise become an allocation of r × width floats.
+inline constexpr int64_t kMaxLoraRank = 1 << 16;
+
+/// What an adapter_config.json holds for kiln: the LoRA settings and the
+/// base model's name or path ("" when null or absent).
+struct AdapterConfigFile {
+  LoraConfig lora;
+  std::string base_model;
+};
+
+/// adapter_config.json's text → its settings. Fails, naming `what`, on text
+/// that is not a JSON object, a peft_type other than LORA, an r that is
+/// not an integer in [1, kMaxLoraRank], a lora_alpha that is not a finite
+/// number, a lora_dropout outside [0, 1), target_modules that are absent or
+/// empty, or a module list holding something other than strings.
+absl::StatusOr<AdapterConfigFile> parseAdapterConfigJson(std::string_view text,
+                                                         std::string_view what);
+
+/// The text of an adapter_config.json for `config` on `base_model`, as PEFT
+/// writes one for a causal LM (`fan_in_fan_out` when the adapted
+/// projections store their weights [in, out], as GPT-2's Conv1D does).
+std::string adapterConfigJson(const LoraConfig &config,
+                              const std::string &base_model,
+                              bool fan_in_fan_out);
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTENDS_NN_ADAPTERCONFIG_H

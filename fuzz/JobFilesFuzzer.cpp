@@ -1,0 +1,93 @@
+// libFuzzer target: bytes → the JSON files a training job reads besides a
+// model's config.json, each by its parser: a LoRA adapter's
+// adapter_config.json (frontends/nn/AdapterConfig.h), a sharded model's
+// model.safetensors.index.json (Safetensors.h), a DeepSpeed config
+// (examples/DeepSpeedConfig.h) and a checkpoint's trainer_state.json, whose
+// log history a resumed run carries over (examples/TrainerState.h). The
+// first byte picks the file. Each comes from outside (downloaded, edited,
+// torn by a crash): a bad one must be an error, and an accepted one must
+// hold what the parser promises and survive being written back as kiln
+// writes it.
+#include "FuzzInput.h"
+
+#include "examples/DeepSpeedConfig.h"
+#include "examples/TrainerState.h"
+#include "frontends/nn/AdapterConfig.h"
+#include "frontends/nn/Safetensors.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace {
+
+void adapterConfig(std::string_view text) {
+  using namespace kiln::nn;
+  absl::StatusOr<AdapterConfigFile> file =
+      parseAdapterConfigJson(text, kAdapterConfigFile);
+  if (!file.ok())
+    return;
+  const LoraConfig &lora = file->lora;
+  if (lora.r < 1 || lora.r > kMaxLoraRank || !std::isfinite(lora.alpha) ||
+      !(lora.dropout >= 0 && lora.dropout < 1) || lora.target_modules.empty())
+    std::abort(); // accepted settings out of range
+  absl::StatusOr<AdapterConfigFile> again = parseAdapterConfigJson(
+      adapterConfigJson(lora, file->base_model, false), "written back");
+  if (!again.ok() || again->base_model != file->base_model ||
+      again->lora.r != lora.r || again->lora.alpha != lora.alpha ||
+      again->lora.dropout != lora.dropout ||
+      again->lora.target_modules != lora.target_modules ||
+      again->lora.modules_to_save != lora.modules_to_save)
+    std::abort(); // what kiln writes does not read back the same
+}
+
+void safetensorsIndex(std::string_view text) {
+  absl::StatusOr<std::map<std::string, std::string>> map =
+      kiln::nn::parseSafetensorsIndex(text, kiln::nn::kSafetensorsIndexFile);
+  if (!map.ok())
+    return;
+  for (const auto &[name, shard] : *map)
+    if (shard.empty() || shard == "." || shard == ".." ||
+        shard.find('/') != std::string::npos ||
+        shard.find('\0') != std::string::npos)
+      std::abort(); // a shard outside the model's folder
+}
+
+void deepSpeedConfig(std::string_view text) {
+  absl::StatusOr<int> stage = kiln::train::parseZeroStage(text, "ds.json");
+  if (stage.ok() && (*stage < 0 || *stage > 2))
+    std::abort(); // a stage kiln-train does not build
+}
+
+void trainerState(std::string_view text) {
+  using namespace kiln::train;
+  absl::StatusOr<std::vector<std::string>> history = parseLogHistory(text);
+  if (!history.ok())
+    return;
+  TrainerState state;
+  state.log_history = *history;
+  absl::StatusOr<std::vector<std::string>> again =
+      parseLogHistory(trainerStateJson(state));
+  if (!again.ok() || *again != *history)
+    std::abort(); // a resumed run's history would change as it is saved
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  auto [mode, text] = kiln::fuzz::splitMode(data, size, 4);
+  switch (mode) {
+  case 0:
+    adapterConfig(text);
+    break;
+  case 1:
+    safetensorsIndex(text);
+    break;
+  case 2:
+    deepSpeedConfig(text);
+    break;
+  default:
+    trainerState(text);
+    break;
+  }
+  return 0;
+}

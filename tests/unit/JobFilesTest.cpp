@@ -1,0 +1,199 @@
+// The JSON files a training job reads besides a model's config.json, each
+// through its parser (fuzz/JobFilesFuzzer.cpp fuzzes the same four): a LoRA
+// adapter's adapter_config.json, a sharded model's
+// model.safetensors.index.json, a DeepSpeed config and a checkpoint's
+// trainer_state.json. Each accepts what Hugging Face's tools write and
+// refuses, naming the file, what would hurt kiln later: an adapter rank
+// that would become an allocation of 10^12 floats, a shard path outside
+// the folder, a ZeRO stage that is not built, a torn log history.
+#include "examples/DeepSpeedConfig.h"
+#include "examples/TrainerState.h"
+#include "frontends/nn/AdapterConfig.h"
+#include "frontends/nn/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace kiln;
+
+/// PEFT's adapter_config.json for r 8 on c_attn, with `field` replaced.
+std::string adapterJson(const std::string &field = "") {
+  std::string json = R"({"peft_type": "LORA", "task_type": "CAUSAL_LM",
+    "base_model_name_or_path": "base", "r": 8, "lora_alpha": 16,
+    "lora_dropout": 0.05, "target_modules": ["c_attn"],
+    "modules_to_save": null, "fan_in_fan_out": true)";
+  return json + (field.empty() ? "" : ", " + field) + "}";
+}
+
+std::string adapterError(const std::string &text) {
+  absl::StatusOr<nn::AdapterConfigFile> file =
+      nn::parseAdapterConfigJson(text, "a/adapter_config.json");
+  return file.ok() ? "" : std::string(file.status().message());
+}
+
+TEST(AdapterConfigTest, ReadsWhatPeftWritesAndWritesItBack) {
+  absl::StatusOr<nn::AdapterConfigFile> file =
+      nn::parseAdapterConfigJson(adapterJson(), "adapter_config.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->lora.r, 8);
+  EXPECT_EQ(file->lora.alpha, 16);
+  EXPECT_EQ(file->lora.dropout, 0.05);
+  EXPECT_EQ(file->lora.target_modules, std::vector<std::string>{"c_attn"});
+  EXPECT_TRUE(file->lora.modules_to_save.empty());
+  EXPECT_EQ(file->base_model, "base");
+
+  nn::LoraConfig config = file->lora;
+  config.modules_to_save = {"ln_f"};
+  // Numbers as PEFT writes them (Python's json), not 0.050000000000000003.
+  std::string written = nn::adapterConfigJson(config, "base", true);
+  EXPECT_NE(written.find("\"lora_dropout\": 0.05,"), std::string::npos)
+      << written;
+  EXPECT_NE(written.find("\"lora_alpha\": 16,"), std::string::npos) << written;
+  absl::StatusOr<nn::AdapterConfigFile> again =
+      nn::parseAdapterConfigJson(written, "written");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->lora.modules_to_save, std::vector<std::string>{"ln_f"});
+  EXPECT_EQ(again->lora.target_modules, config.target_modules);
+  EXPECT_EQ(again->base_model, "base");
+  // One string is one module, as PEFT's "all-linear".
+  file = nn::parseAdapterConfigJson(
+      adapterJson().replace(adapterJson().find("[\"c_attn\"]"), 10,
+                            "\"all-linear\""),
+      "adapter_config.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->lora.target_modules, std::vector<std::string>{"all-linear"});
+}
+
+TEST(AdapterConfigTest, RefusesSettingsNoAdapterHas) {
+  // Later keys win in llvm::json: each case overrides one field.
+  EXPECT_NE(adapterError(adapterJson("\"r\": 0")).find("\"r\" in [1, 65536]"),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"r\": 1000000000000")).find("\"r\""),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"r\": 8.5")).find("\"r\""),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"lora_alpha\": 1e999"))
+                .find("finite number \"lora_alpha\""),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"lora_dropout\": 1"))
+                .find("\"lora_dropout\" must be a number in [0, 1)"),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"target_modules\": [\"q_proj\", 7]"))
+                .find("a string or a list of strings"),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"target_modules\": []"))
+                .find("no \"target_modules\""),
+            std::string::npos);
+  EXPECT_NE(adapterError(adapterJson("\"peft_type\": \"IA3\""))
+                .find("a IA3 adapter, not LORA"),
+            std::string::npos);
+  EXPECT_NE(adapterError("[1]").find("a/adapter_config.json: not a JSON "
+                                     "object"),
+            std::string::npos);
+  EXPECT_NE(adapterError("{\"r\": ").find("a/adapter_config.json: not JSON"),
+            std::string::npos);
+  // An absent or null dropout is none, as PEFT reads it.
+  EXPECT_EQ(adapterError(adapterJson("\"lora_dropout\": null")), "");
+}
+
+std::string indexError(const std::string &shard) {
+  absl::StatusOr<std::map<std::string, std::string>> map =
+      nn::parseSafetensorsIndex("{\"weight_map\": {\"w\": " + shard + "}}",
+                                "m/model.safetensors.index.json");
+  return map.ok() ? "" : std::string(map.status().message());
+}
+
+TEST(SafetensorsIndexTest, ShardsAreFileNamesInTheFolder) {
+  absl::StatusOr<std::map<std::string, std::string>> map =
+      nn::parseSafetensorsIndex(
+          R"({"metadata": {"total_size": 8}, "weight_map": {
+            "a": "model-00001-of-00002.safetensors",
+            "b": "model-00002-of-00002.safetensors"}})",
+          "index");
+  ASSERT_TRUE(map.ok()) << map.status();
+  EXPECT_EQ(map->at("b"), "model-00002-of-00002.safetensors");
+  for (const char *bad : {"\"../secret.safetensors\"", "\"..\"", "\".\"",
+                          "\"\"", "\"/etc/passwd\"", "7", "null"})
+    EXPECT_EQ(indexError(bad), "m/model.safetensors.index.json: the file of "
+                               "w is not a file name in the folder")
+        << bad;
+  absl::StatusOr<std::map<std::string, std::string>> none =
+      nn::parseSafetensorsIndex("{\"metadata\": {}}", "index");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(), "index: no \"weight_map\" object");
+}
+
+TEST(DeepSpeedConfigTest, ReadsTheStageFromText) {
+  EXPECT_EQ(*train::parseZeroStage(
+                R"({"zero_optimization": {"stage": 2}, "fp16": {"enabled":
+                "auto"}, "train_micro_batch_size_per_gpu": "auto"})",
+                "ds.json"),
+            2);
+  EXPECT_EQ(*train::parseZeroStage("{}", "ds.json"), 0);
+  absl::StatusOr<int> three =
+      train::parseZeroStage(R"({"zero_optimization": {"stage": 3}})", "ds");
+  ASSERT_FALSE(three.ok());
+  EXPECT_NE(three.status().message().find("--deepspeed ds: ZeRO stage 3"),
+            std::string::npos);
+  absl::StatusOr<int> set = train::parseZeroStage(
+      R"({"zero_optimization": {"stage": 1}, "gradient_clipping": 0.5})", "ds");
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(set.status().message().find("\"gradient_clipping = 0.5\""),
+            std::string::npos)
+      << set.status();
+}
+
+TEST(TrainerStateTest, LogHistoryReadsBackAsWritten) {
+  train::TrainerState state;
+  state.global_step = 4;
+  state.epoch = 0.5;
+  state.max_steps = 8;
+  state.train_batch_size = 2;
+  state.best_metric = 2.25;
+  state.best_model_checkpoint = "out/\"checkpoint-4\"";
+  state.log_history = {
+      train::logEntryJson({{"loss", 5.4321}, {"epoch", 0.25}, {"step", 2}}),
+      train::logEntryJson({{"loss", std::nan("")}, {"step", 4}})};
+  EXPECT_EQ(state.log_history[1], "{\"loss\": null, \"step\": 4}");
+  std::string text = train::trainerStateJson(state);
+  absl::StatusOr<std::vector<std::string>> history =
+      train::parseLogHistory(text);
+  ASSERT_TRUE(history.ok()) << history.status() << "\n" << text;
+  EXPECT_EQ(*history, state.log_history);
+
+  // A comma after a space (JobFilesFuzzer's finding, 2026-12-03): the
+  // space was kept in the entry, so the history changed when saved again.
+  history = train::parseLogHistory("\"log_history\": [\n  {\"a\": 4} ,\n"
+                                   "  {\"b\": 5}\n]\n");
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_EQ(*history, (std::vector<std::string>{"{\"a\": 4}", "{\"b\": 5}"}));
+  state.log_history = *history;
+  EXPECT_EQ(train::parseLogHistory(train::trainerStateJson(state)).value(),
+            *history);
+
+  state.log_history.clear();
+  history = train::parseLogHistory(train::trainerStateJson(state));
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_TRUE(history->empty());
+}
+
+TEST(TrainerStateTest, TornOrEditedHistoryIsAnError) {
+  train::TrainerState state;
+  state.log_history = {"{\"loss\": 1.5, \"step\": 1}",
+                       "{\"loss\": 1.25, \"step\": 2}"};
+  std::string text = train::trainerStateJson(state);
+  // A file cut inside the history (an editor's crash: kiln writes whole).
+  absl::StatusOr<std::vector<std::string>> torn =
+      train::parseLogHistory(text.substr(0, text.find("\"step\": 2")));
+  ASSERT_FALSE(torn.ok());
+  torn = train::parseLogHistory(text.substr(0, text.rfind("\n  ]")));
+  ASSERT_FALSE(torn.ok());
+  EXPECT_EQ(torn.status().message(),
+            "no \"log_history\": [ ... ] as kiln writes it");
+  std::string notObject = text;
+  notObject.replace(notObject.find("{\"loss\": 1.25"), 1, "[");
+  EXPECT_FALSE(train::parseLogHistory(notObject).ok());
+}
+
+} // namespace
