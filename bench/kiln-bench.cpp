@@ -14,6 +14,7 @@
 #include "bench/BenchModel.h"
 #include "bench/BenchSupport.h"
 
+#include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -413,11 +414,10 @@ absl::Status prepareInputs(const BenchConfig &c, const std::string &weights,
     BenchModel built = build_bench_model(c, /*draw=*/true,
                                          /*storeBase=*/false);
     kiln::step();
-    std::vector<kiln::nn::NamedTensor> tensors;
-    for (const auto &[name, t] : built.model->state_dict())
-      tensors.push_back({name, t.to_host()});
-    if (absl::Status s = kiln::nn::saveSafetensors(weights, tensors,
-                                                   {{"format", "pt"}});
+    // Written from where the weights live (an 8B model's are 16 GB).
+    kiln::nn::NamedTensors state = built.model->state_dict();
+    if (absl::Status s = kiln::nn::saveSafetensors(
+            weights, kiln::nn::host_data_refs(state), {{"format", "pt"}});
         !s.ok())
       return s;
   }

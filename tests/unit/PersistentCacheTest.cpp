@@ -251,6 +251,21 @@ TEST_F(PersistentCacheTest, KilledWritersNeverLeaveAPartialEntry) {
                     serializeExecutable(makeExecutable(1 << 20, n % 3)));
       }
     }
+    // The last ten children are killed only once an entry is complete (then
+    // mid-way through a later write), so that the check below does not
+    // depend on the machine's speed: on a loaded machine no child had
+    // finished a 1 MiB entry in its 30 ms.
+    if (iteration >= 40) {
+      PersistentCache watcher(o);
+      auto stored = [&] {
+        for (int k = 0; k < 3; ++k)
+          if (watcher.lookup(identity("w" + std::to_string(k))).executable)
+            return true;
+        return false;
+      };
+      for (int waited = 0; !stored() && waited < 60000; waited += 5)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(random() % 30000));
     ::kill(child, SIGKILL);
     int status;
