@@ -104,7 +104,7 @@ void sumOverProcesses(EvalSums &sums) {
 /// (as the Trainer's TrainerState does). A file that is missing gives none;
 /// one that is damaged or not in that layout gives none and a warning.
 std::vector<std::string> readLogHistory(const fs::path &dir) {
-  fs::path path = dir / "trainer_state.json";
+  fs::path path = dir / kTrainerStateFile;
   std::error_code ec;
   if (!fs::exists(path, ec))
     return {};

@@ -121,7 +121,7 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   record.log_history = resumedLogs_;
   for (const LogDict &log : history_)
     record.log_history.push_back(logEntryJson(log));
-  writeText(dir / "trainer_state.json", trainerStateJson(record));
+  writeText(dir / kTrainerStateFile, trainerStateJson(record));
 }
 
 void Trainer::noteBest(const std::string &path) {

@@ -18,6 +18,9 @@
 
 namespace kiln::train {
 
+/// The file's name in a checkpoint folder (and beside the final model).
+inline constexpr const char *kTrainerStateFile = "trainer_state.json";
+
 /// The fields kiln writes.
 struct TrainerState {
   int64_t global_step = 0;
