@@ -1,6 +1,8 @@
 // kiln-train's learning-rate schedules (see Schedule.h).
 #include "examples/Schedule.h"
 
+#include "examples/TrainData.h"
+
 #include "support/JsonNesting.h"
 #include "llvm/Support/JSON.h"
 
@@ -134,6 +136,17 @@ std::string checkSchedule(const TrainArgs &a) {
 
 nn::LRLambda makeSchedule(const TrainArgs &a, int64_t totalSteps) {
   int64_t warmup = warmupSteps(a, totalSteps);
+  // A DeepSpeed config's scheduler replaces the Trainer's, as under the
+  // Trainer; its "auto" steps are the Trainer's.
+  if (a.deepSpeed && a.deepSpeed->schedule) {
+    absl::StatusOr<nn::LRLambda> rates = deepSpeedLearningRates(
+        *a.deepSpeed->schedule, a.learningRate, warmup, totalSteps);
+    if (!rates.ok())
+      throw Failure{"--deepspeed " + a.deepSpeedFile + ": " +
+                        std::string(rates.status().message()),
+                    2};
+    return *rates;
+  }
   const std::string &type = a.lrSchedulerType;
   if (type == "cosine")
     return nn::cosine_schedule_with_warmup(warmup, totalSteps,

@@ -22,7 +22,9 @@ std::string parseScheduleKwargs(const std::string &json,
 /// rate they need, or "".
 std::string checkSchedule(const TrainArgs &a);
 
-/// The schedule of a checked TrainArgs over `totalSteps` optimizer steps.
+/// The schedule of a checked TrainArgs over `totalSteps` optimizer steps
+/// (--deepspeed's scheduler when its config has one; a Failure, exit 2,
+/// when that config's step counts differ from the run's).
 nn::LRLambda makeSchedule(const TrainArgs &a, int64_t totalSteps);
 
 } // namespace kiln::train

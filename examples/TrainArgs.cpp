@@ -160,14 +160,28 @@ std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
     std::fprintf(stderr,
                  "kiln-train: note: --optim adamw_hf: kiln's AdamW is "
                  "PyTorch's (epsilon added after the bias correction)\n");
-  if (!f.deepspeed.empty()) {
-    absl::StatusOr<int> stage = readZeroStage(f.deepspeed);
-    if (!stage.ok())
-      return std::string(stage.status().message());
-    a.zeroStage = *stage;
-  }
   // Notes are printed below, with those of the flags kiln does not act on.
   std::vector<std::string> notes;
+  if (!f.deepspeed.empty()) {
+    absl::StatusOr<DeepSpeedConfig> config = readDeepSpeedConfig(f.deepspeed);
+    if (!config.ok())
+      return std::string(config.status().message());
+    a.zeroStage = config->zeroStage;
+    a.deepSpeedFile = f.deepspeed;
+    if (!config->notActedOn.empty())
+      notes.push_back("--deepspeed " + f.deepspeed +
+                      ": kiln plans the step's memory and communication "
+                      "itself, so these settings, which tune DeepSpeed's "
+                      "(or its reports) and not what a step computes, are "
+                      "not acted on: " +
+                      absl::StrJoin(config->notActedOn, ", "));
+    if (config->schedule && f.scheduler.getNumOccurrences())
+      notes.push_back("--deepspeed " + f.deepspeed +
+                      ": its scheduler sets the learning rate, as under the "
+                      "Trainer; --lr_scheduler_type " +
+                      f.scheduler + " is not used");
+    a.deepSpeed = std::move(*config);
+  }
   absl::StatusOr<std::optional<int>> fsdp = fsdpZeroStage(f.fsdp, notes);
   if (!fsdp.ok())
     return std::string(fsdp.status().message());

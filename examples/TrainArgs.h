@@ -5,6 +5,7 @@
 #ifndef KILN_EXAMPLES_TRAINARGS_H
 #define KILN_EXAMPLES_TRAINARGS_H
 
+#include "examples/DeepSpeedConfig.h"
 #include "frontends/nn/ModelConfig.h"
 #include "support/HostTensor.h"
 
@@ -126,6 +127,10 @@ struct TrainArgs {
   /// over the processes (nn::StateSharding::by_parameter), 2 its averaged
   /// gradients too (by_parameter_with_gradients).
   int zeroStage = 0;
+  /// --deepspeed's config as read (its values are checked against the
+  /// flags once the run's processes are known: matchDeepSpeedConfig).
+  std::optional<DeepSpeedConfig> deepSpeed;
+  std::string deepSpeedFile;
   double numTrainEpochs = 3;
   int64_t maxSteps = -1;
   int64_t loggingSteps = 10;

@@ -253,12 +253,14 @@ struct Flags {
       cl::init("adamw_torch"), cl::cat(training)};
   cl::opt<std::string> deepspeed{
       "deepspeed",
-      cl::desc("a DeepSpeed config (JSON), of which kiln-train reads "
-               "zero_optimization.stage: 0 (every process holds the "
+      cl::desc("a DeepSpeed config (JSON), read as the Trainer reads "
+               "one: zero_optimization.stage 0 (every process holds the "
                "optimizer's state), 1 (each holds its share; under "
                "mpirun -np N, about 1/N) or 2 (the averaged gradients "
-               "too). Its other entries must be "
-               "\"auto\": the Trainer's flags set them"),
+               "too); \"auto\" values take the flags' and numbers must "
+               "equal them; a WarmupLR / WarmupDecayLR scheduler and "
+               "fp16's loss scaling are followed; communication tuning "
+               "is named in a note (docs/DATA-PARALLEL.md)"),
       cl::value_desc("file"), cl::cat(training)};
   cl::opt<std::string> fsdp{
       "fsdp",

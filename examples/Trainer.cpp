@@ -45,6 +45,41 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
 
 namespace {
 
+/// PyTorch's GradScaler, or the loss scaling of --deepspeed's fp16 section.
+nn::GradScaler::Options scalerOptions(const TrainArgs &a) {
+  nn::GradScaler::Options o;
+  if (!a.deepSpeed || !a.deepSpeed->lossScaling)
+    return o;
+  const DeepSpeedLossScaling &ds = *a.deepSpeed->lossScaling;
+  o.init_scale = ds.initScale;
+  o.growth_interval = ds.window;
+  o.min_scale = ds.minScale;
+  o.hysteresis = ds.hysteresis;
+  o.consecutive_hysteresis = ds.consecutiveHysteresis;
+  return o;
+}
+
+/// What a DeepSpeed config changes in the run: its scheduler, and its
+/// loss scaling under --fp16.
+std::string describeDeepSpeed(const DeepSpeedConfig &config, bool scaling) {
+  std::vector<std::string> parts;
+  if (const auto &schedule = config.schedule)
+    parts.push_back(absl::StrFormat(
+        "%s with a %s warmup (the learning rate from its scheduler)",
+        schedule->decay ? "WarmupDecayLR" : "WarmupLR",
+        schedule->logWarmup ? "log" : "linear"));
+  if (scaling && config.lossScaling) {
+    const DeepSpeedLossScaling &ds = *config.lossScaling;
+    parts.push_back(absl::StrFormat(
+        "loss scale from 2^%d, doubled after %lld clean steps, halved on "
+        "an overflow (hysteresis %lld%s), at least %g",
+        int(std::log2(ds.initScale)), (long long)ds.window,
+        (long long)ds.hysteresis,
+        ds.consecutiveHysteresis ? ", consecutive" : "", ds.minScale));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 /// What an evaluation adds up: the validation loss over rows and the
 /// generated answers, summed over a data-parallel run's processes.
 struct EvalSums {
@@ -164,7 +199,7 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       totalSteps_(totalSteps(args, updatesPerEpoch_)),
       scheduler_(optimizer_, makeSchedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
-    scaler_ = std::make_unique<nn::GradScaler>();
+    scaler_ = std::make_unique<nn::GradScaler>(scalerOptions(args));
   model_->train();
   if (args.loadBestModelAtEnd) {
     // The keys the evaluation's dict has (evaluateAndLog).
@@ -363,6 +398,10 @@ void Trainer::printBanner() const {
       : options().productType == DType::f16
           ? ", fp16 mixed precision with dynamic loss scaling"
           : "");
+  if (args_.deepSpeed && (args_.deepSpeed->schedule || scaler_))
+    std::fprintf(
+        stderr, "  DeepSpeed config = %s\n",
+        describeDeepSpeed(*args_.deepSpeed, scaler_ != nullptr).c_str());
   if (args_.useLora)
     std::fprintf(stderr,
                  "  LoRA = r %lld, alpha %g, dropout %g on %s (%zu modules)%s: "

@@ -46,6 +46,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
 #include <tuple>
 #include <unistd.h>
 
@@ -533,6 +534,37 @@ void joinTheRun(TrainArgs &args) {
   }
 }
 
+/// --deepspeed's values against the flags, as the Trainer checks them once
+/// it knows the processes: "auto" took the flag's; a number must equal it.
+void matchDeepSpeedConfig(const TrainArgs &args) {
+  if (!args.deepSpeed)
+    return;
+  std::map<std::string, double> flags = {
+      {"gradient_accumulation_steps", double(args.gradientAccumulationSteps)},
+      {"max_grad_norm", args.maxGradNorm},
+      {"learning_rate", args.learningRate},
+      {"adam_beta1", args.adamBeta1},
+      {"adam_beta2", args.adamBeta2},
+      {"adam_epsilon", args.adamEpsilon},
+      {"weight_decay", args.weightDecay},
+      {"fp16", options().productType == DType::f16 ? 1.0 : 0.0},
+      {"bf16", options().productType == DType::bf16 ? 1.0 : 0.0}};
+  // The batch is the advisor's to choose under --auto_find_batch_size.
+  if (!args.autoFindBatchSize) {
+    flags["per_device_train_batch_size"] = double(args.trainBatchSize);
+    flags["train_batch_size"] = double(args.worldSize) *
+                                double(args.trainBatchSize) *
+                                double(args.gradientAccumulationSteps);
+  }
+  std::string mismatches = deepSpeedMismatches(*args.deepSpeed, flags);
+  if (!mismatches.empty())
+    throw Failure{"--deepspeed " + args.deepSpeedFile +
+                      ": these values differ from the Trainer's flags (make "
+                      "them \"auto\", or pass the flags):\n" +
+                      mismatches.substr(0, mismatches.size() - 1),
+                  2};
+}
+
 /// The output folders, made before anything runs so that a bad path fails
 /// at once, not after the training it would have saved; then what killed
 /// saves left is tidied before anything looks for checkpoints. By the main
@@ -563,6 +595,7 @@ int runMain(const TrainArgs &askedArgs) {
   TrainArgs args = askedArgs;
   configureKiln(args);
   joinTheRun(args);
+  matchDeepSpeedConfig(args);
   prepareOutputDirs(args);
   checkOutputDir(args);
   resolveHubNames(args);

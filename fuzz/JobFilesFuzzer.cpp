@@ -53,9 +53,35 @@ void safetensorsIndex(std::string_view text) {
 }
 
 void deepSpeedConfig(std::string_view text) {
-  absl::StatusOr<int> stage = kiln::train::parseZeroStage(text, "ds.json");
-  if (stage.ok() && (*stage < 0 || *stage > 2))
+  using namespace kiln::train;
+  absl::StatusOr<DeepSpeedConfig> config =
+      parseDeepSpeedConfig(text, "ds.json");
+  if (!config.ok())
+    return;
+  if (config->zeroStage < 0 || config->zeroStage > 2)
     std::abort(); // a stage kiln-train does not build
+  for (const DeepSpeedValue &given : config->given)
+    if (!std::isfinite(given.value) || given.flag.empty())
+      std::abort(); // a value no flag could equal
+  if (const auto &scaling = config->lossScaling)
+    if (!(scaling->initScale > 0) || !std::isfinite(scaling->initScale) ||
+        scaling->window < 1 || scaling->hysteresis < 1 ||
+        !(scaling->minScale > 0) || !std::isfinite(scaling->minScale))
+      std::abort(); // settings GradScaler refuses
+  (void)deepSpeedMismatches(*config, {{"learning_rate", 5e-5}});
+  if (!config->schedule)
+    return;
+  for (int64_t total : {1, 3, 1000}) {
+    absl::StatusOr<std::function<double(int64_t)>> rates =
+        deepSpeedLearningRates(*config->schedule, 5e-5, 0, total);
+    if (!rates.ok())
+      continue;
+    for (int64_t step : {0, 1, 2, 3, 999, 1000, 1001, 5000}) {
+      double rate = (*rates)(step);
+      if (!std::isfinite(rate) || rate < 0)
+        std::abort(); // a learning rate the optimizer cannot take
+    }
+  }
 }
 
 void trainerState(std::string_view text) {

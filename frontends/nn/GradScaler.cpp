@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -31,9 +32,13 @@ bool validScale(double scale) { return std::isfinite(scale) && scale > 0; }
 std::map<std::string, std::string> GradScaler::HostState::metadata() const {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", scale);
-  return {{"grad_scaler.scale", text},
-          {"grad_scaler.growth_tracker", std::to_string(growth_tracker)},
-          {"grad_scaler.skipped_steps", std::to_string(skipped_steps)}};
+  std::map<std::string, std::string> fields = {
+      {"grad_scaler.scale", text},
+      {"grad_scaler.growth_tracker", std::to_string(growth_tracker)},
+      {"grad_scaler.skipped_steps", std::to_string(skipped_steps)}};
+  if (hysteresis_left)
+    fields["grad_scaler.hysteresis_left"] = std::to_string(*hysteresis_left);
+  return fields;
 }
 
 GradScaler::HostState GradScaler::HostState::from_metadata(
@@ -53,6 +58,13 @@ GradScaler::HostState GradScaler::HostState::from_metadata(
       !absl::SimpleAtoi(field("grad_scaler.skipped_steps"),
                         &state.skipped_steps))
     throw Error("'" + source + "': a malformed fp16 loss scaler state");
+  if (auto it = metadata.find("grad_scaler.hysteresis_left");
+      it != metadata.end()) {
+    int64_t left = 0;
+    if (!absl::SimpleAtoi(it->second, &left))
+      throw Error("'" + source + "': a malformed fp16 loss scaler state");
+    state.hysteresis_left = left;
+  }
   return state;
 }
 
@@ -67,7 +79,11 @@ GradScaler::GradScaler(const Options &options) : options_(options) {
     throw Error("GradScaler: backoff_factor must be in (0, 1)");
   if (options.growth_interval < 1)
     throw Error("GradScaler: growth_interval must be >= 1");
-  load_state({options.init_scale, 0, 0});
+  if (!(options.min_scale >= 0) || !std::isfinite(options.min_scale))
+    throw Error("GradScaler: min_scale must be a non-negative number");
+  if (options.hysteresis < 1)
+    throw Error("GradScaler: hysteresis must be >= 1");
+  load_state({options.init_scale, 0, 0, std::nullopt});
 }
 
 Tensor GradScaler::scale(const Tensor &loss) const {
@@ -118,7 +134,28 @@ void GradScaler::update() {
   Tensor clean = where(foundInf_, zero, growthTracker_ + 1.0);
   Tensor grow = clean.ge(
       constant(static_cast<double>(options_.growth_interval), DType::f32));
-  Tensor next = where(foundInf_, scale_ * options_.backoff_factor,
+  // DeepSpeed's DynamicLossScaler.update_scale: with hysteresis, an
+  // overflow backs off only once the count is down to 1; until then it
+  // counts down. The count is full again when the scale grows (or after
+  // any clean step, consecutive_hysteresis).
+  Tensor backOff = foundInf_;
+  if (hysteresisLeft_.defined()) {
+    Tensor one = constant(1.0, DType::f32);
+    Tensor full =
+        constant(static_cast<double>(options_.hysteresis), DType::f32);
+    Tensor exhausted = hysteresisLeft_.le(one);
+    backOff = where(foundInf_, exhausted, foundInf_);
+    Tensor afterClean = options_.consecutive_hysteresis
+                            ? full
+                            : where(grow, full, hysteresisLeft_);
+    hysteresisLeft_.assign_(where(
+        foundInf_, where(exhausted, hysteresisLeft_, hysteresisLeft_ - 1.0),
+        afterClean));
+  }
+  Tensor backedOff = scale_ * options_.backoff_factor;
+  if (options_.min_scale > 0)
+    backedOff = backedOff.maximum(constant(options_.min_scale, DType::f32));
+  Tensor next = where(backOff, backedOff,
                       where(grow, scale_ * options_.growth_factor, scale_));
   scale_.assign_(next);
   growthTracker_.assign_(where(grow, zero, clean));
@@ -130,6 +167,8 @@ GradScaler::HostState GradScaler::state() const {
   s.scale = scale_.item();
   s.growth_tracker = static_cast<int64_t>(growthTracker_.item());
   s.skipped_steps = static_cast<int64_t>(skipped_.item());
+  if (hysteresisLeft_.defined())
+    s.hysteresis_left = static_cast<int64_t>(hysteresisLeft_.item());
   return s;
 }
 
@@ -140,19 +179,33 @@ void GradScaler::load_state(const HostState &state) {
                 std::to_string(state.scale));
   if (state.growth_tracker < 0 || state.skipped_steps < 0)
     throw Error("GradScaler: step counts must be >= 0");
+  // A count saved under a larger hysteresis (the run's config changed)
+  // is cut to this scaler's.
+  const int64_t hysteresisLeft = std::min(
+      state.hysteresis_left.value_or(options_.hysteresis), options_.hysteresis);
+  if (hysteresisLeft < 1)
+    throw Error("GradScaler: the overflows left before a back-off must be "
+                ">= 1, got " +
+                std::to_string(hysteresisLeft));
   NoGradGuard noGrad;
   Tensor scale = deviceScalar(state.scale, DType::f32);
   Tensor tracker =
       deviceScalar(static_cast<double>(state.growth_tracker), DType::f32);
   Tensor skipped =
       deviceScalar(static_cast<double>(state.skipped_steps), DType::f64);
+  Tensor left;
+  if (options_.hysteresis > 1)
+    left = deviceScalar(static_cast<double>(hysteresisLeft), DType::f32);
   if (!scale_.defined()) {
     scale_ = scale, growthTracker_ = tracker, skipped_ = skipped;
+    hysteresisLeft_ = left;
     return;
   }
   scale_.assign_(scale);
   growthTracker_.assign_(tracker);
   skipped_.assign_(skipped);
+  if (left.defined())
+    hysteresisLeft_.assign_(left);
 }
 
 Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,

@@ -4,11 +4,13 @@
 // below 6e-8), the gradients are divided by it again before clipping and the
 // update, and a step whose gradients hold an Inf or a NaN (an f16 product
 // overflowed past 65504) is skipped and halves the scale; 2000 clean steps
-// in a row double it. The scale, the clean-step count and the skipped-step
-// count are device state, and the skip is decided on the device
-// (Optimizer::step_unless), so a step records the same graph whatever
-// happens: no recompile and no host round trip. The host reads the counts
-// only when it asks (state(), skipped_steps()).
+// in a row double it. DeepSpeed's variant (a floor under the scale, and
+// hysteresis: the first overflows of a stretch skip the step without
+// halving) is the same state machine with two more options. The scale, the
+// clean-step count and the skipped-step count are device state, and the skip is
+// decided on the device (Optimizer::step_unless), so a step records the same
+// graph whatever happens: no recompile and no host round trip. The host reads
+// the counts only when it asks (state(), skipped_steps()).
 #ifndef KILN_FRONTENDS_NN_GRADSCALER_H
 #define KILN_FRONTENDS_NN_GRADSCALER_H
 
@@ -16,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kiln::nn {
@@ -28,6 +31,15 @@ public:
     double growth_factor = 2.0;
     double backoff_factor = 0.5;
     int64_t growth_interval = 2000;
+    /// DeepSpeed's min_loss_scale: a back-off never takes the scale below
+    /// it (0: no floor, as PyTorch).
+    double min_scale = 0;
+    /// DeepSpeed's hysteresis: overflows that skip a step without backing
+    /// the scale off, counted down until one does back it off (1: every
+    /// overflow backs off, as PyTorch). The count is restored when the
+    /// scale grows, or after every clean step with consecutive_hysteresis.
+    int64_t hysteresis = 1;
+    bool consecutive_hysteresis = false;
   };
   /// The scaler's state as the host sees it (checkpoints save it).
   struct HostState {
@@ -36,6 +48,9 @@ public:
     int64_t growth_tracker = 0;
     /// Steps skipped since training began.
     int64_t skipped_steps = 0;
+    /// Overflows left before one backs the scale off (a scaler with
+    /// hysteresis > 1; absent: the full count).
+    std::optional<int64_t> hysteresis_left;
 
     /// As strings for a checkpoint's metadata ("grad_scaler.scale", ...;
     /// the Trainer saves scaler.pt beside the optimizer), exact.
@@ -61,8 +76,9 @@ public:
   /// (unscale_ runs first if it has not this step); then update().
   void step(Optimizer &optimizer);
   /// The scale's update (step() calls it): an overflow multiplies it by
-  /// backoff_factor and restarts the count of clean steps; growth_interval
-  /// clean steps multiply it by growth_factor.
+  /// backoff_factor (not below min_scale; once hysteresis overflows have
+  /// been counted down) and restarts the count of clean steps;
+  /// growth_interval clean steps multiply it by growth_factor.
   void update();
 
   /// 0-d i1 of the last unscale_: true when the step is skipped (pending
@@ -86,6 +102,9 @@ private:
   Tensor growthTracker_;
   /// 0-d f64: steps skipped so far (Optimizer::step_unless's skipped_before).
   Tensor skipped_;
+  /// 0-d f32: overflows left before a back-off (only with hysteresis > 1,
+  /// so that PyTorch's scaler records the graph it always has).
+  Tensor hysteresisLeft_;
   Tensor foundInf_;
   bool unscaled_ = false;
 };

@@ -122,6 +122,90 @@ TEST(GradScaler, CleanStepsGrowTheScaleEveryGrowthInterval) {
   EXPECT_EQ(state.growth_tracker, 1);
 }
 
+// DeepSpeed's variant: with hysteresis 2 the first overflow skips the step
+// and keeps the scale, each later one halves it; min_scale floors it.
+TEST(GradScaler, HysteresisDelaysTheFirstBackOffAndMinScaleFloorsIt) {
+  ProductTypeScope f16(DType::f16);
+  const double initial = std::ldexp(1.0, 40);
+  Regression delayed;
+  GradScaler::Options options;
+  options.init_scale = initial;
+  options.hysteresis = 2;
+  GradScaler scaler(options);
+  delayed.step(&scaler);
+  GradScaler::HostState first = scaler.state();
+  EXPECT_EQ(first.scale, initial);
+  EXPECT_EQ(first.skipped_steps, 1);
+  EXPECT_EQ(first.hysteresis_left, 1);
+  delayed.step(&scaler);
+  EXPECT_EQ(scaler.state().scale, initial / 2);
+  EXPECT_EQ(scaler.state().hysteresis_left, 1);
+  for (int s = 0; s < 40; ++s)
+    delayed.step(&scaler);
+  GradScaler::HostState last = scaler.state();
+  EXPECT_GT(last.skipped_steps, 10);
+  EXPECT_LT(last.skipped_steps, 40);
+  // One skip held the scale; every other halved it.
+  EXPECT_EQ(last.scale,
+            std::ldexp(initial, -static_cast<int>(last.skipped_steps - 1)));
+
+  Regression floored;
+  GradScaler::Options floor;
+  floor.init_scale = initial;
+  floor.min_scale = std::ldexp(1.0, 38);
+  GradScaler flooredScaler(floor);
+  for (int s = 0; s < 4; ++s)
+    floored.step(&flooredScaler);
+  EXPECT_EQ(flooredScaler.state().scale, floor.min_scale);
+  EXPECT_EQ(flooredScaler.state().skipped_steps, 4);
+  EXPECT_FALSE(flooredScaler.state().hysteresis_left.has_value());
+}
+
+// The count of overflows left comes back after a clean step only with
+// consecutive_hysteresis, and always when the scale grows.
+TEST(GradScaler, HysteresisIsRestoredByGrowthOrEveryCleanStep) {
+  ProductTypeScope f16(DType::f16);
+  const double huge = std::ldexp(1.0, 40);
+  for (bool consecutive : {false, true}) {
+    for (int64_t interval : {1, 100}) {
+      Regression regression;
+      GradScaler::Options options;
+      options.init_scale = huge;
+      options.hysteresis = 3;
+      options.consecutive_hysteresis = consecutive;
+      options.growth_interval = interval;
+      GradScaler scaler(options);
+      regression.step(&scaler); // overflow: 3 → 2 left, scale kept
+      EXPECT_EQ(scaler.state().hysteresis_left, 2);
+      EXPECT_EQ(scaler.state().scale, huge);
+      scaler.load_state({16.0, 0, 1, 2});
+      regression.step(&scaler); // clean
+      const bool grew = interval == 1;
+      EXPECT_EQ(scaler.state().scale, grew ? 32.0 : 16.0);
+      EXPECT_EQ(scaler.state().hysteresis_left, consecutive || grew ? 3 : 2)
+          << "consecutive " << consecutive << ", interval " << interval;
+    }
+  }
+  // Through a checkpoint's metadata; a count above the hysteresis (a
+  // changed config) is cut to it.
+  GradScaler::HostState saved{8.0, 1, 2, 2};
+  GradScaler::HostState back =
+      GradScaler::HostState::from_metadata(saved.metadata(), "ckpt");
+  EXPECT_EQ(back.hysteresis_left, 2);
+  GradScaler::Options two;
+  two.hysteresis = 2;
+  GradScaler smaller(two);
+  smaller.load_state({8.0, 0, 0, 5});
+  EXPECT_EQ(smaller.state().hysteresis_left, 2);
+  EXPECT_THROW(smaller.load_state({8.0, 0, 0, 0}), Error);
+  GradScaler::Options bad;
+  bad.hysteresis = 0;
+  EXPECT_THROW(GradScaler{bad}, Error);
+  bad.hysteresis = 1;
+  bad.min_scale = -1;
+  EXPECT_THROW(GradScaler{bad}, Error);
+}
+
 TEST(GradScaler, InF32APowerOfTwoScaleChangesNoBit) {
   ProductTypeScope f32(DType::f32);
   Regression plain, scaled;
@@ -136,13 +220,13 @@ TEST(GradScaler, InF32APowerOfTwoScaleChangesNoBit) {
 
 TEST(GradScaler, StatesRoundTripAndBadOnesAreRefused) {
   GradScaler scaler;
-  scaler.load_state({1024.0, 5, 2});
+  scaler.load_state({1024.0, 5, 2, {}});
   GradScaler::HostState state = scaler.state();
   EXPECT_EQ(state.scale, 1024.0);
   EXPECT_EQ(state.growth_tracker, 5);
   EXPECT_EQ(state.skipped_steps, 2);
   // Through a checkpoint's metadata, exactly; without it, refused.
-  GradScaler::HostState odd{std::ldexp(1.0, -30) * 3, 7, 11};
+  GradScaler::HostState odd{std::ldexp(1.0, -30) * 3, 7, 11, {}};
   GradScaler::HostState back =
       GradScaler::HostState::from_metadata(odd.metadata(), "ckpt");
   EXPECT_EQ(back.scale, odd.scale);
@@ -152,9 +236,9 @@ TEST(GradScaler, StatesRoundTripAndBadOnesAreRefused) {
   auto malformed = odd.metadata();
   malformed["grad_scaler.scale"] = "many";
   EXPECT_THROW(GradScaler::HostState::from_metadata(malformed, "ckpt"), Error);
-  EXPECT_THROW(scaler.load_state({0.0, 0, 0}), Error);
-  EXPECT_THROW(scaler.load_state({INFINITY, 0, 0}), Error);
-  EXPECT_THROW(scaler.load_state({1.0, -1, 0}), Error);
+  EXPECT_THROW(scaler.load_state({0.0, 0, 0, {}}), Error);
+  EXPECT_THROW(scaler.load_state({INFINITY, 0, 0, {}}), Error);
+  EXPECT_THROW(scaler.load_state({1.0, -1, 0, {}}), Error);
   GradScaler::Options bad;
   bad.backoff_factor = 1.5;
   EXPECT_THROW(GradScaler{bad}, Error);

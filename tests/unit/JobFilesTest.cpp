@@ -1,12 +1,11 @@
 // The JSON files a training job reads besides a model's config.json, each
 // through its parser (fuzz/JobFilesFuzzer.cpp fuzzes the same four): a LoRA
 // adapter's adapter_config.json, a sharded model's
-// model.safetensors.index.json, a DeepSpeed config and a checkpoint's
-// trainer_state.json. Each accepts what Hugging Face's tools write and
-// refuses, naming the file, what would hurt kiln later: an adapter rank
-// that would become an allocation of 10^12 floats, a shard path outside
-// the folder, a ZeRO stage that is not built, a torn log history.
-#include "examples/DeepSpeedConfig.h"
+// model.safetensors.index.json and a checkpoint's trainer_state.json (a
+// DeepSpeed config's are in DeepSpeedConfigTest.cpp). Each accepts what
+// Hugging Face's tools write and refuses, naming the file, what would hurt
+// kiln later: an adapter rank that would become an allocation of 10^12
+// floats, a shard path outside the folder, a torn log history.
 #include "examples/TrainerState.h"
 #include "frontends/nn/AdapterConfig.h"
 #include "frontends/nn/Safetensors.h"
@@ -122,26 +121,6 @@ TEST(SafetensorsIndexTest, ShardsAreFileNamesInTheFolder) {
       nn::parseSafetensorsIndex("{\"metadata\": {}}", "index");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().message(), "index: no \"weight_map\" object");
-}
-
-TEST(DeepSpeedConfigTest, ReadsTheStageFromText) {
-  EXPECT_EQ(*train::parseZeroStage(
-                R"({"zero_optimization": {"stage": 2}, "fp16": {"enabled":
-                "auto"}, "train_micro_batch_size_per_gpu": "auto"})",
-                "ds.json"),
-            2);
-  EXPECT_EQ(*train::parseZeroStage("{}", "ds.json"), 0);
-  absl::StatusOr<int> three =
-      train::parseZeroStage(R"({"zero_optimization": {"stage": 3}})", "ds");
-  ASSERT_FALSE(three.ok());
-  EXPECT_NE(three.status().message().find("--deepspeed ds: ZeRO stage 3"),
-            std::string::npos);
-  absl::StatusOr<int> set = train::parseZeroStage(
-      R"({"zero_optimization": {"stage": 1}, "gradient_clipping": 0.5})", "ds");
-  ASSERT_FALSE(set.ok());
-  EXPECT_NE(set.status().message().find("\"gradient_clipping = 0.5\""),
-            std::string::npos)
-      << set.status();
 }
 
 TEST(TrainerStateTest, LogHistoryReadsBackAsWritten) {
