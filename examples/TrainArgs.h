@@ -123,6 +123,8 @@ struct TrainArgs {
   /// (kiln::world_size(), world_rank(): set by kiln-train, not a flag).
   /// The batch size above is per process, as the Trainer's per device.
   int worldSize = 1, worldRank = 0;
+  /// The run's processes on this machine (WorldPlacement::localSize).
+  int localWorldSize = 1;
   /// --deepspeed's zero_optimization.stage: 1 shards the optimizer's state
   /// over the processes (nn::StateSharding::by_parameter), 2 its averaged
   /// gradients too (by_parameter_with_gradients).

@@ -25,6 +25,7 @@
 #include "examples/TrainData.h"
 #include "examples/Trainer.h"
 #include "support/ByteSize.h"
+#include "support/Collectives.h"
 
 #include "frontends/data/DataLoader.h"
 #include "frontends/data/Files.h"
@@ -38,6 +39,10 @@
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -49,6 +54,7 @@
 #include <map>
 #include <tuple>
 #include <unistd.h>
+#include <vector>
 
 namespace kiln::train {
 namespace {
@@ -452,14 +458,50 @@ void budgetFromTheMachine(const TrainArgs &args) {
   if (!args.autoFindBatchSize || args.memoryBudget)
     return;
   Options o = options();
-  o.memoryBudgetBytes = memory_for_plans();
+  // The run's processes on this machine share what it has.
+  const uint64_t machine = memory_for_plans();
+  o.memoryBudgetBytes = machine / uint64_t(args.localWorldSize);
   set_options(o);
-  std::fprintf(stderr,
-               "kiln-train: auto_find_batch_size: no --memory_budget: the "
-               "step plans within the %s this machine has for the %s "
-               "backend's programs\n",
-               formatByteSize(o.memoryBudgetBytes).c_str(),
-               std::string(backendName(o.backend)).c_str());
+  if (args.worldRank != 0)
+    return;
+  std::string share =
+      args.localWorldSize == 1
+          ? "the " + formatByteSize(machine)
+          : absl::StrFormat("%s, 1/%d of the %s",
+                            formatByteSize(o.memoryBudgetBytes),
+                            args.localWorldSize, formatByteSize(machine));
+  std::fprintf(
+      stderr,
+      "kiln-train: auto_find_batch_size: no --memory_budget: the "
+      "step plans within %s this machine has for the %s "
+      "backend's programs%s\n",
+      share.c_str(), std::string(backendName(o.backend)).c_str(),
+      args.localWorldSize == 1
+          ? ""
+          : absl::StrFormat(" (%d processes on it)", args.localWorldSize)
+                .c_str());
+}
+
+/// A data-parallel run's batch under --auto_find_batch_size: the smallest
+/// of the processes' (each planned its own step: ZeRO's shards and what
+/// each holds outside its plans differ), so that every process's fits and
+/// all run the same batch.
+int64_t agreeOnBatch(const TrainArgs &args, int64_t batch) {
+  if (args.worldSize == 1)
+    return batch;
+  std::vector<int64_t> batches(size_t(args.worldSize), 0);
+  batches[size_t(args.worldRank)] = batch;
+  if (absl::Status status = allReduceSumInPlace(
+          batches.data(), int64_t(batches.size()), DType::i64);
+      !status.ok())
+    throw Failure{"--auto_find_batch_size: " + std::string(status.message()),
+                  1};
+  if (args.worldRank == 0)
+    std::fprintf(stderr,
+                 "kiln-train: auto_find_batch_size: the %d processes' "
+                 "largest batches: %s\n",
+                 args.worldSize, absl::StrJoin(batches, ", ").c_str());
+  return *std::min_element(batches.begin(), batches.end());
 }
 
 /// --auto_find_batch_size: the largest per-device batch, up to the one
@@ -481,6 +523,8 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   int64_t batch = nn::largest_trainable_batch(
       model, model.named_parameters(), args.trainBatchSize, shape,
       [&](int64_t probed, std::optional<uint64_t> peak) {
+        if (args.worldRank != 0) // the main process speaks for the run
+          return;
         std::string verdict =
             peak && *peak <= options().memoryBudgetBytes
                 ? "plans " + formatByteSize(*peak) + ": fits " + budget
@@ -491,16 +535,18 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
                      "kiln-train: auto_find_batch_size: batch %lld %s\n",
                      (long long)probed, verdict.c_str());
       });
+  batch = agreeOnBatch(args, batch);
   if (batch == 0)
     throw Failure{"--auto_find_batch_size: not even batch 1 plans within " +
                       std::string(args.memoryBudget ? "--memory_budget"
                                                     : "the memory available") +
                       " (the step's smallest planned peak is over it)",
                   1};
-  std::fprintf(stderr,
-               "kiln-train: auto_find_batch_size: training with batch "
-               "%lld\n",
-               (long long)batch);
+  if (args.worldRank == 0)
+    std::fprintf(stderr,
+                 "kiln-train: auto_find_batch_size: training with batch "
+                 "%lld\n",
+                 (long long)batch);
   return batch;
 }
 
@@ -516,16 +562,12 @@ void joinTheRun(TrainArgs &args) {
   }
   if (args.worldSize == 1)
     return;
+  // world_size() read the same variables without an error.
+  args.localWorldSize = launcherPlacement()->localSize;
   if (options().backend == Backend::cuda)
     throw Failure{"data parallelism (" + std::to_string(args.worldSize) +
                       " processes) runs on the cpu backend so far: the cuda "
                       "runtime has no all-reduce yet",
-                  2};
-  if (args.autoFindBatchSize)
-    throw Failure{"--auto_find_batch_size with " +
-                      std::to_string(args.worldSize) +
-                      " processes: each would plan on its own; give the "
-                      "batch (--per_device_train_batch_size)",
                   2};
   if (args.worldRank != 0) {
     args.progressBar = false;

@@ -56,7 +56,14 @@ absl::StatusOr<WorldPlacement> launcherPlacement() {
           pair[1], "=", std::getenv(pair[1]) ? std::getenv(pair[1]) : "(unset)",
           " do not place this process: a size of at least 1 and a rank "
           "below it"));
-    return WorldPlacement{*size, *rank, pair[2]};
+    int local = *size;
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+      if (std::optional<int> given = launcherNumber(name);
+          given && *given >= 1 && *given <= *size) {
+        local = *given;
+        break;
+      }
+    return WorldPlacement{*size, *rank, local, pair[2]};
   }
   if (std::optional<int> torchrun = launcherNumber("WORLD_SIZE");
       torchrun && *torchrun != 1)

@@ -46,6 +46,11 @@ public:
 /// is an error naming the variables.
 struct WorldPlacement {
   int size = 1, rank = 0;
+  /// The processes on this machine, which share its memory: Open MPI's
+  /// OMPI_COMM_WORLD_LOCAL_SIZE or MPICH's MPI_LOCALNRANKS; all of them
+  /// (size) when the launcher does not say, the guess that never
+  /// overcommits the machine.
+  int localSize = 1;
   /// The variables read, e.g. "OMPI_COMM_WORLD_SIZE/RANK"; empty for none.
   std::string source;
 };
