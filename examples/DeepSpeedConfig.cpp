@@ -2,6 +2,7 @@
 // options as a ZeRO stage; see DeepSpeedConfig.h.
 #include "examples/DeepSpeedConfig.h"
 
+#include "examples/TrainerLog.h"
 #include "support/JsonNesting.h"
 
 #include "absl/status/status.h"
@@ -13,8 +14,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -23,14 +24,6 @@ namespace {
 
 using llvm::json::Object;
 using llvm::json::Value;
-
-/// A double as Python prints it: the shortest text that reads back the
-/// same ("5e-05", "8").
-std::string shortest(double value) {
-  char text[32];
-  auto [end, error] = std::to_chars(text, text + sizeof text, value);
-  return error == std::errc() ? std::string(text, end) : "?";
-}
 
 std::string shown(const Value &value) {
   std::string out;
@@ -44,12 +37,16 @@ bool isAuto(const Value &value) {
 }
 
 /// An object's keys in order, so that the first problem reported does not
-/// depend on the hash table's.
+/// depend on the hash table's; "type" first, so that an optimizer or
+/// scheduler kiln does not build is named before its parameters are.
 std::vector<std::string> sortedKeys(const Object &object) {
   std::vector<std::string> keys;
   for (const auto &entry : object)
     keys.push_back(entry.first.str());
-  std::sort(keys.begin(), keys.end());
+  std::sort(
+      keys.begin(), keys.end(), [](const std::string &a, const std::string &b) {
+        return std::make_pair(a != "type", a) < std::make_pair(b != "type", b);
+      });
   return keys;
 }
 
@@ -111,12 +108,11 @@ const std::map<std::string, Fixed> &fixedSettings() {
           "zero_quantized_nontrainable_weights"})
       s.emplace(std::string("zero_optimization.") + key,
                 Fixed{false, "nothing is quantized"});
-    s.emplace("fp16.auto_cast",
-              Fixed{false, "--fp16 is kiln's mixed precision (kiln-autocast)"});
     s.emplace("fp16.fp16_master_weights_and_grads",
               Fixed{false, "master weights and gradients are f32"});
-    s.emplace("bf16.immediate_grad_update",
-              Fixed{false, "gradients are f32 and summed in the step"});
+    for (const char *section : {"bf16", "bfloat16"}) // the same section
+      s.emplace(std::string(section) + ".immediate_grad_update",
+                Fixed{false, "gradients are f32 and summed in the step"});
     s.emplace("optimizer.params.adam_w_mode",
               Fixed{true, "kiln's optimizer is AdamW (decoupled decay)"});
     s.emplace("optimizer.params.bias_correction",
@@ -137,6 +133,22 @@ public:
   explicit Reader(DeepSpeedConfig &out) : out_(out) {}
 
   absl::Status read(const Object &top) {
+    // transformers fills only what the config has: a key left out takes
+    // DeepSpeed's default (FusedAdam's for the optimizer).
+    if (!top.get("gradient_clipping"))
+      out_.leftOut.push_back("gradient_clipping (DeepSpeed's 0: no clipping)");
+    if (const Object *optimizer = top.getObject("optimizer")) {
+      const Object *params = optimizer->getObject("params");
+      for (const auto &[key, value] :
+           std::vector<std::pair<const char *, const char *>>{
+               {"lr", "0.001"},
+               {"betas", "[0.9, 0.999]"},
+               {"eps", "1e-08"},
+               {"weight_decay", "0"}})
+        if (!params || !params->get(key))
+          out_.leftOut.push_back(std::string("optimizer.params.") + key +
+                                 " (DeepSpeed's " + value + ")");
+    }
     for (const std::string &key : sortedKeys(top)) {
       const Value &value = *top.get(key);
       absl::Status status = absl::OkStatus();
@@ -230,7 +242,7 @@ private:
     if (!n || !std::isfinite(*n) || (integer && *n != std::floor(*n)))
       return fail(key + " must be " + (integer ? "an integer" : "a number") +
                   " or \"auto\", got " + shown(value));
-    out_.given.push_back({key, flagName, *n, false});
+    out_.given.push_back({key, flagName, *n, false, integer});
     return absl::OkStatus();
   }
 
@@ -244,7 +256,7 @@ private:
       return fail(key + " must be true, false or \"auto\", got " +
                   shown(value));
     if (compared)
-      out_.given.push_back({key, flagName, *b ? 1.0 : 0.0, true});
+      out_.given.push_back({key, flagName, *b ? 1.0 : 0.0, true, false});
     return absl::OkStatus();
   }
 
@@ -294,18 +306,26 @@ private:
         readSection(value, "fp16", [&](const std::string &key, const Value &v) {
           if (key == "enabled")
             return flag(v, "fp16.enabled", "fp16", true);
+          if (key == "auto_cast") { // --fp16 is kiln's own mixed precision
+            out_.notActedOn.push_back("fp16.auto_cast");
+            return absl::OkStatus();
+          }
           if (key == "loss_scale") {
             std::optional<double> n = v.getAsNumber();
             if (n && *n == 0)
               return absl::OkStatus();
+            if (!n || !(*n > 0))
+              return fail("fp16.loss_scale must be 0 (dynamic scaling), got " +
+                          shown(v));
             return fail("fp16.loss_scale = " + shown(v) +
                         ": a static loss scale is not built; 0 scales "
                         "dynamically");
           }
           if (key == "initial_scale_power")
             return integer(key, v, 0, 64, power);
+          // The scaler counts clean steps in f32: exact up to 2^24.
           if (key == "loss_scale_window")
-            return integer(key, v, 1, int64_t(1) << 40, window);
+            return integer(key, v, 1, int64_t(1) << 24, window);
           if (key == "hysteresis")
             return integer(key, v, 1, int64_t(1) << 20, hysteresis);
           if (key == "consecutive_hysteresis") {
@@ -316,9 +336,11 @@ private:
           }
           if (key == "min_loss_scale") {
             minScale = v.getAsNumber();
-            if (!minScale || !(*minScale > 0) || !std::isfinite(*minScale))
-              return fail("fp16.min_loss_scale must be a positive number, "
-                          "got " +
+            // The scale is an f32.
+            if (!minScale || !(*minScale > 0) ||
+                !(*minScale <= std::numeric_limits<float>::max()))
+              return fail("fp16.min_loss_scale must be a positive f32 "
+                          "number, got " +
                           shown(v));
             return absl::OkStatus();
           }
@@ -392,10 +414,13 @@ private:
               return fail(where + " must be two numbers or \"auto\", got " +
                           shown(v));
             for (size_t i = 0; i < 2; ++i)
-              if (absl::Status s =
-                      number((*betas)[i], where + "[" + std::to_string(i) + "]",
-                             i ? "adam_beta2" : "adam_beta1", false);
-                  !s.ok())
+              if (isAuto((*betas)[i])) // the Trainer fills the pair alone
+                return fail(where + " must be two numbers or \"auto\", got " +
+                            shown(v));
+              else if (absl::Status s = number(
+                           (*betas)[i], where + "[" + std::to_string(i) + "]",
+                           i ? "adam_beta2" : "adam_beta1", false);
+                       !s.ok())
                 return s;
             return absl::OkStatus();
           }
@@ -538,17 +563,20 @@ absl::StatusOr<DeepSpeedConfig> parseDeepSpeedConfig(std::string_view text,
 std::string deepSpeedMismatches(const DeepSpeedConfig &config,
                                 const std::map<std::string, double> &flags) {
   std::string out;
-  auto text = [](double value, bool boolean) {
-    return boolean ? std::string(value != 0 ? "true" : "false")
-                   : shortest(value);
+  // As Python prints the values (the Trainer's message is an f-string).
+  auto text = [](double value, const DeepSpeedValue &as) {
+    if (as.boolean)
+      return std::string(value != 0 ? "True" : "False");
+    if (as.integer && value == std::floor(value) && std::abs(value) < 1e18)
+      return std::to_string(int64_t(value));
+    return pythonFloat(value);
   };
   for (const DeepSpeedValue &given : config.given) {
     auto flag = flags.find(given.flag);
     if (flag == flags.end() || flag->second == given.value)
       continue;
-    out += "- ds " + given.key + "=" + text(given.value, given.boolean) +
-           " vs hf " + given.flag + "=" + text(flag->second, given.boolean) +
-           "\n";
+    out += "- ds " + given.key + "=" + text(given.value, given) + " vs hf " +
+           given.flag + "=" + text(flag->second, given) + "\n";
   }
   return out;
 }

@@ -9,6 +9,8 @@
 //   clipping, the optimizer's hyperparameters, fp16 / bf16): "auto" takes
 //   the flag's; any other value must equal it, else the run stops listing
 //   each mismatch (transformers' HfTrainerDeepSpeedConfig does the same).
+//   One left out takes the flag's too, where DeepSpeed would run its own
+//   default (no clipping, say): a note names it.
 // - fp16's loss-scaling settings and DeepSpeed's WarmupLR / WarmupDecayLR
 //   schedulers are followed as DeepSpeed runs them.
 // - Communication and memory tuning (bucket sizes, overlap_comm, offload,
@@ -40,7 +42,8 @@ struct DeepSpeedValue {
   /// ("learning_rate"); booleans are 1 and 0.
   std::string key, flag;
   double value = 0;
-  bool boolean = false;
+  /// How the value prints: True / False, an int, or a float.
+  bool boolean = false, integer = false;
 };
 
 /// fp16's dynamic loss scaling as DeepSpeed's DynamicLossScaler runs it
@@ -78,6 +81,10 @@ struct DeepSpeedConfig {
   std::optional<DeepSpeedSchedule> schedule;
   /// The settings read and not acted on (tuning and reporting), by key.
   std::vector<std::string> notActedOn;
+  /// Settings the flags fill when "auto" that the config leaves out, with
+  /// the default DeepSpeed would then run ("gradient_clipping (DeepSpeed's
+  /// 0: no clipping)"): kiln-train takes the flags' and says so.
+  std::vector<std::string> leftOut;
 };
 
 /// The config at `path`, or an error naming the file and the entry

@@ -175,6 +175,13 @@ std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
                       "(or its reports) and not what a step computes, are "
                       "not acted on: " +
                       absl::StrJoin(config->notActedOn, ", "));
+    if (!config->leftOut.empty())
+      notes.push_back("--deepspeed " + f.deepspeed +
+                      ": the flags set what the config leaves out, as they "
+                      "set its \"auto\" values, where DeepSpeed would run "
+                      "its defaults (to run those, pass them as the "
+                      "flags): " +
+                      absl::StrJoin(config->leftOut, ", "));
     if (config->schedule && f.scheduler.getNumOccurrences())
       notes.push_back("--deepspeed " + f.deepspeed +
                       ": its scheduler sets the learning rate, as under the "

@@ -398,7 +398,8 @@ void Trainer::printBanner() const {
       : options().productType == DType::f16
           ? ", fp16 mixed precision with dynamic loss scaling"
           : "");
-  if (args_.deepSpeed && (args_.deepSpeed->schedule || scaler_))
+  if (args_.deepSpeed &&
+      (args_.deepSpeed->schedule || (scaler_ && args_.deepSpeed->lossScaling)))
     std::fprintf(
         stderr, "  DeepSpeed config = %s\n",
         describeDeepSpeed(*args_.deepSpeed, scaler_ != nullptr).c_str());

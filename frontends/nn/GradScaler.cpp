@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace kiln::nn {
@@ -77,10 +78,13 @@ GradScaler::GradScaler(const Options &options) : options_(options) {
     throw Error("GradScaler: growth_factor must be > 1");
   if (!(options.backoff_factor > 0.0 && options.backoff_factor < 1.0))
     throw Error("GradScaler: backoff_factor must be in (0, 1)");
-  if (options.growth_interval < 1)
-    throw Error("GradScaler: growth_interval must be >= 1");
-  if (!(options.min_scale >= 0) || !std::isfinite(options.min_scale))
-    throw Error("GradScaler: min_scale must be a non-negative number");
+  // The scale and the clean-step count are f32 device state: the count is
+  // exact up to 2^24, and a floor past f32's range would be infinite.
+  if (options.growth_interval < 1 || options.growth_interval > (1 << 24))
+    throw Error("GradScaler: growth_interval must be in [1, 2^24]");
+  if (!(options.min_scale >= 0) ||
+      !(options.min_scale <= std::numeric_limits<float>::max()))
+    throw Error("GradScaler: min_scale must be a non-negative f32 number");
   if (options.hysteresis < 1)
     throw Error("GradScaler: hysteresis must be >= 1");
   load_state({options.init_scale, 0, 0, std::nullopt});

@@ -2,7 +2,8 @@
 // DeepSpeedConfig): the ZeRO-2 config of transformers' documentation
 // runs as it is; values given instead of "auto" are compared with the
 // flags; WarmupLR / WarmupDecayLR give DeepSpeed's rates, step by step;
-// what kiln-train does not build is refused by name.
+// what kiln-train does not build is refused by name; keys left out are
+// named with DeepSpeed's defaults.
 #include "examples/DeepSpeedConfig.h"
 
 #include <gtest/gtest.h>
@@ -66,6 +67,33 @@ TEST(DeepSpeedConfigTest, TheDocumentationsZero2ConfigRunsAsItIs) {
   std::vector<std::string> got = config->notActedOn;
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, expected);
+  EXPECT_TRUE(config->leftOut.empty());
+}
+
+// transformers fills only the keys a config has: one left out would run
+// DeepSpeed's default, which the note names.
+TEST(DeepSpeedConfigTest, KeysLeftOutAreNamedWithDeepSpeedsDefaults) {
+  absl::StatusOr<DeepSpeedConfig> stage1 =
+      parseDeepSpeedConfig(R"({"zero_optimization": {"stage": 1}})", "ds");
+  ASSERT_TRUE(stage1.ok());
+  EXPECT_EQ(stage1->leftOut,
+            std::vector<std::string>{"gradient_clipping (DeepSpeed's 0: no "
+                                     "clipping)"});
+  absl::StatusOr<DeepSpeedConfig> adam = parseDeepSpeedConfig(
+      R"({"gradient_clipping": "auto", "optimizer": {"type": "AdamW",
+          "params": {"lr": "auto", "betas": "auto"}}})",
+      "ds");
+  ASSERT_TRUE(adam.ok());
+  EXPECT_EQ(adam->leftOut,
+            (std::vector<std::string>{"optimizer.params.eps (DeepSpeed's "
+                                      "1e-08)",
+                                      "optimizer.params.weight_decay "
+                                      "(DeepSpeed's 0)"}));
+  // fp16.auto_cast is DeepSpeed's own casting: read, not acted on.
+  absl::StatusOr<DeepSpeedConfig> cast = parseDeepSpeedConfig(
+      R"({"fp16": {"enabled": "auto", "auto_cast": true}})", "ds");
+  ASSERT_TRUE(cast.ok()) << cast.status();
+  EXPECT_EQ(cast->notActedOn, std::vector<std::string>{"fp16.auto_cast"});
 }
 
 TEST(DeepSpeedConfigTest, ValuesGivenAreComparedWithTheFlags) {
@@ -84,12 +112,21 @@ TEST(DeepSpeedConfigTest, ValuesGivenAreComparedWithTheFlags) {
                                          {"fp16", 1},
                                          {"bf16", 0}};
   EXPECT_EQ(deepSpeedMismatches(*config, flags), "");
+  // A scheduler's maximum given as a number is the learning rate's.
+  absl::StatusOr<DeepSpeedConfig> peak = parseDeepSpeedConfig(
+      R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_max_lr":
+          1e-4}}})",
+      "ds");
+  ASSERT_TRUE(peak.ok());
+  EXPECT_EQ(deepSpeedMismatches(*peak, {{"learning_rate", 5e-5}}),
+            "- ds scheduler.params.warmup_max_lr=0.0001 vs hf "
+            "learning_rate=5e-05\n");
   flags["per_device_train_batch_size"] = 8;
   flags["learning_rate"] = 5e-5;
   flags["adam_beta2"] = 0.999;
   flags["fp16"] = 0;
   EXPECT_EQ(deepSpeedMismatches(*config, flags),
-            "- ds fp16.enabled=true vs hf fp16=false\n"
+            "- ds fp16.enabled=True vs hf fp16=False\n"
             "- ds optimizer.params.betas[1]=0.95 vs hf adam_beta2=0.999\n"
             "- ds optimizer.params.lr=3e-05 vs hf learning_rate=5e-05\n"
             "- ds train_micro_batch_size_per_gpu=4 vs hf "
@@ -222,6 +259,22 @@ TEST(DeepSpeedConfigTest, WhatIsNotBuiltIsRefusedByName) {
                 {"total_num_steps": 5}}})",
             "WarmupLR takes none"},
            {R"({"scheduler": {"params": {}}})", "scheduler needs a \"type\""},
+           // The type is named before its parameters.
+           {R"({"scheduler": {"type": "OneCycle", "params": {"cycle_min_lr":
+                0}}})",
+            "scheduler.type = \"OneCycle\": kiln-train builds"},
+           {R"({"optimizer": {"type": "Lamb", "params": {"max_coeff": 10}}})",
+            "optimizer.type = \"Lamb\": kiln-train's optimizer is AdamW"},
+           {R"({"optimizer": {"type": "AdamW", "params": [1]}})",
+            "optimizer.params must be an object"},
+           {R"({"optimizer": {"params": {"betas": [0.9, "auto"]}}})",
+            "optimizer.params.betas must be two numbers or \"auto\""},
+           {R"({"fp16": {"loss_scale": "auto"}})",
+            "fp16.loss_scale must be 0 (dynamic scaling)"},
+           {R"({"fp16": {"loss_scale_window": 100000000}})",
+            "fp16.loss_scale_window must be an integer in [1, 16777216]"},
+           {R"({"fp16": {"min_loss_scale": 1e300}})",
+            "fp16.min_loss_scale must be a positive f32 number"},
            {R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_type":
                 "cubic"}}})",
             "warmup_type must be \"log\" or \"linear\""},
@@ -231,7 +284,7 @@ TEST(DeepSpeedConfigTest, WhatIsNotBuiltIsRefusedByName) {
            {R"({"fp16": {"initial_scale_power": 1000}})",
             "fp16.initial_scale_power must be an integer in [0, 64]"},
            {R"({"fp16": {"min_loss_scale": -1}})",
-            "fp16.min_loss_scale must be a positive number"},
+            "fp16.min_loss_scale must be a positive f32 number"},
            {R"({"fp16": {"enabled": "yes"}})",
             "fp16.enabled must be true, false or \"auto\""},
            {R"({"amp": {"enabled": true}})", "apex's amp is not built"},
@@ -258,7 +311,8 @@ TEST(DeepSpeedConfigTest, WhatIsNotBuiltIsRefusedByName) {
   EXPECT_EQ(errorOf(R"({"communication_data_type": null,
       "gradient_predivide_factor": 1, "prescale_gradients": false,
       "zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9},
-      "amp": {"enabled": "auto", "opt_level": "O1"}})"),
+      "amp": {"enabled": "auto", "opt_level": "O1"},
+      "bfloat16": {"enabled": "auto", "immediate_grad_update": false}})"),
             "accepted");
 }
 
