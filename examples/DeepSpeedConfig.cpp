@@ -3,7 +3,7 @@
 #include "examples/DeepSpeedConfig.h"
 
 #include "examples/TrainerLog.h"
-#include "support/JsonNesting.h"
+#include "frontends/nn/JsonText.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -545,12 +545,9 @@ absl::StatusOr<DeepSpeedConfig> parseDeepSpeedConfig(std::string_view text,
     return absl::InvalidArgumentError("--deepspeed " + std::string(what) +
                                       ": " + message);
   };
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    return fail("not JSON: " + *deep);
-  llvm::Expected<Value> config =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!config)
-    return fail("not JSON: " + llvm::toString(config.takeError()));
+  absl::StatusOr<Value> config = nn::parseJsonText(text);
+  if (!config.ok())
+    return fail(std::string(config.status().message()));
   const Object *top = config->getAsObject();
   if (!top)
     return fail("a DeepSpeed config is a JSON object");

@@ -2,7 +2,7 @@
 #include "frontends/nn/AdapterConfig.h"
 
 #include "absl/strings/str_cat.h"
-#include "support/JsonNesting.h"
+#include "frontends/nn/JsonText.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -70,12 +70,9 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
   auto fail = [&](const std::string &message) {
     return absl::InvalidArgumentError(std::string(what) + ": " + message);
   };
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    return fail("not JSON: " + *deep);
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!parsed)
-    return fail("not JSON: " + llvm::toString(parsed.takeError()));
+  absl::StatusOr<llvm::json::Value> parsed = parseJsonText(text);
+  if (!parsed.ok())
+    return fail(std::string(parsed.status().message()));
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return fail("not a JSON object");

@@ -2,6 +2,7 @@
 // in-memory parser and the file loader run one validator over a byte source,
 // so the checks that tests exercise on buffers are the ones files get.
 #include "frontends/nn/Safetensors.h"
+#include "frontends/nn/JsonText.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -556,12 +557,9 @@ parseSafetensorsIndex(std::string_view text, std::string_view what) {
   auto fail = [&](const std::string &message) {
     return invalid(std::string(what), message);
   };
-  if (std::optional<std::string> deep = jsonNestedTooDeeply(text))
-    return fail("not JSON: " + *deep);
-  llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse(llvm::StringRef(text.data(), text.size()));
-  if (!parsed)
-    return fail("not JSON: " + llvm::toString(parsed.takeError()));
+  absl::StatusOr<llvm::json::Value> parsed = parseJsonText(text);
+  if (!parsed.ok())
+    return fail(std::string(parsed.status().message()));
   const llvm::json::Object *root = parsed->getAsObject();
   const llvm::json::Object *map =
       root ? root->getObject("weight_map") : nullptr;
