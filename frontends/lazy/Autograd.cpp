@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace kiln {
 
@@ -36,13 +34,13 @@ NodePtr sub(const NodePtr &a, const NodePtr &b) {
 NodePtr scale(const NodePtr &a, double c) { return mul(a, constantLike(a, c)); }
 NodePtr zerosLike(const NodePtr &a) { return constantLike(a, 0); }
 
-std::vector<int64_t> slice(const std::vector<int64_t> &v, size_t from,
+std::vector<int64_t> slice(absl::Span<const int64_t> v, size_t from,
                            size_t count) {
   return {v.begin() + from, v.begin() + from + count};
 }
 
 /// Operand dims that survive a reduction over `dims` (sorted).
-std::vector<int64_t> keptDims(int64_t rank, const std::vector<int64_t> &dims) {
+std::vector<int64_t> keptDims(int64_t rank, absl::Span<const int64_t> dims) {
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < rank; ++d)
     if (!std::binary_search(dims.begin(), dims.end(), d))
@@ -267,11 +265,12 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
       std::vector<int64_t> kept = keptDims(x->shape.size(), o->ints);
       NodePtr mask = convert(
           compare(Cmp::EQ, x, broadcastInDim(o, x->shape, kept)), x->dtype);
-      NodePtr count = reduce(Op::ReduceSum, mask, o->ints);
+      NodePtr count =
+          reduce(Op::ReduceSum, mask, {o->ints.begin(), o->ints.end()});
       return {mul(mask, broadcastInDim(div(g, count), x->shape, kept))};
     });
     set(Op::DotGeneral, [](auto &o, auto &g, auto &need) -> Grads {
-      const std::vector<int64_t> &v = o->ints;
+      absl::Span<const int64_t> v = o->ints;
       size_t nb = v[0], nc = v[1];
       std::vector<int64_t> lb = slice(v, 2, nb), rb = slice(v, 2 + nb, nb),
                            lc = slice(v, 2 + 2 * nb, nc),
@@ -344,23 +343,35 @@ void runBackward(const Tensor &root, NodePtr seed) {
     throw Error("backward: the graph of " + root.str() +
                 " was already executed by step() or a sync; call backward() "
                 "before step(), item() or to_host()");
-  // 1. The targets: live leaves that require grad, by node.
-  std::unordered_map<const Node *, std::vector<detail::TensorImpl *>> targets;
+  // 1. The targets: live leaves that require grad, in creation order (the
+  // order their gradients are made in, hence step()'s outputs).
+  std::vector<detail::TensorImpl *> targets;
   auto live = liveTensors();
   for (const auto &impl : live)
     if (impl->requiresGrad && impl->isLeaf)
-      targets[impl->node.get()].push_back(impl.get());
+      targets.push_back(impl.get());
 
   // 2. Nodes on a path to a target; gradients stop at detach and data.
+  // Indexed by the walk's numbering (Node::position).
   std::vector<NodePtr> order = postOrder({nodeOf(root)});
-  std::unordered_set<const Node *> onPath;
-  for (const NodePtr &n : order) {
-    bool on = targets.count(n.get()) > 0;
-    if (!on && n->op != Op::Detach)
-      for (const NodePtr &src : n->srcs)
-        on |= onPath.count(src.get()) > 0;
-    if (on)
-      onPath.insert(n.get());
+  const uint64_t walk = lastPostOrderWalk();
+  auto indexOf = [&](const Node &n) -> size_t {
+    if (n.visitedBy != walk) // a rule walked the graph: never silently wrong
+      throw Error("backward: internal error: the graph was walked again "
+                  "while its gradients were recorded");
+    return n.position;
+  };
+  std::vector<char> isTarget(order.size()), onPath(order.size());
+  for (const detail::TensorImpl *target : targets)
+    if (target->node->visitedBy == walk)
+      isTarget[target->node->position] = 1;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Node &n = *order[i];
+    bool on = isTarget[i];
+    if (!on && n.op != Op::Detach)
+      for (const NodePtr &src : n.srcs)
+        on |= onPath[src->position] != 0;
+    onPath[i] = on;
   }
 
   // 3. The reverse walk: each node's gradient is complete once every user
@@ -372,35 +383,33 @@ void runBackward(const Tensor &root, NodePtr seed) {
   // forward pass.
   // (Eager mode: settled to data, as every accumulated gradient is, so
   // the rules that read it do not release it for one another.)
-  std::unordered_map<const Node *, NodePtr> grads{
-      {nodeOf(root).get(),
-       eager::settle(gradientSeed(seed, nodeOf(root)), false)}};
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const NodePtr &n = *it;
-    auto g = grads.find(n.get());
-    if (g == grads.end() || targets.count(n.get()) || !onPath.count(n.get()))
+  std::vector<NodePtr> grads(order.size());
+  grads.back() = eager::settle(gradientSeed(seed, nodeOf(root)), false);
+  for (size_t i = order.size(); i-- > 0;) {
+    const NodePtr &n = order[i];
+    if (!grads[i] || isTarget[i] || !onPath[i])
       continue;
     VjpRule rule = vjpTable()[static_cast<int>(n->op)];
     if (!rule)
       continue;
     std::vector<bool> need;
     for (const NodePtr &src : n->srcs)
-      need.push_back(onPath.count(src.get()) > 0);
+      need.push_back(onPath[indexOf(*src)] != 0);
     sites::GradientScope scope(*n, backwardSite);
-    Grads srcGrads = rule(n, g->second, need);
+    Grads srcGrads = rule(n, grads[i], need);
     // Eager mode: a gradient two operands share (x · x) is accumulated
     // twice, so none is released by the first accumulation.
     eager::PinScope pinned(srcGrads);
-    for (size_t i = 0; i < n->srcs.size(); ++i) {
-      if (!need[i] || !srcGrads[i])
+    for (size_t s = 0; s < n->srcs.size(); ++s) {
+      if (!need[s] || !srcGrads[s])
         continue;
-      NodePtr &acc = grads[n->srcs[i].get()];
+      NodePtr &acc = grads[indexOf(*n->srcs[s])];
       // Eager mode keeps gradients as data: nothing differentiates them, and
       // their structure would hold every earlier gradient until step().
-      NodePtr sum = acc ? binary(Op::Add, acc, srcGrads[i]) : srcGrads[i];
+      NodePtr sum = acc ? binary(Op::Add, acc, srcGrads[s]) : srcGrads[s];
       acc = eager::settle(std::move(sum), false);
     }
-    grads.erase(n.get()); // frees intermediate gradients early
+    grads[i] = nullptr; // frees intermediate gradients early
   }
 
   // The forward values the rules read are no longer needed (eager mode).
@@ -408,17 +417,15 @@ void runBackward(const Tensor &root, NodePtr seed) {
     eager::releaseSavedValues(order);
 
   // 4. Accumulate into each target's grad().
-  for (auto &[node, impls] : targets) {
-    auto g = grads.find(node);
-    if (g == grads.end())
+  for (detail::TensorImpl *impl : targets) {
+    const Node &node = *impl->node;
+    if (node.visitedBy != walk || !grads[indexOf(node)])
       continue;
-    for (detail::TensorImpl *impl : impls) {
-      if (impl->grad.defined())
-        assignNode(*impl->grad.impl(),
-                   binary(Op::Add, nodeOf(impl->grad), g->second));
-      else
-        impl->grad = makeTensor(g->second);
-    }
+    const NodePtr &g = grads[node.position];
+    if (impl->grad.defined())
+      assignNode(*impl->grad.impl(), binary(Op::Add, nodeOf(impl->grad), g));
+    else
+      impl->grad = makeTensor(g);
   }
 }
 

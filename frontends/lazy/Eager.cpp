@@ -73,7 +73,7 @@ Graph singleOpGraph(const Node &node) {
     inputs.push_back(input);
   }
   auto op = std::make_shared<Node>(node);
-  op->srcs = inputs;
+  op->srcs.assign(inputs.begin(), inputs.end());
   op->data.reset();
   graph.nodes = inputs;
   graph.nodes.push_back(op);

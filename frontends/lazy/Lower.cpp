@@ -186,7 +186,7 @@ mlir::Value GraphLowering::lowerLinearCrossEntropy(const Node &node) {
 
 mlir::Value GraphLowering::lowerNode(const Node &node) {
   mlir::RankedTensorType type = typeOf(node);
-  const std::vector<int64_t> &v = node.ints;
+  const llvm::ArrayRef<int64_t> v(node.ints.data(), node.ints.size());
   auto x = [&] { return operand(node, 0); };
   auto y = [&] { return operand(node, 1); };
   switch (node.op) {

@@ -8,7 +8,6 @@
 
 #include "absl/base/casts.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 
 #include <algorithm>
@@ -52,28 +51,31 @@ namespace {
 uint64_t nextNodeId = 1;
 
 /// Interning table: a node's structural hash → the node. A step records
-/// thousands of nodes on the host while the device waits (GPT-2 124M: 5800
+/// thousands of nodes on the host while the device waits (GPT-2 124M: 6000
 /// a step), so a lookup hashes the fields in place and compares them with
 /// the node found, building no key (a string key per node had been most
 /// of the recording's time). Two live nodes whose hashes collide keep only
-/// the later one in the table: the earlier is merely no longer shared.
-/// Expired entries are swept when the table doubles, so dead graphs do not
-/// accumulate.
+/// the later one in the table: the earlier is merely no longer shared. A
+/// node leaves the table as it dies (~Node), so dead graphs never
+/// accumulate (weak handles had kept each dead node's memory until a sweep
+/// of the whole table).
 struct InternTable {
-  absl::flat_hash_map<size_t, std::weak_ptr<const Node>> map;
-  size_t sweepAt = 1024;
+  absl::flat_hash_map<size_t, const Node *> map;
+  /// Counts forgetInternedNodes() calls: a node made before the last one
+  /// has no entry to remove.
+  uint32_t generation = 0;
 };
 
+/// Never destroyed: a node that outlives main still leaves it.
 InternTable &internTable() {
-  static InternTable table;
-  return table;
+  static InternTable *table = new InternTable;
+  return *table;
 }
 
 /// Whether `n` has exactly these fields (operands by identity; the scalar
 /// by its bits, so -0.0 and 0.0 stay apart and a NaN equals itself).
 bool hasFields(const Node &n, Op op, DType dtype, const Shape &shape,
-               const std::vector<NodePtr> &srcs,
-               const std::vector<int64_t> &ints, double scalar) {
+               const NodeList &srcs, const IntList &ints, double scalar) {
   if (n.op != op || n.dtype != dtype || n.shape != shape || n.ints != ints ||
       absl::bit_cast<uint64_t>(n.scalar) != absl::bit_cast<uint64_t>(scalar) ||
       n.srcs.size() != srcs.size())
@@ -89,8 +91,9 @@ bool hasFields(const Node &n, Op op, DType dtype, const Shape &shape,
 /// over the processes is never shared: each call is one exchange, and
 /// processes whose graphs differ (one sums a tensor twice where another
 /// sums two equal ones) must still make the same exchanges.
-NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
-               std::vector<int64_t> ints = {}, double scalar = 0) {
+/// Takes the shape by reference: a node found is returned with no copy made.
+NodePtr intern(Op op, DType dtype, const Shape &shape, NodeList srcs,
+               IntList ints = {}, double scalar = 0) {
   size_t key = absl::HashOf(static_cast<int>(op), static_cast<int>(dtype),
                             shape, ints, absl::bit_cast<uint64_t>(scalar));
   for (const NodePtr &src : srcs)
@@ -98,32 +101,49 @@ NodePtr intern(Op op, DType dtype, Shape shape, std::vector<NodePtr> srcs,
 
   InternTable &table = internTable();
   auto it = op == Op::AllReduce ? table.map.end() : table.map.find(key);
-  if (it != table.map.end())
-    if (NodePtr existing = it->second.lock();
-        existing && hasFields(*existing, op, dtype, shape, srcs, ints, scalar))
-      return eager::run(existing);
+  if (it != table.map.end() &&
+      hasFields(*it->second, op, dtype, shape, srcs, ints, scalar))
+    return eager::run(it->second->shared_from_this());
   auto node = std::make_shared<Node>();
   node->op = op;
   node->dtype = dtype;
-  node->shape = std::move(shape);
+  node->shape = shape;
   node->srcs = std::move(srcs);
   node->ints = std::move(ints);
   node->scalar = scalar;
   node->id = nextNodeId++;
   node->site = sites::current(); // 0 unless KILN_CHECK_NUMERICS
-  table.map[key] = node;
-  if (table.map.size() >= table.sweepAt) {
-    absl::erase_if(table.map, [](const auto &entry) {
-      return entry.second.expired();
-    });
-    table.sweepAt = std::max<size_t>(1024, 2 * table.map.size());
+  if (op == Op::AllReduce) {
+    if (!eager::enabled())
+      pendingCollectives().push_back(node);
+  } else {
+    node->internKey = key;
+    node->internGeneration = table.generation;
+    node->interned = true;
+    if (it != table.map.end())
+      it->second = node.get(); // a collision: the later node is shared
+    else
+      table.map.emplace(key, node.get());
   }
-  if (op == Op::AllReduce && !eager::enabled())
-    pendingCollectives().push_back(node);
   return eager::run(node); // in eager mode, computed now
 }
 
 } // namespace
+
+Node::Node(const Node &other)
+    : std::enable_shared_from_this<Node>(), op(other.op), dtype(other.dtype),
+      held(other.held), savedForBackward(other.savedForBackward),
+      site(other.site), shape(other.shape), srcs(other.srcs), ints(other.ints),
+      scalar(other.scalar), id(other.id), data(other.data) {}
+
+Node::~Node() {
+  InternTable &table = internTable();
+  if (!interned || internGeneration != table.generation)
+    return;
+  if (auto it = table.map.find(internKey);
+      it != table.map.end() && it->second == this)
+    table.map.erase(it);
+}
 
 std::vector<NodePtr> &pendingCollectives() {
   static std::vector<NodePtr> collectives;
@@ -148,11 +168,11 @@ NodePtr constant(double value, DType dtype, Shape shape) {
     value = roundToDType(value, dtype);
   else if (dtype == DType::i1)
     value = value != 0;
-  return intern(Op::Constant, dtype, std::move(shape), {}, {}, value);
+  return intern(Op::Constant, dtype, shape, {}, {}, value);
 }
 
 NodePtr iota(DType dtype, Shape shape, int64_t dim) {
-  return intern(Op::Iota, dtype, std::move(shape), {}, {dim});
+  return intern(Op::Iota, dtype, shape, {}, {dim});
 }
 
 NodePtr unary(Op op, const NodePtr &x) {
@@ -186,14 +206,14 @@ NodePtr broadcastInDim(const NodePtr &x, Shape shape,
   assert(dims.size() == x->shape.size() && "one target dim per operand dim");
   if (shape == x->shape)
     return x;
-  return intern(Op::Broadcast, x->dtype, std::move(shape), {x},
-                std::move(dims));
+  return intern(Op::Broadcast, x->dtype, shape, {x},
+                IntList(dims.begin(), dims.end()));
 }
 
 NodePtr reshape(const NodePtr &x, Shape shape) {
   if (shape == x->shape)
     return x;
-  return intern(Op::Reshape, x->dtype, std::move(shape), {x});
+  return intern(Op::Reshape, x->dtype, shape, {x});
 }
 
 NodePtr transpose(const NodePtr &x, std::vector<int64_t> perm) {
@@ -204,7 +224,8 @@ NodePtr transpose(const NodePtr &x, std::vector<int64_t> perm) {
   Shape shape;
   for (int64_t p : perm)
     shape.push_back(x->shape[p]);
-  return intern(Op::Transpose, x->dtype, shape, {x}, std::move(perm));
+  return intern(Op::Transpose, x->dtype, shape, {x},
+                IntList(perm.begin(), perm.end()));
 }
 
 NodePtr slice(const NodePtr &x, std::vector<int64_t> start,
@@ -215,7 +236,7 @@ NodePtr slice(const NodePtr &x, std::vector<int64_t> start,
         0, (limit[d] - start[d] + strides[d] - 1) / strides[d]));
   if (shape == x->shape)
     return x;
-  std::vector<int64_t> ints = start;
+  IntList ints(start.begin(), start.end());
   ints.insert(ints.end(), limit.begin(), limit.end());
   ints.insert(ints.end(), strides.begin(), strides.end());
   return intern(Op::Slice, x->dtype, shape, {x}, std::move(ints));
@@ -228,7 +249,8 @@ NodePtr concatenate(const std::vector<NodePtr> &xs, int64_t dim) {
   shape[dim] = 0;
   for (const NodePtr &x : xs)
     shape[dim] += x->shape[dim];
-  return intern(Op::Concatenate, xs[0]->dtype, shape, xs, {dim});
+  return intern(Op::Concatenate, xs[0]->dtype, shape,
+                NodeList(xs.begin(), xs.end()), {dim});
 }
 
 NodePtr pad(const NodePtr &x, std::vector<int64_t> low,
@@ -241,7 +263,7 @@ NodePtr pad(const NodePtr &x, std::vector<int64_t> low,
   }
   if (!any)
     return x;
-  std::vector<int64_t> ints = low;
+  IntList ints(low.begin(), low.end());
   ints.insert(ints.end(), high.begin(), high.end());
   return intern(Op::Pad, x->dtype, shape, {x}, std::move(ints), value);
 }
@@ -254,7 +276,7 @@ NodePtr reduce(Op kind, const NodePtr &x, std::vector<int64_t> dims) {
   for (int64_t d = 0; d < static_cast<int64_t>(x->shape.size()); ++d)
     if (!std::binary_search(dims.begin(), dims.end(), d))
       shape.push_back(x->shape[d]);
-  return intern(kind, x->dtype, shape, {x}, std::move(dims));
+  return intern(kind, x->dtype, shape, {x}, IntList(dims.begin(), dims.end()));
 }
 
 NodePtr dotGeneral(const NodePtr &a, const NodePtr &b, std::vector<int64_t> lb,
@@ -272,8 +294,8 @@ NodePtr dotGeneral(const NodePtr &a, const NodePtr &b, std::vector<int64_t> lb,
   for (int64_t d = 0; d < static_cast<int64_t>(b->shape.size()); ++d)
     if (!isIn(rb, d) && !isIn(rc, d))
       shape.push_back(b->shape[d]);
-  std::vector<int64_t> ints = {static_cast<int64_t>(lb.size()),
-                               static_cast<int64_t>(lc.size())};
+  IntList ints = {static_cast<int64_t>(lb.size()),
+                  static_cast<int64_t>(lc.size())};
   for (const auto *v : {&lb, &rb, &lc, &rc})
     ints.insert(ints.end(), v->begin(), v->end());
   return intern(Op::DotGeneral, a->dtype, shape, {a, b}, std::move(ints));
@@ -293,7 +315,7 @@ NodePtr scatterAdd(const NodePtr &x, const NodePtr &indices,
 }
 
 NodePtr rngUniform(const NodePtr &state, DType dtype, Shape shape) {
-  return intern(Op::RngUniform, dtype, std::move(shape), {state});
+  return intern(Op::RngUniform, dtype, shape, {state});
 }
 
 NodePtr rngAdvance(const NodePtr &state, int64_t count) {
@@ -313,8 +335,7 @@ int64_t doubleBits(double value) {
   return bits;
 }
 
-std::vector<NodePtr> attentionSources(std::vector<NodePtr> srcs,
-                                      const NodePtr &state) {
+NodeList attentionSources(NodeList srcs, const NodePtr &state) {
   if (state)
     srcs.push_back(state);
   return srcs;
@@ -369,6 +390,14 @@ AttentionAttrs attentionAttrsOf(const Node &node) {
 
 uint64_t nodesCreated() { return nextNodeId - 1; }
 
+size_t internedNodeCount() { return internTable().map.size(); }
+
+void forgetInternedNodes() {
+  InternTable &table = internTable();
+  table.map.clear();
+  ++table.generation;
+}
+
 uint64_t freshTag() {
   static uint64_t next = 1;
   return next++;
@@ -406,29 +435,49 @@ NodePtr constantLike(const NodePtr &like, double value) {
   return constant(value, like->dtype, like->shape);
 }
 
+namespace {
+uint64_t walks = 0;
+} // namespace
+
 std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots) {
+  const uint64_t walk = ++walks;
+  // Marks the node visited by this walk; false when it already was.
+  auto firstVisit = [walk](const Node &node) {
+    if (node.visitedBy == walk)
+      return false;
+    node.visitedBy = walk;
+    return true;
+  };
   std::vector<NodePtr> order;
-  absl::flat_hash_set<const Node *> visited;
+  std::vector<std::pair<const Node *, size_t>> stack;
   for (const NodePtr &root : roots) {
-    if (!visited.insert(root.get()).second)
+    if (!firstVisit(*root))
       continue;
-    std::vector<std::pair<NodePtr, size_t>> stack{{root, 0}};
+    // The stack holds raw pointers: each node is kept alive by its user
+    // (or `roots`), and `order` copies the handle when it is finished.
+    stack.push_back({root.get(), 0});
     while (!stack.empty()) {
       auto &[node, next] = stack.back();
       if (next < node->srcs.size()) {
         const NodePtr &src = node->srcs[next++];
-        if (visited.insert(src.get()).second)
-          stack.push_back({src, 0});
+        if (firstVisit(*src))
+          stack.push_back({src.get(), 0});
         continue;
       }
-      order.push_back(node);
+      node->position = static_cast<uint32_t>(order.size());
       stack.pop_back();
+      // The handle of a finished node: its user's operand slot, or the root.
+      order.push_back(stack.empty()
+                          ? root
+                          : stack.back().first->srcs[stack.back().second - 1]);
     }
   }
   return order;
 }
 
-std::vector<int64_t> invertPermutation(const std::vector<int64_t> &perm) {
+uint64_t lastPostOrderWalk() { return walks; }
+
+std::vector<int64_t> invertPermutation(absl::Span<const int64_t> perm) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
     inverse[perm[i]] = static_cast<int64_t>(i);
@@ -438,14 +487,20 @@ std::vector<int64_t> invertPermutation(const std::vector<int64_t> &perm) {
 //===--- Registry ---------------------------------------------------------===//
 
 namespace {
+/// The live tensors, oldest first: an intrusive list (TensorImpl's
+/// previousLive / nextLive) that makeTensor appends to and ~TensorImpl
+/// unlinks from. The frontend is single-threaded, as the intern table.
 struct Registry {
-  std::vector<std::weak_ptr<detail::TensorImpl>> tensors;
+  detail::TensorImpl *oldest = nullptr;
+  detail::TensorImpl *newest = nullptr;
+  size_t live = 0;
   uint64_t nextSerial = 1;
-  size_t compactAt = 1024;
 };
+/// Never destroyed: a tensor that outlives main (a static in user code)
+/// still unlinks itself.
 Registry &registry() {
-  static Registry r;
-  return r;
+  static Registry *r = new Registry;
+  return *r;
 }
 } // namespace
 
@@ -454,6 +509,10 @@ Registry &registry() {
 namespace kiln::detail {
 
 TensorImpl::~TensorImpl() {
+  lazy::Registry &r = lazy::registry();
+  (previousLive ? previousLive->nextLive : r.oldest) = nextLive;
+  (nextLive ? nextLive->previousLive : r.newest) = previousLive;
+  --r.live;
   // Only eager mode runs op nodes into buffers (graph mode's values are
   // data nodes), so this is eager's rule alone.
   if (node && node->held && !node->isData() && !node->savedForBackward)
@@ -471,22 +530,22 @@ Tensor makeTensor(NodePtr node, bool requiresGrad, bool isLeaf) {
   impl->requiresGrad = requiresGrad;
   impl->isLeaf = isLeaf;
   impl->serial = r.nextSerial++;
-  r.tensors.push_back(impl);
-  if (r.tensors.size() >= r.compactAt) {
-    r.tensors.erase(std::remove_if(r.tensors.begin(), r.tensors.end(),
-                                   [](const auto &w) { return w.expired(); }),
-                    r.tensors.end());
-    r.compactAt = std::max<size_t>(1024, 2 * r.tensors.size());
-  }
+  impl->previousLive = r.newest;
+  (r.newest ? r.newest->nextLive : r.oldest) = impl.get();
+  r.newest = impl.get();
+  ++r.live;
   return Tensor(std::move(impl));
 }
 
 std::vector<std::shared_ptr<detail::TensorImpl>> liveTensors() {
+  const Registry &r = registry();
   std::vector<std::shared_ptr<detail::TensorImpl>> live;
-  // Registration order is creation order, so no sort is needed.
-  for (const auto &weak : registry().tensors)
-    if (auto impl = weak.lock())
-      live.push_back(std::move(impl));
+  live.reserve(r.live);
+  // List order is creation order, so no sort is needed. A tensor whose
+  // last handle is going away right now (its destructor has not unlinked
+  // it yet) cannot be met: nothing runs between the two.
+  for (detail::TensorImpl *impl = r.oldest; impl; impl = impl->nextLive)
+    live.push_back(impl->shared_from_this());
   return live;
 }
 

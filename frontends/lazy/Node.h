@@ -9,6 +9,9 @@
 
 #include "frontends/lazy/Tensor.h"
 
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -97,8 +100,13 @@ enum class Cmp : int64_t { EQ = 0, NE, LT, LE, GT, GE };
 
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
+/// A node's operands and integer attributes. Most nodes have one or two of
+/// each, which stay inside the node: a heap block for each had been a
+/// third of the allocations of recording a step.
+using NodeList = absl::InlinedVector<NodePtr, 2>;
+using IntList = absl::InlinedVector<int64_t, 4>;
 
-struct Node {
+struct Node : std::enable_shared_from_this<Node> {
   Op op;
   DType dtype;
   /// Eager mode's saved tensors (PyTorch's rule): an op node run eagerly
@@ -114,15 +122,36 @@ struct Node {
   /// cache key: structurally equal nodes are one node, and the first
   /// creator's site is the one kept. (Sits in padding: costs no memory.)
   uint32_t site = 0;
+  /// Scratch of walks over a graph, which the single-threaded frontend
+  /// runs one at a time, each writing what it reads: the node's number in
+  /// a walk (postOrder's, or graphKey's own) and in the graph's inputs,
+  /// and the last postOrder walk that visited it. Hash maps keyed by node
+  /// had been most of the cost of cutting and keying a step's graph and of
+  /// backward(). Never part of a node's identity.
+  mutable uint32_t position = 0;
+  mutable uint32_t inputIndex = 0;
+  mutable uint64_t visitedBy = 0;
   Shape shape;
-  std::vector<NodePtr> srcs;
-  std::vector<int64_t> ints;
+  NodeList srcs;
+  IntList ints;
   double scalar = 0;
   /// Process-unique, for interning keys only: never hashed or lowered.
   uint64_t id = 0;
+  /// The node's entry in the intern table (interned: made by a builder),
+  /// which its destructor removes unless the table was cleared since
+  /// (internGeneration: forgetInternedNodes).
+  size_t internKey = 0;
+  uint32_t internGeneration = 0;
+  bool interned = false;
   /// The device buffer of a data node, or (eager mode) of an op node already
   /// run; mutable: donation takes it, eager execution sets it.
   mutable std::shared_ptr<HostTensor> data;
+
+  Node() = default;
+  /// A copy is not in the intern table (eager mode's kernel graphs).
+  Node(const Node &other);
+  Node &operator=(const Node &) = delete;
+  ~Node();
 
   int64_t numel() const;
   bool isData() const { return op == Op::Data; }
@@ -193,6 +222,14 @@ uint64_t freshTag();
 /// How many nodes were created so far (tests check that frozen parameters
 /// cost no gradient nodes).
 uint64_t nodesCreated();
+/// How many nodes the intern table holds: the live interned ones (tests
+/// check that dead nodes leave it).
+size_t internedNodeCount();
+/// Empties the intern table: the nodes stay valid and are merely no longer
+/// shared with nodes made later. step() calls it once its outputs are
+/// device data, when no live tensor holds an interned node, so that its
+/// graph's thousands of nodes die without each looking itself up.
+void forgetInternedNodes();
 
 //===--- Derived builders -------------------------------------------------===//
 
@@ -211,10 +248,14 @@ NodePtr constantLike(const NodePtr &like, double value);
 /// when it is recorded.
 std::vector<NodePtr> &pendingCollectives();
 /// Every node reachable from `roots`, operands before users (iterative, so
-/// deep graphs cannot overflow the stack).
+/// deep graphs cannot overflow the stack). Numbers them as it goes: a node
+/// it returned has visitedBy == lastPostOrderWalk() and its index in the
+/// result as position, until the next walk.
 std::vector<NodePtr> postOrder(const std::vector<NodePtr> &roots);
+/// The id of the last postOrder walk.
+uint64_t lastPostOrderWalk();
 /// The inverse of a permutation.
-std::vector<int64_t> invertPermutation(const std::vector<int64_t> &perm);
+std::vector<int64_t> invertPermutation(absl::Span<const int64_t> perm);
 
 } // namespace kiln::lazy
 
@@ -222,7 +263,7 @@ namespace kiln::detail {
 
 /// What a kiln::Tensor handle points to. `node` changes when the tensor is
 /// assigned or when step() replaces its pending node by device data.
-struct TensorImpl {
+struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
   lazy::NodePtr node;
   bool requiresGrad = false;
   bool isLeaf = true;
@@ -233,8 +274,14 @@ struct TensorImpl {
   /// Creation order: step() orders its outputs by it, so graphs built by
   /// the same program hash the same run after run.
   uint64_t serial = 0;
+  /// The registry of live tensors (makeTensor): a list in creation order
+  /// that each tensor leaves as it dies, so a scan meets live tensors only
+  /// (a list of weak handles had held every dead tensor's memory, and made
+  /// each scan lock it, until a periodic sweep).
+  TensorImpl *previousLive = nullptr;
+  TensorImpl *nextLive = nullptr;
   /// Eager mode: a history node's buffer goes with its last handle unless
-  /// a gradient rule saved it (Node::held).
+  /// a gradient rule saved it (Node::held). Leaves the registry.
   ~TensorImpl();
 };
 
@@ -242,7 +289,7 @@ struct TensorImpl {
 
 namespace kiln::lazy {
 
-/// node → a registered tensor handle (the weak registry step() scans).
+/// node → a registered tensor handle (the registry step() scans).
 Tensor makeTensor(NodePtr node, bool requiresGrad = false, bool isLeaf = true);
 /// The live tensors, in creation order.
 std::vector<std::shared_ptr<detail::TensorImpl>> liveTensors();

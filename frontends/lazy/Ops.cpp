@@ -112,6 +112,18 @@ Tensor lit(const Tensor &like, double value) {
   return makeTensor(constant(value, checked(like, "scalar").dtype(), {}));
 }
 
+/// a op value (or value op a with `valueFirst`): the nodes binaryOp makes
+/// of a and lit(a, value), without the literal's tensor handle. Optimizers
+/// and losses record thousands of these a step.
+Tensor scalarOp(const Tensor &a, double value, bool valueFirst, Op op,
+                const char *name) {
+  requireNumeric(a, name);
+  const NodePtr &x = nodeOf(a);
+  NodePtr c = broadcastInDim(constant(value, x->dtype, {}), x->shape, {});
+  NodePtr node = valueFirst ? binary(op, c, x) : binary(op, x, c);
+  return opResult(node, {&a});
+}
+
 } // namespace
 
 Tensor operator+(const Tensor &a, const Tensor &b) {
@@ -126,14 +138,30 @@ Tensor operator*(const Tensor &a, const Tensor &b) {
 Tensor operator/(const Tensor &a, const Tensor &b) {
   return binaryOp(a, b, Op::Div, "div");
 }
-Tensor operator+(const Tensor &a, double b) { return a + lit(a, b); }
-Tensor operator-(const Tensor &a, double b) { return a - lit(a, b); }
-Tensor operator*(const Tensor &a, double b) { return a * lit(a, b); }
-Tensor operator/(const Tensor &a, double b) { return a / lit(a, b); }
-Tensor operator+(double a, const Tensor &b) { return lit(b, a) + b; }
-Tensor operator-(double a, const Tensor &b) { return lit(b, a) - b; }
-Tensor operator*(double a, const Tensor &b) { return lit(b, a) * b; }
-Tensor operator/(double a, const Tensor &b) { return lit(b, a) / b; }
+Tensor operator+(const Tensor &a, double b) {
+  return scalarOp(a, b, false, Op::Add, "add");
+}
+Tensor operator-(const Tensor &a, double b) {
+  return scalarOp(a, b, false, Op::Sub, "sub");
+}
+Tensor operator*(const Tensor &a, double b) {
+  return scalarOp(a, b, false, Op::Mul, "mul");
+}
+Tensor operator/(const Tensor &a, double b) {
+  return scalarOp(a, b, false, Op::Div, "div");
+}
+Tensor operator+(double a, const Tensor &b) {
+  return scalarOp(b, a, true, Op::Add, "add");
+}
+Tensor operator-(double a, const Tensor &b) {
+  return scalarOp(b, a, true, Op::Sub, "sub");
+}
+Tensor operator*(double a, const Tensor &b) {
+  return scalarOp(b, a, true, Op::Mul, "mul");
+}
+Tensor operator/(double a, const Tensor &b) {
+  return scalarOp(b, a, true, Op::Div, "div");
+}
 Tensor operator-(const Tensor &a) { return a.neg(); }
 
 Tensor Tensor::neg() const { return unaryOp(*this, Op::Neg, "neg", false); }

@@ -100,8 +100,7 @@ std::optional<uint64_t> plan_step(std::string *overBudget) {
   // kernels of a step that was only planned (a model too large to run).
   request.dumpDir = options().dumpDir;
   if (!request.dumpDir.empty()) {
-    request.graphHash = fingerprint("backend " + compileOptionsText(request) +
-                                    "\n" + canonicalForm(graph));
+    request.graphHash = graphKey(graph, compileOptionsText(request)).hash;
     request.tag = "plan";
   }
   absl::StatusOr<uint64_t> peak = planGraph(graph, request);

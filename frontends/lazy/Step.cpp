@@ -27,7 +27,7 @@ using namespace lazy;
 namespace {
 
 struct CacheEntry {
-  std::string key;
+  GraphKey key;
   GraphSummary summary;
   std::unique_ptr<runtime::Program> program;
 };
@@ -107,8 +107,9 @@ runtime::PersistentCache *persistentCache() {
   throw Error(message);
 }
 
-CacheEntry &compileEntry(const Graph &graph, std::string key, uint64_t hash,
+CacheEntry &compileEntry(const Graph &graph, GraphKey key,
                          const std::string &backend) {
+  const uint64_t hash = key.hash;
   metrics::Counters &counters = mutableCounters();
   GraphSummary summary = summarize(graph, backend);
   std::string reason = compileReason(summary);
@@ -221,19 +222,18 @@ void step() {
       buildGraph(collected.outputs, collected.donatable, collected.collectives);
   pendingCollectives().clear();
   std::string backend = lazy::compileOptionsText(lazy::stepRequest());
-  std::string key = "backend " + backend + "\n" + canonicalForm(graph);
-  uint64_t hash = fingerprint(key);
+  GraphKey key = graphKey(graph, backend);
 
   // 3. Cache lookup, compiling on a miss.
   CacheEntry *entry = nullptr;
-  for (CacheEntry &candidate : graphCache()[hash])
+  for (CacheEntry &candidate : graphCache()[key.hash])
     if (candidate.key == key)
       entry = &candidate;
   counters.graphMilliseconds += millisecondsSince(graphStart);
   if (entry)
     ++counters.cacheHits;
   else
-    entry = &compileEntry(graph, std::move(key), hash, backend);
+    entry = &compileEntry(graph, std::move(key), backend);
 
   // 4. Run: donated buffers move into the program, the rest are lent (the
   // data nodes keep them alive and unchanged until run() returns). The
@@ -278,6 +278,7 @@ void step() {
   }
   for (const auto &impl : pending)
     impl->node = data.at(impl->node.get());
+  forgetInternedNodes(); // the graph is about to die whole
   if (!numericsError.empty())
     throw Error(numericsError);
 }

@@ -95,6 +95,7 @@ void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
   if (skipped_before.defined())
     stepNumber = stepNumber - skipped_before.to(DType::f64);
   consolidated_.clear();
+  end_step(); // nothing kept from a step an exception cut short
   for (size_t i = 0; i < params_.size(); ++i) {
     Tensor &p = params_[i].second;
     if (!has_gradient(i))
@@ -106,6 +107,7 @@ void Optimizer::step_unless(const Tensor &skip, const Tensor &skipped_before) {
     if (sharded())
       p.assign_(broadcast(p.detach(), owner_[i]));
   }
+  end_step();
   gradientElsewhere_.assign(params_.size(), false);
 }
 
@@ -284,23 +286,32 @@ AdamW::AdamW(NamedTensors params, const Options &options)
   add_state("exp_avg_sq");
 }
 
+const AdamW::StepScalars &AdamW::stepScalars(DType dt, const Tensor &lr,
+                                             const Tensor &step) {
+  for (const StepScalars &made : stepScalars_)
+    if (made.dtype == dt)
+      return made;
+  // Step-dependent scalars in f64 from the step input (PyTorch computes them
+  // in double on the host). β^t is exp(t log β) with log β folded on the
+  // host: exact to f64 rounding, and exp is cheaper than a general pow on
+  // every backend.
+  auto correction = [&](double beta) { // 1 - β^t
+    return beta == 0 ? constant(1.0) : 1.0 - (step * std::log(beta)).exp();
+  };
+  StepScalars made{dt, (lr / correction(options_.beta1)).to(dt),
+                   correction(options_.beta2).sqrt().to(dt), Tensor()};
+  if (options_.weight_decay != 0)
+    made.decayFactor = (1.0 - lr * options_.weight_decay).to(dt);
+  return stepScalars_.emplace_back(std::move(made));
+}
+
 void AdamW::update(size_t i, const Tensor &grad, const Tensor &lr,
                    const Tensor &step) {
   Tensor p = params()[i].second;
   const DType dt = p.dtype();
   const double b1 = options_.beta1, b2 = options_.beta2;
   Tensor g = grad.to(dt);
-  // Step-dependent scalars in f64 from the step input (PyTorch computes them
-  // in double on the host); the same nodes serve every parameter. β^t is
-  // exp(t log β) with log β folded on the host: exact to f64 rounding, and
-  // exp is cheaper than a general pow on every backend.
-  auto correction = [&](double beta) { // 1 - β^t
-    return beta == 0 ? constant(1.0) : 1.0 - (step * std::log(beta)).exp();
-  };
-  Tensor bc1 = correction(b1);
-  Tensor bc2 = correction(b2);
-  Tensor stepSize = (lr / bc1).to(dt);
-  Tensor bc2Sqrt = bc2.sqrt().to(dt);
+  const StepScalars &k = stepScalars(dt, lr, step);
 
   Tensor &m = state_of(i, "exp_avg");
   Tensor &v = state_of(i, "exp_avg_sq");
@@ -308,11 +319,11 @@ void AdamW::update(size_t i, const Tensor &grad, const Tensor &lr,
   Tensor v1 = v * b2 + g * g * (1 - b2);
   Tensor decayed = p;
   if (options_.weight_decay != 0 && !options_.no_decay.count(params()[i].first))
-    decayed = p * (1.0 - lr * options_.weight_decay).to(dt);
-  Tensor denom = v1.sqrt() / bc2Sqrt + options_.eps;
+    decayed = p * k.decayFactor;
+  Tensor denom = v1.sqrt() / k.bc2Sqrt + options_.eps;
   m.assign_(m1);
   v.assign_(v1);
-  p.assign_(decayed - stepSize * (m1 / denom));
+  p.assign_(decayed - k.stepSize * (m1 / denom));
 }
 
 std::set<std::string> bias_and_norm_names(Module &model) {

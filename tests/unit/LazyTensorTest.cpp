@@ -3,6 +3,7 @@
 // cache (one compile, then hits; no recompile for a step-varying scalar),
 // donation of overwritten buffers, RNG state threading, and frozen
 // parameters costing no gradient nodes.
+#include "frontends/lazy/Graph.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Tensor.h"
 
@@ -299,6 +300,70 @@ TEST_F(LazyTensor, HashesTheSameProgramTheSameWay) {
   uint64_t first = run();
   clear_graph_cache();
   EXPECT_EQ(run(), first);
+}
+
+TEST_F(LazyTensor, KeysTellStructureConstantsAndOptionsApart) {
+  using namespace lazy;
+  // x * c + x over a fresh data node each time: node ids never reach the key.
+  auto keyOf = [](double c, std::string_view options, bool donate = false) {
+    NodePtr x = nodeOf(Tensor::from_vector({1, 2}, {2}));
+    NodePtr y = binary(Op::Add, binary(Op::Mul, x, constantLike(x, c)), x);
+    std::unordered_map<const Node *, const Node *> donatable;
+    if (donate)
+      donatable[x.get()] = nullptr;
+    return graphKey(buildGraph({y}, donatable), options);
+  };
+  GraphKey two = keyOf(2, "cpu");
+  EXPECT_EQ(keyOf(2, "cpu"), two);
+  EXPECT_EQ(keyOf(2, "cpu").hash, two.hash);
+  EXPECT_FALSE(keyOf(3, "cpu") == two);
+  EXPECT_FALSE(keyOf(2, "cuda sm_90") == two);
+  EXPECT_FALSE(keyOf(2, "cpu", /*donate=*/true) == two);
+  // A constant's sign bit is a value like any other.
+  EXPECT_FALSE(keyOf(0.0, "cpu") == keyOf(-0.0, "cpu"));
+  // The same words under a longer options text: the length keeps them apart.
+  EXPECT_FALSE(keyOf(2, std::string_view("cpu\0", 4)) == two);
+}
+
+TEST_F(LazyTensor, DeadNodesAndTensorsLeaveTheTables) {
+  using namespace lazy;
+  const size_t interned = internedNodeCount();
+  const size_t live = liveTensors().size();
+  Tensor a = Tensor::from_vector({1, 2}, {2});
+  {
+    Tensor sum = a;
+    for (int i = 0; i < 2000; ++i)
+      sum = sum * 1.5 + a;
+    EXPECT_GE(internedNodeCount(), interned + 2000);
+  }
+  // Only `a` is left: no dead node in the intern table, no dead tensor in
+  // the registry.
+  EXPECT_EQ(internedNodeCount(), interned);
+  EXPECT_EQ(liveTensors().size(), live + 1);
+  // The registry keeps creation order across a death in the middle.
+  Tensor b = a + 1.0, c = a + 2.0, d = a + 3.0;
+  c = Tensor();
+  auto now = liveTensors();
+  ASSERT_EQ(now.size(), live + 3);
+  EXPECT_EQ(now[live].get(), a.impl().get());
+  EXPECT_EQ(now[live + 1].get(), b.impl().get());
+  EXPECT_EQ(now[live + 2].get(), d.impl().get());
+}
+
+TEST_F(LazyTensor, GradientsAreMadeInTheParametersOrder) {
+  // Gradients kept across step() (accumulation) are step outputs, ordered
+  // by creation: made in the parameters' order, whatever order the loss
+  // reads them in, so every process keys the same program.
+  std::vector<Tensor> ws;
+  for (int i = 0; i < 16; ++i)
+    ws.push_back(Tensor::ones({2}).requires_grad_());
+  Tensor loss = ws[15].sum();
+  for (int i = 14; i >= 0; --i)
+    loss = loss + ws[i].sum() * double(i + 1);
+  loss.backward();
+  for (int i = 1; i < 16; ++i)
+    EXPECT_LT(ws[i - 1].grad().impl()->serial, ws[i].grad().impl()->serial)
+        << "parameter " << i;
 }
 
 TEST_F(LazyTensor, TrainsAnMlpWithOneSteadyStateGraph) {
