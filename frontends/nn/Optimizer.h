@@ -171,21 +171,7 @@ public:
 private:
   void update(size_t i, const Tensor &grad, const Tensor &lr,
               const Tensor &step) override;
-  void end_step() override { stepScalars_.clear(); }
-
-  /// What every parameter of one dtype shares in a step: lr over the
-  /// first bias correction, the square root of the second, and the weight
-  /// decay's factor. Made once a step per dtype, not per parameter: the
-  /// structural sharing made them one node anyway, but recording them for
-  /// each of GPT-2's 148 parameters was a third of the update's host time.
-  struct StepScalars {
-    DType dtype;
-    Tensor stepSize, bc2Sqrt, decayFactor;
-  };
-  const StepScalars &stepScalars(DType dtype, const Tensor &lr,
-                                 const Tensor &step);
   Options options_;
-  std::vector<StepScalars> stepScalars_;
 };
 
 /// PyTorch's AdamW: p *= 1 - lr wd; m = β1 m + (1-β1) g; v = β2 v +
