@@ -130,12 +130,6 @@ NodePtr intern(Op op, DType dtype, const Shape &shape, NodeList srcs,
 
 } // namespace
 
-Node::Node(const Node &other)
-    : std::enable_shared_from_this<Node>(), op(other.op), dtype(other.dtype),
-      held(other.held), savedForBackward(other.savedForBackward),
-      site(other.site), shape(other.shape), srcs(other.srcs), ints(other.ints),
-      scalar(other.scalar), id(other.id), data(other.data) {}
-
 Node::~Node() {
   InternTable &table = internTable();
   if (!interned || internGeneration != table.generation)

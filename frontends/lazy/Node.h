@@ -148,8 +148,9 @@ struct Node : std::enable_shared_from_this<Node> {
   mutable std::shared_ptr<HostTensor> data;
 
   Node() = default;
-  /// A copy is not in the intern table (eager mode's kernel graphs).
-  Node(const Node &other);
+  /// A copy (eager mode's kernel graphs) is never the table's entry: the
+  /// destructor removes an entry only when it names this very node.
+  Node(const Node &other) = default;
   Node &operator=(const Node &) = delete;
   ~Node();
 

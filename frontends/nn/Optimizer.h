@@ -201,7 +201,8 @@ private:
   /// first bias correction, the square root of the second, and the weight
   /// decay's factor. Made once a step per dtype, not per parameter: the
   /// structural sharing made them one node anyway, but recording them for
-  /// each of GPT-2's 148 parameters was a third of the update's host time.
+  /// each of GPT-2's 148 parameters was a quarter of the update's host
+  /// time.
   struct StepScalars {
     DType dtype;
     Tensor stepSize, bc2Sqrt, decayFactor;
