@@ -132,11 +132,42 @@ NodePtr intern(Op op, DType dtype, const Shape &shape, NodeList srcs,
 
 Node::~Node() {
   InternTable &table = internTable();
-  if (!interned || internGeneration != table.generation)
+  if (interned && internGeneration == table.generation)
+    if (auto it = table.map.find(internKey);
+        it != table.map.end() && it->second == this)
+      table.map.erase(it);
+  releaseOperands();
+}
+
+void Node::releaseOperands() {
+  // Dropping the last handle of an operand destroys it, which drops its
+  // operands in turn: one nested destructor per node of a chain, and a
+  // chain a million ops deep (a loop recording without step()) overflowed
+  // the stack. So the outermost destructor owns a list of operands whose
+  // last handle is going, and the nested ones hand theirs to it: a loop,
+  // not a recursion (as PyTorch's autograd frees its graph).
+  thread_local std::vector<NodePtr> *dying = nullptr;
+  auto handOver = [](NodeList &operands, std::vector<NodePtr> &to) {
+    for (NodePtr &src : operands)
+      if (src.use_count() == 1)
+        to.push_back(std::move(src));
+    operands.clear();
+  };
+  if (dying) {
+    handOver(srcs, *dying);
     return;
-  if (auto it = table.map.find(internKey);
-      it != table.map.end() && it->second == this)
-    table.map.erase(it);
+  }
+  std::vector<NodePtr> list;
+  handOver(srcs, list);
+  if (list.empty())
+    return;
+  dying = &list;
+  while (!list.empty()) {
+    NodePtr last = std::move(list.back());
+    list.pop_back();
+    last.reset(); // its destructor appends its own dying operands
+  }
+  dying = nullptr;
 }
 
 std::vector<NodePtr> &pendingCollectives() {

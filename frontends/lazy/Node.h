@@ -158,6 +158,11 @@ struct Node : std::enable_shared_from_this<Node> {
   bool isData() const { return op == Op::Data; }
   /// The value is device data: a data leaf, or an op node eager mode ran.
   bool isMaterialized() const { return isData() || data != nullptr; }
+
+private:
+  /// The destructor's second half: drops the operands without recursing
+  /// into their destructors.
+  void releaseOperands();
 };
 
 //===--- Builders (interned; operands already checked) --------------------===//

@@ -350,6 +350,29 @@ TEST_F(LazyTensor, DeadNodesAndTensorsLeaveTheTables) {
   EXPECT_EQ(now[live + 2].get(), d.impl().get());
 }
 
+TEST_F(LazyTensor, AChainAMillionOpsDeepIsDifferentiatedAndFreed) {
+  // A loop that records without stepping (a running sum, a long unrolled
+  // recurrence) makes a chain of nodes, each holding the last. Freeing it
+  // from each node's destructor in turn recursed once per node and
+  // overflowed the stack.
+  using namespace lazy;
+  const size_t interned = internedNodeCount();
+  constexpr int kDepth = 1000000;
+  Tensor w = Tensor::from_vector({1, 2}, {2}).requires_grad_();
+  {
+    Tensor sum = w;
+    for (int i = 0; i < kDepth; ++i)
+      sum = sum + 1.0;
+    sum.sum().backward();
+    EXPECT_EQ(w.grad().shape(), w.shape());
+    EXPECT_GE(internedNodeCount(), interned + kDepth);
+    // The gradient is tied to the loss's graph: computing it would
+    // compile the chain, which is not what this test is about.
+    w.zero_grad();
+  }
+  EXPECT_LT(internedNodeCount(), interned + 16); // the chain is gone
+}
+
 TEST_F(LazyTensor, GradientsAreMadeInTheParametersOrder) {
   // Gradients kept across step() (accumulation) are step outputs, ordered
   // by creation: made in the parameters' order, whatever order the loss
