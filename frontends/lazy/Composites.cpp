@@ -16,6 +16,25 @@ std::string typeName(const Tensor &t) {
 }
 } // namespace
 
+void lazy::checkHostIndices(const char *op, const Tensor &indices, int64_t size,
+                            const char *what, std::optional<int64_t> allowed) {
+  const Node &node = *nodeOf(indices);
+  if (!node.isMaterialized() || !node.data || node.data->deferredContents())
+    return;
+  const HostTensor &values = *node.data;
+  for (int64_t i = 0; i < values.numElements(); ++i) {
+    int64_t index = values.getInt(i);
+    if ((index >= 0 && index < size) || (allowed && index == *allowed))
+      continue;
+    std::string expected = "[0, " + std::to_string(size) + ")";
+    if (allowed)
+      expected += " or " + std::to_string(*allowed);
+    throw Error(std::string(op) + ": " + what + " " + std::to_string(index) +
+                " at position " + std::to_string(i) + " of " + indices.str() +
+                " is outside " + expected);
+  }
+}
+
 Tensor Tensor::gelu() const {
   // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GPT-2's approximation.
   const Tensor &x = *this;
@@ -39,13 +58,21 @@ Tensor Tensor::log_softmax(int64_t dim) const {
 
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
   // Among the positions equal to the max, the smallest index: the max of
-  // (n - index), mapped back.
-  Tensor m = detach().max({dim}, true);
+  // (n - index), mapped back. A NaN counts as the max, as in PyTorch (no
+  // position equals a NaN max, and the answer was n, past the end).
+  Tensor x = detach();
+  Tensor m = x.max({dim}, true);
   int64_t d = dim < 0 ? dim + this->dim() : dim, n = size(dim);
+  if (n == 0)
+    throw Error("argmax: dimension " + std::to_string(dim) + " of " + str() +
+                " is empty: no position to return");
+  Tensor hit = x.eq(m);
+  if (isFloat(dtype()))
+    hit = where(x.ne(x), Tensor::ones({}, DType::i1), hit);
   Tensor reversed = makeTensor(iota(DType::i64, shape(), d));
   reversed = Tensor::full({}, static_cast<double>(n), DType::i64) - reversed;
-  Tensor best = where(detach().eq(m), reversed, Tensor::zeros({}, DType::i64))
-                    .max({dim}, keepdim);
+  Tensor best =
+      where(hit, reversed, Tensor::zeros({}, DType::i64)).max({dim}, keepdim);
   return static_cast<double>(n) - best;
 }
 
@@ -82,6 +109,7 @@ Tensor embedding(const Tensor &weight, const Tensor &indices) {
     throw Error("embedding: expected a [V, D] weight and integer indices, "
                 "got " +
                 weight.str() + " and " + indices.str());
+  checkHostIndices("embedding", indices, weight.size(0), "index");
   return opResult(gather(nodeOf(weight), nodeOf(indices), 0), {&weight});
 }
 
@@ -98,6 +126,8 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
     throw Error("cross_entropy: expected float logits [N, C] and integer "
                 "targets [N], got " +
                 typeName(logits) + " and " + typeName(targets));
+  checkHostIndices("cross_entropy", targets, logits.size(1), "target",
+                   ignore_index);
   // Pick -log p[target] with a one-hot mask (a compare with an iota), which
   // fuses, instead of a per-row gather.
   int64_t n = logits.size(0), c = logits.size(1);

@@ -71,6 +71,8 @@ Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
     throw Error("linear_cross_entropy: expected float input [N, C], weight "
                 "[V, C] of its dtype and integer targets [N], got " +
                 input.str() + ", " + weight.str() + " and " + targets.str());
+  checkHostIndices("linear_cross_entropy", targets, weight.size(0), "target",
+                   ignore_index);
   Tensor rows = opResult(linearCrossEntropy(nodeOf(input), nodeOf(weight),
                                             nodeOf(targets), ignore_index),
                          {&input, &weight, &targets});

@@ -14,6 +14,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace kiln::lazy {
@@ -303,6 +304,17 @@ std::vector<std::shared_ptr<detail::TensorImpl>> liveTensors();
 /// result is a float and some input requires grad.
 Tensor opResult(NodePtr node, std::initializer_list<const Tensor *> inputs);
 inline const NodePtr &nodeOf(const Tensor &t) { return t.impl()->node; }
+/// PyTorch's IndexError at the call that indexes: integer `indices` that
+/// the host already holds (a batch from a data loader, a value eager mode
+/// computed) must lie in [0, size), or equal `allowed` (cross-entropy's
+/// ignore_index) when given; otherwise throws kiln::Error naming `op`, the
+/// first bad index and its position. The device would clamp (a gather) or
+/// ignore (a loss's pick) such an index silently (docs/IR.md, kiln.gather).
+/// Ids still pending, or held by a device, are not read: that would wait
+/// for the device.
+void checkHostIndices(const char *op, const Tensor &indices, int64_t size,
+                      const char *what,
+                      std::optional<int64_t> allowed = std::nullopt);
 /// Makes `node` the tensor's next value, remembering the device data it
 /// replaces (the buffer step() may donate).
 void assignNode(detail::TensorImpl &impl, NodePtr node);

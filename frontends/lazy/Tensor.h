@@ -208,8 +208,9 @@ public:
   Tensor sum(std::vector<int64_t> dims = {}, bool keepdim = false) const;
   Tensor mean(std::vector<int64_t> dims = {}, bool keepdim = false) const;
   Tensor max(std::vector<int64_t> dims = {}, bool keepdim = false) const;
-  /// The (first) index of the maximum along `dim`, as i64; not
-  /// differentiable.
+  /// The (first) index of the maximum along `dim`, as i64, a NaN counting
+  /// as the maximum (PyTorch's rule); not differentiable. An empty `dim`
+  /// throws.
   Tensor argmax(int64_t dim, bool keepdim = false) const;
 
   //===--- Shape ----------------------------------------------------------===//
@@ -325,10 +326,13 @@ Tensor relu(const Tensor &x);
 Tensor layer_norm(const Tensor &x, const Tensor &weight, const Tensor &bias,
                   double eps = 1e-5, int64_t normalized_dims = 1);
 /// weight [V, D], integer indices [...] → [..., D] (a gather on axis 0).
+/// Indices the host holds must be in [0, V) (throws otherwise, as PyTorch's
+/// IndexError); computed ones are not read, and the device clamps them.
 Tensor embedding(const Tensor &weight, const Tensor &indices);
 /// logits [N, C] (or [C]), integer targets [N] → mean over targets that are
 /// not `ignore_index` of -log_softmax(logits)[target] (a 0-d tensor; NaN when
-/// every target is ignored, as in PyTorch).
+/// every target is ignored, as in PyTorch). Targets the host holds must be
+/// in [0, C) or ignore_index (throws otherwise); computed ones are not read.
 Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
                      int64_t ignore_index = -100);
 /// cross_entropy(input · weightᵀ, targets, ignore_index) for input [N, C],

@@ -79,6 +79,62 @@ TEST_F(LazyTensor, ComputesSoftmaxAndCrossEntropyByHand) {
       1e-6);
 }
 
+/// The message of the kiln::Error `call` throws, or "" when it throws none.
+template <class Call> std::string errorOf(Call call) {
+  try {
+    call();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(LazyTensor, IdsOutsideTheTableAreErrorsAtTheCall) {
+  // The device clamps a gather's index and picks nothing for a loss's
+  // target out of range: a model with too few rows for its tokenizer
+  // trained on silently. Ids the host holds are checked at the call, as
+  // PyTorch's IndexError; ignore_index stays allowed.
+  Tensor table = Tensor::ones({4, 2});
+  Tensor logits = Tensor::zeros({2, 3});
+  Tensor hidden = Tensor::zeros({2, 2});
+  Tensor far = Tensor::from_vector({1, 1000000}, {2}, DType::i64);
+  Tensor negative = Tensor::from_vector({-1, 2}, {2}, DType::i32);
+  EXPECT_EQ(errorOf([&] { (void)embedding(table, far); }),
+            "embedding: index 1000000 at position 1 of Tensor<2xi64> is "
+            "outside [0, 4)");
+  EXPECT_EQ(errorOf([&] { (void)embedding(table, negative); }),
+            "embedding: index -1 at position 0 of Tensor<2xi32> is outside "
+            "[0, 4)");
+  Tensor three = Tensor::from_vector({0, 3}, {2}, DType::i64);
+  EXPECT_EQ(errorOf([&] { (void)cross_entropy(logits, three); }),
+            "cross_entropy: target 3 at position 1 of Tensor<2xi64> is "
+            "outside [0, 3) or -100");
+  EXPECT_EQ(errorOf([&] { (void)cross_entropy(logits, three, 3); }), "");
+  EXPECT_EQ(errorOf([&] { (void)linear_cross_entropy(hidden, table, far); }),
+            "linear_cross_entropy: target 1000000 at position 1 of "
+            "Tensor<2xi64> is outside [0, 4) or -100");
+  // In range, with an ignored target: no error, and the value is right.
+  Tensor ok = Tensor::from_vector({2, -100}, {2}, DType::i64);
+  EXPECT_NEAR(cross_entropy(logits, ok).item(), std::log(3.0), 1e-6);
+  // Ids still to be computed are not read (that would force a sync).
+  metrics::reset();
+  Tensor pending = far.sum({}, false).reshape({1});
+  (void)embedding(table, pending);
+  EXPECT_EQ(metrics::counters().forcedSyncs, 0);
+}
+
+TEST_F(LazyTensor, ArgmaxTakesANaNAsTheMaxAndRefusesAnEmptyDimension) {
+  // PyTorch returns a NaN's position; kiln answered n, past the end.
+  Tensor x = Tensor::from_vector({1, NAN, 3, 2, 5, 5}, {2, 3});
+  expectValues(x.argmax(1), {1, 1});
+  expectValues(x.argmax(0), {1, 0, 1});
+  EXPECT_EQ(errorOf([] {
+              (void)Tensor::zeros({2, 0}).argmax(1);
+            }),
+            "argmax: dimension 1 of Tensor<2x0xf32, pending> is empty: no "
+            "position to return");
+}
+
 TEST_F(LazyTensor, ShapesAndCreatesOnDevice) {
   Tensor x = Tensor::arange(6, DType::f32).reshape({2, -1});
   EXPECT_EQ(x.shape(), (Shape{2, 3}));
