@@ -143,29 +143,28 @@ void Node::releaseOperands() {
   // Dropping the last handle of an operand destroys it, which drops its
   // operands in turn: one nested destructor per node of a chain, and a
   // chain a million ops deep (a loop recording without step()) overflowed
-  // the stack. So the outermost destructor owns a list of operands whose
-  // last handle is going, and the nested ones hand theirs to it: a loop,
-  // not a recursion (as PyTorch's autograd frees its graph).
+  // the stack. So the outermost destructor takes its operands' handles
+  // into a list and drops them one at a time, and a destructor that runs
+  // meanwhile hands its own to that list: a loop, not a recursion (as
+  // PyTorch's autograd frees its graph). Every handle goes to the list,
+  // not only a last one: an operand held twice (x · x) dies at its second.
   thread_local std::vector<NodePtr> *dying = nullptr;
-  auto handOver = [](NodeList &operands, std::vector<NodePtr> &to) {
-    for (NodePtr &src : operands)
-      if (src.use_count() == 1)
-        to.push_back(std::move(src));
-    operands.clear();
-  };
+  if (srcs.empty())
+    return;
   if (dying) {
-    handOver(srcs, *dying);
+    for (NodePtr &src : srcs)
+      dying->push_back(std::move(src));
+    srcs.clear();
     return;
   }
-  std::vector<NodePtr> list;
-  handOver(srcs, list);
-  if (list.empty())
-    return;
+  std::vector<NodePtr> list(std::make_move_iterator(srcs.begin()),
+                            std::make_move_iterator(srcs.end()));
+  srcs.clear();
   dying = &list;
   while (!list.empty()) {
     NodePtr last = std::move(list.back());
     list.pop_back();
-    last.reset(); // its destructor appends its own dying operands
+    last.reset(); // a destructor it runs appends that node's operands
   }
   dying = nullptr;
 }

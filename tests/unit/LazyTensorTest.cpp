@@ -427,6 +427,14 @@ TEST_F(LazyTensor, AChainAMillionOpsDeepIsDifferentiatedAndFreed) {
     w.zero_grad();
   }
   EXPECT_LT(internedNodeCount(), interned + 16); // the chain is gone
+  {
+    // Each node holding its operand twice (x · x): no handle is the last
+    // one until the second is dropped.
+    Tensor square = w.detach();
+    for (int i = 0; i < kDepth; ++i)
+      square = square * square;
+  }
+  EXPECT_LT(internedNodeCount(), interned + 16);
 }
 
 TEST_F(LazyTensor, GradientsAreMadeInTheParametersOrder) {
