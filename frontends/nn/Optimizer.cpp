@@ -5,6 +5,8 @@
 
 #include "frontends/nn/Layers.h"
 
+#include "absl/container/flat_hash_map.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -30,12 +32,29 @@ Tensor averagedOverProcesses(const Tensor &gradient) {
 
 Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
     : params_(std::move(params)), state_(params_.size()), lr_(lr) {
-  if (lr < 0)
+  // Comparisons written so that a NaN fails them, as PyTorch's
+  // `not 0.0 <= lr` does.
+  if (!(lr >= 0))
     throw Error("optimizer: learning rate must be >= 0, got " +
                 std::to_string(lr));
-  for (const auto &[name, p] : params_)
+  // A tensor listed twice would be updated twice a step (PyTorch warns
+  // that this will become an error), and two tensors under one name would
+  // share one entry of a saved optimizer state.
+  absl::flat_hash_map<std::string, size_t> names;
+  absl::flat_hash_map<const void *, size_t> tensors;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto &[name, p] = params_[i];
+    if (!p.defined())
+      throw Error("optimizer: parameter '" + name + "' is undefined");
     if (!isFloat(p.dtype()))
       throw Error("optimizer: parameter '" + name + "' is not a float tensor");
+    if (auto [it, added] = names.emplace(name, i); !added)
+      throw Error("optimizer: two parameters are named '" + name + "'");
+    if (auto [it, added] = tensors.emplace(p.impl().get(), i); !added)
+      throw Error("optimizer: parameter '" + name + "' is the tensor '" +
+                  params_[it->second].first +
+                  "' again (list a tied tensor once)");
+  }
   gradientElsewhere_.assign(params_.size(), false);
   const int processes =
       sharding == StateSharding::replicated ? 1 : world_size();
@@ -241,6 +260,10 @@ void Optimizer::load_state(const std::map<std::string, HostTensor> &state,
 SGD::SGD(NamedTensors params, const Options &options)
     : Optimizer(std::move(params), options.lr, options.sharding),
       options_(options) {
+  if (!(options.momentum >= 0) || !(options.weight_decay >= 0))
+    throw Error("SGD: momentum and weight_decay must be >= 0, got " +
+                std::to_string(options.momentum) + " and " +
+                std::to_string(options.weight_decay));
   if (options.nesterov && (options.momentum <= 0 || options.dampening != 0))
     throw Error("SGD: nesterov needs momentum > 0 and dampening 0");
   if (options.momentum != 0)
@@ -277,11 +300,16 @@ void SGD::update(size_t i, const Tensor &grad, const Tensor &lr,
 AdamW::AdamW(NamedTensors params, const Options &options)
     : Optimizer(std::move(params), options.lr, options.sharding),
       options_(options) {
-  if (options.beta1 < 0 || options.beta1 >= 1 || options.beta2 < 0 ||
-      options.beta2 >= 1)
-    throw Error("AdamW: betas must be in [0, 1)");
-  if (options.eps < 0)
-    throw Error("AdamW: eps must be >= 0");
+  if (!(options.beta1 >= 0 && options.beta1 < 1) ||
+      !(options.beta2 >= 0 && options.beta2 < 1))
+    throw Error("AdamW: betas must be in [0, 1), got " +
+                std::to_string(options.beta1) + " and " +
+                std::to_string(options.beta2));
+  if (!(options.eps >= 0))
+    throw Error("AdamW: eps must be >= 0, got " + std::to_string(options.eps));
+  if (!(options.weight_decay >= 0))
+    throw Error("AdamW: weight_decay must be >= 0, got " +
+                std::to_string(options.weight_decay));
   add_state("exp_avg");
   add_state("exp_avg_sq");
 }

@@ -278,5 +278,61 @@ TEST(Optimizer, RejectsBadArguments) {
   EXPECT_THROW(SGD({{"i", ints}}, SGD::Options()), Error);
 }
 
+/// The message of the kiln::Error `call` throws, or "" when it throws none.
+template <class Call> std::string errorOf(Call call) {
+  try {
+    call();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Optimizer, RefusesWhatPyTorchRefusesNaNsIncluded) {
+  // Each was accepted before: a NaN learning rate made every weight NaN at
+  // the first step, a tensor listed twice was updated twice a step, and
+  // two tensors under one name shared one entry of a saved state.
+  Tensor p = Tensor::from_vector({0.0}, {1}, DType::f32, true);
+  Tensor q = Tensor::from_vector({0.0}, {1}, DType::f32, true);
+  AdamW::Options nanLr;
+  nanLr.lr = NAN;
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}}, nanLr);
+            }),
+            "optimizer: learning rate must be >= 0, got nan");
+  AdamW::Options nanBeta;
+  nanBeta.beta2 = NAN;
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}}, nanBeta);
+            }),
+            "AdamW: betas must be in [0, 1), got 0.900000 and nan");
+  AdamW::Options decay;
+  decay.weight_decay = -0.01;
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}}, decay);
+            }),
+            "AdamW: weight_decay must be >= 0, got -0.010000");
+  SGD::Options momentum;
+  momentum.momentum = -0.9;
+  EXPECT_EQ(errorOf([&] {
+              SGD({{"p", p}}, momentum);
+            }),
+            "SGD: momentum and weight_decay must be >= 0, got -0.900000 and "
+            "0.000000");
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}, {"tied", p}}, AdamW::Options());
+            }),
+            "optimizer: parameter 'tied' is the tensor 'p' again (list a tied "
+            "tensor once)");
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}, {"p", q}}, AdamW::Options());
+            }),
+            "optimizer: two parameters are named 'p'");
+  EXPECT_EQ(errorOf([&] {
+              AdamW({{"p", p}, {"q", q}}, AdamW::Options());
+            }),
+            "");
+}
+
 } // namespace
 } // namespace kiln::nn
