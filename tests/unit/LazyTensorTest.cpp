@@ -6,6 +6,7 @@
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/Node.h"
 #include "frontends/lazy/Tensor.h"
+#include "tests/unit/ErrorMessage.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -79,16 +80,6 @@ TEST_F(LazyTensor, ComputesSoftmaxAndCrossEntropyByHand) {
       1e-6);
 }
 
-/// The message of the kiln::Error `call` throws, or "" when it throws none.
-template <class Call> std::string errorOf(Call call) {
-  try {
-    call();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST_F(LazyTensor, IdsOutsideTheTableAreErrorsAtTheCall) {
   // The device clamps a gather's index and picks nothing for a loss's
   // target out of range: a model with too few rows for its tokenizer
@@ -99,20 +90,21 @@ TEST_F(LazyTensor, IdsOutsideTheTableAreErrorsAtTheCall) {
   Tensor hidden = Tensor::zeros({2, 2});
   Tensor far = Tensor::from_vector({1, 1000000}, {2}, DType::i64);
   Tensor negative = Tensor::from_vector({-1, 2}, {2}, DType::i32);
-  EXPECT_EQ(errorOf([&] { (void)embedding(table, far); }),
+  EXPECT_EQ(errorMessageOf([&] { (void)embedding(table, far); }),
             "embedding: index 1000000 at position 1 of Tensor<2xi64> is "
             "outside [0, 4)");
-  EXPECT_EQ(errorOf([&] { (void)embedding(table, negative); }),
+  EXPECT_EQ(errorMessageOf([&] { (void)embedding(table, negative); }),
             "embedding: index -1 at position 0 of Tensor<2xi32> is outside "
             "[0, 4)");
   Tensor three = Tensor::from_vector({0, 3}, {2}, DType::i64);
-  EXPECT_EQ(errorOf([&] { (void)cross_entropy(logits, three); }),
+  EXPECT_EQ(errorMessageOf([&] { (void)cross_entropy(logits, three); }),
             "cross_entropy: target 3 at position 1 of Tensor<2xi64> is "
             "outside [0, 3) or -100");
-  EXPECT_EQ(errorOf([&] { (void)cross_entropy(logits, three, 3); }), "");
-  EXPECT_EQ(errorOf([&] { (void)linear_cross_entropy(hidden, table, far); }),
-            "linear_cross_entropy: target 1000000 at position 1 of "
-            "Tensor<2xi64> is outside [0, 4) or -100");
+  EXPECT_EQ(errorMessageOf([&] { (void)cross_entropy(logits, three, 3); }), "");
+  EXPECT_EQ(
+      errorMessageOf([&] { (void)linear_cross_entropy(hidden, table, far); }),
+      "linear_cross_entropy: target 1000000 at position 1 of "
+      "Tensor<2xi64> is outside [0, 4) or -100");
   // In range, with an ignored target: no error, and the value is right.
   Tensor ok = Tensor::from_vector({2, -100}, {2}, DType::i64);
   EXPECT_NEAR(cross_entropy(logits, ok).item(), std::log(3.0), 1e-6);
@@ -128,7 +120,7 @@ TEST_F(LazyTensor, ArgmaxTakesANaNAsTheMaxAndRefusesAnEmptyDimension) {
   Tensor x = Tensor::from_vector({1, NAN, 3, 2, 5, 5}, {2, 3});
   expectValues(x.argmax(1), {1, 1});
   expectValues(x.argmax(0), {1, 0, 1});
-  EXPECT_EQ(errorOf([] {
+  EXPECT_EQ(errorMessageOf([] {
               (void)Tensor::zeros({2, 0}).argmax(1);
             }),
             "argmax: dimension 1 of Tensor<2x0xf32, pending> is empty: no "

@@ -4,6 +4,7 @@
 // steps, of clip_grad_norm_, and of the rule that a changing learning rate
 // never causes a recompilation.
 #include "frontends/nn/Optimizer.h"
+#include "tests/unit/ErrorMessage.h"
 
 #include <gtest/gtest.h>
 
@@ -278,16 +279,6 @@ TEST(Optimizer, RejectsBadArguments) {
   EXPECT_THROW(SGD({{"i", ints}}, SGD::Options()), Error);
 }
 
-/// The message of the kiln::Error `call` throws, or "" when it throws none.
-template <class Call> std::string errorOf(Call call) {
-  try {
-    call();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Optimizer, RefusesWhatPyTorchRefusesNaNsIncluded) {
   // Each was accepted before: a NaN learning rate made every weight NaN at
   // the first step, a tensor listed twice was updated twice a step, and
@@ -296,39 +287,39 @@ TEST(Optimizer, RefusesWhatPyTorchRefusesNaNsIncluded) {
   Tensor q = Tensor::from_vector({0.0}, {1}, DType::f32, true);
   AdamW::Options nanLr;
   nanLr.lr = NAN;
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}}, nanLr);
             }),
             "optimizer: learning rate must be >= 0, got nan");
   AdamW::Options nanBeta;
   nanBeta.beta2 = NAN;
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}}, nanBeta);
             }),
             "AdamW: betas must be in [0, 1), got 0.900000 and nan");
   AdamW::Options decay;
   decay.weight_decay = -0.01;
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}}, decay);
             }),
             "AdamW: weight_decay must be >= 0, got -0.010000");
   SGD::Options momentum;
   momentum.momentum = -0.9;
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               SGD({{"p", p}}, momentum);
             }),
             "SGD: momentum and weight_decay must be >= 0, got -0.900000 and "
             "0.000000");
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}, {"tied", p}}, AdamW::Options());
             }),
             "optimizer: parameter 'tied' is the tensor 'p' again (list a tied "
             "tensor once)");
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}, {"p", q}}, AdamW::Options());
             }),
             "optimizer: two parameters are named 'p'");
-  EXPECT_EQ(errorOf([&] {
+  EXPECT_EQ(errorMessageOf([&] {
               AdamW({{"p", p}, {"q", q}}, AdamW::Options());
             }),
             "");
