@@ -19,7 +19,7 @@ std::string typeName(const Tensor &t) {
 void lazy::checkHostIndices(const char *op, const Tensor &indices, int64_t size,
                             const char *what, std::optional<int64_t> allowed) {
   const Node &node = *nodeOf(indices);
-  if (!node.isMaterialized() || !node.data || node.data->deferredContents())
+  if (!node.data || node.data->deferredContents())
     return;
   const HostTensor &values = *node.data;
   for (int64_t i = 0; i < values.numElements(); ++i) {
@@ -60,12 +60,12 @@ Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
   // Among the positions equal to the max, the smallest index: the max of
   // (n - index), mapped back. A NaN counts as the max, as in PyTorch (no
   // position equals a NaN max, and the answer was n, past the end).
-  Tensor x = detach();
-  Tensor m = x.max({dim}, true);
   int64_t d = dim < 0 ? dim + this->dim() : dim, n = size(dim);
   if (n == 0)
     throw Error("argmax: dimension " + std::to_string(dim) + " of " + str() +
                 " is empty: no position to return");
+  Tensor x = detach();
+  Tensor m = x.max({dim}, true);
   Tensor hit = x.eq(m);
   if (isFloat(dtype()))
     hit = where(x.ne(x), Tensor::ones({}, DType::i1), hit);

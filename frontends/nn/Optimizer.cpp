@@ -6,6 +6,7 @@
 #include "frontends/nn/Layers.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,7 +41,7 @@ Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
   // A tensor listed twice would be updated twice a step (PyTorch warns
   // that this will become an error), and two tensors under one name would
   // share one entry of a saved optimizer state.
-  absl::flat_hash_map<std::string, size_t> names;
+  absl::flat_hash_set<std::string> names;
   absl::flat_hash_map<const void *, size_t> tensors;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto &[name, p] = params_[i];
@@ -48,7 +49,7 @@ Optimizer::Optimizer(NamedTensors params, double lr, StateSharding sharding)
       throw Error("optimizer: parameter '" + name + "' is undefined");
     if (!isFloat(p.dtype()))
       throw Error("optimizer: parameter '" + name + "' is not a float tensor");
-    if (auto [it, added] = names.emplace(name, i); !added)
+    if (!names.insert(name).second)
       throw Error("optimizer: two parameters are named '" + name + "'");
     if (auto [it, added] = tensors.emplace(p.impl().get(), i); !added)
       throw Error("optimizer: parameter '" + name + "' is the tensor '" +
