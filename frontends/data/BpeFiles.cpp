@@ -3,8 +3,10 @@
 // error, including a duplicate token found later, names the line it is on;
 // merges.txt is one "left right" rule per line in rank order after an
 // optional "#version" line; tokenizer.json is general JSON (llvm::json), read
-// for model.vocab, model.merges (strings "a b" or pairs ["a", "b"]) and
-// added_tokens, and its errors name the JSON path.
+// for model.vocab, model.merges (strings "a b" or pairs ["a", "b"]),
+// added_tokens and the settings that decide how text becomes pieces (the
+// normalizer, the pre-tokenizer and, for SentencePiece's layout, the
+// decoder), and its errors name the JSON path.
 #include "frontends/data/BpeTokenizer.h"
 
 #include "frontends/data/Files.h"
@@ -242,14 +244,81 @@ bool unset(const llvm::json::Value *value) {
   return s && s->empty();
 }
 
-// The pre-tokenizer → which of kiln's two it is: GPT-2's ByteLevel (with its
-// own regex), or Llama 3's Sequence of a Split on its regex (Isolated) and a
-// ByteLevel without a regex. Anything else would split differently.
+// Llama 2's normalizer: a Sequence of Prepend("▁") and Replace(" " → "▁"),
+// with nothing else. It puts the "▁" before every span, even one that
+// starts with a space.
+std::optional<Metaspace> legacyMetaspace(const llvm::json::Object &normalizer) {
+  const llvm::json::Array *steps = normalizer.getArray("normalizers");
+  if (normalizer.getString("type") != llvm::StringRef("Sequence") || !steps ||
+      steps->size() != 2)
+    return std::nullopt;
+  const llvm::json::Object *prepend = (*steps)[0].getAsObject();
+  const llvm::json::Object *replace = (*steps)[1].getAsObject();
+  const llvm::json::Object *pattern =
+      replace ? replace->getObject("pattern") : nullptr;
+  std::optional<llvm::StringRef> with =
+      prepend ? prepend->getString("prepend") : std::nullopt;
+  if (!prepend || prepend->getString("type") != llvm::StringRef("Prepend") ||
+      !with || with->empty() ||
+      replace->getString("type") != llvm::StringRef("Replace") || !pattern ||
+      pattern->getString("String") != llvm::StringRef(" ") ||
+      replace->getString("content") != *with)
+    return std::nullopt;
+  Metaspace metaspace;
+  metaspace.replacement = with->str();
+  metaspace.prependUnconditionally = true;
+  return metaspace;
+}
+
+// A Metaspace pre-tokenizer: its replacement, when it puts one first
+// (prepend_scheme, or add_prefix_space in older files) and whether it
+// splits (older files have no "split" and split).
+absl::StatusOr<Metaspace> readMetaspace(const llvm::json::Object &pre,
+                                        absl::string_view file) {
+  Metaspace metaspace;
+  std::optional<llvm::StringRef> replacement = pre.getString("replacement");
+  std::optional<llvm::StringRef> scheme = pre.getString("prepend_scheme");
+  std::optional<bool> addPrefix = pre.getBoolean("add_prefix_space");
+  if (!replacement || replacement->empty() ||
+      decodeUtf8(*replacement, 0).length != int(replacement->size()))
+    return jsonError(file, "pre_tokenizer.replacement",
+                     "expected one character");
+  metaspace.replacement = replacement->str();
+  if (scheme == llvm::StringRef("always") || (!scheme && addPrefix != false))
+    metaspace.prepend = Metaspace::Prepend::always;
+  else if (scheme == llvm::StringRef("first"))
+    metaspace.prepend = Metaspace::Prepend::first;
+  else if (scheme == llvm::StringRef("never") ||
+           (!scheme && addPrefix == false))
+    metaspace.prepend = Metaspace::Prepend::never;
+  else
+    return jsonError(file, "pre_tokenizer.prepend_scheme",
+                     "expected \"always\", \"first\" or \"never\"");
+  metaspace.split = pre.getBoolean("split").value_or(true);
+  return metaspace;
+}
+
+// The pre-tokenizer → which of kiln's three it is: GPT-2's ByteLevel (with
+// its own regex), Llama 3's Sequence of a Split on its regex (Isolated) and
+// a ByteLevel without a regex, or SentencePiece's Metaspace. Anything else
+// would split differently. Llama 2's normalizer (already in `model`) comes
+// with no pre-tokenizer.
 absl::Status readPreTokenizer(const llvm::json::Object &root,
                               absl::string_view file, BpeModel &model) {
   const llvm::json::Object *pre = root.getObject("pre_tokenizer");
   if (!pre)
-    return absl::OkStatus(); // GPT-2's files without one: the default
+    return absl::OkStatus(); // GPT-2's files without one, or Llama 2's
+  if (model.metaspace)
+    return jsonError(file, "pre_tokenizer",
+                     "unsupported beside the Prepend + Replace normalizer "
+                     "(expected null)");
+  if (pre->getString("type") == llvm::StringRef("Metaspace")) {
+    absl::StatusOr<Metaspace> metaspace = readMetaspace(*pre, file);
+    if (!metaspace.ok())
+      return metaspace.status();
+    model.metaspace = std::move(*metaspace);
+    return absl::OkStatus();
+  }
   auto byteLevel = [](const llvm::json::Object *o, bool regex) {
     const llvm::json::Value *useRegex = o ? o->get("use_regex") : nullptr;
     bool usesRegex = !useRegex || useRegex->getAsBoolean() != false;
@@ -279,8 +348,28 @@ absl::Status readPreTokenizer(const llvm::json::Object &root,
   }
   return jsonError(file, "pre_tokenizer",
                    "unsupported (kiln implements GPT-2's ByteLevel "
-                   "pre-tokenizer and Llama 3's Split + ByteLevel, without "
-                   "add_prefix_space)");
+                   "pre-tokenizer, Llama 3's Split + ByteLevel, without "
+                   "add_prefix_space, and SentencePiece's Metaspace)");
+}
+
+// Whether SentencePiece's decoder drops the space the first token starts
+// with: a Strip of a leading " " (Llama 2's Sequence of Replace,
+// ByteFallback, Fuse, Strip), or a Metaspace decoder that prepends.
+bool decoderStripsFirstSpace(const llvm::json::Object *decoder) {
+  if (!decoder)
+    return false;
+  if (const llvm::json::Array *steps = decoder->getArray("decoders"))
+    for (const llvm::json::Value &step : *steps)
+      if (decoderStripsFirstSpace(step.getAsObject()))
+        return true;
+  std::optional<llvm::StringRef> type = decoder->getString("type");
+  if (type == llvm::StringRef("Strip"))
+    return decoder->getString("content") == llvm::StringRef(" ") &&
+           decoder->getInteger("start").value_or(0) >= 1;
+  if (type == llvm::StringRef("Metaspace"))
+    return decoder->getString("prepend_scheme") != llvm::StringRef("never") &&
+           decoder->getBoolean("add_prefix_space") != false;
+  return false;
 }
 
 // The beginning-of-sequence token a TemplateProcessing post-processor puts
@@ -307,16 +396,28 @@ void readBosToken(const llvm::json::Object *post, BpeModel &model) {
 absl::Status checkSupported(const llvm::json::Object &root,
                             const llvm::json::Object &model,
                             absl::string_view file, BpeModel &result) {
-  if (!unset(root.get("normalizer")))
-    return jsonError(file, "normalizer", "unsupported (expected null)");
+  if (!unset(root.get("normalizer"))) {
+    const llvm::json::Object *normalizer = root.getObject("normalizer");
+    result.metaspace = normalizer ? legacyMetaspace(*normalizer) : std::nullopt;
+    if (!result.metaspace)
+      return jsonError(file, "normalizer",
+                       "unsupported (expected null, or Llama 2's Sequence of "
+                       "Prepend and Replace of \" \")");
+  }
   if (absl::Status s = readPreTokenizer(root, file, result); !s.ok())
     return s;
   for (const char *key : {"dropout", "byte_fallback",
                           "continuing_subword_prefix", "end_of_word_suffix"})
-    if (!unset(model.get(key)))
+    if (!unset(model.get(key)) &&
+        !(result.metaspace && std::string_view(key) == "byte_fallback"))
       return jsonError(file, absl::StrCat("model.", key),
                        "unsupported (expected null, false or \"\")");
+  result.byteFallback = model.getBoolean("byte_fallback").value_or(false);
+  result.fuseUnk = model.getBoolean("fuse_unk").value_or(false);
   result.ignoreMerges = model.getBoolean("ignore_merges").value_or(false);
+  if (result.metaspace)
+    result.metaspace->stripFirstSpace =
+        decoderStripsFirstSpace(root.getObject("decoder"));
   readBosToken(root.getObject("post_processor"), result);
   return absl::OkStatus();
 }

@@ -1,9 +1,10 @@
-// Building, encoding and decoding for GPT-2's byte-level BPE. The model is
-// validated once (ids, symbols, merges) and stored by id: a merge rule maps a
-// pair of ids to its rank and the merged id, and each id knows the bytes it
-// decodes to. Encoding a piece follows GPT-2's bpe(): find the adjacent pair
-// with the lowest rank, merge every occurrence of it from left to right, and
-// repeat until no adjacent pair has a rule.
+// Building, encoding and decoding for BPE tokenizers. The model is validated
+// once (ids, symbols, merges) and stored by id: a merge rule maps a pair of
+// ids to its rank and the merged id, and each id knows the bytes it decodes
+// to. Encoding a piece follows Hugging Face's BPE: a queue of adjacent pairs
+// by rank, then position, merged one at a time until no adjacent pair has a
+// rule, which gives GPT-2's bpe() ids in O(n log n) rather than its rescan
+// per merge (a SentencePiece piece can be a whole line).
 #include "frontends/data/BpeTokenizer.h"
 
 #include "frontends/data/Files.h"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <queue>
 
 namespace kiln::data {
 namespace {
@@ -55,6 +57,10 @@ absl::Status BpeTokenizer::addVocab(const VocabEntry &entry) {
         at(entry.where), "id ", id, " is used by \"", entry.symbol,
         "\" and by another token"));
   present_[id] = true;
+  if (metaspace_) {
+    idToText_[id] = metaspaceSymbolText(entry.symbol, *metaspace_);
+    return absl::OkStatus();
+  }
   // Symbols outside GPT-2's alphabet (added tokens) decode to themselves.
   std::optional<std::string> bytes = symbolToBytes(entry.symbol);
   idToText_[id] = bytes ? std::move(*bytes) : entry.symbol;
@@ -114,6 +120,13 @@ absl::Status BpeTokenizer::addMerges(const BpeModel &model) {
 
 absl::Status BpeTokenizer::build(const BpeModel &model,
                                  const BpeOptions &options) {
+  if (model.byteFallback && !model.metaspace)
+    return absl::InvalidArgumentError(
+        "byte_fallback needs SentencePiece's input (a Metaspace "
+        "pre-tokenizer or the Prepend + Replace normalizer)");
+  metaspace_ = model.metaspace;
+  byteFallback_ = model.byteFallback;
+  fuseUnk_ = model.fuseUnk;
   tokenCount_ = model.vocab.size() + model.specialTokens.size();
   idLimit_ = std::max<size_t>(2 * tokenCount_, kAlwaysAllowedIds);
   for (const VocabEntry &entry : model.vocab)
@@ -124,8 +137,14 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   if (absl::Status s = addMerges(model); !s.ok())
     return s;
   for (int b = 0; b < 256; ++b) {
-    auto it = symbolToId_.find(bytesToSymbol(std::string(1, char(b))));
-    byteIds_[b] = it == symbolToId_.end() ? -1 : it->second;
+    byteIds_[b] = -1;
+    if (metaspace_ && !byteFallback_)
+      continue;
+    auto it = symbolToId_.find(
+        metaspace_ ? byteFallbackSymbol(static_cast<unsigned char>(b))
+                   : bytesToSymbol(std::string(1, char(b))));
+    if (it != symbolToId_.end())
+      byteIds_[b] = it->second;
   }
   if (auto it = symbolToId_.find(options.eosToken); it != symbolToId_.end())
     eosId_ = it->second;
@@ -171,46 +190,119 @@ std::optional<int32_t> BpeTokenizer::tokenToId(std::string_view symbol) const {
   return it->second;
 }
 
-std::vector<int32_t> BpeTokenizer::mergePiece(std::string_view piece) const {
-  std::vector<int32_t> word, next;
-  word.reserve(piece.size());
-  for (char c : piece) {
-    int32_t id = byteIds_[static_cast<unsigned char>(c)];
-    word.push_back(id >= 0 ? id : -int32_t(static_cast<unsigned char>(c)) - 1);
-  }
-  while (word.size() > 1) {
-    // 1. The adjacent pair with the lowest rank.
-    int32_t bestRank = std::numeric_limits<int32_t>::max();
-    int32_t left = -1, right = -1, merged = -1;
-    for (size_t i = 0; i + 1 < word.size(); ++i) {
-      if (word[i] < 0 || word[i + 1] < 0)
+absl::Status BpeTokenizer::initialSymbols(std::string_view piece,
+                                          std::vector<int32_t> &word) const {
+  bool lastWasUnknown = false;
+  auto unknown = [&](const std::string &what) -> absl::Status {
+    if (!unkId_)
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is not in the vocabulary and no unknown token is set"));
+    if (!(fuseUnk_ && lastWasUnknown))
+      word.push_back(*unkId_);
+    lastWasUnknown = true;
+    return absl::OkStatus();
+  };
+  for (size_t pos = 0; pos < piece.size();) {
+    // Byte-level: one byte a symbol. SentencePiece's: one character.
+    size_t length = metaspace_ ? size_t(decodeUtf8(piece, pos).length) : 1;
+    std::string_view unit = piece.substr(pos, length);
+    pos += length;
+    if (metaspace_) {
+      if (auto it = symbolToId_.find(asAbsl(unit)); it != symbolToId_.end()) {
+        word.push_back(it->second);
+        lastWasUnknown = false;
         continue;
-      auto it = merges_.find(pairKey(word[i], word[i + 1]));
-      if (it != merges_.end() && it->second.first < bestRank) {
-        bestRank = it->second.first;
-        left = word[i], right = word[i + 1], merged = it->second.second;
       }
     }
-    if (merged < 0)
-      break;
-    // 2. Merge each of its occurrences, left to right, without overlap.
-    next.clear();
-    for (size_t i = 0; i < word.size();) {
-      if (i + 1 < word.size() && word[i] == left && word[i + 1] == right) {
-        next.push_back(merged);
-        i += 2;
-      } else {
-        next.push_back(word[i++]);
-      }
+    bool spelled = std::all_of(unit.begin(), unit.end(), [&](char c) {
+      return byteIds_[static_cast<unsigned char>(c)] >= 0;
+    });
+    if (spelled) {
+      for (char c : unit)
+        word.push_back(byteIds_[static_cast<unsigned char>(c)]);
+      lastWasUnknown = false;
+      continue;
     }
-    word.swap(next);
+    absl::Status status =
+        metaspace_
+            ? unknown(absl::StrCat("character \"", asAbsl(unit), "\"",
+                                   byteFallback_ ? " (or a byte of it)" : ""))
+            : unknown(absl::StrFormat("byte 0x%02X (symbol \"%s\")",
+                                      static_cast<unsigned char>(unit[0]),
+                                      bytesToSymbol(unit)));
+    if (!status.ok())
+      return status;
   }
-  return word;
+  return absl::OkStatus();
+}
+
+std::vector<int32_t>
+BpeTokenizer::mergeSymbols(const std::vector<int32_t> &word) const {
+  // The symbols as a linked list; a merged-away symbol is marked dead.
+  struct Symbol {
+    int32_t id;
+    int32_t prev, next;
+    bool alive;
+  };
+  std::vector<Symbol> symbols(word.size());
+  for (size_t i = 0; i < word.size(); ++i)
+    symbols[i] = {word[i], int32_t(i) - 1,
+                  i + 1 < word.size() ? int32_t(i + 1) : -1, true};
+  // A candidate merge of the symbol at `pos` with its next one. The queue
+  // pops the lowest rank, then the leftmost position.
+  struct Candidate {
+    int32_t rank, pos, merged;
+    bool operator>(const Candidate &other) const {
+      return rank != other.rank ? rank > other.rank : pos > other.pos;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>,
+                      std::greater<Candidate>>
+      queue;
+  auto consider = [&](int32_t pos) {
+    int32_t next = symbols[pos].next;
+    if (next < 0)
+      return;
+    auto it = merges_.find(pairKey(symbols[pos].id, symbols[next].id));
+    if (it != merges_.end())
+      queue.push({it->second.first, pos, it->second.second});
+  };
+  for (size_t i = 0; i + 1 < word.size(); ++i)
+    consider(int32_t(i));
+  while (!queue.empty()) {
+    Candidate top = queue.top();
+    queue.pop();
+    Symbol &left = symbols[top.pos];
+    if (!left.alive || left.next < 0)
+      continue;
+    // A stale candidate: a neighbour changed since it was queued.
+    auto rule = merges_.find(pairKey(left.id, symbols[left.next].id));
+    if (rule == merges_.end() || rule->second.second != top.merged)
+      continue;
+    Symbol &right = symbols[left.next];
+    right.alive = false;
+    left.id = top.merged;
+    left.next = right.next;
+    if (right.next >= 0)
+      symbols[right.next].prev = top.pos;
+    if (left.prev >= 0)
+      consider(left.prev);
+    consider(top.pos);
+  }
+  std::vector<int32_t> merged;
+  merged.reserve(word.size());
+  for (const Symbol &symbol : symbols)
+    if (symbol.alive)
+      merged.push_back(symbol.id);
+  return merged;
 }
 
 absl::Status BpeTokenizer::encodePiece(std::string_view piece,
                                        std::vector<int32_t> &out) const {
-  {
+  // Long pieces (a SentencePiece line) are rarely seen twice: not cached.
+  constexpr size_t kLongestCachedPiece = 256;
+  bool cached = piece.size() <= kLongestCachedPiece;
+  if (cached) {
     absl::MutexLock lock(&cacheMutex_);
     auto it = cache_.find(asAbsl(piece));
     if (it != cache_.end()) {
@@ -219,25 +311,22 @@ absl::Status BpeTokenizer::encodePiece(std::string_view piece,
     }
   }
   std::vector<int32_t> ids;
-  if (auto whole = ignoreMerges_ ? symbolToId_.find(bytesToSymbol(piece))
-                                 : symbolToId_.end();
-      whole != symbolToId_.end())
+  auto whole = symbolToId_.end();
+  if (ignoreMerges_)
+    whole = symbolToId_.find(metaspace_ ? std::string(piece)
+                                        : bytesToSymbol(piece));
+  if (whole != symbolToId_.end()) {
     ids.push_back(whole->second);
-  else
-    ids = mergePiece(piece);
-  for (int32_t &id : ids) {
-    if (id >= 0)
-      continue;
-    if (!unkId_)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "byte 0x%02X (symbol \"%s\") is not in the vocabulary and no "
-          "unknown token is set",
-          -id - 1, bytesToSymbol(std::string(1, char(-id - 1)))));
-    id = *unkId_;
+  } else {
+    std::vector<int32_t> word;
+    word.reserve(piece.size());
+    if (absl::Status s = initialSymbols(piece, word); !s.ok())
+      return s;
+    ids = mergeSymbols(word);
   }
   out.insert(out.end(), ids.begin(), ids.end());
   absl::MutexLock lock(&cacheMutex_);
-  if (cache_.size() < cacheCapacity_)
+  if (cached && cache_.size() < cacheCapacity_)
     cache_.emplace(std::string(piece), std::move(ids));
   return absl::OkStatus();
 }
@@ -256,10 +345,17 @@ BpeTokenizer::encode(std::string_view text) const {
         specialAt = found, special = &candidate;
     }
     size_t end = special ? specialAt : text.size();
-    for (std::string_view piece :
-         preTokenize(text.substr(pos, end - pos), preTokenizer_))
-      if (absl::Status s = encodePiece(piece, ids); !s.ok())
-        return s;
+    std::string_view span = text.substr(pos, end - pos);
+    if (metaspace_) {
+      for (const std::string &piece :
+           metaspacePieces(span, /*atStartOfText=*/pos == 0, *metaspace_))
+        if (absl::Status s = encodePiece(piece, ids); !s.ok())
+          return s;
+    } else {
+      for (std::string_view piece : preTokenize(span, preTokenizer_))
+        if (absl::Status s = encodePiece(piece, ids); !s.ok())
+          return s;
+    }
     if (!special)
       break;
     ids.push_back(special->second);
@@ -278,6 +374,10 @@ BpeTokenizer::decode(absl::Span<const int32_t> ids) const {
                        idToText_.size(), ")"));
     text += idToText_[id];
   }
+  // SentencePiece's decoder drops the space that the encoder put first.
+  if (metaspace_ && metaspace_->stripFirstSpace && !text.empty() &&
+      text[0] == ' ')
+    text.erase(0, 1);
   return text;
 }
 

@@ -1,15 +1,19 @@
-// Byte-level BPE tokenizers (GPT-2's, Llama 3's) over Hugging Face files
-// (vocab.json + merges.txt, or tokenizer.json). Encoding: split out special
-// tokens (`<|endoftext|>`, `<|eot_id|>`), pre-tokenize each remaining span
-// with the model's regex, then run BPE on each piece's bytes, merging the
-// adjacent pair of lowest rank until none is left (a piece that is itself a
-// token stays whole under Llama 3's ignore_merges), with a cache of piece →
-// ids. Vocabulary and merges
-// are converted once from GPT-2's printable alphabet ("Ġthe") to raw bytes
-// (" the"), so encoding and decoding never translate characters.
+// BPE tokenizers over Hugging Face files (vocab.json + merges.txt, or
+// tokenizer.json): the byte-level ones of GPT-2 and Llama 3, and
+// SentencePiece's of Llama 2, Mistral and TinyLlama. Encoding: split out
+// special tokens (`<|endoftext|>`, `<|eot_id|>`, `</s>`), cut each remaining
+// span into pieces (byte-level: the model's regex; SentencePiece's: spaces
+// become "▁", Metaspace.h), then run BPE on each piece, merging the adjacent
+// pair of lowest rank (the leftmost of equals) until none is left, with a
+// cache of piece → ids. Byte-level BPE starts from the piece's bytes, whose
+// symbols are GPT-2's printable alphabet ("Ġthe" is " the"); SentencePiece's
+// from its characters, a character the vocabulary lacks becoming its bytes'
+// <0xNN> tokens (byte_fallback) or the unknown token. A piece that is itself
+// a token stays whole under Llama 3's ignore_merges.
 #ifndef KILN_FRONTENDS_DATA_BPETOKENIZER_H
 #define KILN_FRONTENDS_DATA_BPETOKENIZER_H
 
+#include "frontends/data/Metaspace.h"
 #include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Tokenizer.h"
 
@@ -52,6 +56,16 @@ struct BpeModel {
   /// tokenizer.json's model.ignore_merges: a piece that is in the
   /// vocabulary is one token, whatever the merges would make of it.
   bool ignoreMerges = false;
+  /// SentencePiece's input (Llama 2, Mistral): set by a Metaspace
+  /// pre-tokenizer or the Prepend + Replace normalizer. The vocabulary is
+  /// then plain text with "▁" for spaces, not GPT-2's byte alphabet.
+  std::optional<Metaspace> metaspace;
+  /// model.byte_fallback (with `metaspace` only): a character the
+  /// vocabulary lacks is its UTF-8 bytes' <0xNN> tokens.
+  bool byteFallback = false;
+  /// model.fuse_unk: a run of characters without a token is one unknown
+  /// token.
+  bool fuseUnk = false;
   /// The special token tokenizer.json's post-processor puts first, if any.
   std::string bosToken;
 };
@@ -71,7 +85,7 @@ struct BpeOptions {
   size_t cacheCapacity = 1 << 17;
 };
 
-/// GPT-2's byte-level BPE.
+/// A BPE tokenizer: byte-level (GPT-2, Llama 3) or SentencePiece's (Llama 2).
 class BpeTokenizer final : public Tokenizer {
 public:
   /// vocab.json + merges.txt → tokenizer; a malformed file is an error that
@@ -111,8 +125,14 @@ private:
   // Appends the ids of one pre-tokenized piece, through the cache.
   absl::Status encodePiece(std::string_view piece,
                            std::vector<int32_t> &out) const;
-  // BPE on the bytes of one piece → ids (negative: byte -id-1 not spelled).
-  std::vector<int32_t> mergePiece(std::string_view piece) const;
+  // The symbols BPE starts from: the piece's bytes, or its characters with
+  // byte fallback; what the vocabulary cannot spell is the unknown token,
+  // or an error without one.
+  absl::Status initialSymbols(std::string_view piece,
+                              std::vector<int32_t> &word) const;
+  // BPE: merges the adjacent pair of lowest rank, the leftmost of equals,
+  // until no pair has a rule (Hugging Face's Word::merge_all).
+  std::vector<int32_t> mergeSymbols(const std::vector<int32_t> &word) const;
 
   // Ids below this are accepted whatever the vocabulary's size; above it an
   // id must be under twice the number of tokens.
@@ -123,6 +143,8 @@ private:
   std::vector<std::string> idToText_;
   std::vector<bool> present_;
   absl::flat_hash_map<std::string, int32_t> symbolToId_;
+  // Byte-level: each byte's token. SentencePiece's with byte fallback: each
+  // byte's <0xNN> token. -1 where there is none.
   std::array<int32_t, 256> byteIds_{};
   // (left id << 32 | right id) → (rank, merged id).
   absl::flat_hash_map<uint64_t, std::pair<int32_t, int32_t>> merges_;
@@ -131,6 +153,9 @@ private:
   std::optional<int32_t> bosId_;
   std::optional<int32_t> unkId_;
   PreTokenizerKind preTokenizer_ = PreTokenizerKind::gpt2;
+  std::optional<Metaspace> metaspace_;
+  bool byteFallback_ = false;
+  bool fuseUnk_ = false;
   bool ignoreMerges_ = false;
   size_t cacheCapacity_ = 0;
 
@@ -146,9 +171,11 @@ parseVocabJson(std::string_view text, std::string_view fileName);
 absl::StatusOr<std::vector<MergeEntry>>
 parseMergesTxt(std::string_view text, std::string_view fileName);
 /// tokenizer.json's text → its BPE model. Settings kiln does not implement
-/// (a normalizer, a pre-tokenizer other than GPT-2's ByteLevel or Llama 3's
-/// Split + ByteLevel, dropout, byte_fallback, subword prefixes / suffixes)
-/// are errors rather than silently different ids.
+/// (a normalizer other than Llama 2's Prepend + Replace, a pre-tokenizer
+/// other than GPT-2's ByteLevel, Llama 3's Split + ByteLevel or a
+/// Metaspace, dropout, byte_fallback outside SentencePiece's layout,
+/// subword prefixes / suffixes) are errors rather than silently different
+/// ids.
 absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
                                             std::string_view fileName);
 

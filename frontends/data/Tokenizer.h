@@ -74,7 +74,7 @@ struct TokenizerFiles {
 /// one that does not parse, which loadTokenizer then reports).
 bool hasTokenizer(const std::string &directory);
 
-/// The files → a byte-level BPE tokenizer (GPT-2's or Llama 3's), or the
+/// The files → a BPE tokenizer (GPT-2's, Llama 3's or SentencePiece's), or the
 /// byte-level one when none are named.
 absl::StatusOr<std::unique_ptr<Tokenizer>>
 loadTokenizer(const TokenizerFiles &files);

@@ -1,0 +1,218 @@
+// Tests of SentencePiece's BPE as tokenizer.json writes it (Llama 2,
+// Mistral, TinyLlama): ids against Hugging Face `tokenizers` in both layouts
+// (tests/data/llama2-hf-small), the "▁" rules piece by piece, byte fallback
+// and fused unknown tokens on a hand-written vocabulary, and the layouts kiln
+// refuses rather than tokenizing differently.
+#include "frontends/data/BpeTokenizer.h"
+#include "frontends/data/Metaspace.h"
+#include "frontends/data/Tokenizer.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace kiln::data {
+namespace {
+
+const std::string kDir =
+    std::string(KILN_SOURCE_DIR) + "/tests/data/llama2-hf-small";
+
+std::vector<int32_t> encodeOk(const Tokenizer &tokenizer, std::string_view s) {
+  auto ids = tokenizer.encode(s);
+  EXPECT_TRUE(ids.ok()) << ids.status();
+  return ids.ok() ? *ids : std::vector<int32_t>{};
+}
+
+std::vector<int32_t> idsOf(const llvm::json::Value &value) {
+  std::vector<int32_t> ids;
+  for (const llvm::json::Value &id : *value.getAsArray())
+    ids.push_back(int32_t(*id.getAsInteger()));
+  return ids;
+}
+
+// The ids and decoded texts that `tokenizers` 0.23.3 gives with a small BPE
+// in Llama 2's layout (the Prepend + Replace normalizer) and in the newer one
+// (a Metaspace pre-tokenizer, prepend_scheme "first"), on SST-2's dev split,
+// WikiText-2 test lines and cases around spaces, special tokens and
+// characters only the byte tokens spell.
+TEST(SentencePieceBpe, MatchesHuggingFaceTokenizersInBothLayouts) {
+  auto legacy = BpeTokenizer::fromTokenizerJson(kDir + "/tokenizer.json");
+  ASSERT_TRUE(legacy.ok()) << legacy.status();
+  auto metaspace =
+      BpeTokenizer::fromTokenizerJson(kDir + "/tokenizer-metaspace.json");
+  ASSERT_TRUE(metaspace.ok()) << metaspace.status();
+  std::ifstream cases(kDir + "/cases.jsonl");
+  ASSERT_TRUE(cases.good());
+  std::string header;
+  std::getline(cases, header);
+  llvm::Expected<llvm::json::Value> meta = llvm::json::parse(header);
+  ASSERT_TRUE(bool(meta)) << llvm::toString(meta.takeError());
+  EXPECT_EQ((*legacy)->bosId(),
+            std::optional<int32_t>(meta->getAsObject()->getInteger("bos")));
+  int checked = 0, differ = 0, layoutsDiffer = 0;
+  for (std::string line; std::getline(cases, line);) {
+    llvm::Expected<llvm::json::Value> c = llvm::json::parse(line);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    const llvm::json::Array &row = *c->getAsArray();
+    std::string text = row[0].getAsString()->str();
+    // [text, ids, decoded, ids, decoded]: null is the text (decoded) or the
+    // first layout's ids.
+    std::vector<int32_t> expected[2] = {idsOf(row[1]), idsOf(row[1])};
+    if (row[3].getAsArray()) {
+      expected[1] = idsOf(row[3]);
+      ++layoutsDiffer;
+    }
+    const BpeTokenizer *tokenizers[2] = {legacy->get(), metaspace->get()};
+    for (int layout = 0; layout < 2; ++layout) {
+      std::vector<int32_t> ids = encodeOk(*tokenizers[layout], text);
+      if (ids != expected[layout] && ++differ <= 5)
+        ADD_FAILURE() << (layout ? "metaspace" : "legacy") << " text: " << text
+                      << "\nkiln:  " << ::testing::PrintToString(ids)
+                      << "\ntokenizers: "
+                      << ::testing::PrintToString(expected[layout]);
+      const llvm::json::Value &decoded = row[2 + 2 * layout];
+      EXPECT_EQ(tokenizers[layout]->decode(ids).value(),
+                decoded.getAsString() ? decoded.getAsString()->str() : text)
+          << (layout ? "metaspace" : "legacy") << " text: " << text;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(checked, meta->getAsObject()->getInteger("cases"));
+  // The layouts differ where a span starts with a space or follows a
+  // special token: the cases must reach those rules.
+  EXPECT_GT(layoutsDiffer, 50);
+}
+
+// A hub folder: tokenizer_config.json names </s> the end of text, and the
+// post-processor puts <s> before every text.
+TEST(SentencePieceBpe, LoadsFromAFolderWithItsSpecialTokens) {
+  TokenizerFiles files;
+  files.directory = kDir;
+  auto tokenizer = loadTokenizer(files);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ((*tokenizer)->bosId(), std::optional<int32_t>(1));
+  EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(2));
+  EXPECT_EQ((*tokenizer)->vocabSize(), 1759);
+}
+
+// The rules that make the two layouts differ, as `tokenizers` applies them
+// (its outputs for these spans, 2026-12-04).
+TEST(SentencePieceBpe, PiecesFollowThePrependRules) {
+  using Prepend = Metaspace::Prepend;
+  using Pieces = std::vector<std::string>;
+  Metaspace normalizer; // Llama 2's Prepend + Replace
+  normalizer.prependUnconditionally = true;
+  EXPECT_EQ(metaspacePieces("  x", true, normalizer), Pieces{"▁▁▁x"});
+  EXPECT_EQ(metaspacePieces("x y", false, normalizer), Pieces{"▁x▁y"});
+  EXPECT_EQ(metaspacePieces("", true, normalizer), Pieces{});
+  Metaspace first; // the Metaspace pre-tokenizer
+  first.prepend = Prepend::first;
+  EXPECT_EQ(metaspacePieces("  x", true, first), Pieces{"▁▁x"});
+  EXPECT_EQ(metaspacePieces("x", false, first), Pieces{"x"});
+  EXPECT_EQ(metaspacePieces("▁x", true, first), Pieces{"▁x"});
+  Metaspace always;
+  EXPECT_EQ(metaspacePieces("x", false, always), Pieces{"▁x"});
+  // split: each "▁" starts a piece.
+  always.split = true;
+  EXPECT_EQ(metaspacePieces("a  b", true, always), (Pieces{"▁a", "▁", "▁b"}));
+  Metaspace never;
+  never.prepend = Prepend::never;
+  never.split = true;
+  EXPECT_EQ(metaspacePieces("ab c", true, never), (Pieces{"ab", "▁c"}));
+  EXPECT_EQ(metaspaceSymbolText("<0x0A>", never), "\n");
+  EXPECT_EQ(metaspaceSymbolText("▁the", never), " the");
+  EXPECT_EQ(metaspaceSymbolText("<0x0a>", never), "<0x0a>");
+}
+
+BpeModel handWritten(bool byteFallback, bool fuseUnk) {
+  BpeModel model;
+  model.metaspace = Metaspace{};
+  model.byteFallback = byteFallback;
+  model.fuseUnk = fuseUnk;
+  model.unkToken = "<unk>";
+  model.vocab = {{"<unk>", 0, ""},  {"▁", 1, ""},     {"a", 2, ""},
+                 {"b", 3, ""},      {"▁a", 4, ""},    {"<0xC3>", 5, ""},
+                 {"<0xA9>", 6, ""}, {"<0xE2>", 7, ""}};
+  model.merges = {{"▁", "a", ""}};
+  return model;
+}
+
+// A character the vocabulary lacks: its bytes' tokens when it has them all
+// (é is C3 A9), else the unknown token, one for a run of them with fuse_unk.
+TEST(SentencePieceBpe, FallsBackToBytesThenToOneUnknownToken) {
+  auto fallback = BpeTokenizer::create(handWritten(true, true));
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ(encodeOk(**fallback, "aé b"),
+            (std::vector<int32_t>{4, 5, 6, 1, 3}));
+  EXPECT_EQ((*fallback)->decode({4, 5, 6, 1, 3}).value(), "aé b");
+  // € is E2 82 AC: E2 alone is no spelling; ✓✓ (two unknowns) is one.
+  EXPECT_EQ(encodeOk(**fallback, "a€✓✓b"), (std::vector<int32_t>{4, 0, 3}));
+  auto unfused = BpeTokenizer::create(handWritten(true, false));
+  ASSERT_TRUE(unfused.ok()) << unfused.status();
+  EXPECT_EQ(encodeOk(**unfused, "a€✓✓b"),
+            (std::vector<int32_t>{4, 0, 0, 0, 3}));
+  BpeModel noUnknown = handWritten(false, true);
+  noUnknown.unkToken.clear();
+  auto strict = BpeTokenizer::create(noUnknown);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  auto ids = (*strict)->encode("aé");
+  ASSERT_FALSE(ids.ok());
+  EXPECT_NE(std::string(ids.status().message())
+                .find("character \"é\" is not in the vocabulary"),
+            std::string::npos)
+      << ids.status();
+  // Bytes as <0xNN> tokens belong to SentencePiece's layout only.
+  BpeModel byteLevel = handWritten(true, false);
+  byteLevel.metaspace.reset();
+  EXPECT_FALSE(BpeTokenizer::create(byteLevel).ok());
+}
+
+void expectRefused(std::string_view json, std::string_view where) {
+  absl::StatusOr<BpeModel> model = parseTokenizerJson(json, "t.json");
+  ASSERT_FALSE(model.ok()) << json;
+  EXPECT_NE(std::string(model.status().message()).find(where),
+            std::string::npos)
+      << model.status();
+}
+
+// Settings that would tokenize differently are refused, naming the setting.
+TEST(SentencePieceBpe, RefusesWhatItWouldTokenizeDifferently) {
+  expectRefused(R"({"normalizer": {"type": "Lowercase"},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: normalizer: unsupported");
+  // Replace of something other than a space.
+  expectRefused(R"({"normalizer": {"type": "Sequence", "normalizers": [
+      {"type": "Prepend", "prepend": "_"},
+      {"type": "Replace", "pattern": {"String": "\t"}, "content": "_"}]},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: normalizer: unsupported");
+  expectRefused(R"({"normalizer": {"type": "Sequence", "normalizers": [
+      {"type": "Prepend", "prepend": "_"},
+      {"type": "Replace", "pattern": {"String": " "}, "content": "_"}]},
+      "pre_tokenizer": {"type": "Metaspace", "replacement": "_"},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: pre_tokenizer: unsupported beside the Prepend");
+  expectRefused(R"({"pre_tokenizer": {"type": "Metaspace",
+      "replacement": "_", "prepend_scheme": "sometimes"},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: pre_tokenizer.prepend_scheme");
+  expectRefused(R"({"pre_tokenizer": {"type": "Metaspace",
+      "replacement": "ab"}, "model": {"vocab": {}, "merges": []}})",
+                "t.json: pre_tokenizer.replacement: expected one character");
+  // Older files: add_prefix_space and no split field (which splits).
+  absl::StatusOr<BpeModel> older = parseTokenizerJson(
+      R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "_",
+      "add_prefix_space": false}, "model": {"vocab": {}, "merges": [],
+      "byte_fallback": true}})",
+      "t.json");
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_EQ(older->metaspace->prepend, Metaspace::Prepend::never);
+  EXPECT_TRUE(older->metaspace->split);
+  EXPECT_TRUE(older->byteFallback);
+}
+
+} // namespace
+} // namespace kiln::data
