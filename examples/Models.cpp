@@ -103,8 +103,18 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
       eosJson += (i ? ", " : "") + std::to_string(c.eos_token_ids[i]);
     eosJson += "]";
   }
-  return "{\n  \"model_type\": \"llama\",\n  \"architectures\": "
-         "[\"LlamaForCausalLM\"],\n  \"hidden_act\": \"silu\",\n"
+  // Mistral's config is Llama's with its window (and its own class).
+  const bool mistral = c.model_type == "mistral";
+  std::string family =
+      mistral ? "\"mistral\",\n  \"architectures\": [\"MistralForCausalLM\"]"
+              : "\"llama\",\n  \"architectures\": [\"LlamaForCausalLM\"]";
+  std::string window =
+      !mistral ? ""
+      : c.sliding_window > 0
+          ? ",\n  \"sliding_window\": " + std::to_string(c.sliding_window)
+          : ",\n  \"sliding_window\": null";
+  return "{\n  \"model_type\": " + family +
+         ",\n  \"hidden_act\": \"silu\",\n"
          "  \"vocab_size\": " +
          std::to_string(c.vocab_size) +
          ",\n  \"hidden_size\": " + std::to_string(c.hidden_size) +
@@ -129,7 +139,7 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
          ",\n  \"bos_token_id\": " + idOrNull(bos) +
          ",\n  \"eos_token_id\": " + eosJson +
          ",\n  \"tie_word_embeddings\": " + flag(c.tie_word_embeddings) +
-         "\n}\n";
+         window + "\n}\n";
 }
 
 } // namespace

@@ -258,9 +258,10 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   absl::StatusOr<std::string> type = nn::readModelType(*text, file.string());
   if (!type.ok())
     throw Failure{std::string(type.status().message()), 1};
-  if (!type->empty() && *type != "gpt2" && *type != "llama")
+  if (!type->empty() && *type != "gpt2" && *type != "llama" &&
+      *type != "mistral")
     throw Failure{file.string() + ": model_type '" + *type +
-                      "' is not one kiln implements (gpt2, llama)",
+                      "' is not one kiln implements (gpt2, llama, mistral)",
                   1};
   for (const char *shape :
        {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
@@ -269,11 +270,20 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
                     "from " + file.string() + " (--" + flag + "); drop --" +
                         shape,
                     2};
-  if (*type == "llama") {
+  if (*type == "llama" || *type == "mistral") {
     absl::StatusOr<nn::LlamaConfig> config =
         nn::parseLlamaConfigJson(*text, file.string());
     if (!config.ok())
       throw Failure{std::string(config.status().message()), 1};
+    // Mistral's window is Llama's attention only while a block fits in it.
+    if (config->sliding_window > 0 && a.blockSize > config->sliding_window)
+      throw Failure{"--block_size (" + std::to_string(a.blockSize) +
+                        ") exceeds the model's sliding_window (" +
+                        std::to_string(config->sliding_window) + ", " +
+                        file.string() +
+                        "): kiln's attention has no window, so a block must "
+                        "fit in it",
+                    2};
     // --dropout given replaces the file's; the config is then final.
     if (a.given.count("dropout"))
       config->attention_dropout = a.dropout;

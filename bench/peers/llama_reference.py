@@ -1,6 +1,7 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds two small random LlamaForCausalLM models with transformers, saves each
+Builds three small random models with transformers (two LlamaForCausalLM,
+one MistralForCausalLM: Llama's architecture, its own config), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
 the RoPE inverse frequencies, the logits of one batch (eval mode), the same
@@ -8,19 +9,22 @@ logits from the folder loaded in bf16 (from_pretrained(dtype=bfloat16): a
 model that computes in bf16, widened only for the result), and the losses of
 the first training steps (AdamW, each step on its own batch).
 
-  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied}/...
+  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied,mistral}/...
 
 Variants: "llama3" has Llama 3.1's rope scaling, grouped-query attention
 (4 query heads, 2 key/value heads) and an untied head; "tied" has plain RoPE,
 as many key/value heads as query heads, attention and MLP biases and the
-head tied to the embedding.
+head tied to the embedding; "mistral" is a MistralConfig with grouped-query
+attention and a sliding window as long as the sequence (a longer one is
+kiln's attention exactly; kiln refuses sequences past the window).
 """
 import json
 import os
 import sys
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,
+                          MistralForCausalLM)
 
 VOCAB, BATCH, SEQ, STEPS = 320, 2, 24, 4
 LR, WEIGHT_DECAY = 1e-3, 0.01
@@ -44,16 +48,25 @@ VARIANTS = {
         mlp_bias=True,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
+    "mistral": dict(
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
+        sliding_window=SEQ,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    ),
 }
 
 
 def build(name, extra, out):
     torch.manual_seed(0)
-    config = LlamaConfig(
+    config_class, model_class = ((MistralConfig, MistralForCausalLM)
+                                 if name == "mistral"
+                                 else (LlamaConfig, LlamaForCausalLM))
+    config = config_class(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
         num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=256,
         rms_norm_eps=1e-5, attention_dropout=0.0, **extra)
-    model = LlamaForCausalLM(config).float()
+    model = model_class(config).float()
     # Larger weights than the 0.02 init, and norm weights away from 1, so
     # every part of the model moves the logits well above the tolerance.
     with torch.no_grad():
@@ -70,7 +83,7 @@ def build(name, extra, out):
     model.eval()
     with torch.no_grad():
         logits = model(ids[0]).logits
-        half = LlamaForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
+        half = model_class.from_pretrained(folder, dtype=torch.bfloat16)
         half.eval()
         logits_bf16 = half(ids[0]).logits.float()
     model.train()

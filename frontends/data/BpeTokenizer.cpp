@@ -125,6 +125,8 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
         "byte_fallback needs SentencePiece's input (a Metaspace "
         "pre-tokenizer or the Prepend + Replace normalizer)");
   metaspace_ = model.metaspace;
+  if (metaspace_ && options.metaspace)
+    metaspace_ = options.metaspace;
   byteFallback_ = model.byteFallback;
   fuseUnk_ = model.fuseUnk;
   tokenCount_ = model.vocab.size() + model.specialTokens.size();

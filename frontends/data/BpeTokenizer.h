@@ -83,6 +83,11 @@ struct BpeOptions {
   std::string unkToken;
   /// Pieces cached (piece → ids); the cache stops growing when full.
   size_t cacheCapacity = 1 << 17;
+  /// Replaces a SentencePiece model's own "▁" rules (its tokenizer.json's
+  /// normalizer or pre-tokenizer), as transformers' LlamaTokenizer does
+  /// (loadTokenizer sets it from tokenizer_config.json); a byte-level model
+  /// ignores it.
+  std::optional<Metaspace> metaspace;
 };
 
 /// A BPE tokenizer: byte-level (GPT-2, Llama 3) or SentencePiece's (Llama 2).

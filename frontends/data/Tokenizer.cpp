@@ -82,7 +82,30 @@ struct TokenizerConfig {
   /// "content".
   std::string eosToken;
   std::string tokenizerClass;
+  /// transformers' LlamaTokenizer options (absent: its defaults).
+  std::optional<bool> legacy;
+  std::optional<bool> addPrefixSpace;
 };
+
+/// transformers 5's LlamaTokenizer (the class Llama 2's, Mistral's and
+/// TinyLlama's tokenizer_config.json name) builds its own way in, whatever
+/// tokenizer.json says: a Metaspace pre-tokenizer that puts "▁" first only
+/// before the text's first span (before every span with "legacy": true),
+/// or never (add_prefix_space false), without splitting; its decoder drops
+/// the first space when it prepends. transformers 4 read tokenizer.json as
+/// it stood, which for Llama 2's files is the Prepend + Replace normalizer.
+std::optional<Metaspace> transformersLlamaMetaspace(const TokenizerConfig &c) {
+  if (c.tokenizerClass != "LlamaTokenizer" &&
+      c.tokenizerClass != "LlamaTokenizerFast")
+    return std::nullopt;
+  Metaspace metaspace;
+  bool prefix = c.addPrefixSpace.value_or(true);
+  metaspace.prepend = !prefix                    ? Metaspace::Prepend::never
+                      : c.legacy.value_or(false) ? Metaspace::Prepend::always
+                                                 : Metaspace::Prepend::first;
+  metaspace.stripFirstSpace = prefix;
+  return metaspace;
+}
 
 absl::StatusOr<TokenizerConfig>
 readTokenizerConfig(const std::string &directory) {
@@ -102,6 +125,8 @@ readTokenizerConfig(const std::string &directory) {
         absl::StrCat(path, ": not a JSON object"));
   if (std::optional<llvm::StringRef> c = root->getString("tokenizer_class"))
     config.tokenizerClass = c->str();
+  config.legacy = root->getBoolean("legacy");
+  config.addPrefixSpace = root->getBoolean("add_prefix_space");
   const llvm::json::Value *eos = root->get("eos_token");
   if (!eos || eos->kind() == llvm::json::Value::Null)
     return config;
@@ -143,6 +168,7 @@ loadTokenizer(const TokenizerFiles &files) {
       options.eosToken = config->eosToken;
       options.eosTokenSource = files.directory + "/tokenizer_config.json";
     }
+    options.metaspace = transformersLlamaMetaspace(*config);
     chosen = TokenizerFiles{};
     std::string json = files.directory + "/tokenizer.json";
     if (fileExists(json)) {

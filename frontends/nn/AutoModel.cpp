@@ -15,7 +15,7 @@ causal_lm_from_config(std::string_view text, std::string_view fileName,
   absl::StatusOr<std::string> type = readModelType(text, fileName);
   if (!type.ok())
     return type.status();
-  if (*type == "llama") {
+  if (*type == "llama" || *type == "mistral") {
     absl::StatusOr<LlamaConfig> config = parseLlamaConfigJson(text, fileName);
     if (!config.ok())
       return config.status();
@@ -25,9 +25,9 @@ causal_lm_from_config(std::string_view text, std::string_view fileName,
         std::make_unique<LlamaForCausalLM>(*config));
   }
   if (!type->empty() && *type != "gpt2")
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", std::string(fileName), "': model_type '", *type,
-        "' is not one kiln implements (gpt2, llama)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(fileName), "': model_type '", *type,
+                     "' is not one kiln implements (gpt2, llama, mistral)"));
   absl::StatusOr<GPT2Config> config = parseGPT2ConfigJson(text, fileName);
   if (!config.ok())
     return config.status();

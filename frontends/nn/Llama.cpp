@@ -186,7 +186,7 @@ Tensor LlamaDecoderLayer::forward(const Tensor &x,
 
 LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
                        Generator *generator)
-    : rotary_emb(config) {
+    : rotary_emb(config), sliding_window(config.sliding_window) {
   embed_tokens = register_module(
       "embed_tokens",
       std::make_shared<Embedding>(config.vocab_size, config.hidden_size, init,
@@ -204,6 +204,14 @@ Tensor LlamaModel::forward(const Tensor &input_ids) const {
   if (input_ids.dim() != 2 || !isInteger(input_ids.dtype()))
     throw Error("Llama: expected integer input_ids [B, T], got " +
                 input_ids.str());
+  // Within the window every query sees all earlier positions, as here;
+  // past it Mistral's attention would drop the oldest, which kiln's does not.
+  if (sliding_window > 0 && input_ids.size(1) > sliding_window)
+    throw Error("Mistral: a sequence of " + std::to_string(input_ids.size(1)) +
+                " tokens is longer than the config's sliding_window (" +
+                std::to_string(sliding_window) +
+                "); kiln's attention has no window: use sequences of at "
+                "most sliding_window tokens");
   const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(input_ids.size(1));
   Tensor x = embed_tokens->forward(input_ids);
   for (const auto &layer : layers)
@@ -261,10 +269,11 @@ Tensor LlamaForCausalLM::loss(const Tensor &input_ids,
 
 std::string LlamaForCausalLM::describe() const {
   const LlamaConfig &c = config_;
-  return "llama num_hidden_layers " + std::to_string(c.num_hidden_layers) +
-         ", hidden_size " + std::to_string(c.hidden_size) +
-         ", num_attention_heads " + std::to_string(c.num_attention_heads) +
-         " (" + std::to_string(c.num_key_value_heads) +
+  return c.model_type + " num_hidden_layers " +
+         std::to_string(c.num_hidden_layers) + ", hidden_size " +
+         std::to_string(c.hidden_size) + ", num_attention_heads " +
+         std::to_string(c.num_attention_heads) + " (" +
+         std::to_string(c.num_key_value_heads) +
          " key/value), intermediate_size " +
          std::to_string(c.intermediate_size) + ", vocab " +
          std::to_string(c.vocab_size);

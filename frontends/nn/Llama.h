@@ -102,6 +102,8 @@ public:
   std::vector<std::shared_ptr<LlamaDecoderLayer>> layers;
   std::shared_ptr<RMSNorm> norm;
   RotaryEmbedding rotary_emb;
+  /// Mistral's window (0: none); a longer sequence is refused.
+  int64_t sliding_window = 0;
 };
 
 /// Llama with its language-modelling head.
@@ -117,7 +119,7 @@ public:
   Tensor loss(const Tensor &input_ids, const Tensor &labels) const override;
   Generator &generator() override { return *generator_; }
   Embedding &input_embeddings() override { return *model->embed_tokens; }
-  std::string model_type() const override { return "llama"; }
+  std::string model_type() const override { return config_.model_type; }
   int64_t vocab_size() const override { return config_.vocab_size; }
   int64_t max_positions() const override {
     return config_.max_position_embeddings;

@@ -203,6 +203,12 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readBool("attention_bias", c.attention_bias);
   fields.readBool("mlp_bias", c.mlp_bias);
   fields.readBool("tie_word_embeddings", c.tie_word_embeddings);
+  if (obj.getString("model_type") == llvm::StringRef("mistral")) {
+    c.model_type = "mistral";
+    const llvm::json::Value *window = obj.get("sliding_window");
+    if (window && window->kind() != llvm::json::Value::Null)
+      fields.readSize("sliding_window", c.sliding_window);
+  }
   if (!fields.problem().empty())
     return fields.problem();
   if (std::string rope = readRope(obj, c); !rope.empty())

@@ -74,8 +74,15 @@ struct RopeScaling {
 };
 
 /// The hyper-parameters of Hugging Face's LlamaConfig that shape the model
-/// (Llama 2 and 3, and configs of the same architecture).
+/// (Llama 2 and 3, and configs of the same architecture: Mistral's).
 struct LlamaConfig {
+  /// config.json's model_type: "llama", or "mistral" (Llama's architecture
+  /// with attention over a sliding window of keys), kept when it is saved.
+  std::string model_type = "llama";
+  /// Mistral's sliding_window: a query sees the last this many positions,
+  /// itself included; 0 (null in the file): every earlier position. kiln's
+  /// attention has no window, so a sequence longer than it is refused.
+  int64_t sliding_window = 0;
   int64_t vocab_size = 32000;
   int64_t hidden_size = 4096;
   int64_t intermediate_size = 11008;
@@ -110,10 +117,10 @@ struct LlamaConfig {
   uint64_t dropout_seed = 0;
 };
 
-/// A Llama `config.json`'s text → the config. Reads both of Hugging Face's
-/// spellings of RoPE settings (rope_theta + rope_scaling, and the newer
-/// rope_parameters); InvalidArgument naming `fileName` on bad JSON, a bad
-/// value or what kiln's Llama does not implement (hidden_act other than
+/// A Llama (or Mistral) `config.json`'s text → the config. Reads both of
+/// Hugging Face's spellings of RoPE settings (rope_theta + rope_scaling, and
+/// the newer rope_parameters); InvalidArgument naming `fileName` on bad JSON, a
+/// bad value or what kiln's Llama does not implement (hidden_act other than
 /// silu, pretraining_tp > 1, a rope type other than default, linear and
 /// llama3, heads that do not divide).
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
@@ -125,8 +132,8 @@ std::optional<DType> parse_torch_dtype(std::string_view word);
 /// The word parse_torch_dtype reads for `dtype` ("float32" for f32).
 std::string_view torch_dtype_name(DType dtype);
 
-/// A config.json's "model_type" ("gpt2", "llama"); an empty string when the
-/// file has none, InvalidArgument naming the file when it is not JSON.
+/// A config.json's "model_type" ("gpt2", "llama", "mistral"); an empty string
+/// when the file has none, InvalidArgument naming the file when it is not JSON.
 absl::StatusOr<std::string> readModelType(std::string_view text,
                                           std::string_view fileName);
 

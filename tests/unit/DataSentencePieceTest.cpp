@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 namespace kiln::data {
 namespace {
@@ -86,9 +88,13 @@ TEST(SentencePieceBpe, MatchesHuggingFaceTokenizersInBothLayouts) {
   EXPECT_GT(layoutsDiffer, 50);
 }
 
-// A hub folder: tokenizer_config.json names </s> the end of text, and the
-// post-processor puts <s> before every text.
-TEST(SentencePieceBpe, LoadsFromAFolderWithItsSpecialTokens) {
+// A hub folder names its tokenizer class: transformers 5's LlamaTokenizer
+// builds the Metaspace layout (prepend_scheme "first") whatever
+// tokenizer.json says, and its ids for every case are the metaspace
+// file's (checked with transformers 5.25.0's AutoTokenizer: 999 of 999, and
+// 110 of them differ from the file's own layout). tokenizer_config.json
+// also names </s> the end of text; the post-processor puts <s> first.
+TEST(SentencePieceBpe, AFolderTokenizesAsTransformersLlamaTokenizer) {
   TokenizerFiles files;
   files.directory = kDir;
   auto tokenizer = loadTokenizer(files);
@@ -96,6 +102,62 @@ TEST(SentencePieceBpe, LoadsFromAFolderWithItsSpecialTokens) {
   EXPECT_EQ((*tokenizer)->bosId(), std::optional<int32_t>(1));
   EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(2));
   EXPECT_EQ((*tokenizer)->vocabSize(), 1759);
+  std::ifstream cases(kDir + "/cases.jsonl");
+  std::string line;
+  std::getline(cases, line); // the header
+  int checked = 0, differ = 0;
+  while (std::getline(cases, line)) {
+    llvm::Expected<llvm::json::Value> c = llvm::json::parse(line);
+    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+    const llvm::json::Array &row = *c->getAsArray();
+    std::vector<int32_t> expected = idsOf(row[row[3].getAsArray() ? 3 : 1]);
+    if (encodeOk(**tokenizer, row[0].getAsString()->str()) != expected &&
+        ++differ <= 5)
+      ADD_FAILURE() << "text: " << row[0].getAsString()->str();
+    ++checked;
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(checked, 999);
+}
+
+// tokenizer_config.json's "legacy": true makes transformers' LlamaTokenizer
+// prepend before every span (its Metaspace "always"), and
+// "add_prefix_space": false never; another class keeps the file's layout.
+TEST(SentencePieceBpe, TheConfigsLegacyAndPrefixFlagsChooseThePrepending) {
+  auto folderWith = [](const std::string &name, const std::string &config) {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() /
+        ("kiln-sp-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(
+        kDir + "/tokenizer.json", dir / "tokenizer.json",
+        std::filesystem::copy_options::overwrite_existing);
+    std::ofstream(dir / "tokenizer_config.json") << config;
+    TokenizerFiles files;
+    files.directory = dir.string();
+    auto tokenizer = loadTokenizer(files);
+    EXPECT_TRUE(tokenizer.ok()) << tokenizer.status();
+    std::filesystem::remove_all(dir);
+    return std::move(*tokenizer);
+  };
+  const int32_t space = 369; // "▁"
+  auto legacy = folderWith("legacy", R"({"tokenizer_class": "LlamaTokenizer",
+      "legacy": true})");
+  // Metaspace's "always": after a special token too, not before a space.
+  std::vector<int32_t> x = encodeOk(*legacy, "x");
+  std::vector<int32_t> afterSpecial = encodeOk(*legacy, "<s>x");
+  ASSERT_EQ(afterSpecial.size(), x.size() + 1);
+  EXPECT_EQ(std::vector<int32_t>(afterSpecial.begin() + 1, afterSpecial.end()),
+            x);
+  EXPECT_EQ(encodeOk(*legacy, " "), std::vector<int32_t>{space});
+  auto never = folderWith("never", R"({"tokenizer_class": "LlamaTokenizer",
+      "add_prefix_space": false})");
+  EXPECT_NE(encodeOk(*never, "x").front(), x.front());
+  EXPECT_EQ(never->decode(encodeOk(*never, " x")).value(), " x");
+  // The file's own layout (Llama 2's normalizer: "▁" before a space too).
+  auto generic = folderWith("generic", R"({"tokenizer_class":
+      "PreTrainedTokenizerFast"})");
+  EXPECT_EQ(encodeOk(*generic, " "), (std::vector<int32_t>{space, space}));
 }
 
 // The rules that make the two layouts differ, as `tokenizers` applies them

@@ -82,6 +82,53 @@ TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
   EXPECT_EQ(c.rms_norm_eps, 1e-6);
 }
 
+// Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding
+// window, which kiln keeps (to save it back) and enforces as a limit on the
+// sequence; v0.2's null window is none.
+TEST(LlamaConfig, ReadsMistralsWindowAndRefusesLongerSequences) {
+  LlamaConfig c = parseOk(R"({"model_type": "mistral",
+    "architectures": ["MistralForCausalLM"], "vocab_size": 32000,
+    "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
+    "rope_theta": 10000.0, "sliding_window": 4096, "hidden_act": "silu",
+    "tie_word_embeddings": false})");
+  EXPECT_EQ(c.model_type, "mistral");
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_EQ(c.num_key_value_heads, 8);
+  EXPECT_EQ(parseOk(R"({"model_type": "mistral", "sliding_window": null})")
+                .sliding_window,
+            0);
+  // A Llama's config has no window, whatever else it says.
+  EXPECT_EQ(
+      parseOk(R"({"model_type": "llama", "sliding_window": 8})").sliding_window,
+      0);
+  expectRefused(R"({"model_type": "mistral", "sliding_window": 0})",
+                "'sliding_window' must be an integer");
+
+  set_options(options_from_env());
+  LlamaConfig tiny;
+  tiny.model_type = "mistral";
+  tiny.sliding_window = 4;
+  tiny.vocab_size = 16, tiny.hidden_size = 8, tiny.intermediate_size = 16;
+  tiny.num_hidden_layers = 1, tiny.num_attention_heads = 2;
+  tiny.num_key_value_heads = 2, tiny.head_dim = 4;
+  LlamaForCausalLM model(tiny);
+  EXPECT_EQ(model.model_type(), "mistral");
+  Tensor fits = Tensor::from_vector({1, 2, 3, 4}, {1, 4}, DType::i64);
+  EXPECT_EQ(model.forward(fits).size(2), 16);
+  Tensor longer = Tensor::from_vector({1, 2, 3, 4, 5}, {1, 5}, DType::i64);
+  try {
+    (void)model.forward(longer);
+    ADD_FAILURE() << "a sequence past the window ran";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "5 tokens is longer than the config's sliding_window (4)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(LlamaConfig, RefusesWhatItDoesNotImplementNamingTheFile) {
   expectRefused("{", "not valid JSON");
   expectRefused("[1]", "not a JSON object");
@@ -415,7 +462,7 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
-                         ::testing::Values("llama3", "tied"));
+                         ::testing::Values("llama3", "tied", "mistral"));
 
 } // namespace
 } // namespace kiln::nn
