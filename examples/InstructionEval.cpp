@@ -46,7 +46,7 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
     prompts.push_back(records.texts[i].substr(0, split));
     references.push_back(records.texts[i].substr(split));
     absl::StatusOr<std::vector<int32_t>> ids =
-        tokenizer.encode(references.back());
+        tokenizer.encodeContinuation(references.back()); // as trained
     longest = std::max(longest, ids.ok() ? int64_t(ids->size()) : 0);
   }
   const auto promptRoom =

@@ -335,6 +335,16 @@ absl::Status BpeTokenizer::encodePiece(std::string_view piece,
 
 absl::StatusOr<std::vector<int32_t>>
 BpeTokenizer::encode(std::string_view text) const {
+  return encodeText(text, /*continuation=*/false);
+}
+
+absl::StatusOr<std::vector<int32_t>>
+BpeTokenizer::encodeContinuation(std::string_view text) const {
+  return encodeText(text, /*continuation=*/true);
+}
+
+absl::StatusOr<std::vector<int32_t>>
+BpeTokenizer::encodeText(std::string_view text, bool continuation) const {
   std::vector<int32_t> ids;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -349,8 +359,10 @@ BpeTokenizer::encode(std::string_view text) const {
     size_t end = special ? specialAt : text.size();
     std::string_view span = text.substr(pos, end - pos);
     if (metaspace_) {
-      for (const std::string &piece :
-           metaspacePieces(span, /*atStartOfText=*/pos == 0, *metaspace_))
+      SpanAt at = pos > 0        ? SpanAt::afterSpecialToken
+                  : continuation ? SpanAt::continuation
+                                 : SpanAt::textStart;
+      for (const std::string &piece : metaspacePieces(span, at, *metaspace_))
         if (absl::Status s = encodePiece(piece, ids); !s.ok())
           return s;
     } else {

@@ -110,6 +110,8 @@ public:
 
   absl::StatusOr<std::vector<int32_t>>
   encode(std::string_view text) const override;
+  absl::StatusOr<std::vector<int32_t>>
+  encodeContinuation(std::string_view text) const override;
   absl::StatusOr<std::string>
   decode(absl::Span<const int32_t> ids) const override;
   int32_t vocabSize() const override { return int32_t(idToText_.size()); }
@@ -127,6 +129,9 @@ private:
   absl::Status addVocab(const VocabEntry &entry);
   absl::Status addSpecials(const BpeModel &model, const BpeOptions &options);
   absl::Status addMerges(const BpeModel &model);
+  // encode() or encodeContinuation(): `continuation` puts no "▁" first.
+  absl::StatusOr<std::vector<int32_t>> encodeText(std::string_view text,
+                                                  bool continuation) const;
   // Appends the ids of one pre-tokenized piece, through the cache.
   absl::Status encodePiece(std::string_view piece,
                            std::vector<int32_t> &out) const;

@@ -86,8 +86,9 @@ absl::StatusOr<LmBlocks> instructionBlocks(const Tokenizer &tokenizer,
       return prompt.status();
     if (std::optional<int32_t> bos = tokenizer.bosId())
       prompt->insert(prompt->begin(), *bos);
+    // The response continues its prompt (no "▁" put first).
     absl::StatusOr<std::vector<int32_t>> response =
-        tokenizer.encode(text.substr(split));
+        tokenizer.encodeContinuation(text.substr(split));
     if (!response.ok())
       return response.status();
     longest = std::max(longest, int64_t(response->size()));

@@ -7,17 +7,17 @@
 
 namespace kiln::data {
 
-std::vector<std::string> metaspacePieces(std::string_view span,
-                                         bool atStartOfText,
+std::vector<std::string> metaspacePieces(std::string_view span, SpanAt at,
                                          const Metaspace &metaspace) {
   if (span.empty())
     return {};
   const std::string &r = metaspace.replacement;
   std::string text = absl::StrReplaceAll(
       absl::string_view(span.data(), span.size()), {{" ", r}});
-  bool prepend =
-      metaspace.prepend == Metaspace::Prepend::always ||
-      (metaspace.prepend == Metaspace::Prepend::first && atStartOfText);
+  bool prepend = at != SpanAt::continuation &&
+                 (metaspace.prepend == Metaspace::Prepend::always ||
+                  (metaspace.prepend == Metaspace::Prepend::first &&
+                   at == SpanAt::textStart));
   if (prepend && (metaspace.prependUnconditionally ||
                   std::string_view(text).substr(0, r.size()) != r))
     text.insert(0, r);

@@ -40,10 +40,22 @@ struct Metaspace {
   bool stripFirstSpace = true;
 };
 
+/// Where a span of the input between special tokens stands, which decides
+/// whether a "▁" is put before it.
+enum class SpanAt {
+  /// It opens the text: "always" and "first" prepend.
+  textStart,
+  /// It follows a special token: "always" prepends.
+  afterSpecialToken,
+  /// It opens text that continues an earlier text (an instruction's
+  /// response after its prompt, encoded apart): nothing is put first, as
+  /// the two encoded together would have it.
+  continuation,
+};
+
 /// One span of the input between special tokens → the pieces BPE encodes,
-/// spaces replaced. `atStartOfText`: the span opens the whole input.
-std::vector<std::string> metaspacePieces(std::string_view span,
-                                         bool atStartOfText,
+/// spaces replaced.
+std::vector<std::string> metaspacePieces(std::string_view span, SpanAt at,
                                          const Metaspace &metaspace);
 
 /// A vocabulary symbol → the text it decodes to: the replacement as a

@@ -26,6 +26,13 @@ public:
   /// vocabulary cannot spell a byte and has no unknown token.
   virtual absl::StatusOr<std::vector<int32_t>>
   encode(std::string_view text) const = 0;
+  /// Text that continues an earlier one (an instruction's response after
+  /// its prompt) → ids, as the two encoded together would give them past
+  /// the join: SentencePiece's tokenizers put no "▁" first. Others: encode.
+  virtual absl::StatusOr<std::vector<int32_t>>
+  encodeContinuation(std::string_view text) const {
+    return encode(text);
+  }
   /// Token ids → the bytes they stand for; fails on an id outside the
   /// vocabulary. decode(encode(s)) == s for every s.
   virtual absl::StatusOr<std::string>

@@ -160,6 +160,32 @@ TEST(SentencePieceBpe, TheConfigsLegacyAndPrefixFlagsChooseThePrepending) {
   EXPECT_EQ(encodeOk(*generic, " "), (std::vector<int32_t>{space, space}));
 }
 
+// An instruction's response is encoded apart from its prompt (the loss
+// covers the response only) and must get the ids it has in the two encoded
+// together: no "▁" before it, in every layout and prepend rule.
+TEST(SentencePieceBpe, AResponseContinuesItsPrompt) {
+  TokenizerFiles folder;
+  folder.directory = kDir;
+  auto transformers = loadTokenizer(folder); // transformers 5's "first"
+  ASSERT_TRUE(transformers.ok()) << transformers.status();
+  auto legacy = BpeTokenizer::fromTokenizerJson(kDir + "/tokenizer.json");
+  ASSERT_TRUE(legacy.ok()) << legacy.status();
+  const Tokenizer *tokenizers[] = {transformers->get(), legacy->get()};
+  const std::string prompt =
+      "### Instruction:\nIs it positive?\n\n### Answer:\n";
+  for (const Tokenizer *tokenizer : tokenizers)
+    for (std::string response : {"positive", "negative", "it is, mostly"}) {
+      std::vector<int32_t> joint = encodeOk(*tokenizer, prompt + response);
+      std::vector<int32_t> apart = encodeOk(*tokenizer, prompt);
+      auto rest = tokenizer->encodeContinuation(response);
+      ASSERT_TRUE(rest.ok()) << rest.status();
+      apart.insert(apart.end(), rest->begin(), rest->end());
+      EXPECT_EQ(apart, joint) << response;
+      // encode() alone puts the "▁" first: a different first token.
+      EXPECT_NE(encodeOk(*tokenizer, response).front(), rest->front());
+    }
+}
+
 // The rules that make the two layouts differ, as `tokenizers` applies them
 // (its outputs for these spans, 2026-12-04).
 TEST(SentencePieceBpe, PiecesFollowThePrependRules) {
@@ -167,23 +193,31 @@ TEST(SentencePieceBpe, PiecesFollowThePrependRules) {
   using Pieces = std::vector<std::string>;
   Metaspace normalizer; // Llama 2's Prepend + Replace
   normalizer.prependUnconditionally = true;
-  EXPECT_EQ(metaspacePieces("  x", true, normalizer), Pieces{"▁▁▁x"});
-  EXPECT_EQ(metaspacePieces("x y", false, normalizer), Pieces{"▁x▁y"});
-  EXPECT_EQ(metaspacePieces("", true, normalizer), Pieces{});
+  EXPECT_EQ(metaspacePieces("  x", SpanAt::textStart, normalizer),
+            Pieces{"▁▁▁x"});
+  EXPECT_EQ(metaspacePieces("x y", SpanAt::afterSpecialToken, normalizer),
+            Pieces{"▁x▁y"});
+  EXPECT_EQ(metaspacePieces("", SpanAt::textStart, normalizer), Pieces{});
   Metaspace first; // the Metaspace pre-tokenizer
   first.prepend = Prepend::first;
-  EXPECT_EQ(metaspacePieces("  x", true, first), Pieces{"▁▁x"});
-  EXPECT_EQ(metaspacePieces("x", false, first), Pieces{"x"});
-  EXPECT_EQ(metaspacePieces("▁x", true, first), Pieces{"▁x"});
+  EXPECT_EQ(metaspacePieces("  x", SpanAt::textStart, first), Pieces{"▁▁x"});
+  EXPECT_EQ(metaspacePieces("x", SpanAt::afterSpecialToken, first),
+            Pieces{"x"});
+  EXPECT_EQ(metaspacePieces("▁x", SpanAt::textStart, first), Pieces{"▁x"});
   Metaspace always;
-  EXPECT_EQ(metaspacePieces("x", false, always), Pieces{"▁x"});
+  EXPECT_EQ(metaspacePieces("x", SpanAt::afterSpecialToken, always),
+            Pieces{"▁x"});
+  EXPECT_EQ(metaspacePieces("x y", SpanAt::continuation, normalizer),
+            Pieces{"x▁y"});
   // split: each "▁" starts a piece.
   always.split = true;
-  EXPECT_EQ(metaspacePieces("a  b", true, always), (Pieces{"▁a", "▁", "▁b"}));
+  EXPECT_EQ(metaspacePieces("a  b", SpanAt::textStart, always),
+            (Pieces{"▁a", "▁", "▁b"}));
   Metaspace never;
   never.prepend = Prepend::never;
   never.split = true;
-  EXPECT_EQ(metaspacePieces("ab c", true, never), (Pieces{"ab", "▁c"}));
+  EXPECT_EQ(metaspacePieces("ab c", SpanAt::textStart, never),
+            (Pieces{"ab", "▁c"}));
   EXPECT_EQ(metaspaceSymbolText("<0x0A>", never), "\n");
   EXPECT_EQ(metaspaceSymbolText("▁the", never), " the");
   EXPECT_EQ(metaspaceSymbolText("<0x0a>", never), "<0x0a>");
