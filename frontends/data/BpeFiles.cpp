@@ -259,7 +259,7 @@ std::optional<Metaspace> legacyMetaspace(const llvm::json::Object &normalizer) {
   std::optional<llvm::StringRef> with =
       prepend ? prepend->getString("prepend") : std::nullopt;
   if (!prepend || prepend->getString("type") != llvm::StringRef("Prepend") ||
-      !with || with->empty() ||
+      !with || with->empty() || !replace ||
       replace->getString("type") != llvm::StringRef("Replace") || !pattern ||
       pattern->getString("String") != llvm::StringRef(" ") ||
       replace->getString("content") != *with)

@@ -285,6 +285,11 @@ TEST(SentencePieceBpe, RefusesWhatItWouldTokenizeDifferently) {
       {"type": "Replace", "pattern": {"String": "\t"}, "content": "_"}]},
       "model": {"vocab": {}, "merges": []}})",
                 "t.json: normalizer: unsupported");
+  // A step that is not an object (it was read through a null pointer).
+  expectRefused(R"({"normalizer": {"type": "Sequence", "normalizers": [
+      {"type": "Prepend", "prepend": "_"}, 3]},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: normalizer: unsupported");
   expectRefused(R"({"normalizer": {"type": "Sequence", "normalizers": [
       {"type": "Prepend", "prepend": "_"},
       {"type": "Replace", "pattern": {"String": " "}, "content": "_"}]},
