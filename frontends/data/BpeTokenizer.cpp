@@ -127,6 +127,9 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   metaspace_ = model.metaspace;
   if (metaspace_ && options.metaspace)
     metaspace_ = options.metaspace;
+  if (metaspace_ && metaspace_->replacement.empty())
+    return absl::InvalidArgumentError(
+        "the character that stands for a space is empty");
   byteFallback_ = model.byteFallback;
   fuseUnk_ = model.fuseUnk;
   tokenCount_ = model.vocab.size() + model.specialTokens.size();

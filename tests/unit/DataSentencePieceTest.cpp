@@ -260,6 +260,10 @@ TEST(SentencePieceBpe, FallsBackToBytesThenToOneUnknownToken) {
                 .find("character \"é\" is not in the vocabulary"),
             std::string::npos)
       << ids.status();
+  // Nothing standing for a space would split a text forever.
+  BpeModel emptyReplacement = handWritten(true, false);
+  emptyReplacement.metaspace->replacement.clear();
+  EXPECT_FALSE(BpeTokenizer::create(emptyReplacement).ok());
   // Bytes as <0xNN> tokens belong to SentencePiece's layout only.
   BpeModel byteLevel = handWritten(true, false);
   byteLevel.metaspace.reset();
