@@ -318,8 +318,8 @@ absl::Status BpeTokenizer::encodePiece(std::string_view piece,
   std::vector<int32_t> ids;
   auto whole = symbolToId_.end();
   if (ignoreMerges_)
-    whole = symbolToId_.find(metaspace_ ? std::string(piece)
-                                        : bytesToSymbol(piece));
+    whole = metaspace_ ? symbolToId_.find(asAbsl(piece))
+                       : symbolToId_.find(bytesToSymbol(piece));
   if (whole != symbolToId_.end()) {
     ids.push_back(whole->second);
   } else {

@@ -34,6 +34,50 @@ std::vector<int32_t> idsOf(const llvm::json::Value &value) {
   return ids;
 }
 
+/// One line of cases.jsonl, its nulls resolved: what `tokenizers` gives
+/// with tokenizer.json ([0], Llama 2's layout) and with
+/// tokenizer-metaspace.json ([1]).
+struct Case {
+  std::string text;
+  std::vector<int32_t> ids[2];
+  std::string decoded[2];
+};
+
+/// cases.jsonl → its header (the BOS id and the case count) and cases.
+/// Each line is [text, ids, decoded, ids, decoded]; null stands for the
+/// text (decoded) or the first layout's ids.
+std::vector<Case> readCases(llvm::json::Object &header) {
+  std::ifstream file(kDir + "/cases.jsonl");
+  EXPECT_TRUE(file.good());
+  std::vector<Case> cases;
+  std::string line;
+  std::getline(file, line);
+  llvm::Expected<llvm::json::Value> meta = llvm::json::parse(line);
+  EXPECT_TRUE(bool(meta) && meta->getAsObject())
+      << (meta ? "" : llvm::toString(meta.takeError()));
+  if (!meta || !meta->getAsObject())
+    return cases;
+  header = *meta->getAsObject();
+  while (std::getline(file, line)) {
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
+    EXPECT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    if (!parsed)
+      continue;
+    const llvm::json::Array &row = *parsed->getAsArray();
+    Case c;
+    c.text = row[0].getAsString()->str();
+    c.ids[0] = idsOf(row[1]);
+    c.ids[1] = row[3].getAsArray() ? idsOf(row[3]) : c.ids[0];
+    for (int layout = 0; layout < 2; ++layout) {
+      const llvm::json::Value &decoded = row[2 + 2 * layout];
+      c.decoded[layout] =
+          decoded.getAsString() ? decoded.getAsString()->str() : c.text;
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 // The ids and decoded texts that `tokenizers` 0.23.3 gives with a small BPE
 // in Llama 2's layout (the Prepend + Replace normalizer) and in the newer one
 // (a Metaspace pre-tokenizer, prepend_scheme "first"), on SST-2's dev split,
@@ -45,44 +89,28 @@ TEST(SentencePieceBpe, MatchesHuggingFaceTokenizersInBothLayouts) {
   auto metaspace =
       BpeTokenizer::fromTokenizerJson(kDir + "/tokenizer-metaspace.json");
   ASSERT_TRUE(metaspace.ok()) << metaspace.status();
-  std::ifstream cases(kDir + "/cases.jsonl");
-  ASSERT_TRUE(cases.good());
-  std::string header;
-  std::getline(cases, header);
-  llvm::Expected<llvm::json::Value> meta = llvm::json::parse(header);
-  ASSERT_TRUE(bool(meta)) << llvm::toString(meta.takeError());
+  llvm::json::Object header;
+  std::vector<Case> cases = readCases(header);
   EXPECT_EQ((*legacy)->bosId(),
-            std::optional<int32_t>(meta->getAsObject()->getInteger("bos")));
-  int checked = 0, differ = 0, layoutsDiffer = 0;
-  for (std::string line; std::getline(cases, line);) {
-    llvm::Expected<llvm::json::Value> c = llvm::json::parse(line);
-    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-    const llvm::json::Array &row = *c->getAsArray();
-    std::string text = row[0].getAsString()->str();
-    // [text, ids, decoded, ids, decoded]: null is the text (decoded) or the
-    // first layout's ids.
-    std::vector<int32_t> expected[2] = {idsOf(row[1]), idsOf(row[1])};
-    if (row[3].getAsArray()) {
-      expected[1] = idsOf(row[3]);
-      ++layoutsDiffer;
-    }
-    const BpeTokenizer *tokenizers[2] = {legacy->get(), metaspace->get()};
+            std::optional<int32_t>(header.getInteger("bos")));
+  const BpeTokenizer *tokenizers[2] = {legacy->get(), metaspace->get()};
+  int differ = 0, layoutsDiffer = 0;
+  for (const Case &c : cases) {
+    layoutsDiffer += c.ids[0] != c.ids[1];
     for (int layout = 0; layout < 2; ++layout) {
-      std::vector<int32_t> ids = encodeOk(*tokenizers[layout], text);
-      if (ids != expected[layout] && ++differ <= 5)
-        ADD_FAILURE() << (layout ? "metaspace" : "legacy") << " text: " << text
+      std::vector<int32_t> ids = encodeOk(*tokenizers[layout], c.text);
+      if (ids != c.ids[layout] && ++differ <= 5)
+        ADD_FAILURE() << (layout ? "metaspace" : "legacy")
+                      << " text: " << c.text
                       << "\nkiln:  " << ::testing::PrintToString(ids)
                       << "\ntokenizers: "
-                      << ::testing::PrintToString(expected[layout]);
-      const llvm::json::Value &decoded = row[2 + 2 * layout];
-      EXPECT_EQ(tokenizers[layout]->decode(ids).value(),
-                decoded.getAsString() ? decoded.getAsString()->str() : text)
-          << (layout ? "metaspace" : "legacy") << " text: " << text;
+                      << ::testing::PrintToString(c.ids[layout]);
+      EXPECT_EQ(tokenizers[layout]->decode(ids).value(), c.decoded[layout])
+          << (layout ? "metaspace" : "legacy") << " text: " << c.text;
     }
-    ++checked;
   }
   EXPECT_EQ(differ, 0);
-  EXPECT_EQ(checked, meta->getAsObject()->getInteger("cases"));
+  EXPECT_EQ(int64_t(cases.size()), header.getInteger("cases"));
   // The layouts differ where a span starts with a space or follows a
   // special token: the cases must reach those rules.
   EXPECT_GT(layoutsDiffer, 50);
@@ -102,22 +130,14 @@ TEST(SentencePieceBpe, AFolderTokenizesAsTransformersLlamaTokenizer) {
   EXPECT_EQ((*tokenizer)->bosId(), std::optional<int32_t>(1));
   EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(2));
   EXPECT_EQ((*tokenizer)->vocabSize(), 1759);
-  std::ifstream cases(kDir + "/cases.jsonl");
-  std::string line;
-  std::getline(cases, line); // the header
-  int checked = 0, differ = 0;
-  while (std::getline(cases, line)) {
-    llvm::Expected<llvm::json::Value> c = llvm::json::parse(line);
-    ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
-    const llvm::json::Array &row = *c->getAsArray();
-    std::vector<int32_t> expected = idsOf(row[row[3].getAsArray() ? 3 : 1]);
-    if (encodeOk(**tokenizer, row[0].getAsString()->str()) != expected &&
-        ++differ <= 5)
-      ADD_FAILURE() << "text: " << row[0].getAsString()->str();
-    ++checked;
-  }
+  llvm::json::Object header;
+  std::vector<Case> cases = readCases(header);
+  int differ = 0;
+  for (const Case &c : cases)
+    if (encodeOk(**tokenizer, c.text) != c.ids[1] && ++differ <= 5)
+      ADD_FAILURE() << "text: " << c.text;
   EXPECT_EQ(differ, 0);
-  EXPECT_EQ(checked, 999);
+  EXPECT_EQ(cases.size(), 999u);
 }
 
 // tokenizer_config.json's "legacy": true makes transformers' LlamaTokenizer
