@@ -86,6 +86,33 @@ std::string gpt2Json(const nn::GPT2Config &c, std::optional<int32_t> eos) {
          ",\n  \"tie_word_embeddings\": true\n}\n";
 }
 
+// transformers' class for a Llama-family model_type.
+std::string architecture(const std::string &modelType) {
+  if (modelType == "mistral")
+    return "MistralForCausalLM";
+  if (modelType == "qwen2")
+    return "Qwen2ForCausalLM";
+  if (modelType == "qwen3")
+    return "Qwen3ForCausalLM";
+  return "LlamaForCausalLM";
+}
+
+// The keys a family adds to Llama's config.json: Mistral's window; Qwen's
+// window switch, window and layer count.
+std::string familyJson(const nn::LlamaConfig &c) {
+  auto size = [](std::optional<int64_t> v) {
+    return v && *v > 0 ? std::to_string(*v) : std::string("null");
+  };
+  if (c.model_type == "mistral")
+    return ",\n  \"sliding_window\": " + size(c.sliding_window);
+  if (c.model_type != "qwen2" && c.model_type != "qwen3")
+    return "";
+  return std::string(",\n  \"use_sliding_window\": ") +
+         (c.sliding_window > 0 ? "true" : "false") +
+         ",\n  \"sliding_window\": " + size(c.qwen_sliding_window) +
+         ",\n  \"max_window_layers\": " + std::to_string(c.max_window_layers);
+}
+
 std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
                       std::optional<int32_t> eos) {
   auto num = [](double v) { return pythonFloat(v); };
@@ -103,17 +130,11 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
       eosJson += (i ? ", " : "") + std::to_string(c.eos_token_ids[i]);
     eosJson += "]";
   }
-  // Mistral's config is Llama's with its window (and its own class).
-  const bool mistral = c.model_type == "mistral";
-  std::string family =
-      mistral ? "\"mistral\",\n  \"architectures\": [\"MistralForCausalLM\"]"
-              : "\"llama\",\n  \"architectures\": [\"LlamaForCausalLM\"]";
-  std::string window =
-      !mistral ? ""
-      : c.sliding_window > 0
-          ? ",\n  \"sliding_window\": " + std::to_string(c.sliding_window)
-          : ",\n  \"sliding_window\": null";
-  return "{\n  \"model_type\": " + family +
+  // Mistral's and Qwen's configs are Llama's with a window (and their own
+  // classes).
+  std::string window = familyJson(c);
+  return "{\n  \"model_type\": \"" + c.model_type +
+         "\",\n  \"architectures\": [\"" + architecture(c.model_type) + "\"]" +
          ",\n  \"hidden_act\": \"silu\",\n"
          "  \"vocab_size\": " +
          std::to_string(c.vocab_size) +

@@ -258,10 +258,10 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   absl::StatusOr<std::string> type = nn::readModelType(*text, file.string());
   if (!type.ok())
     throw Failure{std::string(type.status().message()), 1};
-  if (!type->empty() && *type != "gpt2" && *type != "llama" &&
-      *type != "mistral")
+  if (!type->empty() && *type != "gpt2" && !nn::isLlamaFamily(*type))
     throw Failure{file.string() + ": model_type '" + *type +
-                      "' is not one kiln implements (gpt2, llama, mistral)",
+                      "' is not one kiln implements (" +
+                      std::string(nn::implementedModelTypes()) + ")",
                   1};
   for (const char *shape :
        {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
@@ -270,12 +270,13 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
                     "from " + file.string() + " (--" + flag + "); drop --" +
                         shape,
                     2};
-  if (*type == "llama" || *type == "mistral") {
+  if (nn::isLlamaFamily(*type)) {
     absl::StatusOr<nn::LlamaConfig> config =
         nn::parseLlamaConfigJson(*text, file.string());
     if (!config.ok())
       throw Failure{std::string(config.status().message()), 1};
-    // Mistral's window is Llama's attention only while a block fits in it.
+    // Mistral's (Qwen's) window is Llama's attention only while a block
+    // fits in it.
     if (config->sliding_window > 0 && a.blockSize > config->sliding_window)
       throw Failure{"--block_size (" + std::to_string(a.blockSize) +
                         ") exceeds the model's sliding_window (" +

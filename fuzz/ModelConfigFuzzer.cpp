@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (llama->num_attention_heads % llama->num_key_value_heads != 0 ||
        llama->head_dim <= 0 || llama->head_dim % 2 != 0 ||
        llama->vocab_size <= 0 || llama->attention_dropout >= 1 ||
+       llama->sliding_window < 0 ||
        (llama->rope_scaling.kind != RopeScaling::Kind::none &&
         !(llama->rope_scaling.factor > 0))))
     std::abort(); // accepted a config LlamaForCausalLM refuses

@@ -1,6 +1,7 @@
 // libFuzzer target: bytes → a tokenizer's files (frontends/data/
 // BpeTokenizer.h): vocab.json, merges.txt or tokenizer.json, or text for the
-// GPT-2 and Llama 3 pre-tokenizers (whose pieces must partition it), chosen
+// GPT-2, Llama 3 and Qwen2 pre-tokenizers (whose pieces must partition it)
+// and NFC (which must be idempotent), chosen
 // by the first byte. A tokenizer.json that parses is also built (the vocabulary
 // and merge checks) and used: it encodes a fixed text and the ids must decode
 // back to it (or the encode fails cleanly when the vocabulary cannot spell a
@@ -11,6 +12,7 @@
 #include "FuzzInput.h"
 
 #include "frontends/data/BpeTokenizer.h"
+#include "frontends/data/Normalize.h"
 
 #include <cstdlib>
 
@@ -24,9 +26,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   case 1:
     (void)parseMergesTxt(rest, "merges.txt");
     return 0;
-  case 3:
+  case 3: {
+    // NFC of any bytes is a fixed point (the invalid bytes kept as they
+    // are, so none may join a valid run).
+    std::string normalized = nfc(rest);
+    if (nfc(normalized) != normalized)
+      std::abort();
     for (PreTokenizerKind kind :
-         {PreTokenizerKind::gpt2, PreTokenizerKind::llama3}) {
+         {PreTokenizerKind::gpt2, PreTokenizerKind::llama3,
+          PreTokenizerKind::qwen2}) {
       size_t at = 0;
       for (std::string_view piece : preTokenize(rest, kind)) {
         // Each piece non-empty and next in the text: a partition.
@@ -38,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         std::abort();
     }
     return 0;
+  }
   default:
     break;
   }

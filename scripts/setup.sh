@@ -8,7 +8,7 @@ packages=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools liblld-22-dev
   clang-22 libclang-rt-22-dev
-  libabsl-dev libdnnl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libabsl-dev libdnnl-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libutf8proc-dev
   valgrind openmpi-bin libopenmpi-dev
 )
 

@@ -1,7 +1,8 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds three small random models with transformers (two LlamaForCausalLM,
-one MistralForCausalLM: Llama's architecture, its own config), saves each
+Builds five small random models with transformers (two LlamaForCausalLM,
+a MistralForCausalLM, a Qwen2ForCausalLM and a Qwen3ForCausalLM: Llama's
+architecture with their own configs and additions), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
 the RoPE inverse frequencies, the logits of one batch (eval mode), the same
@@ -9,14 +10,18 @@ logits from the folder loaded in bf16 (from_pretrained(dtype=bfloat16): a
 model that computes in bf16, widened only for the result), and the losses of
 the first training steps (AdamW, each step on its own batch).
 
-  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied,mistral}/...
+  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied,mistral,qwen2,qwen3}/...
 
 Variants: "llama3" has Llama 3.1's rope scaling, grouped-query attention
 (4 query heads, 2 key/value heads) and an untied head; "tied" has plain RoPE,
 as many key/value heads as query heads, attention and MLP biases and the
 head tied to the embedding; "mistral" is a MistralConfig with grouped-query
 attention and a sliding window as long as the sequence (a longer one is
-kiln's attention exactly; kiln refuses sequences past the window).
+kiln's attention exactly; kiln refuses sequences past the window);
+"qwen2" has biases on q/k/v_proj (not o_proj), grouped-query attention and
+a tied head, as Qwen2.5's small models; "qwen3" has per-head RMSNorms on
+queries and keys (q_norm, k_norm) and a head_dim (32) that is not
+hidden_size / heads (16).
 """
 import json
 import os
@@ -24,7 +29,8 @@ import sys
 
 import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,
-                          MistralForCausalLM)
+                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM)
 
 VOCAB, BATCH, SEQ, STEPS = 320, 2, 24, 4
 LR, WEIGHT_DECAY = 1e-3, 0.01
@@ -54,14 +60,32 @@ VARIANTS = {
         sliding_window=SEQ,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
+    "qwen2": dict(
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+        use_sliding_window=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    ),
+    "qwen3": dict(
+        num_key_value_heads=2,
+        head_dim=32,
+        tie_word_embeddings=False,
+        use_sliding_window=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+    ),
+}
+
+CLASSES = {
+    "mistral": (MistralConfig, MistralForCausalLM),
+    "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+    "qwen3": (Qwen3Config, Qwen3ForCausalLM),
 }
 
 
 def build(name, extra, out):
     torch.manual_seed(0)
-    config_class, model_class = ((MistralConfig, MistralForCausalLM)
-                                 if name == "mistral"
-                                 else (LlamaConfig, LlamaForCausalLM))
+    config_class, model_class = CLASSES.get(
+        name, (LlamaConfig, LlamaForCausalLM))
     config = config_class(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=176,
         num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=256,

@@ -298,11 +298,11 @@ absl::StatusOr<Metaspace> readMetaspace(const llvm::json::Object &pre,
   return metaspace;
 }
 
-// The pre-tokenizer → which of kiln's three it is: GPT-2's ByteLevel (with
-// its own regex), Llama 3's Sequence of a Split on its regex (Isolated) and
-// a ByteLevel without a regex, or SentencePiece's Metaspace. Anything else
-// would split differently. Llama 2's normalizer (already in `model`) comes
-// with no pre-tokenizer.
+// The pre-tokenizer → which of kiln's four it is: GPT-2's ByteLevel (with
+// its own regex), Llama 3's or Qwen2's Sequence of a Split on its regex
+// (Isolated) and a ByteLevel without a regex, or SentencePiece's Metaspace.
+// Anything else would split differently. Llama 2's normalizer (already in
+// `model`) comes with no pre-tokenizer.
 absl::Status readPreTokenizer(const llvm::json::Object &root,
                               absl::string_view file, BpeModel &model) {
   const llvm::json::Object *pre = root.getObject("pre_tokenizer");
@@ -337,19 +337,22 @@ absl::Status readPreTokenizer(const llvm::json::Object &root,
         split ? split->getObject("pattern") : nullptr;
     std::optional<llvm::StringRef> regex =
         pattern ? pattern->getString("Regex") : std::nullopt;
-    if (split && split->getString("type") == llvm::StringRef("Split") &&
-        regex && std::string_view(*regex) == preTokenizerPattern(PreTokenizerKind::llama3) &&
-        split->getString("behavior") == llvm::StringRef("Isolated") &&
-        unset(split->get("invert")) &&
-        byteLevel((*steps)[1].getAsObject(), /*regex=*/false)) {
-      model.preTokenizer = PreTokenizerKind::llama3;
-      return absl::OkStatus();
-    }
+    for (PreTokenizerKind kind :
+         {PreTokenizerKind::llama3, PreTokenizerKind::qwen2})
+      if (split && split->getString("type") == llvm::StringRef("Split") &&
+          regex && std::string_view(*regex) == preTokenizerPattern(kind) &&
+          split->getString("behavior") == llvm::StringRef("Isolated") &&
+          unset(split->get("invert")) &&
+          byteLevel((*steps)[1].getAsObject(), /*regex=*/false)) {
+        model.preTokenizer = kind;
+        return absl::OkStatus();
+      }
   }
   return jsonError(file, "pre_tokenizer",
                    "unsupported (kiln implements GPT-2's ByteLevel "
-                   "pre-tokenizer, Llama 3's Split + ByteLevel, without "
-                   "add_prefix_space, and SentencePiece's Metaspace)");
+                   "pre-tokenizer, Llama 3's and Qwen2's Split + ByteLevel, "
+                   "without add_prefix_space, and SentencePiece's "
+                   "Metaspace)");
 }
 
 // Whether SentencePiece's decoder drops the space the first token starts
@@ -398,11 +401,15 @@ absl::Status checkSupported(const llvm::json::Object &root,
                             absl::string_view file, BpeModel &result) {
   if (!unset(root.get("normalizer"))) {
     const llvm::json::Object *normalizer = root.getObject("normalizer");
-    result.metaspace = normalizer ? legacyMetaspace(*normalizer) : std::nullopt;
-    if (!result.metaspace)
+    result.nfc =
+        normalizer && normalizer->getString("type") == llvm::StringRef("NFC");
+    if (!result.nfc)
+      result.metaspace =
+          normalizer ? legacyMetaspace(*normalizer) : std::nullopt;
+    if (!result.metaspace && !result.nfc)
       return jsonError(file, "normalizer",
-                       "unsupported (expected null, or Llama 2's Sequence of "
-                       "Prepend and Replace of \" \")");
+                       "unsupported (expected null, NFC, or Llama 2's "
+                       "Sequence of Prepend and Replace of \" \")");
   }
   if (absl::Status s = readPreTokenizer(root, file, result); !s.ok())
     return s;

@@ -8,6 +8,7 @@
 #include "frontends/data/BpeTokenizer.h"
 
 #include "frontends/data/Files.h"
+#include "frontends/data/Normalize.h"
 #include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Unicode.h"
 
@@ -167,6 +168,7 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   }
   preTokenizer_ = model.preTokenizer;
   ignoreMerges_ = model.ignoreMerges;
+  nfc_ = model.nfc;
   const std::string &unk =
       options.unkToken.empty() ? model.unkToken : options.unkToken;
   if (!unk.empty()) {
@@ -361,6 +363,13 @@ BpeTokenizer::encodeText(std::string_view text, bool continuation) const {
     }
     size_t end = special ? specialAt : text.size();
     std::string_view span = text.substr(pos, end - pos);
+    // Special tokens are matched in the text as written (their
+    // "normalized": false), the rest normalized, as Hugging Face does.
+    std::string normalized;
+    if (nfc_) {
+      normalized = nfc(span);
+      span = normalized;
+    }
     if (metaspace_) {
       SpanAt at = pos > 0        ? SpanAt::afterSpecialToken
                   : continuation ? SpanAt::continuation

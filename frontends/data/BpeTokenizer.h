@@ -1,15 +1,16 @@
 // BPE tokenizers over Hugging Face files (vocab.json + merges.txt, or
-// tokenizer.json): the byte-level ones of GPT-2 and Llama 3, and
+// tokenizer.json): the byte-level ones of GPT-2, Llama 3 and Qwen2/3, and
 // SentencePiece's of Llama 2, Mistral and TinyLlama. Encoding: split out
-// special tokens (`<|endoftext|>`, `<|eot_id|>`, `</s>`), cut each remaining
-// span into pieces (byte-level: the model's regex; SentencePiece's: spaces
-// become "▁", Metaspace.h), then run BPE on each piece, merging the adjacent
-// pair of lowest rank (the leftmost of equals) until none is left, with a
-// cache of piece → ids. Byte-level BPE starts from the piece's bytes, whose
-// symbols are GPT-2's printable alphabet ("Ġthe" is " the"); SentencePiece's
-// from its characters, a character the vocabulary lacks becoming its bytes'
-// <0xNN> tokens (byte_fallback) or the unknown token. A piece that is itself
-// a token stays whole under Llama 3's ignore_merges.
+// special tokens (`<|endoftext|>`, `<|eot_id|>`, `</s>`), normalize each
+// remaining span (NFC, when the file says so), cut it into pieces (byte-level:
+// the model's regex; SentencePiece's: spaces become "▁", Metaspace.h), then run
+// BPE on each piece, merging the adjacent pair of lowest rank (the leftmost of
+// equals) until none is left, with a cache of piece → ids. Byte-level BPE
+// starts from the piece's bytes, whose symbols are GPT-2's printable alphabet
+// ("Ġthe" is " the"); SentencePiece's from its characters, a character the
+// vocabulary lacks becoming its bytes' <0xNN> tokens (byte_fallback) or the
+// unknown token. A piece that is itself a token stays whole under Llama 3's
+// ignore_merges.
 #ifndef KILN_FRONTENDS_DATA_BPETOKENIZER_H
 #define KILN_FRONTENDS_DATA_BPETOKENIZER_H
 
@@ -68,6 +69,9 @@ struct BpeModel {
   bool fuseUnk = false;
   /// The special token tokenizer.json's post-processor puts first, if any.
   std::string bosToken;
+  /// An NFC normalizer (Qwen2's): the text between special tokens is put
+  /// in Unicode normalization form C before it is split.
+  bool nfc = false;
 };
 
 struct BpeOptions {
@@ -167,6 +171,7 @@ private:
   bool byteFallback_ = false;
   bool fuseUnk_ = false;
   bool ignoreMerges_ = false;
+  bool nfc_ = false;
   size_t cacheCapacity_ = 0;
 
   mutable absl::Mutex cacheMutex_;
@@ -181,11 +186,11 @@ parseVocabJson(std::string_view text, std::string_view fileName);
 absl::StatusOr<std::vector<MergeEntry>>
 parseMergesTxt(std::string_view text, std::string_view fileName);
 /// tokenizer.json's text → its BPE model. Settings kiln does not implement
-/// (a normalizer other than Llama 2's Prepend + Replace, a pre-tokenizer
-/// other than GPT-2's ByteLevel, Llama 3's Split + ByteLevel or a
-/// Metaspace, dropout, byte_fallback outside SentencePiece's layout,
-/// subword prefixes / suffixes) are errors rather than silently different
-/// ids.
+/// (a normalizer other than NFC or Llama 2's Prepend + Replace, a
+/// pre-tokenizer other than GPT-2's ByteLevel, Llama 3's or Qwen2's Split +
+/// ByteLevel or a Metaspace, dropout, byte_fallback outside SentencePiece's
+/// layout, subword prefixes / suffixes) are errors rather than silently
+/// different ids.
 absl::StatusOr<BpeModel> parseTokenizerJson(std::string_view text,
                                             std::string_view fileName);
 

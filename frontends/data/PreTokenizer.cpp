@@ -1,6 +1,6 @@
-// The GPT-2 and Llama 3 pre-tokenisation regexes as hand-written matchers.
-// At each position the alternatives are tried in the regex's order and the
-// first that matches wins; each alternative is greedy, and only the
+// The GPT-2, Llama 3 and Qwen2 pre-tokenisation regexes as hand-written
+// matchers. At each position the alternatives are tried in the regex's order
+// and the first that matches wins; each alternative is greedy, and only the
 // white-space alternatives ever give characters back.
 #include "frontends/data/PreTokenizer.h"
 
@@ -130,7 +130,8 @@ size_t matchSpacesLlama3(std::string_view text, size_t pos) {
   return matchSpaces(text, pos);
 }
 
-size_t matchAtLlama3(std::string_view text, size_t pos) {
+// Llama 3's pattern, or Qwen2's when `maxDigits` is 1 (\p{N}{1,maxDigits}).
+size_t matchAtLlama3(std::string_view text, size_t pos, int maxDigits) {
   if (size_t n = matchContractionAnyCase(text, pos))
     return n;
   Utf8Unit here = decodeUtf8(text, pos);
@@ -144,10 +145,10 @@ size_t matchAtLlama3(std::string_view text, size_t pos) {
       classify(decodeUtf8(text, next).codePoint) == CharClass::Letter;
   if (cls != CharClass::Number && !isNewline(here.codePoint) && nextIsLetter)
     return runEnd(text, next, CharClass::Letter) - pos;
-  // \p{N}{1,3}
+  // \p{N}{1,3} (Llama 3), \p{N} (Qwen2)
   if (cls == CharClass::Number) {
     size_t end = next;
-    for (int i = 1; i < 3 && end < text.size(); ++i) {
+    for (int i = 1; i < maxDigits && end < text.size(); ++i) {
       Utf8Unit unit = decodeUtf8(text, end);
       if (classify(unit.codePoint) != CharClass::Number)
         break;
@@ -172,8 +173,10 @@ std::vector<std::string_view> preTokenize(std::string_view text,
                                           PreTokenizerKind kind) {
   std::vector<std::string_view> pieces;
   for (size_t pos = 0; pos < text.size();) {
-    size_t length = kind == PreTokenizerKind::llama3 ? matchAtLlama3(text, pos)
-                                                     : matchAt(text, pos);
+    size_t length =
+        kind == PreTokenizerKind::llama3  ? matchAtLlama3(text, pos, 3)
+        : kind == PreTokenizerKind::qwen2 ? matchAtLlama3(text, pos, 1)
+                                          : matchAt(text, pos);
     pieces.push_back(text.substr(pos, length));
     pos += length;
   }
@@ -184,6 +187,10 @@ std::string_view preTokenizerPattern(PreTokenizerKind kind) {
   if (kind == PreTokenizerKind::llama3)
     return "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
            "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+           "\\s+(?!\\S)|\\s+";
+  if (kind == PreTokenizerKind::qwen2)
+    return "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+           "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
            "\\s+(?!\\S)|\\s+";
   return "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
          "\\s+(?!\\S)|\\s+";

@@ -4,6 +4,7 @@
 // and Llama 3's (tiktoken's cl100k pattern)
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// and Qwen2's (Llama 3's with \p{N} for \p{N}{1,3}: each digit is a piece),
 // applied repeatedly from the left, over UTF-8 code points. A byte that is not
 // valid UTF-8 counts as one character of the "other" class ([^\s\p{L}\p{N}]),
 // so the pieces always partition the input exactly, whatever its bytes.
@@ -15,8 +16,8 @@
 
 namespace kiln::data {
 
-/// Which of the two patterns splits the text.
-enum class PreTokenizerKind { gpt2, llama3 };
+/// Which of the three patterns splits the text.
+enum class PreTokenizerKind { gpt2, llama3, qwen2 };
 
 /// Text → the pieces the pattern matches, in order, as views into `text`;
 /// their concatenation is `text`.

@@ -15,7 +15,7 @@ causal_lm_from_config(std::string_view text, std::string_view fileName,
   absl::StatusOr<std::string> type = readModelType(text, fileName);
   if (!type.ok())
     return type.status();
-  if (*type == "llama" || *type == "mistral") {
+  if (isLlamaFamily(*type)) {
     absl::StatusOr<LlamaConfig> config = parseLlamaConfigJson(text, fileName);
     if (!config.ok())
       return config.status();
@@ -27,7 +27,8 @@ causal_lm_from_config(std::string_view text, std::string_view fileName,
   if (!type->empty() && *type != "gpt2")
     return absl::InvalidArgumentError(
         absl::StrCat("'", std::string(fileName), "': model_type '", *type,
-                     "' is not one kiln implements (gpt2, llama, mistral)"));
+                     "' is not one kiln implements (",
+                     std::string(implementedModelTypes()), ")"));
   absl::StatusOr<GPT2Config> config = parseGPT2ConfigJson(text, fileName);
   if (!config.ok())
     return config.status();

@@ -117,16 +117,25 @@ LlamaAttention::LlamaAttention(const LlamaConfig &config, InitContext &init,
       generator(generator) {
   const int64_t c = config.hidden_size;
   const bool bias = config.attention_bias;
+  const bool qkvBias = bias || config.qkv_bias;
   q_proj = register_module(
-      "q_proj", projection(c, num_heads * head_dim, bias, config, init));
-  k_proj = register_module(
-      "k_proj",
-      projection(c, num_key_value_heads * head_dim, bias, config, init));
-  v_proj = register_module(
-      "v_proj",
-      projection(c, num_key_value_heads * head_dim, bias, config, init));
+      "q_proj", projection(c, num_heads * head_dim, qkvBias, config, init));
+  k_proj =
+      register_module("k_proj", projection(c, num_key_value_heads * head_dim,
+                                           qkvBias, config, init));
+  v_proj =
+      register_module("v_proj", projection(c, num_key_value_heads * head_dim,
+                                           qkvBias, config, init));
   o_proj = register_module(
       "o_proj", projection(num_heads * head_dim, c, bias, config, init));
+  if (config.qk_norm) {
+    q_norm = register_module(
+        "q_norm",
+        std::make_shared<RMSNorm>(head_dim, init, config.rms_norm_eps));
+    k_norm = register_module(
+        "k_norm",
+        std::make_shared<RMSNorm>(head_dim, init, config.rms_norm_eps));
+  }
 }
 
 Tensor LlamaAttention::forward(const Tensor &x,
@@ -135,9 +144,14 @@ Tensor LlamaAttention::forward(const Tensor &x,
   auto heads = [&](const Tensor &projected, int64_t n) { // → [B, n, T, D]
     return projected.reshape({b, t, n, head_dim}).permute({0, 2, 1, 3});
   };
-  Tensor q = RotaryEmbedding::apply(heads(q_proj->forward(x), num_heads), rope);
+  // Qwen3's per-head norms, over D, before RoPE.
+  auto norm = [](const std::shared_ptr<RMSNorm> &n, const Tensor &h) {
+    return n ? n->forward(h) : h;
+  };
+  Tensor q = RotaryEmbedding::apply(
+      norm(q_norm, heads(q_proj->forward(x), num_heads)), rope);
   Tensor k = RotaryEmbedding::apply(
-      heads(k_proj->forward(x), num_key_value_heads), rope);
+      norm(k_norm, heads(k_proj->forward(x), num_key_value_heads)), rope);
   Tensor v = heads(v_proj->forward(x), num_key_value_heads);
   // One fused op, grouped-query heads as they are (no repeated k/v).
   double p = is_training() ? dropout : 0.0;
@@ -205,9 +219,10 @@ Tensor LlamaModel::forward(const Tensor &input_ids) const {
     throw Error("Llama: expected integer input_ids [B, T], got " +
                 input_ids.str());
   // Within the window every query sees all earlier positions, as here;
-  // past it Mistral's attention would drop the oldest, which kiln's does not.
+  // past it Mistral's (Qwen's) attention would drop the oldest, which kiln's
+  // does not.
   if (sliding_window > 0 && input_ids.size(1) > sliding_window)
-    throw Error("Mistral: a sequence of " + std::to_string(input_ids.size(1)) +
+    throw Error("Llama: a sequence of " + std::to_string(input_ids.size(1)) +
                 " tokens is longer than the config's sliding_window (" +
                 std::to_string(sliding_window) +
                 "); kiln's attention has no window: use sequences of at "

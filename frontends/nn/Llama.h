@@ -1,10 +1,12 @@
-// The Llama family (Llama 2 and 3 and their shape) with Hugging Face's
-// parameter names and layouts, so LlamaForCausalLM's safetensors load by
+// The Llama family (Llama 2 and 3 and their shape: Mistral, Qwen2, Qwen3)
+// with Hugging Face's parameter names and layouts, so LlamaForCausalLM's
+// (MistralForCausalLM's, Qwen2ForCausalLM's, ...) safetensors load by
 // name: model.embed_tokens, model.layers.{i} of input_layernorm (RMSNorm),
 // self_attn.{q,k,v,o}_proj (Linear, weight [out, in]), post_attention_
 // layernorm and mlp.{gate,up,down}_proj (SwiGLU), then model.norm and an
-// lm_head that is its own tensor unless tie_word_embeddings. Queries and
-// keys turn by rotary position embeddings (RoPE, with Llama 3.1's frequency
+// lm_head that is its own tensor unless tie_word_embeddings. Qwen2 adds
+// biases to q/k/v_proj, Qwen3 self_attn.{q,k}_norm (RMSNorm per head). Queries
+// and keys turn by rotary position embeddings (RoPE, with Llama 3.1's frequency
 // scaling); keys and values may have fewer heads than queries (grouped-query
 // attention, which the fused attention op takes as is). The cos/sin tables
 // are computed on the host, as transformers computes them, once per
@@ -63,6 +65,8 @@ public:
   Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
 
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
+  /// Qwen3's RMSNorm over each query and key head (absent otherwise).
+  std::shared_ptr<RMSNorm> q_norm, k_norm;
   int64_t num_heads, num_key_value_heads, head_dim;
   double dropout;
   Generator *generator;
@@ -102,7 +106,7 @@ public:
   std::vector<std::shared_ptr<LlamaDecoderLayer>> layers;
   std::shared_ptr<RMSNorm> norm;
   RotaryEmbedding rotary_emb;
-  /// Mistral's window (0: none); a longer sequence is refused.
+  /// Mistral's or Qwen's window (0: none); a longer sequence is refused.
   int64_t sliding_window = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include "frontends/nn/CausalLM.h"
 #include "frontends/nn/Checkpoint.h"
+#include "frontends/nn/ModelConfig.h"
 #include "frontends/nn/Safetensors.h"
 
 #include "absl/strings/match.h"
@@ -80,7 +81,7 @@ void writeText(const std::string &path, const std::string &text) {
 std::vector<std::string> default_lora_targets(const std::string &model_type) {
   if (model_type == "gpt2")
     return {"c_attn"};
-  if (model_type == "llama" || model_type == "mistral")
+  if (isLlamaFamily(model_type)) // PEFT's targets for each of them
     return {"q_proj", "v_proj"};
   return {};
 }

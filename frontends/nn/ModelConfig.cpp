@@ -182,6 +182,40 @@ std::string readGPT2(const llvm::json::Object &obj, GPT2Config &c) {
   return "";
 }
 
+// Qwen2's and Qwen3's differences from Llama. Their window applies only
+// when use_sliding_window (transformers 5 writes it out as layer_types too,
+// "sliding_attention" from max_window_layers on); a block within it sees
+// what a full attention sees, so a window is kept as Mistral's is.
+std::string readQwen(const llvm::json::Object &obj, FieldReader &fields,
+                     LlamaConfig &c) {
+  c.model_type = obj.getString("model_type")->str();
+  if (c.model_type == "qwen2") {
+    c.qkv_bias = true;
+    if (fields.has("attention_bias") && c.attention_bias)
+      return "attention_bias is not a Qwen2 setting (its q, k and v "
+             "projections always have biases, o_proj never)";
+  } else {
+    c.qk_norm = true;
+    if (!fields.has("head_dim"))
+      c.head_dim = 128; // Qwen3Config's default, whatever the width
+  }
+  if (fields.has("max_window_layers"))
+    fields.readSize("max_window_layers", c.max_window_layers, kMaxLayers);
+  const llvm::json::Value *window = obj.get("sliding_window");
+  if (window && window->kind() != llvm::json::Value::Null) {
+    int64_t size = 0;
+    fields.readSize("sliding_window", size);
+    c.qwen_sliding_window = size;
+  }
+  bool sliding = obj.getBoolean("use_sliding_window").value_or(false);
+  if (const llvm::json::Array *layers = obj.getArray("layer_types"))
+    for (const llvm::json::Value &layer : *layers)
+      sliding |= layer.getAsString() == llvm::StringRef("sliding_attention");
+  if (sliding && c.qwen_sliding_window)
+    c.sliding_window = *c.qwen_sliding_window;
+  return "";
+}
+
 std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   FieldReader fields(obj);
   fields.readSize("vocab_size", c.vocab_size);
@@ -203,11 +237,17 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readBool("attention_bias", c.attention_bias);
   fields.readBool("mlp_bias", c.mlp_bias);
   fields.readBool("tie_word_embeddings", c.tie_word_embeddings);
-  if (obj.getString("model_type") == llvm::StringRef("mistral")) {
+  const llvm::json::Value *window = obj.get("sliding_window");
+  const bool hasWindow = window && window->kind() != llvm::json::Value::Null;
+  std::optional<llvm::StringRef> type = obj.getString("model_type");
+  if (type == llvm::StringRef("mistral")) {
     c.model_type = "mistral";
-    const llvm::json::Value *window = obj.get("sliding_window");
-    if (window && window->kind() != llvm::json::Value::Null)
+    if (hasWindow)
       fields.readSize("sliding_window", c.sliding_window);
+  } else if (type == llvm::StringRef("qwen2") ||
+             type == llvm::StringRef("qwen3")) {
+    if (std::string qwen = readQwen(obj, fields, c); !qwen.empty())
+      return qwen;
   }
   if (!fields.problem().empty())
     return fields.problem();
@@ -231,7 +271,8 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     return absl::StrCat("num_attention_heads ", c.num_attention_heads,
                         " is not a multiple of num_key_value_heads ",
                         c.num_key_value_heads);
-  if (!fields.has("head_dim") && c.hidden_size % c.num_attention_heads != 0)
+  if (!fields.has("head_dim") && c.model_type != "qwen3" &&
+      c.hidden_size % c.num_attention_heads != 0)
     return absl::StrCat("hidden_size ", c.hidden_size,
                         " is not divisible by num_attention_heads ",
                         c.num_attention_heads);
@@ -251,6 +292,15 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName) {
   return parseConfig<LlamaConfig>(text, fileName, readLlama);
+}
+
+bool isLlamaFamily(std::string_view modelType) {
+  return modelType == "llama" || modelType == "mistral" ||
+         modelType == "qwen2" || modelType == "qwen3";
+}
+
+std::string_view implementedModelTypes() {
+  return "gpt2, llama, mistral, qwen2, qwen3";
 }
 
 absl::StatusOr<std::string> readModelType(std::string_view text,

@@ -76,13 +76,21 @@ struct RopeScaling {
 /// The hyper-parameters of Hugging Face's LlamaConfig that shape the model
 /// (Llama 2 and 3, and configs of the same architecture: Mistral's).
 struct LlamaConfig {
-  /// config.json's model_type: "llama", or "mistral" (Llama's architecture
-  /// with attention over a sliding window of keys), kept when it is saved.
+  /// config.json's model_type, kept when it is saved: "llama"; "mistral"
+  /// (Llama's architecture with attention over a sliding window of keys);
+  /// "qwen2" (biases on the query, key and value projections); "qwen3"
+  /// (an RMSNorm over each query and key head before RoPE).
   std::string model_type = "llama";
-  /// Mistral's sliding_window: a query sees the last this many positions,
-  /// itself included; 0 (null in the file): every earlier position. kiln's
-  /// attention has no window, so a sequence longer than it is refused.
+  /// Mistral's sliding_window, or Qwen's when use_sliding_window: a query
+  /// sees the last this many positions, itself included; 0 (null in the
+  /// file, or Qwen's use_sliding_window false): every earlier position.
+  /// kiln's attention has no window, so a sequence longer than it is
+  /// refused.
   int64_t sliding_window = 0;
+  /// Qwen's max_window_layers and the window it names even when off
+  /// (written back as read).
+  int64_t max_window_layers = 28;
+  std::optional<int64_t> qwen_sliding_window;
   int64_t vocab_size = 32000;
   int64_t hidden_size = 4096;
   int64_t intermediate_size = 11008;
@@ -97,7 +105,14 @@ struct LlamaConfig {
   double rope_theta = 10000;
   RopeScaling rope_scaling;
   double attention_dropout = 0;
+  /// Biases on q_proj, k_proj, v_proj and o_proj (Llama's and Qwen3's
+  /// attention_bias).
   bool attention_bias = false;
+  /// Biases on q_proj, k_proj and v_proj only (Qwen2's, always).
+  bool qkv_bias = false;
+  /// q_norm and k_norm: RMSNorm over head_dim on each query and key head
+  /// before RoPE (Qwen3).
+  bool qk_norm = false;
   bool mlp_bias = false;
   bool tie_word_embeddings = false;
   double initializer_range = 0.02;
@@ -117,12 +132,12 @@ struct LlamaConfig {
   uint64_t dropout_seed = 0;
 };
 
-/// A Llama (or Mistral) `config.json`'s text → the config. Reads both of
-/// Hugging Face's spellings of RoPE settings (rope_theta + rope_scaling, and
-/// the newer rope_parameters); InvalidArgument naming `fileName` on bad JSON, a
-/// bad value or what kiln's Llama does not implement (hidden_act other than
-/// silu, pretraining_tp > 1, a rope type other than default, linear and
-/// llama3, heads that do not divide).
+/// A Llama (or Mistral, Qwen2, Qwen3) `config.json`'s text → the config. Reads
+/// both of Hugging Face's spellings of RoPE settings (rope_theta +
+/// rope_scaling, and the newer rope_parameters); InvalidArgument naming
+/// `fileName` on bad JSON, a bad value or what kiln's Llama does not implement
+/// (hidden_act other than silu, pretraining_tp > 1, a rope type other than
+/// default, linear and llama3, heads that do not divide).
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName);
 
@@ -132,8 +147,15 @@ std::optional<DType> parse_torch_dtype(std::string_view word);
 /// The word parse_torch_dtype reads for `dtype` ("float32" for f32).
 std::string_view torch_dtype_name(DType dtype);
 
-/// A config.json's "model_type" ("gpt2", "llama", "mistral"); an empty string
-/// when the file has none, InvalidArgument naming the file when it is not JSON.
+/// The model_type values whose architecture is kiln's Llama (llama, mistral,
+/// qwen2, qwen3).
+bool isLlamaFamily(std::string_view modelType);
+/// Every model_type kiln implements, for messages: "gpt2, llama, ...".
+std::string_view implementedModelTypes();
+
+/// A config.json's "model_type" ("gpt2", "llama", "mistral", ...); an empty
+/// string when the file has none, InvalidArgument naming the file when it is
+/// not JSON.
 absl::StatusOr<std::string> readModelType(std::string_view text,
                                           std::string_view fileName);
 

@@ -4,6 +4,8 @@
 // round trips over arbitrary bytes, the byte-level tokenizer, and loading of
 // vocab.json / merges.txt / tokenizer.json including malformed files.
 #include "frontends/data/BpeTokenizer.h"
+#include "frontends/data/Files.h"
+#include "frontends/data/Normalize.h"
 #include "frontends/data/PreTokenizer.h"
 #include "frontends/data/Unicode.h"
 #include "support/JsonNesting.h"
@@ -336,11 +338,39 @@ TEST(PreTokenizer, Llama3PatternSplitsAsTiktoken) {
   EXPECT_EQ(pieces("end  "), (Pieces{"end", "  "}));
 }
 
-// Ids that Hugging Face `tokenizers` gives with a small BPE in Llama 3's
-// tokenizer.json layout (tests/data/llama3-hf-small/generate.py): SST-2's
-// dev split, WikiText-2 test lines and pre-tokenisation cases.
-TEST(BpeFiles, MatchesHuggingFaceTokenizersWithLlama3Layout) {
-  std::string dir = testDataDir() + "/llama3-hf-small";
+TEST(PreTokenizer, Qwen2PatternSplitsEachDigit) {
+  auto pieces = [](std::string_view text) {
+    return preTokenize(text, PreTokenizerKind::qwen2);
+  };
+  // Llama 3's pattern, but each digit is a piece of its own.
+  EXPECT_EQ(pieces("ab 12345"), (Pieces{"ab", " ", "1", "2", "3", "4", "5"}));
+  EXPECT_EQ(pieces("IT'S (x"), (Pieces{"IT", "'S", " (", "x"}));
+  EXPECT_EQ(pieces("a \n  b"), (Pieces{"a", " \n", " ", " b"}));
+}
+
+TEST(Normalize, NfcComposesAndKeepsInvalidBytes) {
+  EXPECT_EQ(nfc("plain ASCII"), "plain ASCII");
+  EXPECT_EQ(nfc("cafe\u0301"), "caf\u00e9");      // e + acute → é
+  EXPECT_EQ(nfc("\u1100\u1161\u11a8"), "\uac01"); // Hangul jamo → 각
+  EXPECT_EQ(nfc("\u212b"), "\u00c5");             // Ångström sign → Å
+  // Marks put in canonical order, then the dot above composed with x.
+  EXPECT_EQ(nfc("x\u0307\u0323"), "\u1e8b\u0323");
+  EXPECT_EQ(nfc("\ufb01"), "\ufb01"); // ﬁ: compatibility, not canonical
+  // Invalid bytes stay; the runs on each side are normalized.
+  EXPECT_EQ(nfc("e\u0301\xff\xc3"
+                "e\u0301"),
+            "\u00e9\xff\xc3"
+            "\u00e9");
+  EXPECT_EQ(nfc(std::string_view("a\0e\u0301", 5)),
+            std::string_view("a\0\u00e9", 4));
+}
+
+// Ids that Hugging Face `tokenizers` gives with a small BPE in `folder`'s
+// tokenizer.json layout (tests/data/*/generate.py): SST-2's dev split,
+// WikiText-2 test lines and pre-tokenisation cases. Decoding gives the text
+// back, in NFC where the file normalizes.
+void expectMatchesTokenizers(const std::string &folder, bool normalizes) {
+  std::string dir = testDataDir() + "/" + folder;
   auto tokenizer = BpeTokenizer::fromTokenizerJson(dir + "/tokenizer.json");
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   std::ifstream cases(dir + "/cases.jsonl");
@@ -365,18 +395,67 @@ TEST(BpeFiles, MatchesHuggingFaceTokenizersWithLlama3Layout) {
       ADD_FAILURE() << "text: " << text << "\nkiln:  "
                     << ::testing::PrintToString(ids) << "\ntokenizers: "
                     << ::testing::PrintToString(expected);
-    // Decoding gives the text back.
-    EXPECT_EQ((*tokenizer)->decode(ids).value(), text);
+    EXPECT_EQ((*tokenizer)->decode(ids).value(), normalizes ? nfc(text) : text);
     ++checked;
   }
   EXPECT_EQ(differ, 0);
   EXPECT_EQ(checked, meta->getAsObject()->getInteger("cases"));
 }
 
+TEST(BpeFiles, MatchesHuggingFaceTokenizersWithLlama3Layout) {
+  expectMatchesTokenizers("llama3-hf-small", /*normalizes=*/false);
+}
+
+// Qwen2's (and Qwen3's) layout: an NFC normalizer, Llama 3's Split with one
+// digit a piece, no BOS. The cases include decomposed text that only NFC
+// tokenizes as `tokenizers` does and digit runs the Llama 3 split would keep
+// together (the vocabulary has multi-digit tokens).
+TEST(BpeFiles, MatchesHuggingFaceTokenizersWithQwen2Layout) {
+  expectMatchesTokenizers("qwen2-hf-small", /*normalizes=*/true);
+}
+
+// The folder as transformers' Qwen2Tokenizer reads it: <|endoftext|> ends a
+// text, nothing begins one, and <|im_start|> / <|im_end|> are special tokens.
+TEST(BpeFiles, LoadsAQwen2Folder) {
+  TokenizerFiles folder;
+  folder.directory = testDataDir() + "/qwen2-hf-small";
+  auto tokenizer = loadTokenizer(folder);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(1500));
+  EXPECT_EQ((*tokenizer)->bosId(), std::nullopt);
+  std::vector<int32_t> ids = encodeOk(**tokenizer, "<|im_start|>hi<|im_end|>");
+  ASSERT_GE(ids.size(), 3u);
+  EXPECT_EQ(ids.front(), 1501);
+  EXPECT_EQ(ids.back(), 1502);
+}
+
 void expectError(const absl::Status &status, std::string_view where) {
   EXPECT_FALSE(status.ok());
   EXPECT_NE(std::string(status.message()).find(where), std::string::npos)
       << "expected \"" << where << "\" in: " << status.message();
+}
+
+// A normalizer kiln does not implement, or Qwen's regex with another digit
+// rule, is refused by name rather than tokenized differently.
+TEST(BpeFiles, RefusesOtherNormalizersAndPatterns) {
+  std::string text =
+      readFile(testDataDir() + "/qwen2-hf-small/tokenizer.json").value();
+  ASSERT_TRUE(parseTokenizerJson(text, "tokenizer.json").ok());
+  auto replaced = [&](std::string_view from, std::string_view to) {
+    std::string copy = text;
+    size_t at = copy.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? copy : copy.replace(at, from.size(), to);
+  };
+  expectError(
+      parseTokenizerJson(replaced(R"("type": "NFC")", R"("type": "NFKC")"),
+                         "tokenizer.json")
+          .status(),
+      "tokenizer.json: normalizer: unsupported");
+  expectError(parseTokenizerJson(replaced(R"(\\p{N}|)", R"(\\p{N}{1,2}|)"),
+                                 "tokenizer.json")
+                  .status(),
+              "tokenizer.json: pre_tokenizer: unsupported");
 }
 
 BpeModel modelOf(std::vector<VocabEntry> vocab,

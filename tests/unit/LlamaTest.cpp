@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <unistd.h>
 
@@ -80,6 +81,73 @@ TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
   EXPECT_EQ(c.rope_scaling.factor, 2.0);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_EQ(c.rms_norm_eps, 1e-6);
+}
+
+// Qwen2.5's and Qwen3's configs as the Hub has them: Qwen2 always has
+// biases on q/k/v_proj (no key for it), Qwen3 per-head norms and a
+// head_dim of 128 unless it says otherwise; their window counts only when
+// use_sliding_window (or a layer_types entry) switches it on.
+TEST(LlamaConfig, ReadsQwenConfigs) {
+  LlamaConfig q2 = parseOk(R"({"model_type": "qwen2",
+    "architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
+    "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0, "sliding_window": 32768,
+    "use_sliding_window": false, "max_window_layers": 24,
+    "tie_word_embeddings": true, "hidden_act": "silu"})");
+  EXPECT_EQ(q2.model_type, "qwen2");
+  EXPECT_TRUE(q2.qkv_bias);
+  EXPECT_FALSE(q2.attention_bias || q2.qk_norm);
+  EXPECT_EQ(q2.head_dim, 64);
+  EXPECT_EQ(q2.sliding_window, 0); // use_sliding_window false
+  EXPECT_EQ(q2.qwen_sliding_window, std::optional<int64_t>(32768));
+  EXPECT_EQ(q2.max_window_layers, 24);
+  EXPECT_EQ(parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
+                        "use_sliding_window": true})")
+                .sliding_window,
+            64);
+  EXPECT_EQ(parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
+                        "layer_types": ["full_attention",
+                                        "sliding_attention"]})")
+                .sliding_window,
+            64);
+  expectRefused(R"({"model_type": "qwen2", "attention_bias": true})",
+                "attention_bias is not a Qwen2 setting");
+
+  LlamaConfig q3 = parseOk(R"({"model_type": "qwen3", "hidden_size": 1024,
+    "num_attention_heads": 16, "num_key_value_heads": 8,
+    "attention_bias": false, "sliding_window": null})");
+  EXPECT_TRUE(q3.qk_norm);
+  EXPECT_FALSE(q3.qkv_bias || q3.attention_bias);
+  EXPECT_EQ(q3.head_dim, 128); // Qwen3Config's default, not 1024 / 16
+  EXPECT_EQ(q3.qwen_sliding_window, std::nullopt);
+  EXPECT_EQ(parseOk(R"({"model_type": "qwen3", "head_dim": 64})").head_dim, 64);
+
+  set_options(options_from_env());
+  LlamaConfig tiny = parseOk(R"({"model_type": "qwen3", "vocab_size": 16,
+    "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4})");
+  // Parameter name → shape, and the attention's as "q_norm.weight" etc.
+  auto attention = [](const LlamaConfig &config) {
+    LlamaForCausalLM model(config);
+    std::map<std::string, Shape> shapes;
+    const std::string prefix = "model.layers.0.self_attn.";
+    for (const auto &[name, param] : model.named_parameters())
+      if (name.rfind(prefix, 0) == 0)
+        shapes[name.substr(prefix.size())] = param.shape();
+    return shapes;
+  };
+  std::map<std::string, Shape> shapes = attention(tiny);
+  EXPECT_EQ(shapes["q_norm.weight"], (Shape{4}));
+  EXPECT_EQ(shapes["k_norm.weight"], (Shape{4}));
+  EXPECT_EQ(shapes.count("q_proj.bias"), 0u);
+  tiny.model_type = "qwen2", tiny.qk_norm = false, tiny.qkv_bias = true;
+  shapes = attention(tiny);
+  EXPECT_EQ(shapes["q_proj.bias"], (Shape{8}));
+  EXPECT_EQ(shapes["v_proj.bias"], (Shape{4}));
+  EXPECT_EQ(shapes.count("o_proj.bias"), 0u);
+  EXPECT_EQ(shapes.count("q_norm.weight"), 0u);
 }
 
 // Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding
@@ -462,7 +530,8 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
-                         ::testing::Values("llama3", "tied", "mistral"));
+                         ::testing::Values("llama3", "tied", "mistral", "qwen2",
+                                           "qwen3"));
 
 } // namespace
 } // namespace kiln::nn
