@@ -94,17 +94,25 @@ std::string architecture(const std::string &modelType) {
     return "Qwen2ForCausalLM";
   if (modelType == "qwen3")
     return "Qwen3ForCausalLM";
+  if (modelType == "phi3")
+    return "Phi3ForCausalLM";
   return "LlamaForCausalLM";
 }
 
 // The keys a family adds to Llama's config.json: Mistral's window; Qwen's
-// window switch, window and layer count.
+// window switch, window and layer count; Phi-3's window and dropouts.
 std::string familyJson(const nn::LlamaConfig &c) {
   auto size = [](std::optional<int64_t> v) {
     return v && *v > 0 ? std::to_string(*v) : std::string("null");
   };
   if (c.model_type == "mistral")
     return ",\n  \"sliding_window\": " + size(c.sliding_window);
+  if (c.model_type == "phi3")
+    return ",\n  \"sliding_window\": " + size(c.sliding_window) +
+           ",\n  \"resid_pdrop\": " + pythonFloat(c.resid_pdrop) +
+           ",\n  \"embd_pdrop\": " + pythonFloat(c.embd_pdrop) +
+           ",\n  \"original_max_position_embeddings\": " +
+           std::to_string(c.original_max_position_embeddings);
   if (c.model_type != "qwen2" && c.model_type != "qwen3")
     return "";
   return std::string(",\n  \"use_sliding_window\": ") +
@@ -156,7 +164,8 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
          ",\n  \"attention_dropout\": " + num(c.attention_dropout) +
          ",\n  \"mlp_bias\": " + flag(c.mlp_bias) +
          ",\n  \"initializer_range\": " + num(c.initializer_range) +
-         ",\n  \"pretraining_tp\": 1" +
+         ",\n  \"pretraining_tp\": 1" + ",\n  \"pad_token_id\": " +
+         (c.pad_token_id ? std::to_string(*c.pad_token_id) : "null") +
          ",\n  \"bos_token_id\": " + idOrNull(bos) +
          ",\n  \"eos_token_id\": " + eosJson +
          ",\n  \"tie_word_embeddings\": " + flag(c.tie_word_embeddings) +

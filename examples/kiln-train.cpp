@@ -416,10 +416,15 @@ void resolveHubNames(TrainArgs &a) {
                       "(--bf16 or --fp16 give mixed precision)",
                   2};
   if (a.useLora && a.loraTargets.empty()) {
-    a.loraTargets = nn::default_lora_targets(a.modelType);
+    // The folder's own model_type (Phi-3's differs from Llama's).
+    const std::string type =
+        a.llamaConfig ? a.llamaConfig->model_type : a.modelType;
+    a.loraTargets = nn::default_lora_targets(type);
     if (a.loraTargets.empty())
       throw Failure{"--use_lora: no default target modules for model type " +
-                        a.modelType + "; give --lora_target_modules",
+                        type +
+                        " (PEFT has none either); give "
+                        "--lora_target_modules (module names, or all-linear)",
                     2};
   }
   if (!a.datasetName.empty()) {

@@ -1,8 +1,9 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds five small random models with transformers (two LlamaForCausalLM,
-a MistralForCausalLM, a Qwen2ForCausalLM and a Qwen3ForCausalLM: Llama's
-architecture with their own configs and additions), saves each
+Builds six small random models with transformers (two LlamaForCausalLM,
+a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM and a
+Phi3ForCausalLM: Llama's architecture with their own configs and
+additions), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
 the RoPE inverse frequencies, the logits of one batch (eval mode), the same
@@ -10,7 +11,7 @@ logits from the folder loaded in bf16 (from_pretrained(dtype=bfloat16): a
 model that computes in bf16, widened only for the result), and the losses of
 the first training steps (AdamW, each step on its own batch).
 
-  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,tied,mistral,qwen2,qwen3}/...
+  python llama_reference.py OUT_DIR    →  OUT_DIR/{llama3,...,phi3}/...
 
 Variants: "llama3" has Llama 3.1's rope scaling, grouped-query attention
 (4 query heads, 2 key/value heads) and an untied head; "tied" has plain RoPE,
@@ -21,7 +22,9 @@ kiln's attention exactly; kiln refuses sequences past the window);
 "qwen2" has biases on q/k/v_proj (not o_proj), grouped-query attention and
 a tied head, as Qwen2.5's small models; "qwen3" has per-head RMSNorms on
 queries and keys (q_norm, k_norm) and a head_dim (32) that is not
-hidden_size / heads (16).
+hidden_size / heads (16); "phi3" has Phi-3's fused qkv_proj (with
+grouped-query heads, so the key and value rows are narrower than the
+query's) and gate_up_proj, and a window as long as the sequence.
 """
 import json
 import os
@@ -29,7 +32,8 @@ import sys
 
 import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,
-                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          MistralForCausalLM, Phi3Config, Phi3ForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM,
                           Qwen3Config, Qwen3ForCausalLM)
 
 VOCAB, BATCH, SEQ, STEPS = 320, 2, 24, 4
@@ -73,12 +77,22 @@ VARIANTS = {
         use_sliding_window=False,
         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
     ),
+    "phi3": dict(
+        num_key_value_heads=2,
+        tie_word_embeddings=False,
+        sliding_window=SEQ,
+        resid_pdrop=0.0,
+        # Phi3Config's defaults name Phi-3's ids (32000), past this vocabulary.
+        pad_token_id=None, bos_token_id=None, eos_token_id=None,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    ),
 }
 
 CLASSES = {
     "mistral": (MistralConfig, MistralForCausalLM),
     "qwen2": (Qwen2Config, Qwen2ForCausalLM),
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
+    "phi3": (Phi3Config, Phi3ForCausalLM),
 }
 
 

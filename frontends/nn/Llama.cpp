@@ -118,14 +118,21 @@ LlamaAttention::LlamaAttention(const LlamaConfig &config, InitContext &init,
   const int64_t c = config.hidden_size;
   const bool bias = config.attention_bias;
   const bool qkvBias = bias || config.qkv_bias;
-  q_proj = register_module(
-      "q_proj", projection(c, num_heads * head_dim, qkvBias, config, init));
-  k_proj =
-      register_module("k_proj", projection(c, num_key_value_heads * head_dim,
-                                           qkvBias, config, init));
-  v_proj =
-      register_module("v_proj", projection(c, num_key_value_heads * head_dim,
-                                           qkvBias, config, init));
+  if (config.fused_projections) {
+    qkv_proj = register_module(
+        "qkv_proj",
+        projection(c, (num_heads + 2 * num_key_value_heads) * head_dim, qkvBias,
+                   config, init));
+  } else {
+    q_proj = register_module(
+        "q_proj", projection(c, num_heads * head_dim, qkvBias, config, init));
+    k_proj =
+        register_module("k_proj", projection(c, num_key_value_heads * head_dim,
+                                             qkvBias, config, init));
+    v_proj =
+        register_module("v_proj", projection(c, num_key_value_heads * head_dim,
+                                             qkvBias, config, init));
+  }
   o_proj = register_module(
       "o_proj", projection(num_heads * head_dim, c, bias, config, init));
   if (config.qk_norm) {
@@ -148,11 +155,21 @@ Tensor LlamaAttention::forward(const Tensor &x,
   auto norm = [](const std::shared_ptr<RMSNorm> &n, const Tensor &h) {
     return n ? n->forward(h) : h;
   };
-  Tensor q = RotaryEmbedding::apply(
-      norm(q_norm, heads(q_proj->forward(x), num_heads)), rope);
+  Tensor qx, kx, vx;
+  if (qkv_proj) { // Phi-3: the query, key and value rows of one product
+    Tensor qkv = qkv_proj->forward(x);
+    const int64_t qEnd = num_heads * head_dim;
+    const int64_t kEnd = qEnd + num_key_value_heads * head_dim;
+    qx = qkv.slice(-1, 0, qEnd);
+    kx = qkv.slice(-1, qEnd, kEnd);
+    vx = qkv.slice(-1, kEnd, kEnd + num_key_value_heads * head_dim);
+  } else {
+    qx = q_proj->forward(x), kx = k_proj->forward(x), vx = v_proj->forward(x);
+  }
+  Tensor q = RotaryEmbedding::apply(norm(q_norm, heads(qx, num_heads)), rope);
   Tensor k = RotaryEmbedding::apply(
-      norm(k_norm, heads(k_proj->forward(x), num_key_value_heads)), rope);
-  Tensor v = heads(v_proj->forward(x), num_key_value_heads);
+      norm(k_norm, heads(kx, num_key_value_heads)), rope);
+  Tensor v = heads(vx, num_key_value_heads);
   // One fused op, grouped-query heads as they are (no repeated k/v).
   double p = is_training() ? dropout : 0.0;
   Tensor y = scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
@@ -162,20 +179,34 @@ Tensor LlamaAttention::forward(const Tensor &x,
   return o_proj->forward(y);
 }
 
-LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init) {
+LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init)
+    : intermediate_size(config.intermediate_size) {
   const int64_t c = config.hidden_size, inner = config.intermediate_size;
   const bool bias = config.mlp_bias;
-  gate_proj =
-      register_module("gate_proj", projection(c, inner, bias, config, init));
-  up_proj = register_module("up_proj", projection(c, inner, bias, config, init));
+  if (config.fused_projections) {
+    gate_up_proj = register_module(
+        "gate_up_proj", projection(c, 2 * inner, bias, config, init));
+  } else {
+    gate_proj =
+        register_module("gate_proj", projection(c, inner, bias, config, init));
+    up_proj =
+        register_module("up_proj", projection(c, inner, bias, config, init));
+  }
   down_proj =
       register_module("down_proj", projection(inner, c, bias, config, init));
 }
 
 Tensor LlamaMLP::forward(const Tensor &x) const {
-  Tensor gate = gate_proj->forward(x);
+  Tensor gate, up;
+  if (gate_up_proj) { // Phi-3: gate rows, then up rows
+    Tensor both = gate_up_proj->forward(x);
+    gate = both.slice(-1, 0, intermediate_size);
+    up = both.slice(-1, intermediate_size, 2 * intermediate_size);
+  } else {
+    gate = gate_proj->forward(x), up = up_proj->forward(x);
+  }
   Tensor silu = gate * gate.sigmoid();
-  return down_proj->forward(silu * up_proj->forward(x));
+  return down_proj->forward(silu * up);
 }
 
 LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config,
@@ -190,12 +221,25 @@ LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config,
   post_attention_layernorm = register_module(
       "post_attention_layernorm",
       std::make_shared<RMSNorm>(config.hidden_size, init, eps));
+  if (config.resid_pdrop > 0) {
+    resid_attn_dropout = register_module(
+        "resid_attn_dropout",
+        std::make_shared<Dropout>(config.resid_pdrop, generator));
+    resid_mlp_dropout = register_module(
+        "resid_mlp_dropout",
+        std::make_shared<Dropout>(config.resid_pdrop, generator));
+  }
 }
 
 Tensor LlamaDecoderLayer::forward(const Tensor &x,
                                   const std::pair<Tensor, Tensor> &rope) const {
-  Tensor h = x + self_attn->forward(input_layernorm->forward(x), rope);
-  return h + mlp->forward(post_attention_layernorm->forward(h));
+  auto drop = [](const std::shared_ptr<Dropout> &d, const Tensor &t) {
+    return d ? d->forward(t) : t;
+  };
+  Tensor h = x + drop(resid_attn_dropout,
+                      self_attn->forward(input_layernorm->forward(x), rope));
+  return h + drop(resid_mlp_dropout,
+                  mlp->forward(post_attention_layernorm->forward(h)));
 }
 
 LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
@@ -219,8 +263,8 @@ Tensor LlamaModel::forward(const Tensor &input_ids) const {
     throw Error("Llama: expected integer input_ids [B, T], got " +
                 input_ids.str());
   // Within the window every query sees all earlier positions, as here;
-  // past it Mistral's (Qwen's) attention would drop the oldest, which kiln's
-  // does not.
+  // past it Mistral's (Qwen's, Phi-3's) attention would drop the oldest,
+  // which kiln's does not.
   if (sliding_window > 0 && input_ids.size(1) > sliding_window)
     throw Error("Llama: a sequence of " + std::to_string(input_ids.size(1)) +
                 " tokens is longer than the config's sliding_window (" +

@@ -1,16 +1,18 @@
-// The Llama family (Llama 2 and 3 and their shape: Mistral, Qwen2, Qwen3)
+// The Llama family (Llama 2 and 3 and their shape: Mistral, Qwen2, Qwen3,
+// Phi-3)
 // with Hugging Face's parameter names and layouts, so LlamaForCausalLM's
 // (MistralForCausalLM's, Qwen2ForCausalLM's, ...) safetensors load by
 // name: model.embed_tokens, model.layers.{i} of input_layernorm (RMSNorm),
 // self_attn.{q,k,v,o}_proj (Linear, weight [out, in]), post_attention_
 // layernorm and mlp.{gate,up,down}_proj (SwiGLU), then model.norm and an
 // lm_head that is its own tensor unless tie_word_embeddings. Qwen2 adds
-// biases to q/k/v_proj, Qwen3 self_attn.{q,k}_norm (RMSNorm per head). Queries
-// and keys turn by rotary position embeddings (RoPE, with Llama 3.1's frequency
-// scaling); keys and values may have fewer heads than queries (grouped-query
-// attention, which the fused attention op takes as is). The cos/sin tables
-// are computed on the host, as transformers computes them, once per
-// sequence length, and fed as device data.
+// biases to q/k/v_proj, Qwen3 self_attn.{q,k}_norm (RMSNorm per head),
+// Phi-3 fuses q/k/v_proj into qkv_proj and gate/up_proj into gate_up_proj
+// and drops out each block's outputs. Queries and keys turn by rotary position
+// embeddings (RoPE, with Llama 3.1's frequency scaling); keys and values may
+// have fewer heads than queries (grouped-query attention, which the fused
+// attention op takes as is). The cos/sin tables are computed on the host, as
+// transformers computes them, once per sequence length, and fed as device data.
 #ifndef KILN_FRONTENDS_NN_LLAMA_H
 #define KILN_FRONTENDS_NN_LLAMA_H
 
@@ -64,7 +66,8 @@ public:
   /// [B, T, C] → [B, T, C].
   Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
 
-  std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
+  /// q/k/v_proj, or Phi-3's qkv_proj in their place (the others absent).
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, qkv_proj, o_proj;
   /// Qwen3's RMSNorm over each query and key head (absent otherwise).
   std::shared_ptr<RMSNorm> q_norm, k_norm;
   int64_t num_heads, num_key_value_heads, head_dim;
@@ -72,17 +75,20 @@ public:
   Generator *generator;
 };
 
-/// SwiGLU: down_proj(silu(gate_proj(x)) * up_proj(x)).
+/// SwiGLU: down_proj(silu(gate_proj(x)) * up_proj(x)), gate and up from
+/// Phi-3's one gate_up_proj where the config fuses them.
 class LlamaMLP : public Module {
 public:
   LlamaMLP(const LlamaConfig &config, InitContext &init);
   /// [B, T, C] → [B, T, C].
   Tensor forward(const Tensor &x) const;
 
-  std::shared_ptr<Linear> gate_proj, up_proj, down_proj;
+  std::shared_ptr<Linear> gate_proj, up_proj, gate_up_proj, down_proj;
+  int64_t intermediate_size;
 };
 
-/// A pre-norm block: x + attn(norm(x)), then + mlp(norm(h)).
+/// A pre-norm block: x + attn(norm(x)), then + mlp(norm(h)); with Phi-3's
+/// resid_pdrop, each of the two added outputs dropped out first.
 class LlamaDecoderLayer : public Module {
 public:
   LlamaDecoderLayer(const LlamaConfig &config, InitContext &init,
@@ -92,6 +98,8 @@ public:
   std::shared_ptr<RMSNorm> input_layernorm, post_attention_layernorm;
   std::shared_ptr<LlamaAttention> self_attn;
   std::shared_ptr<LlamaMLP> mlp;
+  /// Phi-3's (absent elsewhere).
+  std::shared_ptr<Dropout> resid_attn_dropout, resid_mlp_dropout;
 };
 
 /// Embeddings, the decoder layers and the final norm (HF's LlamaModel).

@@ -81,7 +81,9 @@ void writeText(const std::string &path, const std::string &text) {
 std::vector<std::string> default_lora_targets(const std::string &model_type) {
   if (model_type == "gpt2")
     return {"c_attn"};
-  if (isLlamaFamily(model_type)) // PEFT's targets for each of them
+  // PEFT's targets for each; it has none for Phi-3 (whose q, k and v are
+  // one qkv_proj), so there the user names them.
+  if (isLlamaFamily(model_type) && model_type != "phi3")
     return {"q_proj", "v_proj"};
   return {};
 }

@@ -92,6 +92,10 @@ std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
     return "";
   FieldReader fields(*rope);
   fields.readNumber("rope_theta", c.rope_theta, 1e12);
+  if (std::optional<double> partial = rope->getNumber("partial_rotary_factor");
+      partial && *partial != 1)
+    return "partial_rotary_factor other than 1 is not supported (kiln's "
+           "RoPE turns the whole head)";
   std::optional<llvm::StringRef> type = rope->getString("rope_type");
   if (!type)
     type = rope->getString("type"); // the pre-4.40 spelling
@@ -216,6 +220,23 @@ std::string readQwen(const llvm::json::Object &obj, FieldReader &fields,
   return "";
 }
 
+// Phi-3's differences from Llama: fused projections without biases, and
+// dropout on each block's outputs. Its window (every layer's) is kept as
+// Mistral's is.
+std::string readPhi3(FieldReader &fields, LlamaConfig &c) {
+  c.model_type = "phi3";
+  c.fused_projections = true;
+  if (c.attention_bias || c.mlp_bias)
+    return "attention_bias and mlp_bias are not Phi-3 settings (its "
+           "projections have no biases)";
+  fields.readNumber("resid_pdrop", c.resid_pdrop, 1);
+  fields.readNumber("embd_pdrop", c.embd_pdrop, 1);
+  c.original_max_position_embeddings = c.max_position_embeddings;
+  fields.readSize("original_max_position_embeddings",
+                  c.original_max_position_embeddings);
+  return "";
+}
+
 std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   FieldReader fields(obj);
   fields.readSize("vocab_size", c.vocab_size);
@@ -248,11 +269,23 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
              type == llvm::StringRef("qwen3")) {
     if (std::string qwen = readQwen(obj, fields, c); !qwen.empty())
       return qwen;
+  } else if (type == llvm::StringRef("phi3")) {
+    if (std::string phi = readPhi3(fields, c); !phi.empty())
+      return phi;
+    if (hasWindow)
+      fields.readSize("sliding_window", c.sliding_window);
   }
   if (!fields.problem().empty())
     return fields.problem();
   if (std::string rope = readRope(obj, c); !rope.empty())
     return rope;
+  if (const llvm::json::Value *pad = obj.get("pad_token_id");
+      pad && pad->kind() != llvm::json::Value::Null) {
+    std::optional<int64_t> id = pad->getAsInteger();
+    if (!id || *id < 0)
+      return "pad_token_id must be an id or null";
+    c.pad_token_id = *id;
+  }
   if (const llvm::json::Array *eos = obj.getArray("eos_token_id"))
     for (const llvm::json::Value &id : *eos) {
       std::optional<int64_t> value = id.getAsInteger();
@@ -264,6 +297,10 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
       act && *act != "silu")
     return "hidden_act '" + act->str() + "' is not supported (only silu)";
+  if (std::optional<double> partial = obj.getNumber("partial_rotary_factor");
+      partial && *partial != 1)
+    return "partial_rotary_factor other than 1 is not supported (kiln's "
+           "RoPE turns the whole head)";
   if (std::optional<int64_t> tp = obj.getInteger("pretraining_tp");
       tp && *tp != 1)
     return "pretraining_tp other than 1 is not supported";
@@ -296,11 +333,11 @@ absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
 
 bool isLlamaFamily(std::string_view modelType) {
   return modelType == "llama" || modelType == "mistral" ||
-         modelType == "qwen2" || modelType == "qwen3";
+         modelType == "qwen2" || modelType == "qwen3" || modelType == "phi3";
 }
 
 std::string_view implementedModelTypes() {
-  return "gpt2, llama, mistral, qwen2, qwen3";
+  return "gpt2, llama, mistral, phi3, qwen2, qwen3";
 }
 
 absl::StatusOr<std::string> readModelType(std::string_view text,

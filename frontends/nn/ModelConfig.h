@@ -79,10 +79,11 @@ struct LlamaConfig {
   /// config.json's model_type, kept when it is saved: "llama"; "mistral"
   /// (Llama's architecture with attention over a sliding window of keys);
   /// "qwen2" (biases on the query, key and value projections); "qwen3"
-  /// (an RMSNorm over each query and key head before RoPE).
+  /// (an RMSNorm over each query and key head before RoPE); "phi3" (fused
+  /// projections, dropout on each block's outputs).
   std::string model_type = "llama";
-  /// Mistral's sliding_window, or Qwen's when use_sliding_window: a query
-  /// sees the last this many positions, itself included; 0 (null in the
+  /// Mistral's or Phi-3's sliding_window, or Qwen's when use_sliding_window: a
+  /// query sees the last this many positions, itself included; 0 (null in the
   /// file, or Qwen's use_sliding_window false): every earlier position.
   /// kiln's attention has no window, so a sequence longer than it is
   /// refused.
@@ -113,6 +114,16 @@ struct LlamaConfig {
   /// q_norm and k_norm: RMSNorm over head_dim on each query and key head
   /// before RoPE (Qwen3).
   bool qk_norm = false;
+  /// Phi-3's fused projections: self_attn.qkv_proj [(H + 2·Hkv)·D, C] (the
+  /// query, key and value rows one after another) for q/k/v_proj, and
+  /// mlp.gate_up_proj [2·I, C] (gate rows, then up rows) for gate/up_proj.
+  bool fused_projections = false;
+  /// Phi-3's dropout on the attention's and the MLP's outputs before each
+  /// residual add; its embd_pdrop (which transformers' Phi-3 never applies)
+  /// and original_max_position_embeddings are kept to be written back.
+  double resid_pdrop = 0;
+  double embd_pdrop = 0;
+  int64_t original_max_position_embeddings = 0;
   bool mlp_bias = false;
   bool tie_word_embeddings = false;
   double initializer_range = 0.02;
@@ -120,6 +131,9 @@ struct LlamaConfig {
   /// tokens: <|end_of_text|>, <|eom_id|>, <|eot_id|>), written back as a
   /// list when the model is saved; empty for a single id.
   std::vector<int64_t> eos_token_ids;
+  /// config.json's pad_token_id, written back as read (null when absent:
+  /// Phi3Config's default, 32000, would not fit a smaller vocabulary).
+  std::optional<int64_t> pad_token_id;
   /// The parameters' dtype (f64 for gradient checks).
   DType dtype = DType::f32;
   /// Seeds the host generator of the initial weights.
@@ -148,7 +162,7 @@ std::optional<DType> parse_torch_dtype(std::string_view word);
 std::string_view torch_dtype_name(DType dtype);
 
 /// The model_type values whose architecture is kiln's Llama (llama, mistral,
-/// qwen2, qwen3).
+/// qwen2, qwen3, phi3).
 bool isLlamaFamily(std::string_view modelType);
 /// Every model_type kiln implements, for messages: "gpt2, llama, ...".
 std::string_view implementedModelTypes();

@@ -150,6 +150,60 @@ TEST(LlamaConfig, ReadsQwenConfigs) {
   EXPECT_EQ(shapes.count("q_norm.weight"), 0u);
 }
 
+// Phi-3-mini-4k's config as the Hub has it: fused projections, a window
+// (every layer's), resid_pdrop; Phi-3.5's longrope and Phi-4-mini's partial
+// rotary embedding are refused. In eval mode resid_pdrop changes nothing;
+// in training it drops out.
+TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
+  LlamaConfig c = parseOk(R"({"architectures": ["Phi3ForCausalLM"],
+    "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1,
+    "embd_pdrop": 0.0, "eos_token_id": 32000, "hidden_act": "silu",
+    "hidden_size": 3072, "initializer_range": 0.02,
+    "intermediate_size": 8192, "max_position_embeddings": 4096,
+    "model_type": "phi3", "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 32, "original_max_position_embeddings": 4096,
+    "pad_token_id": 32000, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05,
+    "rope_scaling": null, "rope_theta": 10000.0, "sliding_window": 2047,
+    "tie_word_embeddings": false, "vocab_size": 32064})");
+  EXPECT_EQ(c.model_type, "phi3");
+  EXPECT_TRUE(c.fused_projections);
+  EXPECT_EQ(c.sliding_window, 2047);
+  EXPECT_EQ(c.original_max_position_embeddings, 4096);
+  // Kept to be written back: transformers' Phi3Config would otherwise fill
+  // in 32000, past a smaller vocabulary.
+  EXPECT_EQ(c.pad_token_id, std::optional<int64_t>(32000));
+  expectRefused(R"({"model_type": "phi3", "pad_token_id": -1})",
+                "pad_token_id must be an id or null");
+  expectRefused(R"({"model_type": "phi3", "rope_scaling": {"type":
+    "longrope", "short_factor": [1.0], "long_factor": [1.0]}})",
+                "rope type 'longrope' is not supported");
+  expectRefused(R"({"model_type": "phi3", "partial_rotary_factor": 0.75})",
+                "partial_rotary_factor other than 1 is not supported");
+  expectRefused(R"({"model_type": "phi3", "mlp_bias": true})",
+                "not Phi-3 settings");
+
+  set_options(options_from_env());
+  LlamaConfig tiny = parseOk(R"({"model_type": "phi3", "vocab_size": 16,
+    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
+    "num_attention_heads": 2, "num_key_value_heads": 1,
+    "resid_pdrop": 0.5})");
+  LlamaForCausalLM model(tiny);
+  std::map<std::string, Shape> shapes;
+  for (const auto &[name, param] : model.named_parameters())
+    shapes[name] = param.shape();
+  EXPECT_EQ(shapes.size(), 3 + 6u); // embed, norm, head + 6 a layer
+  EXPECT_EQ(shapes["model.layers.0.self_attn.qkv_proj.weight"],
+            (Shape{(2 + 2 * 1) * 4, 8}));
+  EXPECT_EQ(shapes["model.layers.0.mlp.gate_up_proj.weight"], (Shape{24, 8}));
+  Tensor ids = Tensor::from_vector({1, 2, 3, 4}, {1, 4}, DType::i64);
+  NoGradGuard noGrad;
+  model.eval();
+  std::vector<double> first = model.forward(ids).to_vector();
+  EXPECT_EQ(model.forward(ids).to_vector(), first);
+  model.train();
+  EXPECT_NE(model.forward(ids).to_vector(), first);
+}
+
 // Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding
 // window, which kiln keeps (to save it back) and enforces as a limit on the
 // sequence; v0.2's null window is none.
@@ -531,7 +585,7 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
                          ::testing::Values("llama3", "tied", "mistral", "qwen2",
-                                           "qwen3"));
+                                           "qwen3", "phi3"));
 
 } // namespace
 } // namespace kiln::nn
