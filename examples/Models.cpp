@@ -44,12 +44,30 @@ nn::LlamaConfig llamaConfigFromFlags(const TrainArgs &a) {
   return c;
 }
 
+// LongRoPE's two lists: "short_factor": [...], "long_factor": [...].
+std::string longRopeFactors(const nn::RopeScaling &s) {
+  auto list = [](const std::vector<double> &factors) {
+    std::string text = "[";
+    for (size_t i = 0; i < factors.size(); ++i)
+      text += (i ? ", " : "") + pythonFloat(factors[i]);
+    return text + "]";
+  };
+  return "\"short_factor\": " + list(s.short_factor) +
+         ", \"long_factor\": " + list(s.long_factor);
+}
+
 std::string ropeJson(const nn::LlamaConfig &c) {
   const nn::RopeScaling &s = c.rope_scaling;
   std::string theta = "\"rope_theta\": " + pythonFloat(c.rope_theta);
   if (s.kind == nn::RopeScaling::Kind::none)
     return "{" + theta + ", \"rope_type\": \"default\"}";
   std::string json = "{" + theta + ", \"factor\": " + pythonFloat(s.factor);
+  if (s.kind == nn::RopeScaling::Kind::longrope)
+    return json + ", \"attention_factor\": " + pythonFloat(s.attention_factor) +
+           ", " + longRopeFactors(s) +
+           ", \"original_max_position_embeddings\": " +
+           std::to_string(s.original_max_position_embeddings) +
+           ", \"rope_type\": \"longrope\"}";
   if (s.kind == nn::RopeScaling::Kind::linear)
     return json + ", \"rope_type\": \"linear\"}";
   return json + ", \"low_freq_factor\": " + pythonFloat(s.low_freq_factor) +
@@ -128,8 +146,12 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
   // RoPE in both of transformers' spellings: rope_parameters (5.x) and
   // rope_theta + rope_scaling (4.x, which ignores the former).
   std::string rope = ropeJson(c);
+  // transformers 4's Phi-3 takes exactly these three keys for longrope.
   std::string scaling =
-      c.rope_scaling.kind == nn::RopeScaling::Kind::none ? "null" : rope;
+      c.rope_scaling.kind == nn::RopeScaling::Kind::none ? "null"
+      : c.rope_scaling.kind == nn::RopeScaling::Kind::longrope
+          ? "{\"type\": \"longrope\", " + longRopeFactors(c.rope_scaling) + "}"
+          : rope;
   // A list of stop tokens from the config it was read from stays a list.
   std::string eosJson = idOrNull(eos);
   if (!c.eos_token_ids.empty()) {

@@ -1,7 +1,7 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds six small random models with transformers (two LlamaForCausalLM,
-a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM and a
+Builds seven small random models with transformers (two LlamaForCausalLM,
+a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM and two
 Phi3ForCausalLM: Llama's architecture with their own configs and
 additions), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
@@ -24,7 +24,10 @@ a tied head, as Qwen2.5's small models; "qwen3" has per-head RMSNorms on
 queries and keys (q_norm, k_norm) and a head_dim (32) that is not
 hidden_size / heads (16); "phi3" has Phi-3's fused qkv_proj (with
 grouped-query heads, so the key and value rows are narrower than the
-query's) and gate_up_proj, and a window as long as the sequence.
+query's) and gate_up_proj, and a window as long as the sequence;
+"phi3-longrope" adds Phi-3.5's LongRoPE with a pretraining length (16)
+shorter than the sequence, so the long factors turn it and cos and sin
+are scaled by sqrt(1 + ln(256 / 16) / ln 16).
 """
 import json
 import os
@@ -86,6 +89,18 @@ VARIANTS = {
         pad_token_id=None, bos_token_id=None, eos_token_id=None,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
+    "phi3-longrope": dict(
+        num_key_value_heads=4,
+        tie_word_embeddings=False,
+        sliding_window=SEQ,
+        original_max_position_embeddings=16,
+        pad_token_id=None, bos_token_id=None, eos_token_id=None,
+        rope_parameters={
+            "rope_type": "longrope", "rope_theta": 10000.0,
+            "short_factor": [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.1, 3.8],
+            "long_factor": [1.0, 1.5, 2.5, 4.0, 6.0, 9.0, 13.0, 18.0],
+        },
+    ),
 }
 
 CLASSES = {
@@ -93,6 +108,7 @@ CLASSES = {
     "qwen2": (Qwen2Config, Qwen2ForCausalLM),
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
     "phi3": (Phi3Config, Phi3ForCausalLM),
+    "phi3-longrope": (Phi3Config, Phi3ForCausalLM),
 }
 
 

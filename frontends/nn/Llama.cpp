@@ -39,7 +39,8 @@ LlamaConfig load_llama_config(const std::string &path) {
   return *config;
 }
 
-std::vector<float> rope_inverse_frequencies(const LlamaConfig &config) {
+std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
+                                            int64_t seqLen) {
   // f32 throughout, in transformers' order of operations, so the angles
   // (and hence cos/sin) are the ones a transformers model uses.
   const int64_t dim = config.head_dim;
@@ -49,7 +50,15 @@ std::vector<float> rope_inverse_frequencies(const LlamaConfig &config) {
     invFreq[i] = 1.0f / std::pow(float(config.rope_theta), exponent);
   }
   const RopeScaling &s = config.rope_scaling;
-  if (s.kind == RopeScaling::Kind::linear) {
+  if (s.kind == RopeScaling::Kind::longrope) {
+    const bool longer = seqLen > s.original_max_position_embeddings;
+    const std::vector<double> &ext = longer ? s.long_factor : s.short_factor;
+    for (size_t i = 0; i < invFreq.size(); ++i) {
+      float exponent = float(2 * i) / float(dim);
+      invFreq[i] =
+          1.0f / (float(ext[i]) * std::pow(float(config.rope_theta), exponent));
+    }
+  } else if (s.kind == RopeScaling::Kind::linear) {
     for (float &f : invFreq)
       f /= float(s.factor);
   } else if (s.kind == RopeScaling::Kind::llama3) {
@@ -75,23 +84,27 @@ std::vector<float> rope_inverse_frequencies(const LlamaConfig &config) {
 }
 
 RotaryEmbedding::RotaryEmbedding(const LlamaConfig &config)
-    : invFreq_(rope_inverse_frequencies(config)),
-      dtype_(compute_type(config.dtype)) {}
+    : config_(config), dtype_(compute_type(config.dtype)) {}
 
 const std::pair<Tensor, Tensor> &RotaryEmbedding::tables(int64_t t) const {
   auto it = tables_.find(t);
   if (it != tables_.end())
     return it->second;
-  const int64_t half = int64_t(invFreq_.size()), dim = 2 * half;
+  const std::vector<float> invFreq = rope_inverse_frequencies(config_, t);
+  // LongRoPE's scaling of cos and sin (1 for every other kind), in f32.
+  const float scale = config_.rope_scaling.kind == RopeScaling::Kind::longrope
+                          ? float(config_.rope_scaling.attention_factor)
+                          : 1.0f;
+  const int64_t half = int64_t(invFreq.size()), dim = 2 * half;
   HostTensor cos(dtype_, {t, dim}), sin(dtype_, {t, dim});
   for (int64_t pos = 0; pos < t; ++pos)
     for (int64_t i = 0; i < half; ++i) {
       // The angle in f32 (transformers' inv_freq @ positions), both halves
       // the same (its cat((freqs, freqs), -1)).
-      double angle = double(invFreq_[i] * float(pos));
+      double angle = double(invFreq[i] * float(pos));
       for (int64_t j : {i, i + half}) {
-        cos.setDouble(pos * dim + j, double(float(std::cos(angle))));
-        sin.setDouble(pos * dim + j, double(float(std::sin(angle))));
+        cos.setDouble(pos * dim + j, double(float(std::cos(angle)) * scale));
+        sin.setDouble(pos * dim + j, double(float(std::sin(angle)) * scale));
       }
     }
   return tables_

@@ -32,12 +32,16 @@ namespace kiln::nn {
 /// (see parseLlamaConfigJson).
 LlamaConfig load_llama_config(const std::string &path);
 
-/// The inverse frequencies of RoPE (head_dim / 2 of them), in f32 as
-/// transformers computes them: 1 / theta^(2i / head_dim), then the config's
-/// scaling (linear: divided by factor; llama3: wavelengths beyond
-/// original_max / low_freq_factor divided by factor, those below
-/// original_max / high_freq_factor kept, a linear blend between).
-std::vector<float> rope_inverse_frequencies(const LlamaConfig &config);
+/// The inverse frequencies of RoPE (head_dim / 2 of them) for a sequence of
+/// `seqLen` tokens, in f32 as transformers computes them: 1 / theta^(2i /
+/// head_dim), then the config's scaling (linear: divided by factor; llama3:
+/// wavelengths beyond original_max / low_freq_factor divided by factor,
+/// those below original_max / high_freq_factor kept, a linear blend
+/// between; longrope: divided by the short factors, or by the long ones
+/// when seqLen is past original_max). seqLen 0: the frequencies
+/// transformers starts from (longrope's short ones).
+std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
+                                            int64_t seqLen = 0);
 
 /// Rotary position embeddings: x [..., T, D] turned by the angles of
 /// positions 0..T-1 (cos and sin [T, D], rotate-half layout).
@@ -52,7 +56,7 @@ public:
   static Tensor apply(const Tensor &x, const std::pair<Tensor, Tensor> &table);
 
 private:
-  std::vector<float> invFreq_;
+  LlamaConfig config_;
   DType dtype_;
   mutable std::map<int64_t, std::pair<Tensor, Tensor>> tables_;
 };

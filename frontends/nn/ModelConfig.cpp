@@ -6,6 +6,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -82,6 +83,53 @@ absl::StatusOr<llvm::json::Value> parseObject(std::string_view text,
   return std::move(*json);
 }
 
+/// LongRoPE's keys of `rope` (factor lists, the original length from the
+/// dict or the config's top level, factor and attention_factor or their
+/// defaults, as transformers' _compute_longrope_parameters) → `c`; an error
+/// message, or "".
+std::string readLongRope(const llvm::json::Object &obj,
+                         const llvm::json::Object &rope, LlamaConfig &c) {
+  RopeScaling &s = c.rope_scaling;
+  s.kind = RopeScaling::Kind::longrope;
+  for (auto [key, factors] : {std::pair{"short_factor", &s.short_factor},
+                              std::pair{"long_factor", &s.long_factor}}) {
+    const llvm::json::Array *list = rope.getArray(key);
+    if (!list)
+      return absl::StrCat("rope type 'longrope' needs '", key, "'");
+    for (const llvm::json::Value &v : *list) {
+      std::optional<double> f = v.getAsNumber();
+      if (!f || !(*f > 0) || !std::isfinite(*f))
+        return absl::StrCat("longrope '", key, "' must hold positive numbers");
+      factors->push_back(*f);
+    }
+    if (int64_t(factors->size()) != c.head_dim / 2)
+      return absl::StrCat("longrope '", key, "' has ", factors->size(),
+                          " factors; head_dim ", c.head_dim, " needs ",
+                          c.head_dim / 2);
+  }
+  s.original_max_position_embeddings = c.max_position_embeddings;
+  for (const llvm::json::Object *where : {&obj, &rope})
+    if (std::optional<int64_t> n =
+            where->getInteger("original_max_position_embeddings")) {
+      if (*n <= 0)
+        return "original_max_position_embeddings must be positive";
+      s.original_max_position_embeddings = *n;
+    }
+  const double original = double(s.original_max_position_embeddings);
+  s.factor = rope.getNumber("factor").value_or(
+      double(c.max_position_embeddings) / original);
+  if (!(s.factor > 0) || !std::isfinite(s.factor))
+    return "rope 'factor' must be positive";
+  std::optional<double> attention = rope.getNumber("attention_factor");
+  s.attention_factor =
+      attention       ? *attention
+      : s.factor <= 1 ? 1.0
+                      : std::sqrt(1 + std::log(s.factor) / std::log(original));
+  if (!(s.attention_factor > 0) || !std::isfinite(s.attention_factor))
+    return "rope 'attention_factor' must be positive";
+  return "";
+}
+
 /// rope_parameters (or the older rope_scaling) → `c`'s RoPE settings; an
 /// error message, or "" when they are fine.
 std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
@@ -125,9 +173,15 @@ std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
     if (fields.problem().empty() && s.kind == RopeScaling::Kind::llama3 &&
         !(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0))
       return "llama3 rope needs 0 < low_freq_factor < high_freq_factor";
+  } else if (*type == "longrope" ||
+             // Phi-3's configs before the name (as Phi3Config reads them).
+             (c.model_type == "phi3" && (*type == "su" || *type == "yarn"))) {
+    if (std::string problem = readLongRope(obj, *rope, c); !problem.empty())
+      return problem;
   } else {
-    return absl::StrCat("rope type '", type->str(),
-                        "' is not supported (default, linear and llama3 are)");
+    return absl::StrCat(
+        "rope type '", type->str(),
+        "' is not supported (default, linear, llama3 and longrope are)");
   }
   return fields.problem().empty() ? "" : "rope: " + fields.problem();
 }

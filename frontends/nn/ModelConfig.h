@@ -65,12 +65,19 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
 /// divided by factor) or "llama3" (Llama 3.1's: low frequencies divided by
 /// factor, high ones kept, a smooth blend between).
 struct RopeScaling {
-  enum class Kind { none, linear, llama3 };
+  enum class Kind { none, linear, llama3, longrope };
   Kind kind = Kind::none;
   double factor = 1;
   double low_freq_factor = 1;
   double high_freq_factor = 4;
   int64_t original_max_position_embeddings = 8192;
+  /// LongRoPE (Phi-3.5, Phi-3's 128k models): each frequency divided by its
+  /// short factor for a sequence of at most original_max_position_embeddings
+  /// tokens, by its long factor past it (head_dim / 2 of each), and cos
+  /// and sin multiplied by attention_factor (given, else sqrt(1 + ln factor
+  /// / ln original), factor being max_position_embeddings / original).
+  std::vector<double> short_factor, long_factor;
+  double attention_factor = 1;
 };
 
 /// The hyper-parameters of Hugging Face's LlamaConfig that shape the model

@@ -151,8 +151,8 @@ TEST(LlamaConfig, ReadsQwenConfigs) {
 }
 
 // Phi-3-mini-4k's config as the Hub has it: fused projections, a window
-// (every layer's), resid_pdrop; Phi-3.5's longrope and Phi-4-mini's partial
-// rotary embedding are refused. In eval mode resid_pdrop changes nothing;
+// (every layer's), resid_pdrop; Phi-3.5's LongRoPE read, Phi-4-mini's
+// partial rotary embedding refused. In eval mode resid_pdrop changes nothing;
 // in training it drops out.
 TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   LlamaConfig c = parseOk(R"({"architectures": ["Phi3ForCausalLM"],
@@ -174,9 +174,32 @@ TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   EXPECT_EQ(c.pad_token_id, std::optional<int64_t>(32000));
   expectRefused(R"({"model_type": "phi3", "pad_token_id": -1})",
                 "pad_token_id must be an id or null");
-  expectRefused(R"({"model_type": "phi3", "rope_scaling": {"type":
-    "longrope", "short_factor": [1.0], "long_factor": [1.0]}})",
-                "rope type 'longrope' is not supported");
+  // Phi-3.5's LongRoPE: short factors up to the pretraining length, long
+  // ones past it, cos and sin scaled by sqrt(1 + ln(256 / 16) / ln 16).
+  LlamaConfig lr = parseOk(R"({"model_type": "phi3", "hidden_size": 8,
+    "num_attention_heads": 2, "max_position_embeddings": 256,
+    "original_max_position_embeddings": 16, "rope_scaling": {"type":
+    "longrope", "short_factor": [1.0, 2.0], "long_factor": [4.0, 8.0]}})");
+  EXPECT_EQ(lr.rope_scaling.kind, RopeScaling::Kind::longrope);
+  EXPECT_DOUBLE_EQ(lr.rope_scaling.attention_factor, std::sqrt(2.0));
+  EXPECT_EQ(rope_inverse_frequencies(lr, 16),
+            (std::vector<float>{1.0f, 1.0f / (2.0f * 100.0f)}));
+  EXPECT_EQ(rope_inverse_frequencies(lr, 17),
+            (std::vector<float>{1.0f / 4.0f, 1.0f / (8.0f * 100.0f)}));
+  expectRefused(R"({"model_type": "phi3", "hidden_size": 8,
+    "num_attention_heads": 2, "rope_scaling": {"type": "longrope",
+    "short_factor": [1.0, 2.0, 3.0], "long_factor": [4.0, 8.0]}})",
+                "longrope 'short_factor' has 3 factors; head_dim 4 needs 2");
+  // Phi-3's early configs call it "su" (as Phi3Config reads them); a
+  // Llama's config may not.
+  EXPECT_EQ(parseOk(R"({"model_type": "phi3", "hidden_size": 8,
+    "num_attention_heads": 2, "rope_scaling": {"type": "su",
+    "short_factor": [1.0, 1.0], "long_factor": [1.0, 1.0]}})")
+                .rope_scaling.kind,
+            RopeScaling::Kind::longrope);
+  expectRefused(R"({"model_type": "llama", "rope_scaling": {"type":
+    "su", "short_factor": [1.0], "long_factor": [1.0]}})",
+                "rope type 'su' is not supported");
   expectRefused(R"({"model_type": "phi3", "partial_rotary_factor": 0.75})",
                 "partial_rotary_factor other than 1 is not supported");
   expectRefused(R"({"model_type": "phi3", "mlp_bias": true})",
@@ -466,7 +489,10 @@ TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
   load_hf_llama_folder(model, dir);
 
   std::vector<double> invFreq = numbers(*ref.getArray("inv_freq"));
-  std::vector<float> ours = rope_inverse_frequencies(config);
+  // At the batches' length (LongRoPE's factors depend on it).
+  const int64_t seqLen = int64_t(
+      (*ref.getArray("ids"))[0].getAsArray()->front().getAsArray()->size());
+  std::vector<float> ours = rope_inverse_frequencies(config, seqLen);
   ASSERT_EQ(ours.size(), invFreq.size());
   for (size_t i = 0; i < ours.size(); ++i)
     EXPECT_NEAR(ours[i], invFreq[i], 1e-7 * invFreq[i]) << i;
@@ -585,7 +611,7 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
                          ::testing::Values("llama3", "tied", "mistral", "qwen2",
-                                           "qwen3", "phi3"));
+                                           "qwen3", "phi3", "phi3-longrope"));
 
 } // namespace
 } // namespace kiln::nn
