@@ -22,6 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        llama->head_dim <= 0 || llama->head_dim % 2 != 0 ||
        llama->vocab_size <= 0 || llama->attention_dropout >= 1 ||
        llama->sliding_window < 0 ||
+       (llama->rope_scaling.kind == RopeScaling::Kind::longrope &&
+        (int64_t(llama->rope_scaling.short_factor.size()) !=
+             llama->head_dim / 2 ||
+         int64_t(llama->rope_scaling.long_factor.size()) !=
+             llama->head_dim / 2 ||
+         !(llama->rope_scaling.attention_factor > 0))) ||
        (llama->rope_scaling.kind != RopeScaling::Kind::none &&
         !(llama->rope_scaling.factor > 0))))
     std::abort(); // accepted a config LlamaForCausalLM refuses
