@@ -192,8 +192,7 @@ Tensor LlamaAttention::forward(const Tensor &x,
   return o_proj->forward(y);
 }
 
-LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init)
-    : intermediate_size(config.intermediate_size) {
+LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init) {
   const int64_t c = config.hidden_size, inner = config.intermediate_size;
   const bool bias = config.mlp_bias;
   if (config.fused_projections) {
@@ -213,8 +212,9 @@ Tensor LlamaMLP::forward(const Tensor &x) const {
   Tensor gate, up;
   if (gate_up_proj) { // Phi-3: gate rows, then up rows
     Tensor both = gate_up_proj->forward(x);
-    gate = both.slice(-1, 0, intermediate_size);
-    up = both.slice(-1, intermediate_size, 2 * intermediate_size);
+    const int64_t inner = down_proj->in_features();
+    gate = both.slice(-1, 0, inner);
+    up = both.slice(-1, inner, 2 * inner);
   } else {
     gate = gate_proj->forward(x), up = up_proj->forward(x);
   }

@@ -88,7 +88,6 @@ public:
   Tensor forward(const Tensor &x) const;
 
   std::shared_ptr<Linear> gate_proj, up_proj, gate_up_proj, down_proj;
-  int64_t intermediate_size;
 };
 
 /// A pre-norm block: x + attn(norm(x)), then + mlp(norm(h)); with Phi-3's
