@@ -118,7 +118,8 @@ std::string architecture(const std::string &modelType) {
 }
 
 // The keys a family adds to Llama's config.json: Mistral's window; Qwen's
-// window switch, window and layer count; Phi-3's window and dropouts.
+// window switch, window, layer count and layer_types (when read); Phi-3's
+// window and dropouts.
 std::string familyJson(const nn::LlamaConfig &c) {
   auto size = [](std::optional<int64_t> v) {
     return v && *v > 0 ? std::to_string(*v) : std::string("null");
@@ -133,10 +134,19 @@ std::string familyJson(const nn::LlamaConfig &c) {
            std::to_string(c.original_max_position_embeddings);
   if (c.model_type != "qwen2" && c.model_type != "qwen3")
     return "";
-  return std::string(",\n  \"use_sliding_window\": ") +
-         (c.sliding_window > 0 ? "true" : "false") +
-         ",\n  \"sliding_window\": " + size(c.qwen_sliding_window) +
-         ",\n  \"max_window_layers\": " + std::to_string(c.max_window_layers);
+  std::string json =
+      std::string(",\n  \"use_sliding_window\": ") +
+      (c.sliding_window > 0 ? "true" : "false") +
+      ",\n  \"sliding_window\": " + size(c.qwen_sliding_window) +
+      ",\n  \"max_window_layers\": " + std::to_string(c.max_window_layers);
+  if (c.qwen_sliding_layers.empty())
+    return json;
+  json += ",\n  \"layer_types\": [";
+  for (size_t i = 0; i < c.qwen_sliding_layers.size(); ++i)
+    json += std::string(i ? ", " : "") + (c.qwen_sliding_layers[i]
+                                              ? "\"sliding_attention\""
+                                              : "\"full_attention\"");
+  return json + "]";
 }
 
 std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,

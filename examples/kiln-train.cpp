@@ -275,16 +275,6 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
         nn::parseLlamaConfigJson(*text, file.string());
     if (!config.ok())
       throw Failure{std::string(config.status().message()), 1};
-    // Mistral's (Qwen's) window is Llama's attention only while a block
-    // fits in it.
-    if (config->sliding_window > 0 && a.blockSize > config->sliding_window)
-      throw Failure{"--block_size (" + std::to_string(a.blockSize) +
-                        ") exceeds the model's sliding_window (" +
-                        std::to_string(config->sliding_window) + ", " +
-                        file.string() +
-                        "): kiln's attention has no window, so a block must "
-                        "fit in it",
-                    2};
     // --dropout given replaces the file's; the config is then final.
     if (a.given.count("dropout"))
       config->attention_dropout = a.dropout;

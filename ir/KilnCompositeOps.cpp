@@ -21,7 +21,8 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 /// rng state present exactly when dropout is.
 LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                                       Value value, Value rngState, double scale,
-                                      bool causal, double dropout) {
+                                      bool causal, double dropout,
+                                      int64_t window) {
   RankedTensorType q = typeOf(query), k = typeOf(key), v = typeOf(value);
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
     return op->emitOpError() << "expected query, key and value of rank 4 "
@@ -50,6 +51,11 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
     return op->emitOpError()
            << "causal attention needs as many queries as keys, got " << qs[2]
            << " and " << ks[2];
+  if (window < 0 || (window > 0 && !causal))
+    return op->emitOpError()
+           << "expected a window of 0 (none) or, with causal, at least 1 "
+              "key, got "
+           << window << (causal ? "" : " without causal");
   if (!std::isfinite(scale))
     return op->emitOpError() << "expected a finite scale, got " << scale;
   if (!(dropout >= 0 && dropout < 1))
@@ -137,10 +143,10 @@ RankedTensorType FusedAttentionOp::rowStatsType(Value query) {
 }
 
 LogicalResult FusedAttentionOp::verify() {
-  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getRngState(),
-                                     getScale().convertToDouble(), getCausal(),
-                                     getDropout().convertToDouble())))
+  if (failed(verifyAttentionOperands(
+          *this, getQuery(), getKey(), getValue(), getRngState(),
+          getScale().convertToDouble(), getCausal(),
+          getDropout().convertToDouble(), getWindow())))
     return failure();
   if (failed(expectType(*this, "result", getResult().getType(),
                         getQuery().getType())))
@@ -154,10 +160,10 @@ int64_t FusedAttentionOp::randomValuesDrawn() {
 }
 
 LogicalResult FusedAttentionGradOp::verify() {
-  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getRngState(),
-                                     getScale().convertToDouble(), getCausal(),
-                                     getDropout().convertToDouble())))
+  if (failed(verifyAttentionOperands(
+          *this, getQuery(), getKey(), getValue(), getRngState(),
+          getScale().convertToDouble(), getCausal(),
+          getDropout().convertToDouble(), getWindow())))
     return failure();
   Operation *op = *this;
   if (failed(expectType(op, "result", getResult().getType(),

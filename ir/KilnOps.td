@@ -360,11 +360,13 @@ class Kiln_AttentionOpBase<string mnemonic> : Kiln_Op<mnemonic, [Pure]> {
 }
 
 def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
-  let summary = "softmax(scale · q kᵀ, causal mask) with dropout, times v";
+  let summary = "softmax(scale · q kᵀ, causal or windowed mask) with dropout, times v";
   let description = [{
     query [B, H, T, D], key and value [B, Hkv, S, D] (H a multiple of Hkv:
     grouped-query attention; query head h reads kv head h / (H / Hkv)).
-    `causal` masks key j > query i (T == S). With `dropout` p > 0 each
+    `causal` masks key j > query i (T == S); a `window` w > 0 (causal only:
+    a sliding window, as Mistral's) masks key j <= i - w too, so each query
+    sees at most its w latest keys. With `dropout` p > 0 each
     probability is kept (and scaled by 1 / (1 - p)) where its uniform value
     is >= p; the values come from `rng_state` as docs/IR.md says, and the
     same state regenerates them in the gradient. `row_stats` [B, H, T], f32,
@@ -375,7 +377,8 @@ def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
                        Kiln_FloatTensor:$value,
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
-                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
   let results = (outs Kiln_FloatTensor:$result, Kiln_F32Tensor:$row_stats);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` `rng` `=` $rng_state^)? attr-dict `:`
@@ -404,7 +407,8 @@ def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {
                        Kiln_F32Tensor:$row_stats, Kiln_FloatTensor:$result_grad,
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
-                       DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+                       DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                       DefaultValuedAttr<I64Attr, "0">:$window);
   let results = (outs Kiln_FloatTensor:$query_grad, Kiln_FloatTensor:$key_grad,
                       Kiln_FloatTensor:$value_grad);
   let assemblyFormat = [{

@@ -4,26 +4,29 @@
 // ([B, H, rows, keys]) at a time and the probabilities are never kept from
 // the forward to the backward pass: the gradient recomputes them.
 //
-// For each chunk of rows [r0, r1) (causal: keys [0, r1) only):
-//   1. q_c = q[:, :, r0:r1]; k_c, v_c = k, v [:, :, :keys] (grouped-query
+// For each chunk of rows [r0, r1) (causal: keys [0, r1) only; with a
+// window w: keys [r0 - w + 1, r1), the ones some row of the chunk sees):
+//   1. q_c = q[:, :, r0:r1]; k_c, v_c = k, v [:, :, keys] (grouped-query
 //      attention: the products see q as [B, Hkv, H / Hkv, rows, D], each
 //      kv head's query heads as more rows of one product, so k and v are
 //      never repeated per query head and a kv head's gradients are summed
 //      by the products themselves; with equal chunks, q and dO are put in
 //      chunk-major order once, so that q_c and dO_c are runs products read
 //      in place);
-//   2. s = scale · q_c k_cᵀ, the causal mask as an iota comparison, p =
-//      softmax(s) in f32 (or f64); with dropout, the chunk's uniform values
-//      are one kiln.rng_uniform at the state's counter + r0 · (values per
-//      row) / 4, which is exactly the op's recipe (docs/IR.md), so chunking
-//      never changes a bit of the mask;
+//   2. s = scale · q_c k_cᵀ, the causal mask (and the window's) as iota
+//      comparisons, p = softmax(s) in f32 (or f64); with dropout, the
+//      chunk's uniform values are one kiln.rng_uniform at the state's
+//      counter + r0 · (values per row) / 4, which is exactly the op's recipe
+//      (docs/IR.md), so chunking never changes a bit of the mask;
 //   3. forward: o_c = dropout(p) v_c; the result is the chunks concatenated
 //      (and, where something reads them, the row statistics: max + log sum);
 //   4. gradient (from the scores; the forward's result and row statistics,
-//      which a flash kernel reads instead, are not needed): dP = dropout'(dO_c v_cᵀ), dS = p (dP − rowsum(p dP)) scale,
-//      dq_c = dS k_c, dk += dSᵀ q_c, dv += dropout(p)ᵀ dO_c (padded to all
-//      keys, summed over chunks, the last chunk first).
-// Chunks hold rows so that one chunk's scores stay within max-chunk-bytes.
+//      which a flash kernel reads instead, are not needed): dP = dropout'(dO_c
+//      v_cᵀ), dS = p (dP − rowsum(p dP)) scale, dq_c = dS k_c, dk += dSᵀ q_c,
+//      dv += dropout(p)ᵀ dO_c (padded to all keys, summed over chunks, the last
+//      chunk first).
+// Chunks hold rows so that one chunk's scores stay within max-chunk-bytes
+// (and, with a window, about half a window of rows: see the constructor).
 #include "passes/Passes.h"
 
 #include "passes/TensorBuilder.h"
@@ -43,8 +46,9 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
+/// Query rows [begin, end) and the keys they see, [firstKey, keys).
 struct Chunk {
-  int64_t begin, end, keys;
+  int64_t begin, end, firstKey, keys;
   int64_t rows() const { return end - begin; }
 };
 
@@ -62,7 +66,7 @@ public:
                     ChunkMajorForms &forms)
       : tb_(tb), forms_(forms), state_(op.getRngState()),
         scale_(op.getScale().convertToDouble()), causal_(op.getCausal()),
-        dropout_(op.getDropout().convertToDouble()),
+        dropout_(op.getDropout().convertToDouble()), window_(op.getWindow()),
         element_(TensorBuilder::elementOf(op.getQuery())) {
     ArrayRef<int64_t> qs = TensorBuilder::shapeOf(op.getQuery());
     ArrayRef<int64_t> ks = TensorBuilder::shapeOf(op.getKey());
@@ -72,11 +76,19 @@ public:
                    ? Type(tb.builder().getF32Type())
                    : element_;
     int64_t rowBytes = b_ * h_ * s_ * (compute_.getIntOrFloatBitWidth() / 8);
-    int64_t rows = tiledChunkRows(
-        t_, std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes)));
+    int64_t most =
+        std::max<int64_t>(1, maxChunkBytes / std::max<int64_t>(1, rowBytes));
+    // A chunk of r rows past the first window sees r + w - 1 keys, so the
+    // products cost about T·(r + w) pairs; chunks of w / 2 rows (at least
+    // a tile of 64) keep that within 1.5 times the window's T·w.
+    if (window_ > 0 && window_ < t_)
+      most = std::min(most, std::max<int64_t>(64, window_ / 2));
+    int64_t rows = tiledChunkRows(t_, most);
     for (int64_t r0 = 0; r0 < t_; r0 += rows) {
       int64_t r1 = std::min(t_, r0 + rows);
-      chunks_.push_back({r0, r1, causal_ ? r1 : s_});
+      int64_t firstKey =
+          window_ > 0 ? std::max<int64_t>(0, r0 - window_ + 1) : 0;
+      chunks_.push_back({r0, r1, firstKey, causal_ ? r1 : s_});
     }
     // Grouped heads read a chunk's query rows as [B, Hkv, H / Hkv, rows, D]
     // (grouped()), which a slice of the rows of [B, H, T, D] is not: each
@@ -113,11 +125,12 @@ public:
     Value dO = tb_.convert(chunkMajor(resultGrad), compute_);
     SmallVector<Value> dq;
     Value dk, dv;
-    // The last chunk first: under a causal mask it reaches every key, so
-    // its key and value gradients start the sums unpadded (a GEMM's f32
-    // result, not a pad kernel), each earlier chunk's adds into a block of
-    // their rows (kiln-fuse-gemm-epilogue), and the first chunk's, padded,
-    // is added by the kernel that joins q, k and v.
+    // The last chunk first: under a causal mask (without a window) it
+    // reaches every key, so its key and value gradients start the sums
+    // unpadded (a GEMM's f32 result, not a pad kernel), each earlier
+    // chunk's adds into a block of their rows (kiln-fuse-gemm-epilogue),
+    // and the first chunk's, padded, is added by the kernel that joins q,
+    // k and v.
     for (const Chunk &c : llvm::reverse(chunks_)) {
       // The incoming gradient (and the previous chunk's) joins the tie, so
       // the recomputation runs here, in the backward pass, one chunk after
@@ -209,9 +222,9 @@ private:
                        {b_, hk_, h_ / hk_, c.rows(), d_});
   }
 
-  /// k or v rows [0, c.keys): [B, Hkv, keys, D].
+  /// k or v rows [c.firstKey, c.keys): [B, Hkv, keys, D].
   Value keyBlock(Value x, const Chunk &c) {
-    return tb_.sliceDim(x, 2, 0, c.keys);
+    return tb_.sliceDim(x, 2, c.firstKey, c.keys);
   }
 
   /// A per-query-head value [B, H, rows, X] as [B, Hkv, H / Hkv, rows, X]:
@@ -264,7 +277,7 @@ private:
 
   /// sum + x, x padded to all keys (the first chunk starts the sum).
   Value accumulate(Value sum, Value x, const Chunk &c) {
-    Value full = tb_.padHigh(x, {0, 0, s_ - c.keys, 0});
+    Value full = tb_.pad(x, {0, 0, c.firstKey, 0}, {0, 0, s_ - c.keys, 0});
     return sum ? tb_.add(sum, full) : full;
   }
 
@@ -289,7 +302,7 @@ private:
     Value u = tb_.rngUniform(state, {c.rows(), drawn}).first;
     u = tb_.slice(u, {0, 0}, {c.rows(), perRow});
     u = tb_.reshape(u, {c.rows(), b_, h_, s_});
-    u = tb_.sliceDim(u, 3, 0, c.keys);
+    u = tb_.sliceDim(u, 3, c.firstKey, c.keys);
     u = tb_.transpose(u, {1, 2, 0, 3});
     return tb_.compare(ComparisonDirection::GE, u,
                        tb_.splatLike(static_cast<float>(dropout_), u));
@@ -306,11 +319,20 @@ private:
       Value query = tb_.iota(i64, shape, 2);
       if (c.begin != 0)
         query = tb_.add(query, tb_.splat(c.begin, i64, shape));
-      Value future =
-          tb_.compare(ComparisonDirection::GT, tb_.iota(i64, shape, 3), query);
+      Value key = tb_.iota(i64, shape, 3);
+      if (c.firstKey != 0)
+        key = tb_.add(key, tb_.splat(c.firstKey, i64, shape));
       double lowest = compute_.isF64() ? std::numeric_limits<double>::lowest()
                                        : std::numeric_limits<float>::lowest();
-      s = tb_.select(future, tb_.splatLike(lowest, s), s);
+      Value masked = tb_.splatLike(lowest, s);
+      s = tb_.select(tb_.compare(ComparisonDirection::GT, key, query), masked,
+                     s);
+      if (window_ > 0) {
+        // Past the window: key j <= i - w, i.e. j + w <= i.
+        Value reach = tb_.add(key, tb_.splat(window_, i64, shape));
+        s = tb_.select(tb_.compare(ComparisonDirection::LE, reach, query),
+                       masked, s);
+      }
     }
     Value max = tb_.reduce(ReduceKind::max, s, {3});
     Value e = tb_.exp(tb_.sub(s, rowBroadcast(max, s)));
@@ -332,6 +354,7 @@ private:
   double scale_;
   bool causal_;
   double dropout_;
+  int64_t window_;
   Type element_, compute_;
   int64_t b_, h_, t_, d_, hk_, s_;
   /// Rows per chunk when q and the output gradient are read in chunk-major

@@ -81,11 +81,16 @@ Value TensorBuilder::broadcast(Value x, ArrayRef<int64_t> shape,
                                   dims);
 }
 
-Value TensorBuilder::padHigh(Value x, ArrayRef<int64_t> high) {
-  if (llvm::all_of(high, [](int64_t h) { return h == 0; }))
+Value TensorBuilder::pad(Value x, ArrayRef<int64_t> low,
+                         ArrayRef<int64_t> high) {
+  auto none = [](int64_t n) { return n == 0; };
+  if (llvm::all_of(low, none) && llvm::all_of(high, none))
     return x;
-  SmallVector<int64_t> low(high.size(), 0);
   return PadOp::create(b_, loc_, x, splat(0, elementOf(x), {}), low, high);
+}
+
+Value TensorBuilder::padHigh(Value x, ArrayRef<int64_t> high) {
+  return pad(x, SmallVector<int64_t>(high.size(), 0), high);
 }
 
 Value TensorBuilder::concatenate(ValueRange xs, int64_t dim) {

@@ -41,7 +41,11 @@ public:
   mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
   mlir::Value broadcast(mlir::Value x, llvm::ArrayRef<int64_t> shape,
                         llvm::ArrayRef<int64_t> dims);
-  /// x padded with zeros: `high[d]` elements after dimension d's end.
+  /// x padded with zeros: `low[d]` elements before dimension d's start and
+  /// `high[d]` after its end.
+  mlir::Value pad(mlir::Value x, llvm::ArrayRef<int64_t> low,
+                  llvm::ArrayRef<int64_t> high);
+  /// pad() with nothing before.
   mlir::Value padHigh(mlir::Value x, llvm::ArrayRef<int64_t> high);
   mlir::Value concatenate(mlir::ValueRange xs, int64_t dim);
   mlir::Value convert(mlir::Value x, mlir::Type element);

@@ -97,8 +97,8 @@ attentionParams(const AttentionThunk &a,
   p.keyGrad = pointer(a.keyGrad);
   p.valueGrad = pointer(a.valueGrad);
   p.rngState = static_cast<const int64_t *>(pointer(a.rngState));
-  flash::setShape(p, a.batch, a.heads, a.kvHeads, a.queries, a.keys,
-                  a.headDim, a.scale, a.dropout, a.causal);
+  flash::setShape(p, a.batch, a.heads, a.kvHeads, a.queries, a.keys, a.headDim,
+                  a.scale, a.dropout, a.causal, a.window);
   return p;
 }
 

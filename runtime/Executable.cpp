@@ -189,6 +189,7 @@ void writeThunk(Writer &w, const Thunk &t) {
       w.i64(bits);
     }
     w.u8(a.causal);
+    w.i64(a.window);
     break;
   }
   }
@@ -268,7 +269,8 @@ bool readThunk(Reader &r, Thunk &t) {
                        &a.headDim})
       if (!r.i64(*v))
         return false;
-    if (!r.i64(scale) || !r.i64(dropout) || !r.boolean(a.causal))
+    if (!r.i64(scale) || !r.i64(dropout) || !r.boolean(a.causal) ||
+        !r.i64(a.window))
       return false;
     std::memcpy(&a.scale, &scale, sizeof scale);
     std::memcpy(&a.dropout, &dropout, sizeof dropout);
@@ -285,7 +287,8 @@ bool attentionThunkFits(const AttentionThunk &a, const BufferPlan &plan) {
     if (v <= 0 || v >= (1 << 24))
       return false;
   if (a.heads % a.kvHeads != 0 || (a.causal && a.queries != a.keys) ||
-      !std::isfinite(a.scale) || !(a.dropout >= 0 && a.dropout < 1) ||
+      a.window < 0 || (a.window > 0 && !a.causal) || !std::isfinite(a.scale) ||
+      !(a.dropout >= 0 && a.dropout < 1) ||
       (a.dropout > 0) != (a.rngState != kNoSlot))
     return false;
   uint64_t element = gemmTypeBytes(a.element);
@@ -429,6 +432,8 @@ std::string AttentionThunk::label() const {
   absl::StrAppend(&text, " ", batch, "x", heads, "x", queries, "x", headDim);
   absl::StrAppend(&text, " (kv heads ", kvHeads, ", keys ", keys, ")",
                   causal ? " causal" : "");
+  if (window > 0)
+    absl::StrAppend(&text, " window ", window);
   if (dropout > 0)
     absl::StrAppend(&text, " dropout ", dropout);
   return text;
@@ -436,8 +441,12 @@ std::string AttentionThunk::label() const {
 
 double AttentionThunk::flops() const {
   double products = gradient ? 4 : 2;
-  return products * 2.0 * batch * heads * queries * keys * headDim *
-         (causal ? 0.5 : 1.0);
+  // (query, key) pairs seen: causal T·S / 2 (the kernels' half), or within
+  // a window w < T: w(w + 1)/2 for the first w rows, then w a row.
+  double pairs = double(queries) * keys * (causal ? 0.5 : 1.0);
+  if (causal && window > 0 && window < queries)
+    pairs = window * (window + 1.0) / 2 + double(queries - window) * window;
+  return products * 2.0 * batch * heads * pairs * headDim;
 }
 
 std::vector<uint32_t> AttentionThunk::readSlots() const {

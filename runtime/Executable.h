@@ -171,14 +171,17 @@ struct AttentionThunk {
           headDim = 0;
   double scale = 1, dropout = 0;
   bool causal = false;
+  /// Causal only: query i sees keys (i - window, i]; 0: all keys up to i.
+  int64_t window = 0;
   /// The slots it reads, then the slots it writes (kNoSlot left out).
   std::vector<uint32_t> readSlots() const;
   std::vector<uint32_t> writtenSlots() const;
   /// For people (profiles, errors, kilnc): e.g. "attention bf16 16x12x512x64
   /// (kv heads 12, keys 512) causal dropout 0.1" or "attention_grad ...".
   std::string label() const;
-  /// The model's products: 2 (forward) or 4 (gradient) of 2·T·S·D flops
-  /// per head, halved when causal.
+  /// The model's products: 2 (forward) or 4 (gradient) of 2·D flops per
+  /// head and visible (query, key) pair: T·S, about half when causal, fewer
+  /// with a window.
   double flops() const;
 };
 
@@ -234,7 +237,7 @@ struct Executable {
   std::string kernelLibrary;
 };
 
-inline constexpr uint32_t kExecutableFormatVersion = 12;
+inline constexpr uint32_t kExecutableFormatVersion = 13;
 
 /// executable → bytes (header + checksummed payload).
 std::string serializeExecutable(const Executable &executable);

@@ -17,14 +17,15 @@ Variants: "llama3" has Llama 3.1's rope scaling, grouped-query attention
 (4 query heads, 2 key/value heads) and an untied head; "tied" has plain RoPE,
 as many key/value heads as query heads, attention and MLP biases and the
 head tied to the embedding; "mistral" is a MistralConfig with grouped-query
-attention and a sliding window as long as the sequence (a longer one is
-kiln's attention exactly; kiln refuses sequences past the window);
+attention and a sliding window of 8 of the sequence's 24 positions;
 "qwen2" has biases on q/k/v_proj (not o_proj), grouped-query attention and
-a tied head, as Qwen2.5's small models; "qwen3" has per-head RMSNorms on
-queries and keys (q_norm, k_norm) and a head_dim (32) that is not
-hidden_size / heads (16); "phi3" has Phi-3's fused qkv_proj (with
+a tied head, as Qwen2.5's small models, and a window of 8 on its second
+layer only (max_window_layers 1); "qwen3" has per-head RMSNorms on
+queries and keys (q_norm, k_norm), a head_dim (32) that is not
+hidden_size / heads (16), and a window of 6 on its first layer only
+(layer_types); "phi3" has Phi-3's fused qkv_proj (with
 grouped-query heads, so the key and value rows are narrower than the
-query's) and gate_up_proj, and a window as long as the sequence;
+query's) and gate_up_proj, and a window of 10;
 "phi3-longrope" adds Phi-3.5's LongRoPE with a pretraining length (16)
 shorter than the sequence, so the long factors turn it and cos and sin
 are scaled by sqrt(1 + ln(256 / 16) / ln 16).
@@ -64,26 +65,30 @@ VARIANTS = {
     "mistral": dict(
         num_key_value_heads=2,
         tie_word_embeddings=False,
-        sliding_window=SEQ,
+        sliding_window=8,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
     "qwen2": dict(
         num_key_value_heads=2,
         tie_word_embeddings=True,
-        use_sliding_window=False,
+        use_sliding_window=True,
+        sliding_window=8,
+        max_window_layers=1,
         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
     ),
     "qwen3": dict(
         num_key_value_heads=2,
         head_dim=32,
         tie_word_embeddings=False,
-        use_sliding_window=False,
+        use_sliding_window=True,
+        sliding_window=6,
+        layer_types=["sliding_attention", "full_attention"],
         rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
     ),
     "phi3": dict(
         num_key_value_heads=2,
         tie_word_embeddings=False,
-        sliding_window=SEQ,
+        sliding_window=10,
         resid_pdrop=0.0,
         # Phi3Config's defaults name Phi-3's ids (32000), past this vocabulary.
         pad_token_id=None, bos_token_id=None, eos_token_id=None,

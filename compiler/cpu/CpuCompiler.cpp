@@ -317,6 +317,7 @@ absl::Status FunctionLowering::lowerAttention(Operation *op) {
   a.dropout = fwd ? fwd.getDropout().convertToDouble()
                   : grad.getDropout().convertToDouble();
   a.causal = fwd ? fwd.getCausal() : grad.getCausal();
+  a.window = fwd ? fwd.getWindow() : grad.getWindow();
   std::vector<uint32_t> results;
   for (Value v : op->getResults())
     results.push_back(slotOf_[v] = arenaSlot(bytesOf(v), op));

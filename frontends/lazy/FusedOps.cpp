@@ -1,9 +1,9 @@
 // Ops recorded as one fused node rather than built from primitives, because
 // a backend runs them without materializing their largest intermediates
-// (docs/IR.md, "Fused composites"): scaled_dot_product_attention and
-// linear_cross_entropy. Their gradients are fused nodes too (Autograd.cpp);
-// kiln-lower-attention and kiln-lower-cross-entropy write both out chunk by
-// chunk where a backend has no kernel of its own.
+// (docs/IR.md, "Fused composites"): scaled_dot_product_attention (and
+// sliding_window_attention) and linear_cross_entropy. Their gradients are fused
+// nodes too (Autograd.cpp); kiln-lower-attention and kiln-lower-cross-entropy
+// write both out chunk by chunk where a backend has no kernel of its own.
 #include "frontends/lazy/Node.h"
 
 #include <cmath>
@@ -12,17 +12,19 @@ namespace kiln {
 
 using namespace lazy;
 
-Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
-                                    const Tensor &value, double dropout_p,
-                                    bool is_causal, std::optional<double> scale,
-                                    Generator *generator) {
+namespace {
+
+/// scaled_dot_product_attention with a window (0: none; else >= 1, causal).
+Tensor attentionOp(const Tensor &query, const Tensor &key, const Tensor &value,
+                   double dropout_p, bool is_causal, int64_t window,
+                   std::optional<double> scale, Generator *generator,
+                   const char *name) {
   auto fail = [&](const std::string &why) {
-    return Error("scaled_dot_product_attention: " + why + " (query " +
-                 query.str() + ", key " + key.str() + ", value " + value.str() +
-                 ")");
+    return Error(std::string(name) + ": " + why + " (query " + query.str() +
+                 ", key " + key.str() + ", value " + value.str() + ")");
   };
   if (!query.defined() || !key.defined() || !value.defined())
-    throw Error("scaled_dot_product_attention: undefined tensor");
+    throw Error(std::string(name) + ": undefined tensor");
   if (query.dim() != 4 || key.dim() != 4 || value.dim() != 4)
     throw fail("expected [batch, heads, sequence, head_dim] tensors");
   if (!isFloat(query.dtype()) || key.dtype() != query.dtype() ||
@@ -43,6 +45,9 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
   AttentionAttrs attrs;
   attrs.causal = is_causal;
   attrs.dropout = dropout_p;
+  // A window that every query's keys fit in masks nothing: plain causal,
+  // one graph (and one kernel) for both.
+  attrs.window = window < key.size(2) ? window : 0;
   attrs.scale = scale ? *scale : 1.0 / std::sqrt(double(query.size(3)));
   if (!std::isfinite(attrs.scale))
     throw fail("scale must be finite");
@@ -57,6 +62,28 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
   return opResult(attention(nodeOf(query), nodeOf(key), nodeOf(value), state,
                             attrs),
                   {&query, &key, &value});
+}
+
+} // namespace
+
+Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
+                                    const Tensor &value, double dropout_p,
+                                    bool is_causal, std::optional<double> scale,
+                                    Generator *generator) {
+  return attentionOp(query, key, value, dropout_p, is_causal, /*window=*/0,
+                     scale, generator, "scaled_dot_product_attention");
+}
+
+Tensor sliding_window_attention(const Tensor &query, const Tensor &key,
+                                const Tensor &value, int64_t window,
+                                double dropout_p, std::optional<double> scale,
+                                Generator *generator) {
+  if (window < 1)
+    throw Error("sliding_window_attention: the window must be at least 1 "
+                "key, got " +
+                std::to_string(window));
+  return attentionOp(query, key, value, dropout_p, /*is_causal=*/true, window,
+                     scale, generator, "sliding_window_attention");
 }
 
 Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,

@@ -370,9 +370,9 @@ NodeList attentionSources(NodeList srcs, const NodePtr &state) {
 NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
                   const NodePtr &state, const AttentionAttrs &attrs) {
   assert((attrs.dropout > 0) == static_cast<bool>(state));
-  return intern(Op::Attention, q->dtype, q->shape,
-                attentionSources({q, k, v}, state),
-                {attrs.causal, doubleBits(attrs.scale)}, attrs.dropout);
+  return intern(
+      Op::Attention, q->dtype, q->shape, attentionSources({q, k, v}, state),
+      {attrs.causal, doubleBits(attrs.scale), attrs.window}, attrs.dropout);
 }
 
 NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
@@ -382,7 +382,8 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
   const NodePtr &like = which == 0 ? q : which == 1 ? k : v;
   return intern(Op::AttentionGrad, like->dtype, like->shape,
                 attentionSources({q, k, v, g}, state),
-                {attrs.causal, doubleBits(attrs.scale), which}, attrs.dropout);
+                {attrs.causal, doubleBits(attrs.scale), attrs.window, which},
+                attrs.dropout);
 }
 
 NodePtr linearCrossEntropy(const NodePtr &hidden, const NodePtr &weight,
@@ -408,6 +409,7 @@ AttentionAttrs attentionAttrsOf(const Node &node) {
   AttentionAttrs attrs;
   attrs.causal = node.ints[0] != 0;
   std::memcpy(&attrs.scale, &node.ints[1], sizeof attrs.scale);
+  attrs.window = node.ints[2];
   attrs.dropout = node.scalar;
   return attrs;
 }

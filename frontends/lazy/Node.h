@@ -202,6 +202,8 @@ struct AttentionAttrs {
   double scale = 1;
   bool causal = false;
   double dropout = 0;
+  /// Causal only: query i sees keys (i - window, i]; 0: all keys up to i.
+  int64_t window = 0;
 };
 /// q [B,H,T,D], k, v [B,Hkv,S,D] (state: the rng state when dropout > 0).
 NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,

@@ -361,6 +361,16 @@ Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &key,
                                     bool is_causal = false,
                                     std::optional<double> scale = std::nullopt,
                                     Generator *generator = nullptr);
+/// Causal attention within a sliding window: query i sees keys (i - window,
+/// i], its `window` latest (Mistral's, Phi-3's and Qwen's sliding-window
+/// layers, as transformers masks them; flash-attn's window_size (window -
+/// 1, 0)). Otherwise scaled_dot_product_attention with is_causal; a window
+/// as long as the sequence is plain causal attention.
+Tensor sliding_window_attention(const Tensor &query, const Tensor &key,
+                                const Tensor &value, int64_t window,
+                                double dropout_p = 0,
+                                std::optional<double> scale = std::nullopt,
+                                Generator *generator = nullptr);
 
 //===--- Random numbers ---------------------------------------------------===//
 

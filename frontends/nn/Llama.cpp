@@ -122,12 +122,12 @@ Tensor RotaryEmbedding::apply(const Tensor &x,
          rotated * as_type(table.second, x.dtype());
 }
 
-LlamaAttention::LlamaAttention(const LlamaConfig &config, InitContext &init,
-                               Generator *generator)
+LlamaAttention::LlamaAttention(const LlamaConfig &config, int64_t layer,
+                               InitContext &init, Generator *generator)
     : num_heads(config.num_attention_heads),
       num_key_value_heads(config.num_key_value_heads),
-      head_dim(config.head_dim), dropout(config.attention_dropout),
-      generator(generator) {
+      head_dim(config.head_dim), window(config.layer_window(layer)),
+      dropout(config.attention_dropout), generator(generator) {
   const int64_t c = config.hidden_size;
   const bool bias = config.attention_bias;
   const bool qkvBias = bias || config.qkv_bias;
@@ -185,10 +185,13 @@ Tensor LlamaAttention::forward(const Tensor &x,
   Tensor v = heads(vx, num_key_value_heads);
   // One fused op, grouped-query heads as they are (no repeated k/v).
   double p = is_training() ? dropout : 0.0;
-  Tensor y = scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
-                                          std::nullopt, generator)
-                 .permute({0, 2, 1, 3})
-                 .reshape({b, t, num_heads * head_dim});
+  Tensor attended =
+      window > 0 ? sliding_window_attention(q, k, v, window, p, std::nullopt,
+                                            generator)
+                 : scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
+                                                std::nullopt, generator);
+  Tensor y =
+      attended.permute({0, 2, 1, 3}).reshape({b, t, num_heads * head_dim});
   return o_proj->forward(y);
 }
 
@@ -222,11 +225,11 @@ Tensor LlamaMLP::forward(const Tensor &x) const {
   return down_proj->forward(silu * up);
 }
 
-LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config,
+LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config, int64_t layer,
                                      InitContext &init, Generator *generator) {
   const double eps = config.rms_norm_eps;
-  self_attn = register_module(
-      "self_attn", std::make_shared<LlamaAttention>(config, init, generator));
+  self_attn = register_module("self_attn", std::make_shared<LlamaAttention>(
+                                               config, layer, init, generator));
   mlp = register_module("mlp", std::make_shared<LlamaMLP>(config, init));
   input_layernorm = register_module(
       "input_layernorm",
@@ -257,7 +260,7 @@ Tensor LlamaDecoderLayer::forward(const Tensor &x,
 
 LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
                        Generator *generator)
-    : rotary_emb(config), sliding_window(config.sliding_window) {
+    : rotary_emb(config) {
   embed_tokens = register_module(
       "embed_tokens",
       std::make_shared<Embedding>(config.vocab_size, config.hidden_size, init,
@@ -265,7 +268,7 @@ LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
   for (int64_t i = 0; i < config.num_hidden_layers; ++i)
     layers.push_back(register_module(
         "layers." + std::to_string(i),
-        std::make_shared<LlamaDecoderLayer>(config, init, generator)));
+        std::make_shared<LlamaDecoderLayer>(config, i, init, generator)));
   norm = register_module("norm",
                          std::make_shared<RMSNorm>(config.hidden_size, init,
                                                    config.rms_norm_eps));
@@ -275,15 +278,6 @@ Tensor LlamaModel::forward(const Tensor &input_ids) const {
   if (input_ids.dim() != 2 || !isInteger(input_ids.dtype()))
     throw Error("Llama: expected integer input_ids [B, T], got " +
                 input_ids.str());
-  // Within the window every query sees all earlier positions, as here;
-  // past it Mistral's (Qwen's, Phi-3's) attention would drop the oldest,
-  // which kiln's does not.
-  if (sliding_window > 0 && input_ids.size(1) > sliding_window)
-    throw Error("Llama: a sequence of " + std::to_string(input_ids.size(1)) +
-                " tokens is longer than the config's sliding_window (" +
-                std::to_string(sliding_window) +
-                "); kiln's attention has no window: use sequences of at "
-                "most sliding_window tokens");
   const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(input_ids.size(1));
   Tensor x = embed_tokens->forward(input_ids);
   for (const auto &layer : layers)

@@ -62,10 +62,11 @@ private:
 };
 
 /// Causal self-attention with RoPE and grouped-query heads:
-/// q_proj [H·D, C], k_proj and v_proj [Hkv·D, C], o_proj [C, H·D].
+/// q_proj [H·D, C], k_proj and v_proj [Hkv·D, C], o_proj [C, H·D]; over a
+/// sliding window of keys where the config gives layer `layer` one.
 class LlamaAttention : public Module {
 public:
-  LlamaAttention(const LlamaConfig &config, InitContext &init,
+  LlamaAttention(const LlamaConfig &config, int64_t layer, InitContext &init,
                  Generator *generator);
   /// [B, T, C] → [B, T, C].
   Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
@@ -75,6 +76,8 @@ public:
   /// Qwen3's RMSNorm over each query and key head (absent otherwise).
   std::shared_ptr<RMSNorm> q_norm, k_norm;
   int64_t num_heads, num_key_value_heads, head_dim;
+  /// The keys a query sees, itself included (0: all earlier ones).
+  int64_t window;
   double dropout;
   Generator *generator;
 };
@@ -94,7 +97,7 @@ public:
 /// resid_pdrop, each of the two added outputs dropped out first.
 class LlamaDecoderLayer : public Module {
 public:
-  LlamaDecoderLayer(const LlamaConfig &config, InitContext &init,
+  LlamaDecoderLayer(const LlamaConfig &config, int64_t layer, InitContext &init,
                     Generator *generator);
   Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
 
@@ -117,8 +120,6 @@ public:
   std::vector<std::shared_ptr<LlamaDecoderLayer>> layers;
   std::shared_ptr<RMSNorm> norm;
   RotaryEmbedding rotary_emb;
-  /// Mistral's or Qwen's window (0: none); a longer sequence is refused.
-  int64_t sliding_window = 0;
 };
 
 /// Llama with its language-modelling head.

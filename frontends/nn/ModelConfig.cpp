@@ -241,9 +241,8 @@ std::string readGPT2(const llvm::json::Object &obj, GPT2Config &c) {
 }
 
 // Qwen2's and Qwen3's differences from Llama. Their window applies only
-// when use_sliding_window (transformers 5 writes it out as layer_types too,
-// "sliding_attention" from max_window_layers on); a block within it sees
-// what a full attention sees, so a window is kept as Mistral's is.
+// when use_sliding_window, and only on the layers layer_types names
+// "sliding_attention" (by default those from max_window_layers on).
 std::string readQwen(const llvm::json::Object &obj, FieldReader &fields,
                      LlamaConfig &c) {
   c.model_type = obj.getString("model_type")->str();
@@ -265,18 +264,31 @@ std::string readQwen(const llvm::json::Object &obj, FieldReader &fields,
     fields.readSize("sliding_window", size);
     c.qwen_sliding_window = size;
   }
-  bool sliding = obj.getBoolean("use_sliding_window").value_or(false);
-  if (const llvm::json::Array *layers = obj.getArray("layer_types"))
-    for (const llvm::json::Value &layer : *layers)
-      sliding |= layer.getAsString() == llvm::StringRef("sliding_attention");
-  if (sliding && c.qwen_sliding_window)
+  if (const llvm::json::Array *layers = obj.getArray("layer_types")) {
+    for (const llvm::json::Value &layer : *layers) {
+      std::optional<llvm::StringRef> type = layer.getAsString();
+      if (type != llvm::StringRef("sliding_attention") &&
+          type != llvm::StringRef("full_attention"))
+        return "layer_types must list \"full_attention\" or "
+               "\"sliding_attention\" for each layer";
+      c.qwen_sliding_layers.push_back(*type == "sliding_attention");
+    }
+    if (int64_t(c.qwen_sliding_layers.size()) != c.num_hidden_layers)
+      return absl::StrCat("layer_types lists ", c.qwen_sliding_layers.size(),
+                          " layers for num_hidden_layers ",
+                          c.num_hidden_layers);
+  }
+  // As Qwen2Config: no window unless use_sliding_window, whatever
+  // layer_types says.
+  if (obj.getBoolean("use_sliding_window").value_or(false) &&
+      c.qwen_sliding_window)
     c.sliding_window = *c.qwen_sliding_window;
   return "";
 }
 
 // Phi-3's differences from Llama: fused projections without biases, and
-// dropout on each block's outputs. Its window (every layer's) is kept as
-// Mistral's is.
+// dropout on each block's outputs. Its window is every layer's, as
+// Mistral's.
 std::string readPhi3(FieldReader &fields, LlamaConfig &c) {
   c.model_type = "phi3";
   c.fused_projections = true;
@@ -383,6 +395,16 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName) {
   return parseConfig<LlamaConfig>(text, fileName, readLlama);
+}
+
+int64_t LlamaConfig::layer_window(int64_t layer) const {
+  if (model_type != "qwen2" && model_type != "qwen3")
+    return sliding_window;
+  bool slides = qwen_sliding_layers.empty()
+                    ? layer >= max_window_layers
+                    : layer < int64_t(qwen_sliding_layers.size()) &&
+                          qwen_sliding_layers[size_t(layer)];
+  return slides ? sliding_window : 0;
 }
 
 bool isLlamaFamily(std::string_view modelType) {

@@ -90,15 +90,21 @@ struct LlamaConfig {
   /// projections, dropout on each block's outputs).
   std::string model_type = "llama";
   /// Mistral's or Phi-3's sliding_window, or Qwen's when use_sliding_window: a
-  /// query sees the last this many positions, itself included; 0 (null in the
-  /// file, or Qwen's use_sliding_window false): every earlier position.
-  /// kiln's attention has no window, so a sequence longer than it is
-  /// refused.
+  /// query of a sliding layer (layer_window()) sees the last this many
+  /// positions, itself included; 0 (null in the file, or Qwen's
+  /// use_sliding_window false): every earlier position.
   int64_t sliding_window = 0;
   /// Qwen's max_window_layers and the window it names even when off
   /// (written back as read).
   int64_t max_window_layers = 28;
   std::optional<int64_t> qwen_sliding_window;
+  /// Qwen's layer_types as read, true for "sliding_attention" (empty when
+  /// the file has none: layers from max_window_layers on slide).
+  std::vector<bool> qwen_sliding_layers;
+  /// The window of layer `layer`'s attention, as transformers masks it:
+  /// sliding_window on every layer of Mistral and Phi-3, on Qwen's
+  /// sliding layers only; 0 for none.
+  int64_t layer_window(int64_t layer) const;
   int64_t vocab_size = 32000;
   int64_t hidden_size = 4096;
   int64_t intermediate_size = 11008;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -64,11 +65,15 @@ public:
   /// Fills p and pd for (b, h, i) of the row drawRow(i) drew.
   void compute(const HostTensor &q, const HostTensor &k, int64_t b, int64_t h,
                int64_t i) {
+    // Keys [first, visible) are visible to query i.
     int64_t visible = config_.causal ? i + 1 : dims_.keys;
+    int64_t first =
+        config_.window > 0 ? std::max<int64_t>(0, i + 1 - config_.window) : 0;
+    auto seen = [&](int64_t j) { return j >= first && j < visible; };
     double max = -INFINITY;
     for (int64_t j = 0; j < dims_.keys; ++j) {
       p[j] = -INFINITY;
-      if (j >= visible)
+      if (!seen(j))
         continue;
       double dot = 0;
       for (int64_t d = 0; d < dims_.headDim; ++d)
@@ -79,7 +84,7 @@ public:
     }
     double sum = 0;
     for (int64_t j = 0; j < dims_.keys; ++j)
-      sum += p[j] = j < visible ? std::exp(p[j] - max) : 0.0;
+      sum += p[j] = seen(j) ? std::exp(p[j] - max) : 0.0;
     logSumExp = max + std::log(sum);
     for (int64_t j = 0; j < dims_.keys; ++j) {
       p[j] /= sum;

@@ -142,6 +142,7 @@ AttentionConfig attentionConfig(AttentionOp op, Operands in, size_t stateAt) {
   config.scale = op.getScale().convertToDouble();
   config.causal = op.getCausal();
   config.dropout = op.getDropout().convertToDouble();
+  config.window = op.getWindow();
   if (op.getRngState())
     config.rngState = in[stateAt];
   return config;

@@ -130,6 +130,8 @@ struct AttentionConfig {
   double scale = 1;
   bool causal = false;
   double dropout = 0;
+  /// Causal only: query i sees keys (i - window, i]; 0: every key up to i.
+  int64_t window = 0;
   /// [key, counter]; required when dropout > 0.
   const HostTensor *rngState = nullptr;
 };

@@ -148,11 +148,15 @@ void rowMajorOutput(fe::graph::Tensor_attributes &t, Uid uid,
       rowMajorStrides(dims));
 }
 
-/// kiln's causal mask (key j visible to query i when j <= i) as cuDNN's
-/// diagonal band, on forward or backward attributes alike.
-template <class Attributes> void setCausal(Attributes &options) {
+/// kiln's causal mask (key j visible to query i when j <= i) and its
+/// window (j > i - window) as cuDNN's diagonal band, whose left bound keeps
+/// key j where j + bound > i; on forward or backward attributes alike.
+template <class Attributes>
+void setCausal(Attributes &options, int64_t window) {
   options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
       .set_diagonal_band_right_bound(0);
+  if (window > 0)
+    options.set_diagonal_band_left_bound(static_cast<int>(window));
 }
 
 std::string describe(fe::error_t e) {
@@ -261,7 +265,7 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
             .set_generate_stats(stats)
             .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
-      setCausal(options);
+      setCausal(options, a.window);
     // The scale first, as NVIDIA's custom-dropout sample passes them: the
     // graph then multiplies the probabilities by the mask and then by the
     // scale, the order of its Philox dropout and of the backward's (the
@@ -283,7 +287,7 @@ CudnnAttention::State::build(size_t index, const AttentionThunk &a,
                        .set_name("attention_grad")
                        .set_attn_scale(static_cast<float>(a.scale));
     if (a.causal)
-      setCausal(options);
+      setCausal(options, a.window);
     if (dropout)
       options.set_dropout(mask, keep, keepInverse);
     auto [dQ, dK, dV] =

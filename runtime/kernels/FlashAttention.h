@@ -20,6 +20,9 @@
 // so each step reads and writes 32 consecutive words, never one bank
 // eight times; rowParts() threads share a row, each over its own keys,
 // and combine their partial maxima and sums through shared memory.
+// Masks: causal (key j <= query i) and, with it, a sliding window (j > i -
+// window); each block of rows visits only the key blocks it sees, and each
+// key block only the row blocks that see it.
 // - forward, per block of query rows: for each block of keys, the scores
 //   S = Q Kᵀ, an online softmax (running max m and sum l per row, the
 //   accumulated output rescaled by exp(m_old - m_new)), the dropout mask,
@@ -82,7 +85,7 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
   fill(blk, rowMax, Rows, -INFINITY);
   fill(blk, rowSum, Rows, 0.0f);
   const int64_t end = keyEnd(p, first, Rows);
-  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+  for (int64_t key0 = firstKeyBlock<Keys>(p, first); key0 < end; key0 += Keys) {
     blk.sync(); // the previous block's readers of ks, vs and ps are done
     loadRows<D>(blk, ks, L::ldInput, k, dim, key0, p.keys, Keys);
     loadRows<D>(blk, vs, L::ldInput, v, dim, key0, p.keys, Keys);
@@ -98,13 +101,14 @@ KILN_FLASH_FN void attentionForward(const AttentionParams &p, const Block &blk,
     for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
       const int r = x % Rows, part = x / Rows, c0 = part * perPart;
       const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      const int64_t seen = firstVisibleKey(p, i) - key0;
       const float newMax = tileMax<Rows>(rowMax, partMax, r);
       const float alpha = rescaleFactor(blk, rowMax[r], newMax);
       float sum = 0.0f;
       DropoutRow dropout(mask, bh, i);
       for (int c = c0; c < c0 + perPart; ++c) {
         float prob = 0.0f;
-        if (c < visible) {
+        if (c >= seen && c < visible) {
           prob = blk.exp(ss[c * L::ldScores + r] * p.scale - newMax);
           sum += prob;
           prob *= dropout.factor(key0 + c);
@@ -195,10 +199,11 @@ template <class E, int D, int Rows, int Keys> struct GradTiles {
     for (int x = blk.thread(); x < Rows * Keys / 4; x += blk.threads()) {
       const int r = x % Rows, c0 = x / Rows * 4;
       const int64_t i = first + r, visible = visibleKeys(p, i) - key0;
+      const int64_t seen = firstVisibleKey(p, i) - key0;
       DropoutRow dropout(mask, bh, i);
       for (int c = c0; c < c0 + 4; ++c) {
         ScoreGrad g{0.0f, 0.0f};
-        if (c < visible)
+        if (c >= seen && c < visible)
           g = scoreGrad(blk, p, ss[c * L::ldScores + r],
                         dps[c * L::ldScores + r], lse[r], delta[r],
                         dropout.factor(key0 + c));
@@ -264,7 +269,7 @@ KILN_FLASH_FN void attentionQueryGrad(const AttentionParams &p,
   }
   // dS = p (dP - delta) scale, dQ += dS K.
   const int64_t end = keyEnd(p, first, Rows);
-  for (int64_t key0 = 0; key0 < end; key0 += Keys) {
+  for (int64_t key0 = firstKeyBlock<Keys>(p, first); key0 < end; key0 += Keys) {
     blk.sync(); // the previous block's readers of ks, vs and dss are done
     loadRows<D>(blk, tiles.ks, L::ldInput, k, dim, key0, p.keys, Keys);
     loadRows<D>(blk, tiles.vs, L::ldInput, v, dim, key0, p.keys, Keys);
@@ -319,12 +324,14 @@ KILN_FLASH_FN void attentionKeyValueGrad(const AttentionParams &p,
     dks[x] = 0.0f;
     dvs[x] = 0.0f;
   }
-  // The first query block that sees key0 (causal: rows i >= key0).
+  // The query blocks that see the keys (causal: rows i >= key0; a window
+  // ends them at lastRowSeeing).
   const int64_t firstRow = p.causal ? key0 / Rows * Rows : 0;
+  const int64_t rowEnd = lastRowSeeing<Keys>(p, key0);
   for (int64_t hh = 0; hh < group; ++hh) {
     const int64_t bh = b * p.heads + g * group + hh;
     const int64_t rowOffset = bh * p.queries * dim;
-    for (int64_t first = firstRow; first < p.queries; first += Rows) {
+    for (int64_t first = firstRow; first < rowEnd; first += Rows) {
       blk.sync(); // the previous block's readers of qs, dos, ps, dss are done
       tiles.loadQueryRows(blk, p, rowOffset, first);
       for (int r = blk.thread(); r < Rows; r += blk.threads()) {

@@ -52,20 +52,23 @@ struct AttentionParams {
           headDim = 0;
   float scale = 1, dropout = 0, keepScale = 1;
   int32_t causal = 0;
+  /// Causal only: query i sees keys (i - window, i]; 0: all keys up to i.
+  int64_t window = 0;
 };
 
 /// Sets p's shape and attributes (keepScale from dropout); the pointers
 /// are the caller's.
 inline void setShape(AttentionParams &p, int64_t batch, int64_t heads,
                      int64_t kvHeads, int64_t queries, int64_t keys,
-                     int64_t headDim, double scale, double dropout,
-                     bool causal) {
+                     int64_t headDim, double scale, double dropout, bool causal,
+                     int64_t window = 0) {
   p.batch = batch, p.heads = heads, p.kvHeads = kvHeads;
   p.queries = queries, p.keys = keys, p.headDim = headDim;
   p.scale = static_cast<float>(scale);
   p.dropout = static_cast<float>(dropout);
   p.keepScale = static_cast<float>(1.0 / (1.0 - dropout));
   p.causal = causal;
+  p.window = window;
 }
 
 /// Bytes of the gradient's scratch (the deltas).
@@ -457,18 +460,40 @@ KILN_FLASH_FN void fill(const Block &blk, float *dst, int count, float value) {
     dst[x] = value;
 }
 
-/// Keys [0, end) are visible to query row i: all S keys, or j <= i when
-/// causal; none for a padding row past T.
+/// Keys [firstVisibleKey, visibleKeys) are visible to query row i: all S
+/// keys, or j <= i when causal, and j > i - window with a window; none for
+/// a padding row past T.
 KILN_FLASH_FN int64_t visibleKeys(const AttentionParams &p, int64_t i) {
   if (i >= p.queries)
     return 0;
   return p.causal && i + 1 < p.keys ? i + 1 : p.keys;
+}
+KILN_FLASH_FN int64_t firstVisibleKey(const AttentionParams &p, int64_t i) {
+  return p.window > 0 && i >= p.window ? i - p.window + 1 : 0;
 }
 
 /// One past the last key a block of query rows [first, first + rows) sees.
 KILN_FLASH_FN int64_t keyEnd(const AttentionParams &p, int64_t first,
                              int64_t rows) {
   return p.causal && first + rows < p.keys ? first + rows : p.keys;
+}
+
+/// The first block of `Keys` keys that row `first` (the block of rows'
+/// first, which sees the earliest keys) sees: 0 without a window.
+template <int Keys>
+KILN_FLASH_FN int64_t firstKeyBlock(const AttentionParams &p, int64_t first) {
+  return firstVisibleKey(p, first) / Keys * Keys;
+}
+
+/// One past the last query row that sees a key of the block [key0, key0 +
+/// Keys): every row without a window, row key0 + Keys - 1 + window - 1
+/// with one.
+template <int Keys>
+KILN_FLASH_FN int64_t lastRowSeeing(const AttentionParams &p, int64_t key0) {
+  if (p.window <= 0)
+    return p.queries;
+  const int64_t end = key0 + Keys + p.window - 1;
+  return end < p.queries ? end : p.queries;
 }
 
 /// For a visible score s (its dP = dp) of a row with log-sum-exp lse and
@@ -494,7 +519,7 @@ KILN_FLASH_FN int64_t dropoutMaskItems(const AttentionParams &p) {
 /// The dropout of (b·H + h, i, j) as a tensor, for an attention library
 /// that takes the mask as an input (cuDNN): mask[((b·H + h)·T + i)·S + j]
 /// is 1 where the element is kept, 0 where it is dropped (the library
-/// scales by 1 / (1 - p)). Keys row i does not see (causal) are left
+/// scales by 1 / (1 - p)). Keys row i does not see (causal, window) are left
 /// alone: the caller zeroes the buffer once, so they never hold a NaN for
 /// the library to multiply a masked probability by, and half of a causal
 /// mask is never written. Work item x < dropoutMaskItems(p) is query row
@@ -509,7 +534,8 @@ KILN_FLASH_FN void writeDropoutMask(const AttentionParams &p,
   const int64_t groups = m.rowGroups, elements = p.batch * p.heads * p.keys;
   if (x >= p.queries * groups)
     return;
-  const int64_t i = x / groups, g = x % groups, visible = visibleKeys(p, i);
+  const int64_t i = x / groups, g = x % groups, visible = visibleKeys(p, i),
+                firstVisible = firstVisibleKey(p, i);
   PhiloxLanes lanes;
   if (m.on)
     lanes = philox(m.key, m.counter + uint64_t(i * groups + g));
@@ -518,7 +544,7 @@ KILN_FLASH_FN void writeDropoutMask(const AttentionParams &p,
     if (element >= elements)
       break;
     const int64_t bh = element / p.keys, j = element % p.keys;
-    if (j >= visible)
+    if (j >= visible || j < firstVisible)
       continue;
     const bool kept =
         !m.on ||
@@ -544,8 +570,11 @@ KILN_FLASH_FN void partialMaxima(const Block &blk, const AttentionParams &p,
   for (int x = blk.thread(); x < Rows * parts; x += blk.threads()) {
     const int r = x % Rows, c0 = x / Rows * perPart;
     const int64_t visible = visibleKeys(p, first + r) - key0;
+    const int64_t seen = firstVisibleKey(p, first + r) - key0;
     float m = -INFINITY;
-    for (int c = c0; c < c0 + perPart && c < visible; ++c)
+    const int start =
+        seen > c0 ? int(seen < c0 + perPart ? seen : c0 + perPart) : c0;
+    for (int c = start; c < c0 + perPart && c < visible; ++c)
       m = fmaxf(m, ss[c * ld + r] * p.scale);
     partMax[x] = m;
   }

@@ -1244,6 +1244,22 @@ func.func @attention_causal_lengths(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x6x4x
 
 // -----
 
+func.func @attention_window_without_causal(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'kiln.fused_attention' op expected a window of 0 (none) or, with causal, at least 1 key, got 3 without causal}}
+  %o, %stats_o = kiln.fused_attention %q, %q, %q {scale = 1.0 : f64, window = 3 : i64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+func.func @attention_grad_negative_window(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'kiln.fused_attention_grad' op expected a window of 0 (none) or, with causal, at least 1 key, got -2}}
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %q, %l, %q {causal, scale = 1.0 : f64, window = -2 : i64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  return %dq : tensor<1x2x8x4xf32>
+}
+
+// -----
+
 func.func @attention_scale(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   // expected-error @+1 {{'kiln.fused_attention' op expected a finite scale, got INF}}
   %o, %stats_o = kiln.fused_attention %q, %q, %q {scale = 0x7FF0000000000000 : f64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>

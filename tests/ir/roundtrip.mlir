@@ -518,6 +518,13 @@ func.func @fused_attention_causal_dropout(%q: tensor<2x4x8x16xbf16>, %k: tensor<
   return %o : tensor<2x4x8x16xbf16>
 }
 
+// CHECK-LABEL: func.func @fused_attention_window(
+// CHECK: kiln.fused_attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 2.500000e-01 : f64, window = 4 : i64}
+func.func @fused_attention_window(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o, %stats_o = kiln.fused_attention %q, %q, %q {causal, scale = 0.25 : f64, window = 4 : i64} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>, tensor<1x2x8xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @fused_attention_grad_plain(
 // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = kiln.fused_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3xf32>, tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>
 func.func @fused_attention_grad_plain(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x5x4xf32>, %g: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) {

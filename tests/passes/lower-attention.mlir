@@ -123,6 +123,28 @@ func.func @grad_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> 
 
 // -----
 
+// A window of 3 keys: chunk 1 (rows [4, 8)) sees keys [2, 8) only, masked
+// twice (key > query, key + 3 <= query); its key and value gradients cover
+// those keys and are padded before them (low 2), chunk 0's after them.
+// CHECK-LABEL: func.func @window_two_chunks(
+// CHECK: kiln.slice %{{.+}}, start = [0, 0, 4, 0], limit = [1, 2, 8, 4]
+// CHECK: kiln.slice %{{.+}}, start = [0, 0, 2, 0], limit = [1, 2, 8, 4]
+// CHECK: kiln.compare GT
+// CHECK: kiln.compare LE
+// CHECK: kiln.pad %{{.+}} low = [0, 0, 2, 0], high = [0, 0, 0, 0]
+// CHECK: kiln.pad %{{.+}} low = [0, 0, 0, 0], high = [0, 0, 4, 0]
+// WHOLE-LABEL: func.func @window_two_chunks(
+// WHOLE: kiln.compare GT
+// WHOLE: kiln.compare LE
+// WHOLE-NOT: kiln.pad
+func.func @window_two_chunks(%q: tensor<1x2x8x4xf32>, %g: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %fwd1, %stats_fwd1 = kiln.fused_attention %q, %q, %q {causal, scale = 0.5 : f64, window = 3 : i64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8xf32>
+  %dq, %dk, %dv = kiln.fused_attention_grad %q, %q, %q, %fwd1, %stats_fwd1, %g {causal, scale = 0.5 : f64, window = 3 : i64} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  return %dq, %dk, %dv : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
 // Grouped-query attention: one kv head serves 2 query heads. The products
 // read the queries as [1, 1 kv head, 2 query heads, rows, 4], so k and v are
 // never repeated per query head (no broadcast of them), and the key and value

@@ -241,5 +241,28 @@ TEST_F(CudaAttentionRuntime, AttentionThunksSurviveSerialization) {
   EXPECT_FALSE(runtime::validateExecutable(e).ok());
 }
 
+TEST_F(CudaAttentionRuntime, SlidingWindowThunksSurviveSerialization) {
+  runtime::Executable e = attentionExecutable(64, runtime::GemmType::bf16);
+  for (runtime::Thunk &t : e.thunks)
+    t.attention.window = 33;
+  absl::StatusOr<runtime::Executable> back =
+      runtime::deserializeExecutable(runtime::serializeExecutable(e));
+  ASSERT_TRUE(back.ok()) << back.status();
+  const runtime::AttentionThunk &a = back->thunks[1].attention;
+  EXPECT_EQ(a.window, 33);
+  EXPECT_EQ(a.label(), "attention_grad bf16 1x2x70x64 (kv heads 1, keys 70) "
+                       "causal window 33 dropout 0.1");
+  // Rows 0..32 see i + 1 keys, the other 37 see 33: 561 + 1221 pairs, each
+  // 2·D flops in each of the gradient's four products, per head.
+  EXPECT_EQ(a.flops(), 4.0 * 2 * kBatch * kHeads * (561 + 1221) * 64);
+  // A window without the causal mask, or a negative one, is refused.
+  runtime::Executable bad = e;
+  bad.thunks[0].attention.causal = false;
+  EXPECT_FALSE(runtime::validateExecutable(bad).ok());
+  bad = e;
+  bad.thunks[1].attention.window = -1;
+  EXPECT_FALSE(runtime::validateExecutable(bad).ok());
+}
+
 } // namespace
 } // namespace kiln

@@ -4,7 +4,8 @@
 // op reached the kernels whole) and held to the tolerances the host run of
 // the same kernel bodies is held to (FlashAttentionCases.h says why). GPT-2
 // 124M's shape (head dim 64, seq 512 in tiles of 64, causal, dropout 0.1)
-// and Llama's (head dim 128, grouped query heads). Every test skips without
+// and Llama's (head dim 128, grouped query heads, and with Mistral's sliding
+// window). Every test skips without
 // a GPU, but for FlashAttentionTrainStep, which runs the same kernels on
 // the cpu executor's host run.
 #include "CudaTestSupport.h"
@@ -53,6 +54,18 @@ TEST_F(CudaFlashAttention, LlamaShapedGroupedHeadsMatchTheReference) {
   c.batch = 1, c.heads = 4, c.kvHeads = 2;
   c.queries = c.keys = 200;
   expectOnGpuMatchesReference(c, 12);
+}
+
+TEST_F(CudaFlashAttention, MistralShapedSlidingWindowMatchesTheReference) {
+  // A window of 100 over 300 rows in tiles of 64: row and key blocks
+  // skipped, grouped heads, dropout.
+  FlashCase c;
+  c.headDim = 128;
+  c.batch = 1, c.heads = 4, c.kvHeads = 2;
+  c.queries = c.keys = 300;
+  c.window = 100;
+  c.dropout = 0.1;
+  expectOnGpuMatchesReference(c, 14);
 }
 
 TEST_F(CudaFlashAttention, UnmaskedPartialTilesAndPaddedHeadDims) {

@@ -53,14 +53,17 @@ struct FlashCase {
   int64_t batch = 2, heads = 4, kvHeads = 2, queries = 70, keys = 70,
           headDim = 64;
   bool causal = true;
+  int64_t window = 0; // causal only: query i sees keys (i - window, i]
   double dropout = 0;
   double scale = 0.125;
   DType element = DType::bf16;
 
   std::string name() const {
-    return llvm::formatv("{0} B{1} H{2}/{3} T{4} S{5} D{6}{7} dropout {8}",
+    return llvm::formatv("{0} B{1} H{2}/{3} T{4} S{5} D{6}{7}{8} dropout {9}",
                          dtypeName(element), batch, heads, kvHeads, queries,
-                         keys, headDim, causal ? " causal" : "", dropout);
+                         keys, headDim, causal ? " causal" : "",
+                         window > 0 ? " window " + std::to_string(window) : "",
+                         dropout);
   }
   std::string type(int64_t h, int64_t rows) const {
     return llvm::formatv("tensor<{0}x{1}x{2}x{3}x{4}>", batch, h, rows,
@@ -68,9 +71,11 @@ struct FlashCase {
   }
   std::string attrs() const {
     // std::to_string: formatv would print a double with two decimals.
-    return llvm::formatv("{{{0}dropout = {1} : f64, scale = {2} : f64}",
-                         causal ? "causal, " : "", std::to_string(dropout),
-                         std::to_string(scale));
+    return llvm::formatv(
+        "{{{0}dropout = {1} : f64, scale = {2} : f64{3}}",
+        causal ? "causal, " : "", std::to_string(dropout),
+        std::to_string(scale),
+        window > 0 ? ", window = " + std::to_string(window) + " : i64" : "");
   }
   std::string rng() const { return dropout > 0 ? ", rng = %s" : ""; }
   std::string rngType() const { return dropout > 0 ? ", tensor<2xi64>" : ""; }

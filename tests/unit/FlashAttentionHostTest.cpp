@@ -3,9 +3,10 @@
 // products, as the cpu executor runs attention thunks), against the reference
 // evaluator's kiln.fused_attention and kiln.fused_attention_grad: bf16 and
 // f16, head dims padded within a tile (8, 72) and whole (64, 128), causal
-// and not, more keys or queries than a tile holds (partial last tiles),
-// grouped query heads and dropout. The GPU runs the same bodies with WMMA
-// products (CudaFlashAttentionTest, on the GPU machine).
+// and not, sliding windows (within a tile and across tiles, so that blocks
+// of keys and of rows are skipped), more keys or queries than a tile holds
+// (partial last tiles), grouped query heads and dropout. The GPU runs the same
+// bodies with WMMA products (CudaFlashAttentionTest, on the GPU machine).
 //
 #include "FlashAttentionCases.h"
 
@@ -34,8 +35,8 @@ AttentionParams paramsFor(const FlashCase &c, std::vector<HostTensor> &in) {
   p.rngState = c.dropout > 0
                    ? reinterpret_cast<const int64_t *>(in[4].data())
                    : nullptr;
-  flash::setShape(p, c.batch, c.heads, c.kvHeads, c.queries, c.keys,
-                  c.headDim, c.scale, c.dropout, c.causal);
+  flash::setShape(p, c.batch, c.heads, c.kvHeads, c.queries, c.keys, c.headDim,
+                  c.scale, c.dropout, c.causal, c.window);
   return p;
 }
 
@@ -134,6 +135,26 @@ TEST(FlashAttentionHost, GroupedQueryHeadsWithDropoutMatchTheReference) {
   }
 }
 
+TEST(FlashAttentionHost, SlidingWindowsMatchTheReference) {
+  // 200 rows in tiles of 64: a window of 2 (a row and the one before it;
+  // with 1, each row's probability is exactly 1 and the query and key
+  // gradients exactly 0, which a relative error cannot measure), 5 (within
+  // a tile), 70 and 130 (row blocks that skip their first key blocks; key
+  // blocks whose last seeing rows end before the last row block), with
+  // grouped heads and dropout; and a window of 199, which masks only key 0
+  // from row 199.
+  const int64_t windows[] = {2, 5, 70, 130, 199};
+  for (int64_t window : windows) {
+    FlashCase c;
+    c.window = window;
+    c.batch = 1, c.heads = 4, c.kvHeads = 2;
+    c.queries = c.keys = 200;
+    c.dropout = window == 70 ? 0.1 : 0.0;
+    c.element = window == 130 ? DType::f16 : DType::bf16;
+    expectMatchesReference(c, 20 + uint32_t(window));
+  }
+}
+
 TEST(FlashAttentionHost, MoreKeysThanQueriesWithoutCausalMask) {
   FlashCase c;
   c.causal = false;
@@ -179,20 +200,20 @@ TEST(FlashAttentionHost, TheCpuBackendRunsAttentionThunksEndToEnd) {
         << (grad ? "gradient" : "forward");
 }
 
-TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
-  // The mask cuDNN's attention reads (writeDropoutMask, 1 kept, 0 dropped)
-  // applied to a plain f64 softmax attention gives the reference's result:
-  // it is the op's dropout, element for element. 3 heads of 7 keys: a
-  // Philox block of four uniforms spans two heads' keys.
+/// writeDropoutMask's mask for 7 causal keys (within `window` keys when
+/// not 0) is written where a row sees a key, and only there, and applied
+/// to a plain softmax attention gives the reference's result.
+void expectDropoutMaskIsTheReferences(int64_t window) {
   FlashCase c;
   c.element = DType::f32;
   c.batch = 2, c.heads = 3, c.kvHeads = 3, c.queries = c.keys = 7;
   c.headDim = 8;
   c.dropout = 0.3;
+  c.window = window;
   std::vector<HostTensor> in = c.inputs(8);
   AttentionParams p = paramsFor(c, in);
   const int64_t T = c.queries, S = c.keys, D = c.headDim;
-  // -1 marks what the kernel leaves alone: the causally hidden keys.
+  // -1 marks what the kernel leaves alone: the keys a row does not see.
   std::vector<float> mask(c.batch * c.heads * T * S, -1.0f);
   const flash::DropoutMask m = flash::DropoutMask::of(p);
   for (int64_t x = 0; x < flash::dropoutMaskItems(p) + 5; ++x)
@@ -200,7 +221,7 @@ TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
   int64_t dropped = 0, seen = 0;
   for (int64_t e = 0; e < int64_t(mask.size()); ++e) {
     const int64_t i = e / S % T, j = e % S;
-    if (j > i) {
+    if (j > i || (window > 0 && j <= i - window)) {
       ASSERT_EQ(mask[e], -1.0f) << "a hidden key written at " << e;
       continue;
     }
@@ -219,9 +240,11 @@ TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
   for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
     for (int64_t i = 0; i < T; ++i) {
       const int64_t visible = c.causal ? std::min(i + 1, S) : S;
-      std::vector<double> score(visible);
+      const int64_t first =
+          window > 0 ? std::max<int64_t>(0, i + 1 - window) : 0;
+      std::vector<double> score(visible, -INFINITY);
       double top = -INFINITY, sum = 0;
-      for (int64_t j = 0; j < visible; ++j) {
+      for (int64_t j = first; j < visible; ++j) {
         double dot = 0;
         for (int64_t d = 0; d < D; ++d)
           dot += double(q[(bh * T + i) * D + d]) * k[(bh * S + j) * D + d];
@@ -232,7 +255,7 @@ TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
         sum += (e = std::exp(e - top));
       for (int64_t d = 0; d < D; ++d) {
         double acc = 0;
-        for (int64_t j = 0; j < visible; ++j)
+        for (int64_t j = first; j < visible; ++j)
           acc += score[j] / sum * mask[(bh * T + i) * S + j] /
                  (1 - c.dropout) * v[(bh * S + j) * D + d];
         o[(bh * T + i) * D + d] = float(acc);
@@ -241,6 +264,18 @@ TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
   std::vector<HostTensor> want = testing::referenceResults(c, in, false);
   ASSERT_FALSE(want.empty());
   EXPECT_LE(testing::relativeError(got, want[0]), 1e-5);
+}
+
+TEST(FlashAttentionHost, TheDropoutMaskTensorIsTheReferencesDropout) {
+  // The mask cuDNN's attention reads (writeDropoutMask, 1 kept, 0 dropped)
+  // applied to a plain f64 softmax attention gives the reference's result:
+  // it is the op's dropout, element for element. 3 heads of 7 keys: a
+  // Philox block of four uniforms spans two heads' keys. Causal, then
+  // within a window of 3 keys.
+  for (int64_t window : {0, 3}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    expectDropoutMaskIsTheReferences(window);
+  }
 }
 
 TEST(FlashAttentionHost, TheComparisonSeesAWrongMask) {
@@ -254,10 +289,17 @@ TEST(FlashAttentionHost, TheComparisonSeesAWrongMask) {
   noDropout.dropout = 0;
   FlashCase noMask = c;
   noMask.causal = false;
+  FlashCase windowed = c;
+  windowed.window = 20;
   for (bool grad : {false, true}) {
     EXPECT_GT(worstError(c, grad, 5, &noDropout),
               4 * tolerance(DType::bf16, grad));
     EXPECT_GT(worstError(c, grad, 5, &noMask),
+              4 * tolerance(DType::bf16, grad));
+    // A window the kernels ignore, and one they apply where none is.
+    EXPECT_GT(worstError(windowed, grad, 5, &c),
+              4 * tolerance(DType::bf16, grad));
+    EXPECT_GT(worstError(c, grad, 5, &windowed),
               4 * tolerance(DType::bf16, grad));
   }
 }

@@ -3,9 +3,9 @@
 // primitives, kiln-lower-attention's chunked decomposition against the
 // reference for every chunking (the dropout mask must not depend on it;
 // the row statistics, the log-sum-exps, written out too),
-// the CPU backend against the reference (several chunks, causal, grouped
-// query heads, dropout), and the gradient against central finite
-// differences in f64.
+// the CPU backend against the reference (several chunks, causal, sliding
+// windows, grouped query heads, dropout), and the gradient against central
+// finite differences in f64.
 #include "CpuTestSupport.h"
 
 #include "compiler/Pipeline.h"
@@ -28,6 +28,7 @@ struct AttentionCase {
   int64_t batch = 2, heads = 4, queries = 8, headDim = 4, kvHeads = 2,
           keys = 8;
   bool causal = true;
+  int64_t window = 0; // causal only
   double dropout = 0;
   double scale = 0.5;
   const char *element = "f32";
@@ -41,8 +42,10 @@ struct AttentionCase {
                          headDim, element);
   }
   std::string attrs() const {
-    return llvm::formatv("{{{0}dropout = {1} : f64, scale = {2} : f64}",
-                         causal ? "causal, " : "", dropout, scale);
+    std::string windowAttr =
+        window > 0 ? llvm::formatv(", window = {0} : i64", window).str() : "";
+    return llvm::formatv("{{{0}dropout = {1} : f64, scale = {2} : f64{3}}",
+                         causal ? "causal, " : "", dropout, scale, windowAttr);
   }
   std::string rngOperand(const char *name) const {
     return dropout > 0 ? std::string(", rng = %") + name : "";
@@ -102,9 +105,25 @@ struct AttentionCase {
   }
 };
 
-TEST(FusedAttention, ReferenceMatchesAttentionWrittenWithPrimitives) {
-  // The GPT-2 pattern: scores, scale, causal select, softmax, product.
-  const char *primitives = R"(
+/// GPT-2's attention as primitives: scores, scale, causal select (and,
+/// with a window, a second select for keys j <= i - window), softmax,
+/// product; q, k, v [2, 3, 5, 4] f64, scale 0.7.
+std::string attentionAsPrimitives(int64_t window) {
+  std::string windowMask =
+      window == 0
+          ? "  %w = kiln.select %future, %lowb, %s : "
+            "tensor<2x3x5x5xi1>, tensor<2x3x5x5xf64>\n"
+          : llvm::formatv(
+                R"(  %future0 = kiln.select %future, %lowb, %s : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf64>
+  %wc = kiln.constant dense<{0}> : tensor<i64>
+  %wb = kiln.broadcast_in_dim %wc, dims = [] : tensor<i64> -> tensor<2x3x5x5xi64>
+  %reach = kiln.add %j, %wb : tensor<2x3x5x5xi64>
+  %old = kiln.compare LE, %reach, %i : tensor<2x3x5x5xi64>
+  %w = kiln.select %old, %lowb, %future0 : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf64>
+)",
+                window)
+                .str();
+  return R"(
 func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3x5x4xf64>, %st: tensor<2xi64>) -> tensor<2x3x5x4xf64> {
   %s0 = kiln.dot_general %q, %k, batch = [0, 1] x [0, 1], contract = [3] x [3] : tensor<2x3x5x4xf64>, tensor<2x3x5x4xf64> -> tensor<2x3x5x5xf64>
   %c = kiln.constant dense<0.7> : tensor<f64>
@@ -115,10 +134,10 @@ func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3
   %future = kiln.compare GT, %j, %i : tensor<2x3x5x5xi64>
   %low = kiln.constant dense<-1.0e300> : tensor<f64>
   %lowb = kiln.broadcast_in_dim %low, dims = [] : tensor<f64> -> tensor<2x3x5x5xf64>
-  %m = kiln.select %future, %lowb, %s : tensor<2x3x5x5xi1>, tensor<2x3x5x5xf64>
-  %max = kiln.reduce max %m, dims = [3] : tensor<2x3x5x5xf64> -> tensor<2x3x5xf64>
+)" + windowMask +
+         R"(  %max = kiln.reduce max %w, dims = [3] : tensor<2x3x5x5xf64> -> tensor<2x3x5xf64>
   %maxb = kiln.broadcast_in_dim %max, dims = [0, 1, 2] : tensor<2x3x5xf64> -> tensor<2x3x5x5xf64>
-  %d = kiln.sub %m, %maxb : tensor<2x3x5x5xf64>
+  %d = kiln.sub %w, %maxb : tensor<2x3x5x5xf64>
   %e = kiln.exp %d : tensor<2x3x5x5xf64>
   %sum = kiln.reduce sum %e, dims = [3] : tensor<2x3x5x5xf64> -> tensor<2x3x5xf64>
   %sumb = kiln.broadcast_in_dim %sum, dims = [0, 1, 2] : tensor<2x3x5xf64> -> tensor<2x3x5x5xf64>
@@ -126,15 +145,22 @@ func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3
   %o = kiln.dot_general %p, %v, batch = [0, 1] x [0, 1], contract = [3] x [2] : tensor<2x3x5x5xf64>, tensor<2x3x5x4xf64> -> tensor<2x3x5x4xf64>
   return %o : tensor<2x3x5x4xf64>
 })";
-  AttentionCase c;
-  c.batch = 2, c.heads = c.kvHeads = 3, c.queries = c.keys = 5, c.headDim = 4;
-  c.scale = 0.7, c.element = "f64";
-  auto fused = parseModule(c.forwardModule());
-  auto plain = parseModule(primitives);
-  ASSERT_TRUE(fused.module && plain.module);
-  std::vector<HostTensor> in = c.inputs(false, 1);
-  expectAllMatch(testing::evaluateMain(*fused.module, in), testing::evaluateMain(*plain.module, in), 1,
-                 "fused vs primitives");
+}
+
+TEST(FusedAttention, ReferenceMatchesAttentionWrittenWithPrimitives) {
+  // Causal, then within windows of 1 (each query sees itself only) and 2.
+  for (int64_t window : {0, 1, 2}) {
+    AttentionCase c;
+    c.batch = 2, c.heads = c.kvHeads = 3, c.queries = c.keys = 5;
+    c.headDim = 4, c.scale = 0.7, c.element = "f64", c.window = window;
+    auto fused = parseModule(c.forwardModule());
+    auto plain = parseModule(attentionAsPrimitives(window));
+    ASSERT_TRUE(fused.module && plain.module) << "window " << window;
+    std::vector<HostTensor> in = c.inputs(false, 1);
+    expectAllMatch(testing::evaluateMain(*fused.module, in),
+                   testing::evaluateMain(*plain.module, in), 1,
+                   "fused vs primitives, window " + std::to_string(window));
+  }
 }
 
 /// `source` after kiln-lower-attention with `chunkBytes` per chunk.
@@ -148,16 +174,18 @@ testing::ParsedModule lowered(const std::string &source, int64_t chunkBytes) {
 TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
   // f64 end to end: the decomposition and the direct kernel differ only by
   // rounding, and the dropout mask must be identical whatever the chunks.
-  for (bool causal : {true, false})
+  // Windows of 3 keys: chunks past the first start their keys later.
+  for (int64_t window : {-1, 0, 3})
     for (double dropout : {0.0, 0.3}) {
       AttentionCase c;
-      c.causal = causal, c.dropout = dropout, c.element = "f64";
-      c.keys = causal ? c.queries : 6;
+      c.causal = window >= 0, c.dropout = dropout, c.element = "f64";
+      c.window = std::max<int64_t>(window, 0);
+      c.keys = c.causal ? c.queries : 6;
       int64_t rowBytes = c.batch * c.heads * c.keys * 8;
       for (int64_t rows : {1, 3, 8}) {
-        std::string what = llvm::formatv("causal {0}, dropout {1}, {2} rows "
-                                         "per chunk",
-                                         causal, dropout, rows);
+        std::string what = llvm::formatv("causal {0}, window {1}, dropout {2}, "
+                                         "{3} rows per chunk",
+                                         c.causal, c.window, dropout, rows);
         testing::expectRewriteKeepsResults(
             c.forwardModule(true),
             *lowered(c.forwardModule(true), rows * rowBytes).module,
@@ -176,10 +204,11 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
   // and one chunk.
   for (int64_t chunkBytes :
        {int64_t{300}, int64_t{2048}, int64_t{3072}, int64_t{64} << 20})
-    for (bool causal : {true, false})
+    for (int64_t window : {-1, 0, 5}) // not causal, causal, windowed
       for (double dropout : {0.0, 0.1}) {
         AttentionCase c;
-        c.causal = causal, c.dropout = dropout;
+        c.causal = window >= 0, c.dropout = dropout;
+        c.window = std::max<int64_t>(window, 0);
         c.queries = c.keys = 16, c.headDim = 8;
         PipelineOptions options;
         options.attentionChunkBytes = chunkBytes;
@@ -193,20 +222,24 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
 }
 
 TEST(FusedAttention, GradientMatchesFiniteDifferences) {
-  AttentionCase c;
-  c.batch = 1, c.heads = 2, c.kvHeads = 1, c.queries = c.keys = 4;
-  c.headDim = 3, c.dropout = 0.25, c.element = "f64";
-  auto fwd = parseModule(c.forwardModule());
-  auto grad = parseModule(c.gradModule());
-  ASSERT_TRUE(fwd.module && grad.module);
-  std::vector<HostTensor> in = c.inputs(true, 5);
-  const HostTensor &weights = in[3]; // L = Σ o · weights
-  std::vector<HostTensor> fwdIn = {in[0], in[1], in[2], in[4]};
-  std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
-  ASSERT_EQ(grads.size(), 3u);
-  int kept = testing::expectGradientsMatchFiniteDifferences(*fwd.module, fwdIn,
-                                                          weights, grads);
-  EXPECT_GT(kept, 20); // the gradients are not trivially zero
+  // Causal, then within a window of 2 keys.
+  for (int64_t window : {0, 2}) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    AttentionCase c;
+    c.batch = 1, c.heads = 2, c.kvHeads = 1, c.queries = c.keys = 4;
+    c.headDim = 3, c.dropout = 0.25, c.element = "f64", c.window = window;
+    auto fwd = parseModule(c.forwardModule());
+    auto grad = parseModule(c.gradModule());
+    ASSERT_TRUE(fwd.module && grad.module);
+    std::vector<HostTensor> in = c.inputs(true, 5);
+    const HostTensor &weights = in[3]; // L = Σ o · weights
+    std::vector<HostTensor> fwdIn = {in[0], in[1], in[2], in[4]};
+    std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
+    ASSERT_EQ(grads.size(), 3u);
+    int kept = testing::expectGradientsMatchFiniteDifferences(
+        *fwd.module, fwdIn, weights, grads);
+    EXPECT_GT(kept, 20); // the gradients are not trivially zero
+  }
 }
 
 } // namespace

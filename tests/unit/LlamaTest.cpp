@@ -86,7 +86,9 @@ TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
 // Qwen2.5's and Qwen3's configs as the Hub has them: Qwen2 always has
 // biases on q/k/v_proj (no key for it), Qwen3 per-head norms and a
 // head_dim of 128 unless it says otherwise; their window counts only when
-// use_sliding_window (or a layer_types entry) switches it on.
+// use_sliding_window switches it on, and then only on the layers
+// layer_types names (else those from max_window_layers on), as Qwen2Config
+// reads them.
 TEST(LlamaConfig, ReadsQwenConfigs) {
   LlamaConfig q2 = parseOk(R"({"model_type": "qwen2",
     "architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
@@ -107,11 +109,33 @@ TEST(LlamaConfig, ReadsQwenConfigs) {
                         "use_sliding_window": true})")
                 .sliding_window,
             64);
+  EXPECT_EQ(q2.layer_window(23), 0);
+  LlamaConfig byCount = parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
+    "use_sliding_window": true, "num_hidden_layers": 3,
+    "max_window_layers": 1})");
+  EXPECT_EQ(byCount.sliding_window, 64);
+  EXPECT_EQ(byCount.layer_window(0), 0);
+  EXPECT_EQ(byCount.layer_window(1), 64);
+  EXPECT_EQ(byCount.layer_window(2), 64);
+  LlamaConfig byType = parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
+    "use_sliding_window": true, "num_hidden_layers": 2,
+    "layer_types": ["sliding_attention", "full_attention"]})");
+  EXPECT_EQ(byType.layer_window(0), 64);
+  EXPECT_EQ(byType.layer_window(1), 0);
+  // layer_types without use_sliding_window: no window (Qwen2Config drops
+  // it).
   EXPECT_EQ(parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
+                        "num_hidden_layers": 2,
                         "layer_types": ["full_attention",
                                         "sliding_attention"]})")
-                .sliding_window,
-            64);
+                .layer_window(1),
+            0);
+  expectRefused(R"({"model_type": "qwen2", "num_hidden_layers": 2,
+                    "layer_types": ["full_attention"]})",
+                "layer_types lists 1 layers for num_hidden_layers 2");
+  expectRefused(R"({"model_type": "qwen3", "num_hidden_layers": 1,
+                    "layer_types": ["chunked_attention"]})",
+                "layer_types must list");
   expectRefused(R"({"model_type": "qwen2", "attention_bias": true})",
                 "attention_bias is not a Qwen2 setting");
 
@@ -228,9 +252,11 @@ TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
 }
 
 // Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding
-// window, which kiln keeps (to save it back) and enforces as a limit on the
-// sequence; v0.2's null window is none.
-TEST(LlamaConfig, ReadsMistralsWindowAndRefusesLongerSequences) {
+// window on every layer; v0.2's null window is none. Past the window a
+// query no longer sees the oldest keys: with one layer, the logits from
+// position 4 on do not depend on token 0 under a window of 4, and do
+// without one.
+TEST(LlamaConfig, ReadsMistralsWindowAndAttendsWithinIt) {
   LlamaConfig c = parseOk(R"({"model_type": "mistral",
     "architectures": ["MistralForCausalLM"], "vocab_size": 32000,
     "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
@@ -240,6 +266,7 @@ TEST(LlamaConfig, ReadsMistralsWindowAndRefusesLongerSequences) {
     "tie_word_embeddings": false})");
   EXPECT_EQ(c.model_type, "mistral");
   EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_EQ(c.layer_window(31), 4096);
   EXPECT_EQ(c.num_key_value_heads, 8);
   EXPECT_EQ(parseOk(R"({"model_type": "mistral", "sliding_window": null})")
                 .sliding_window,
@@ -258,20 +285,29 @@ TEST(LlamaConfig, ReadsMistralsWindowAndRefusesLongerSequences) {
   tiny.vocab_size = 16, tiny.hidden_size = 8, tiny.intermediate_size = 16;
   tiny.num_hidden_layers = 1, tiny.num_attention_heads = 2;
   tiny.num_key_value_heads = 2, tiny.head_dim = 4;
-  LlamaForCausalLM model(tiny);
-  EXPECT_EQ(model.model_type(), "mistral");
-  Tensor fits = Tensor::from_vector({1, 2, 3, 4}, {1, 4}, DType::i64);
-  EXPECT_EQ(model.forward(fits).size(2), 16);
-  Tensor longer = Tensor::from_vector({1, 2, 3, 4, 5}, {1, 5}, DType::i64);
-  try {
-    (void)model.forward(longer);
-    ADD_FAILURE() << "a sequence past the window ran";
-  } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "5 tokens is longer than the config's sliding_window (4)"),
-              std::string::npos)
-        << e.what();
-  }
+  // Which of the 8 positions' logits change when token 0 does.
+  auto moved = [](const LlamaConfig &config) {
+    LlamaForCausalLM model(config);
+    model.eval();
+    NoGradGuard noGrad;
+    auto logits = [&](double first) {
+      return model
+          .forward(Tensor::from_vector({first, 2, 3, 4, 5, 6, 7, 8}, {1, 8},
+                                       DType::i64))
+          .to_vector();
+    };
+    std::vector<double> a = logits(1), b = logits(9);
+    std::vector<bool> changed(8);
+    for (size_t i = 0; i < a.size(); ++i)
+      changed[i / 16] = changed[i / 16] || a[i] != b[i];
+    return changed;
+  };
+  EXPECT_EQ(LlamaForCausalLM(tiny).model_type(), "mistral");
+  EXPECT_EQ(moved(tiny), std::vector<bool>({true, true, true, true, false,
+                                            false, false, false}));
+  LlamaConfig full = tiny;
+  full.sliding_window = 0;
+  EXPECT_EQ(moved(full), std::vector<bool>(8, true));
 }
 
 TEST(LlamaConfig, RefusesWhatItDoesNotImplementNamingTheFile) {
@@ -378,8 +414,9 @@ TEST(LlamaModel, NamesAndShapesAreHuggingFaces) {
   EXPECT_EQ(tiedModel.forward(ids).shape(), (Shape{2, 3, 48}));
 }
 
-TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
-  LlamaConfig c = tinyConfig();
+/// The model of `c` in f64 (weights larger than the 0.02 init): the loss's
+/// gradients against central finite differences.
+void expectLlamaGradientsMatchFiniteDifferences(LlamaConfig c) {
   c.dtype = DType::f64;
   c.init_seed = 5;
   // Larger weights than the 0.02 init so attention is far from uniform and
@@ -391,6 +428,18 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
                                           c.vocab_size, rng);
   kiln::testing::expectGradientsMatchFiniteDifferences(
       model, [&] { return model.loss(input, input); }, /*seed=*/rng());
+}
+
+TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
+  // Llama's attention, then Mistral's within a window of 5 of the 12
+  // positions.
+  for (int64_t window : {0, 5}) {
+    SCOPED_TRACE("sliding_window " + std::to_string(window));
+    LlamaConfig c = tinyConfig();
+    c.model_type = window ? "mistral" : "llama";
+    c.sliding_window = window;
+    expectLlamaGradientsMatchFiniteDifferences(c);
+  }
 }
 
 //===--- Parity with transformers -----------------------------------------===//
