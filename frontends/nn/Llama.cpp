@@ -335,14 +335,25 @@ Tensor LlamaForCausalLM::loss(const Tensor &input_ids,
 
 std::string LlamaForCausalLM::describe() const {
   const LlamaConfig &c = config_;
-  return c.model_type + " num_hidden_layers " +
-         std::to_string(c.num_hidden_layers) + ", hidden_size " +
-         std::to_string(c.hidden_size) + ", num_attention_heads " +
-         std::to_string(c.num_attention_heads) + " (" +
-         std::to_string(c.num_key_value_heads) +
-         " key/value), intermediate_size " +
-         std::to_string(c.intermediate_size) + ", vocab " +
-         std::to_string(c.vocab_size);
+  std::string text = c.model_type + " num_hidden_layers " +
+                     std::to_string(c.num_hidden_layers) + ", hidden_size " +
+                     std::to_string(c.hidden_size) + ", num_attention_heads " +
+                     std::to_string(c.num_attention_heads) + " (" +
+                     std::to_string(c.num_key_value_heads) +
+                     " key/value), intermediate_size " +
+                     std::to_string(c.intermediate_size) + ", vocab " +
+                     std::to_string(c.vocab_size);
+  // The window, so that a run shows whether its layers attend within one.
+  int64_t sliding = 0;
+  for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer)
+    sliding += c.layer_window(layer) > 0;
+  if (sliding == 0)
+    return text;
+  text += ", sliding_window " + std::to_string(c.sliding_window);
+  if (sliding < c.num_hidden_layers)
+    text += " on " + std::to_string(sliding) + " of " +
+            std::to_string(c.num_hidden_layers) + " layers";
+  return text;
 }
 
 void load_hf_llama_folder(LlamaForCausalLM &model, const std::string &dir) {
