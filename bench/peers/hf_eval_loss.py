@@ -10,7 +10,10 @@ AutoPeftModelForCausalLM loads it on the base its config names.
 
 Prints {"eval_loss": ...}. With KILN_OUTPUT (kiln-train --do_eval's stdout),
 also compares with kiln's eval_loss and exits 1 if they differ by more than
-1e-4 (relative) — the check of tests/tools/kiln-train-llama-transformers.test.
+2e-6 (relative) — the check of tests/tools/kiln-train-*-transformers.test.
+Folders that tokenize and compute alike agree to about 1e-7 (f32 sums in
+another order); 1e-4 let a Mistral folder whose ids differed from
+AutoTokenizer's in a few tokens pass at 6e-6 (2026-12-05).
 """
 import ast
 import json
@@ -55,7 +58,7 @@ def main():
                      if line.startswith("{'eval_loss'")]
         kiln = dicts[-1]["eval_loss"]
         print(f"kiln eval_loss {kiln}, transformers {loss}")
-        if abs(kiln - loss) > 1e-4 * abs(loss):
+        if abs(kiln - loss) > 2e-6 * abs(loss):
             sys.exit(1)
 
 

@@ -85,7 +85,20 @@ struct TokenizerConfig {
   /// transformers' LlamaTokenizer options (absent: its defaults).
   std::optional<bool> legacy;
   std::optional<bool> addPrefixSpace;
+  /// The directory's config.json's model_type ("" without one).
+  std::string modelType;
 };
+
+/// Model types whose tokenizer transformers 5's AutoTokenizer builds from
+/// tokenizer.json as written (TokenizersBackend), whatever class the
+/// folder's tokenizer_config.json names: Mistral's (without mistral_common's
+/// own files) and Phi-3's, both of which name LlamaTokenizer on the Hub.
+/// Checked with transformers 5.25.0 on tests/data/llama2-hf-small: 999 of
+/// 999 cases give the file's layout's ids beside a config.json of either
+/// type, the LlamaTokenizer's beside "llama" or none.
+bool tokenizesAsTheFileSays(std::string_view modelType) {
+  return modelType == "mistral" || modelType == "phi3";
+}
 
 /// transformers 5's LlamaTokenizer (the class Llama 2's, Mistral's and
 /// TinyLlama's tokenizer_config.json name) builds its own way in, whatever
@@ -93,10 +106,13 @@ struct TokenizerConfig {
 /// before the text's first span (before every span with "legacy": true),
 /// or never (add_prefix_space false), without splitting; its decoder drops
 /// the first space when it prepends. transformers 4 read tokenizer.json as
-/// it stood, which for Llama 2's files is the Prepend + Replace normalizer.
+/// it stood, which for Llama 2's files is the Prepend + Replace normalizer;
+/// so does transformers 5 beside a config.json of a type
+/// tokenizesAsTheFileSays (a Mistral or Phi-3 folder).
 std::optional<Metaspace> transformersLlamaMetaspace(const TokenizerConfig &c) {
-  if (c.tokenizerClass != "LlamaTokenizer" &&
-      c.tokenizerClass != "LlamaTokenizerFast")
+  if ((c.tokenizerClass != "LlamaTokenizer" &&
+       c.tokenizerClass != "LlamaTokenizerFast") ||
+      tokenizesAsTheFileSays(c.modelType))
     return std::nullopt;
   Metaspace metaspace;
   bool prefix = c.addPrefixSpace.value_or(true);
@@ -107,9 +123,32 @@ std::optional<Metaspace> transformersLlamaMetaspace(const TokenizerConfig &c) {
   return metaspace;
 }
 
+/// `directory`/config.json's model_type, "" without the file or the key.
+absl::StatusOr<std::string> modelTypeBeside(const std::string &directory) {
+  std::string path = directory + "/config.json";
+  if (!fileExists(path))
+    return std::string();
+  absl::StatusOr<std::string> text = readFile(path);
+  if (!text.ok())
+    return text.status();
+  absl::StatusOr<llvm::json::Value> json = parseJsonText(*text, path);
+  if (!json.ok())
+    return json.status();
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a JSON object"));
+  std::optional<llvm::StringRef> type = root->getString("model_type");
+  return type ? type->str() : std::string();
+}
+
 absl::StatusOr<TokenizerConfig>
 readTokenizerConfig(const std::string &directory) {
   TokenizerConfig config;
+  absl::StatusOr<std::string> modelType = modelTypeBeside(directory);
+  if (!modelType.ok())
+    return modelType.status();
+  config.modelType = *modelType;
   std::string path = directory + "/tokenizer_config.json";
   if (!fileExists(path))
     return config;

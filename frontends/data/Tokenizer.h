@@ -68,7 +68,10 @@ struct TokenizerFiles {
   /// vocab.json + merges.txt, else ByteTokenizer when its
   /// tokenizer_config.json's tokenizer_class is kByteTokenizerClass; that
   /// file's eos_token, if any, names the end-of-text token (else GPT-2's
-  /// <|endoftext|>), and must be in the vocabulary.
+  /// <|endoftext|>), and must be in the vocabulary. A tokenizer_config.json
+  /// naming LlamaTokenizer gets transformers 5's LlamaTokenizer rules unless
+  /// the directory's config.json is a Mistral's or Phi-3's, whose
+  /// AutoTokenizer reads tokenizer.json as written.
   std::string directory;
   /// Or the files themselves (ignored when `directory` is set).
   std::string tokenizerJson;
