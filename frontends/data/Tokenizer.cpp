@@ -123,45 +123,39 @@ std::optional<Metaspace> transformersLlamaMetaspace(const TokenizerConfig &c) {
   return metaspace;
 }
 
-/// `directory`/config.json's model_type, "" without the file or the key.
-absl::StatusOr<std::string> modelTypeBeside(const std::string &directory) {
-  std::string path = directory + "/config.json";
+/// The JSON object in `path`; an empty one when the file does not exist.
+absl::StatusOr<llvm::json::Object>
+readJsonObjectIfAny(const std::string &path) {
   if (!fileExists(path))
-    return std::string();
+    return llvm::json::Object();
   absl::StatusOr<std::string> text = readFile(path);
   if (!text.ok())
     return text.status();
   absl::StatusOr<llvm::json::Value> json = parseJsonText(*text, path);
   if (!json.ok())
     return json.status();
-  const llvm::json::Object *root = json->getAsObject();
+  llvm::json::Object *root = json->getAsObject();
   if (!root)
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a JSON object"));
-  std::optional<llvm::StringRef> type = root->getString("model_type");
-  return type ? type->str() : std::string();
+  return std::move(*root);
 }
 
 absl::StatusOr<TokenizerConfig>
 readTokenizerConfig(const std::string &directory) {
   TokenizerConfig config;
-  absl::StatusOr<std::string> modelType = modelTypeBeside(directory);
-  if (!modelType.ok())
-    return modelType.status();
-  config.modelType = *modelType;
-  std::string path = directory + "/tokenizer_config.json";
-  if (!fileExists(path))
-    return config;
-  absl::StatusOr<std::string> text = readFile(path);
-  if (!text.ok())
-    return text.status();
-  absl::StatusOr<llvm::json::Value> json = parseJsonText(*text, path);
-  if (!json.ok())
-    return json.status();
-  const llvm::json::Object *root = json->getAsObject();
-  if (!root)
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a JSON object"));
+  // The model's config.json beside it, for its model_type.
+  absl::StatusOr<llvm::json::Object> model =
+      readJsonObjectIfAny(directory + "/config.json");
+  if (!model.ok())
+    return model.status();
+  if (std::optional<llvm::StringRef> type = model->getString("model_type"))
+    config.modelType = type->str();
+  const std::string path = directory + "/tokenizer_config.json";
+  absl::StatusOr<llvm::json::Object> file = readJsonObjectIfAny(path);
+  if (!file.ok())
+    return file.status();
+  const llvm::json::Object *root = &*file;
   if (std::optional<llvm::StringRef> c = root->getString("tokenizer_class"))
     config.tokenizerClass = c->str();
   config.legacy = root->getBoolean("legacy");
