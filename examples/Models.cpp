@@ -6,6 +6,8 @@
 #include "frontends/nn/GPT2.h"
 #include "frontends/nn/Llama.h"
 
+#include <cmath>
+
 namespace kiln::train {
 namespace {
 
@@ -114,16 +116,47 @@ std::string architecture(const std::string &modelType) {
     return "Qwen3ForCausalLM";
   if (modelType == "phi3")
     return "Phi3ForCausalLM";
+  if (modelType == "gemma")
+    return "GemmaForCausalLM";
+  if (modelType == "gemma3_text")
+    return "Gemma3ForCausalLM";
   return "LlamaForCausalLM";
+}
+
+// `"layer_types": [...]` from c.sliding_layers.
+std::string layerTypesJson(const nn::LlamaConfig &c) {
+  std::string json = ",\n  \"layer_types\": [";
+  for (size_t i = 0; i < c.sliding_layers.size(); ++i)
+    json +=
+        std::string(i ? ", " : "") +
+        (c.sliding_layers[i] ? "\"sliding_attention\"" : "\"full_attention\"");
+  return json + "]";
 }
 
 // The keys a family adds to Llama's config.json: Mistral's window; Qwen's
 // window switch, window, layer count and layer_types (when read); Phi-3's
-// window and dropouts.
+// window and dropouts; Gemma 3's attention scale, window, layer_types and
+// local RoPE (in transformers 4's spelling: rope_parameters has both).
 std::string familyJson(const nn::LlamaConfig &c) {
   auto size = [](std::optional<int64_t> v) {
     return v && *v > 0 ? std::to_string(*v) : std::string("null");
   };
+  if (c.model_type == "gemma3_text")
+    return ",\n  \"hidden_activation\": \"gelu_pytorch_tanh\"" +
+           std::string(",\n  \"query_pre_attn_scalar\": ") +
+           // An int to Gemma3TextConfig, which checks the type.
+           (c.query_pre_attn_scalar == std::floor(c.query_pre_attn_scalar)
+                ? std::to_string(int64_t(c.query_pre_attn_scalar))
+                : pythonFloat(c.query_pre_attn_scalar)) +
+           ",\n  \"sliding_window\": " + size(c.sliding_window) +
+           (c.sliding_window_pattern
+                ? ",\n  \"sliding_window_pattern\": " +
+                      std::to_string(*c.sliding_window_pattern)
+                : std::string()) +
+           layerTypesJson(c) +
+           ",\n  \"rope_local_base_freq\": " + pythonFloat(c.local_rope_theta) +
+           ",\n  \"attn_logit_softcapping\": null"
+           ",\n  \"final_logit_softcapping\": null";
   if (c.model_type == "mistral")
     return ",\n  \"sliding_window\": " + size(c.sliding_window);
   if (c.model_type == "phi3")
@@ -139,14 +172,7 @@ std::string familyJson(const nn::LlamaConfig &c) {
       (c.sliding_window > 0 ? "true" : "false") +
       ",\n  \"sliding_window\": " + size(c.qwen_sliding_window) +
       ",\n  \"max_window_layers\": " + std::to_string(c.max_window_layers);
-  if (c.qwen_sliding_layers.empty())
-    return json;
-  json += ",\n  \"layer_types\": [";
-  for (size_t i = 0; i < c.qwen_sliding_layers.size(); ++i)
-    json += std::string(i ? ", " : "") + (c.qwen_sliding_layers[i]
-                                              ? "\"sliding_attention\""
-                                              : "\"full_attention\"");
-  return json + "]";
+  return c.sliding_layers.empty() ? json : json + layerTypesJson(c);
 }
 
 std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
@@ -156,6 +182,12 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
   // RoPE in both of transformers' spellings: rope_parameters (5.x) and
   // rope_theta + rope_scaling (4.x, which ignores the former).
   std::string rope = ropeJson(c);
+  // Gemma 3's: one for each layer type.
+  std::string ropeParameters =
+      c.model_type == "gemma3_text"
+          ? "{\"full_attention\": " + rope + ", \"sliding_attention\": " +
+                ropeJson(nn::local_rope_config(c)) + "}"
+          : rope;
   // transformers 4's Phi-3 takes exactly these three keys for longrope.
   std::string scaling =
       c.rope_scaling.kind == nn::RopeScaling::Kind::none ? "null"
@@ -175,9 +207,11 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
   std::string window = familyJson(c);
   return "{\n  \"model_type\": \"" + c.model_type +
          "\",\n  \"architectures\": [\"" + architecture(c.model_type) + "\"]" +
-         ",\n  \"hidden_act\": \"silu\",\n"
-         "  \"vocab_size\": " +
-         std::to_string(c.vocab_size) +
+         ",\n  \"hidden_act\": \"" +
+         (c.hidden_act == nn::LlamaConfig::Activation::gelu_tanh
+              ? "gelu_pytorch_tanh"
+              : "silu") +
+         "\",\n  \"vocab_size\": " + std::to_string(c.vocab_size) +
          ",\n  \"hidden_size\": " + std::to_string(c.hidden_size) +
          ",\n  \"intermediate_size\": " + std::to_string(c.intermediate_size) +
          ",\n  \"num_hidden_layers\": " + std::to_string(c.num_hidden_layers) +
@@ -191,7 +225,7 @@ std::string llamaJson(const nn::LlamaConfig &c, std::optional<int32_t> bos,
          ",\n  \"rms_norm_eps\": " + num(c.rms_norm_eps) +
          ",\n  \"rope_theta\": " + num(c.rope_theta) +
          ",\n  \"rope_scaling\": " + scaling +
-         ",\n  \"rope_parameters\": " + rope +
+         ",\n  \"rope_parameters\": " + ropeParameters +
          ",\n  \"attention_bias\": " + flag(c.attention_bias) +
          ",\n  \"attention_dropout\": " + num(c.attention_dropout) +
          ",\n  \"mlp_bias\": " + flag(c.mlp_bias) +

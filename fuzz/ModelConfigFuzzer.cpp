@@ -17,24 +17,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                       config->attn_pdrop >= 1 || config->vocab_size <= 0))
     std::abort(); // accepted a config the model refuses
   absl::StatusOr<LlamaConfig> llama = parseLlamaConfigJson(text, "config.json");
+  // A RoPE scaling RotaryEmbedding can use: LongRoPE's factors one a
+  // frequency, a positive factor.
+  auto badRope = [&](const RopeScaling &s) {
+    return (s.kind == RopeScaling::Kind::longrope &&
+            (int64_t(s.short_factor.size()) != llama->head_dim / 2 ||
+             int64_t(s.long_factor.size()) != llama->head_dim / 2 ||
+             !(s.attention_factor > 0))) ||
+           (s.kind != RopeScaling::Kind::none && !(s.factor > 0));
+  };
   if (llama.ok() &&
       (llama->num_attention_heads % llama->num_key_value_heads != 0 ||
        llama->head_dim <= 0 || llama->head_dim % 2 != 0 ||
        llama->vocab_size <= 0 || llama->attention_dropout >= 1 ||
-       llama->sliding_window < 0 ||
-       (llama->rope_scaling.kind == RopeScaling::Kind::longrope &&
-        (int64_t(llama->rope_scaling.short_factor.size()) !=
-             llama->head_dim / 2 ||
-         int64_t(llama->rope_scaling.long_factor.size()) !=
-             llama->head_dim / 2 ||
-         !(llama->rope_scaling.attention_factor > 0))) ||
-       (llama->rope_scaling.kind != RopeScaling::Kind::none &&
-        !(llama->rope_scaling.factor > 0))))
+       llama->sliding_window < 0 || llama->query_pre_attn_scalar < 0 ||
+       llama->local_rope_theta < 0 || badRope(llama->rope_scaling) ||
+       badRope(llama->local_rope_scaling)))
     std::abort(); // accepted a config LlamaForCausalLM refuses
-  // Qwen's layer_types, when read, name every layer (layer_window indexes
-  // them by layer).
-  if (llama.ok() && !llama->qwen_sliding_layers.empty() &&
-      int64_t(llama->qwen_sliding_layers.size()) != llama->num_hidden_layers)
+  // Qwen's and Gemma 3's layer_types, when read or made, name every layer
+  // (layer_window indexes them by layer); Gemma 3's always are.
+  if (llama.ok() &&
+      (!llama->sliding_layers.empty() || llama->model_type == "gemma3_text") &&
+      int64_t(llama->sliding_layers.size()) != llama->num_hidden_layers)
     std::abort();
   (void)readModelType(text, "config.json");
   return 0;

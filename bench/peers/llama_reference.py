@@ -1,9 +1,9 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds seven small random models with transformers (two LlamaForCausalLM,
-a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM and two
-Phi3ForCausalLM: Llama's architecture with their own configs and
-additions), saves each
+Builds nine small random models with transformers (two LlamaForCausalLM,
+a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM, two
+Phi3ForCausalLM, a GemmaForCausalLM and a Gemma3ForCausalLM: Llama's architecture with their own
+configs and additions), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
 the RoPE inverse frequencies, the logits of one batch (eval mode), the same
@@ -29,13 +29,22 @@ query's) and gate_up_proj, and a window of 10;
 "phi3-longrope" adds Phi-3.5's LongRoPE with a pretraining length (16)
 shorter than the sequence, so the long factors turn it and cos and sin
 are scaled by sqrt(1 + ln(256 / 16) / ln 16).
+"gemma" is a GemmaForCausalLM: one key/value head (as Gemma 2B), a
+head_dim (32) that is not hidden_size / heads, the tanh GELU gating its
+MLP, RMSNorms that scale by 1 + weight (drawn near 0, as trained ones are)
+and embeddings scaled by sqrt(64) = 8 (exact in bf16 too).
+"gemma3" is a Gemma3ForCausalLM (Gemma's differences, with per-head query
+and key norms, four norms a layer, scores scaled by 1 / sqrt(24) rather than
+1 / sqrt(head_dim 32), a window of 6 on its first layer, which turns by its
+own RoPE (theta 10^4), the second by theta 10^6 with linear scaling 2).
 """
 import json
 import os
 import sys
 
 import torch
-from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig,
+from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig,
+                          GemmaForCausalLM, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, Phi3Config, Phi3ForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM,
                           Qwen3Config, Qwen3ForCausalLM)
@@ -106,6 +115,26 @@ VARIANTS = {
             "long_factor": [1.0, 1.5, 2.5, 4.0, 6.0, 9.0, 13.0, 18.0],
         },
     ),
+    "gemma": dict(
+        num_key_value_heads=1,
+        head_dim=32,
+        hidden_act="gelu_pytorch_tanh",
+        tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    ),
+    "gemma3": dict(
+        num_key_value_heads=2,
+        head_dim=32,
+        query_pre_attn_scalar=24,
+        sliding_window=6,
+        layer_types=["sliding_attention", "full_attention"],
+        rope_parameters={
+            "sliding_attention": {"rope_type": "default",
+                                  "rope_theta": 10000.0},
+            "full_attention": {"rope_type": "linear", "factor": 2.0,
+                               "rope_theta": 1000000.0},
+        },
+    ),
 }
 
 CLASSES = {
@@ -114,6 +143,8 @@ CLASSES = {
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
     "phi3": (Phi3Config, Phi3ForCausalLM),
     "phi3-longrope": (Phi3Config, Phi3ForCausalLM),
+    "gemma": (GemmaConfig, GemmaForCausalLM),
+    "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
 }
 
 
@@ -131,7 +162,9 @@ def build(name, extra, out):
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if "norm" in pname:
-                p.copy_(1 + 0.05 * torch.randn_like(p))
+                # Gemma's norms scale by 1 + weight.
+                offset = 0 if config.model_type.startswith("gemma") else 1
+                p.copy_(offset + 0.05 * torch.randn_like(p))
             else:
                 p.normal_(0, 0.1)
     folder = os.path.join(out, name)
@@ -155,16 +188,22 @@ def build(name, extra, out):
         loss.backward()
         opt.step()
         opt.zero_grad()
+    rotary = model.model.rotary_emb
     reference = {
         "transformers": __import__("transformers").__version__,
         "torch": torch.__version__,
         "lr": LR, "weight_decay": WEIGHT_DECAY,
         "ids": ids.tolist(),
-        "inv_freq": model.model.rotary_emb.inv_freq.tolist(),
+        # Gemma 3's full layers' (its sliding layers' as inv_freq_local).
+        "inv_freq": getattr(rotary, "inv_freq",
+                            getattr(rotary, "full_attention_inv_freq",
+                                    None)).tolist(),
         "logits": logits.flatten().tolist(),
         "logits_bf16": logits_bf16.flatten().tolist(),
         "losses": losses,
     }
+    if hasattr(rotary, "sliding_attention_inv_freq"):
+        reference["inv_freq_local"] = rotary.sliding_attention_inv_freq.tolist()
     with open(os.path.join(folder, "reference.json"), "w") as f:
         json.dump(reference, f)
 

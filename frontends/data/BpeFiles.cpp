@@ -244,30 +244,58 @@ bool unset(const llvm::json::Value *value) {
   return s && s->empty();
 }
 
-// Llama 2's normalizer: a Sequence of Prepend("▁") and Replace(" " → "▁"),
-// with nothing else. It puts the "▁" before every span, even one that
-// starts with a space.
-std::optional<Metaspace> legacyMetaspace(const llvm::json::Object &normalizer) {
+// A Replace(" " → replacement) normalizer step: its replacement, or nullopt.
+std::optional<llvm::StringRef>
+spaceReplacement(const llvm::json::Object *step) {
+  const llvm::json::Object *pattern =
+      step ? step->getObject("pattern") : nullptr;
+  std::optional<llvm::StringRef> with =
+      step ? step->getString("content") : std::nullopt;
+  if (!step || step->getString("type") != llvm::StringRef("Replace") ||
+      !pattern || pattern->getString("String") != llvm::StringRef(" ") ||
+      !with || with->empty())
+    return std::nullopt;
+  return with;
+}
+
+// The normalizers that are SentencePiece's way in: Llama 2's Sequence of
+// Prepend("▁") and Replace(" " → "▁"), which puts the "▁" before every
+// span, even one that starts with a space; and Gemma's Replace alone,
+// which puts nothing first.
+std::optional<Metaspace>
+normalizerMetaspace(const llvm::json::Object &normalizer) {
+  if (std::optional<llvm::StringRef> with = spaceReplacement(&normalizer)) {
+    Metaspace metaspace;
+    metaspace.replacement = with->str();
+    metaspace.prepend = Metaspace::Prepend::never;
+    return metaspace;
+  }
   const llvm::json::Array *steps = normalizer.getArray("normalizers");
   if (normalizer.getString("type") != llvm::StringRef("Sequence") || !steps ||
       steps->size() != 2)
     return std::nullopt;
   const llvm::json::Object *prepend = (*steps)[0].getAsObject();
-  const llvm::json::Object *replace = (*steps)[1].getAsObject();
-  const llvm::json::Object *pattern =
-      replace ? replace->getObject("pattern") : nullptr;
   std::optional<llvm::StringRef> with =
       prepend ? prepend->getString("prepend") : std::nullopt;
   if (!prepend || prepend->getString("type") != llvm::StringRef("Prepend") ||
-      !with || with->empty() || !replace ||
-      replace->getString("type") != llvm::StringRef("Replace") || !pattern ||
-      pattern->getString("String") != llvm::StringRef(" ") ||
-      replace->getString("content") != *with)
+      !with || with->empty() ||
+      spaceReplacement((*steps)[1].getAsObject()) != with)
     return std::nullopt;
   Metaspace metaspace;
   metaspace.replacement = with->str();
   metaspace.prependUnconditionally = true;
   return metaspace;
+}
+
+// Gemma 3's pre-tokenizer beside its Replace normalizer: a Split on " "
+// that keeps each space with the text before it. The normalizer has
+// replaced every space by then, so it splits nothing.
+bool splitsOnlyOnSpaces(const llvm::json::Object &pre) {
+  const llvm::json::Object *pattern = pre.getObject("pattern");
+  return pre.getString("type") == llvm::StringRef("Split") && pattern &&
+         pattern->getString("String") == llvm::StringRef(" ") &&
+         pre.getString("behavior") == llvm::StringRef("MergedWithPrevious") &&
+         unset(pre.get("invert"));
 }
 
 // A Metaspace pre-tokenizer: its replacement, when it puts one first
@@ -301,17 +329,19 @@ absl::StatusOr<Metaspace> readMetaspace(const llvm::json::Object &pre,
 // The pre-tokenizer → which of kiln's four it is: GPT-2's ByteLevel (with
 // its own regex), Llama 3's or Qwen2's Sequence of a Split on its regex
 // (Isolated) and a ByteLevel without a regex, or SentencePiece's Metaspace.
-// Anything else would split differently. Llama 2's normalizer (already in
-// `model`) comes with no pre-tokenizer.
+// Anything else would split differently. Llama 2's and Gemma's
+// normalizers (already in `model`) come with none, or Gemma 3's Split.
 absl::Status readPreTokenizer(const llvm::json::Object &root,
                               absl::string_view file, BpeModel &model) {
   const llvm::json::Object *pre = root.getObject("pre_tokenizer");
   if (!pre)
     return absl::OkStatus(); // GPT-2's files without one, or Llama 2's
+  if (model.metaspace && splitsOnlyOnSpaces(*pre))
+    return absl::OkStatus();
   if (model.metaspace)
     return jsonError(file, "pre_tokenizer",
-                     "unsupported beside the Prepend + Replace normalizer "
-                     "(expected null)");
+                     "unsupported beside a Replace(\" \") normalizer "
+                     "(expected null, or a Split on \" \")");
   if (pre->getString("type") == llvm::StringRef("Metaspace")) {
     absl::StatusOr<Metaspace> metaspace = readMetaspace(*pre, file);
     if (!metaspace.ok())
@@ -405,11 +435,12 @@ absl::Status checkSupported(const llvm::json::Object &root,
         normalizer && normalizer->getString("type") == llvm::StringRef("NFC");
     if (!result.nfc)
       result.metaspace =
-          normalizer ? legacyMetaspace(*normalizer) : std::nullopt;
+          normalizer ? normalizerMetaspace(*normalizer) : std::nullopt;
     if (!result.metaspace && !result.nfc)
       return jsonError(file, "normalizer",
-                       "unsupported (expected null, NFC, or Llama 2's "
-                       "Sequence of Prepend and Replace of \" \")");
+                       "unsupported (expected null, NFC, Llama 2's "
+                       "Sequence of Prepend and Replace of \" \", or "
+                       "Gemma's Replace of \" \")");
   }
   if (absl::Status s = readPreTokenizer(root, file, result); !s.ok())
     return s;

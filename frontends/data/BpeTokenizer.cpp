@@ -124,7 +124,7 @@ absl::Status BpeTokenizer::build(const BpeModel &model,
   if (model.byteFallback && !model.metaspace)
     return absl::InvalidArgumentError(
         "byte_fallback needs SentencePiece's input (a Metaspace "
-        "pre-tokenizer or the Prepend + Replace normalizer)");
+        "pre-tokenizer or a Replace(\" \") normalizer)");
   metaspace_ = model.metaspace;
   if (metaspace_ && options.metaspace)
     metaspace_ = options.metaspace;

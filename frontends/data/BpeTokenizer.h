@@ -57,8 +57,9 @@ struct BpeModel {
   /// tokenizer.json's model.ignore_merges: a piece that is in the
   /// vocabulary is one token, whatever the merges would make of it.
   bool ignoreMerges = false;
-  /// SentencePiece's input (Llama 2, Mistral): set by a Metaspace
-  /// pre-tokenizer or the Prepend + Replace normalizer. The vocabulary is
+  /// SentencePiece's input (Llama 2, Mistral, Gemma): set by a Metaspace
+  /// pre-tokenizer, the Prepend + Replace normalizer or Gemma's Replace
+  /// alone. The vocabulary is
   /// then plain text with "▁" for spaces, not GPT-2's byte alphabet.
   std::optional<Metaspace> metaspace;
   /// model.byte_fallback (with `metaspace` only): a character the
@@ -186,7 +187,8 @@ parseVocabJson(std::string_view text, std::string_view fileName);
 absl::StatusOr<std::vector<MergeEntry>>
 parseMergesTxt(std::string_view text, std::string_view fileName);
 /// tokenizer.json's text → its BPE model. Settings kiln does not implement
-/// (a normalizer other than NFC or Llama 2's Prepend + Replace, a
+/// (a normalizer other than NFC, Llama 2's Prepend + Replace or Gemma's
+/// Replace, a
 /// pre-tokenizer other than GPT-2's ByteLevel, Llama 3's or Qwen2's Split +
 /// ByteLevel or a Metaspace, dropout, byte_fallback outside SentencePiece's
 /// layout, subword prefixes / suffixes) are errors rather than silently

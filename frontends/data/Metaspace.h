@@ -1,13 +1,15 @@
 // SentencePiece's way into BPE, as Hugging Face's tokenizer.json writes it for
-// Llama 2, Mistral and TinyLlama: spaces become "▁" (U+2581) and a "▁" is put
-// before the text, then BPE starts from characters rather than bytes (bytes,
-// as <0xNN> tokens, only for characters the vocabulary lacks). Two layouts
-// say this: the Prepend + Replace normalizer with no pre-tokenizer (the
-// files of Llama 2's era) and the Metaspace pre-tokenizer with no normalizer
-// (newer conversions). They differ in when the "▁" is put first: the
-// normalizer puts it before every span between special tokens, the
-// pre-tokenizer only where the span does not start with one already, and
-// with prepend_scheme "first" only before the span that opens the text.
+// Llama 2, Mistral, TinyLlama and Gemma: spaces become "▁" (U+2581) and a
+// "▁" may be put before the text, then BPE starts from characters rather than
+// bytes (bytes, as <0xNN> tokens, only for characters the vocabulary lacks).
+// Three layouts say this: the Prepend + Replace normalizer with no
+// pre-tokenizer (the files of Llama 2's era), the Metaspace pre-tokenizer
+// with no normalizer (newer conversions) and Gemma's Replace normalizer
+// alone, which puts nothing first. The first two differ in when the "▁" is
+// put first: the normalizer puts it before every span between special
+// tokens, the pre-tokenizer only where the span does not start with one
+// already, and with prepend_scheme "first" only before the span that opens
+// the text.
 #ifndef KILN_FRONTENDS_DATA_METASPACE_H
 #define KILN_FRONTENDS_DATA_METASPACE_H
 

@@ -133,6 +133,8 @@ Embedding::Embedding(int64_t num, int64_t dim, InitContext &init, double std) {
 Tensor Embedding::forward(const Tensor &indices) const {
   // Rows in the stored type: a 16-bit table gives 16-bit activations.
   Tensor rows = embedding(weight, indices);
+  if (scale != 1)
+    rows = rows * scale;
   if (has_lora()) {
     Tensor low = embedding(loraA_.transpose(0, 1), indices); // [..., r]
     Shape shape = low.shape();
@@ -194,8 +196,9 @@ Tensor LayerNorm::forward(const Tensor &x) const {
                  x.dtype());
 }
 
-RMSNorm::RMSNorm(int64_t dim, InitContext &init, double eps) : eps(eps) {
-  weight = register_parameter("weight", init.full({dim}, 1.0));
+RMSNorm::RMSNorm(int64_t dim, InitContext &init, double eps, bool unitOffset)
+    : eps(eps), unitOffset(unitOffset) {
+  weight = register_parameter("weight", init.full({dim}, unitOffset ? 0 : 1));
 }
 
 Tensor RMSNorm::forward(const Tensor &x) const {
@@ -206,8 +209,11 @@ Tensor RMSNorm::forward(const Tensor &x) const {
   // result rounded to the input's type before the weight multiplies it.
   Tensor wide = as_type(x, compute_type(x.dtype()));
   Tensor meanSquare = (wide * wide).mean({-1}, /*keepdim=*/true);
-  Tensor normed = as_type(wide * (meanSquare + eps).rsqrt(), x.dtype());
-  return normed * as_type(weight, x.dtype());
+  Tensor normed = wide * (meanSquare + eps).rsqrt();
+  // Gemma's: (1 + weight) in f32 scales before the rounding.
+  if (unitOffset)
+    return as_type(normed * (as_type(weight, normed.dtype()) + 1.0), x.dtype());
+  return as_type(normed, x.dtype()) * as_type(weight, x.dtype());
 }
 
 Dropout::Dropout(double p, Generator *generator) : p(p), generator(generator) {

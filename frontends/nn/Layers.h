@@ -139,6 +139,11 @@ public:
   /// kiln::Error without a branch.
   Tensor lora_delta() const;
   Tensor weight;
+  /// The looked-up rows are multiplied by this, in the table's type
+  /// (Gemma's sqrt(hidden_size), as its scaled word embedding does), before
+  /// the LoRA branch and NEFTune's noise, which PEFT and transformers add
+  /// to that module's output.
+  double scale = 1;
 
 private:
   Tensor loraA_, loraB_; // [r, num], [dim, r]
@@ -160,14 +165,18 @@ public:
 
 /// Root-mean-square normalisation of the last dimension (Llama's
 /// LlamaRMSNorm): x / sqrt(mean(x²) + eps) * weight, weight [dim] of ones.
+/// With `unitOffset` (Gemma's GemmaRMSNorm) the scale is 1 + weight, weight
+/// of zeros, applied before the result is rounded to x's type.
 class RMSNorm : public Module {
 public:
-  RMSNorm(int64_t dim, InitContext &init, double eps = 1e-6);
+  RMSNorm(int64_t dim, InitContext &init, double eps = 1e-6,
+          bool unitOffset = false);
   /// [..., dim] → [..., dim].
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
   Tensor weight;
   double eps;
+  bool unitOffset;
 };
 
 /// Zeroes elements with probability p in training mode (identity in eval

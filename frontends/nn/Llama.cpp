@@ -24,6 +24,13 @@ std::shared_ptr<Linear> projection(int64_t in, int64_t out, bool bias,
                                   config.initializer_range);
 }
 
+// An RMSNorm of `dim` as the family has it (Gemma's scales by 1 + weight).
+std::shared_ptr<RMSNorm> rmsNorm(int64_t dim, const LlamaConfig &config,
+                                 InitContext &init) {
+  return std::make_shared<RMSNorm>(dim, init, config.rms_norm_eps,
+                                   config.gemma_style);
+}
+
 } // namespace
 
 LlamaConfig load_llama_config(const std::string &path) {
@@ -83,6 +90,13 @@ std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
   return invFreq;
 }
 
+LlamaConfig local_rope_config(const LlamaConfig &config) {
+  LlamaConfig local = config;
+  local.rope_theta = config.local_rope_theta;
+  local.rope_scaling = config.local_rope_scaling;
+  return local;
+}
+
 RotaryEmbedding::RotaryEmbedding(const LlamaConfig &config)
     : config_(config), dtype_(compute_type(config.dtype)) {}
 
@@ -128,6 +142,8 @@ LlamaAttention::LlamaAttention(const LlamaConfig &config, int64_t layer,
       num_key_value_heads(config.num_key_value_heads),
       head_dim(config.head_dim), window(config.layer_window(layer)),
       dropout(config.attention_dropout), generator(generator) {
+  if (config.query_pre_attn_scalar > 0)
+    scale = 1 / std::sqrt(config.query_pre_attn_scalar);
   const int64_t c = config.hidden_size;
   const bool bias = config.attention_bias;
   const bool qkvBias = bias || config.qkv_bias;
@@ -149,12 +165,8 @@ LlamaAttention::LlamaAttention(const LlamaConfig &config, int64_t layer,
   o_proj = register_module(
       "o_proj", projection(num_heads * head_dim, c, bias, config, init));
   if (config.qk_norm) {
-    q_norm = register_module(
-        "q_norm",
-        std::make_shared<RMSNorm>(head_dim, init, config.rms_norm_eps));
-    k_norm = register_module(
-        "k_norm",
-        std::make_shared<RMSNorm>(head_dim, init, config.rms_norm_eps));
+    q_norm = register_module("q_norm", rmsNorm(head_dim, config, init));
+    k_norm = register_module("k_norm", rmsNorm(head_dim, config, init));
   }
 }
 
@@ -186,16 +198,17 @@ Tensor LlamaAttention::forward(const Tensor &x,
   // One fused op, grouped-query heads as they are (no repeated k/v).
   double p = is_training() ? dropout : 0.0;
   Tensor attended =
-      window > 0 ? sliding_window_attention(q, k, v, window, p, std::nullopt,
-                                            generator)
-                 : scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true,
-                                                std::nullopt, generator);
+      window > 0
+          ? sliding_window_attention(q, k, v, window, p, scale, generator)
+          : scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true, scale,
+                                         generator);
   Tensor y =
       attended.permute({0, 2, 1, 3}).reshape({b, t, num_heads * head_dim});
   return o_proj->forward(y);
 }
 
-LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init) {
+LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init)
+    : activation(config.hidden_act) {
   const int64_t c = config.hidden_size, inner = config.intermediate_size;
   const bool bias = config.mlp_bias;
   if (config.fused_projections) {
@@ -221,22 +234,29 @@ Tensor LlamaMLP::forward(const Tensor &x) const {
   } else {
     gate = gate_proj->forward(x), up = up_proj->forward(x);
   }
-  Tensor silu = gate * gate.sigmoid();
-  return down_proj->forward(silu * up);
+  Tensor activated = activation == LlamaConfig::Activation::gelu_tanh
+                         ? gelu(gate)
+                         : gate * gate.sigmoid();
+  return down_proj->forward(activated * up);
 }
 
 LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig &config, int64_t layer,
                                      InitContext &init, Generator *generator) {
-  const double eps = config.rms_norm_eps;
   self_attn = register_module("self_attn", std::make_shared<LlamaAttention>(
                                                config, layer, init, generator));
   mlp = register_module("mlp", std::make_shared<LlamaMLP>(config, init));
-  input_layernorm = register_module(
-      "input_layernorm",
-      std::make_shared<RMSNorm>(config.hidden_size, init, eps));
+  input_layernorm = register_module("input_layernorm",
+                                    rmsNorm(config.hidden_size, config, init));
   post_attention_layernorm = register_module(
-      "post_attention_layernorm",
-      std::make_shared<RMSNorm>(config.hidden_size, init, eps));
+      "post_attention_layernorm", rmsNorm(config.hidden_size, config, init));
+  if (config.sandwich_norms) {
+    pre_feedforward_layernorm = register_module(
+        "pre_feedforward_layernorm", rmsNorm(config.hidden_size, config, init));
+    post_feedforward_layernorm =
+        register_module("post_feedforward_layernorm",
+                        rmsNorm(config.hidden_size, config, init));
+  }
+  local_rope = config.uses_local_rope(layer);
   if (config.resid_pdrop > 0) {
     resid_attn_dropout = register_module(
         "resid_attn_dropout",
@@ -252,6 +272,12 @@ Tensor LlamaDecoderLayer::forward(const Tensor &x,
   auto drop = [](const std::shared_ptr<Dropout> &d, const Tensor &t) {
     return d ? d->forward(t) : t;
   };
+  if (pre_feedforward_layernorm) { // Gemma 3's sandwich
+    Tensor h = x + post_attention_layernorm->forward(
+                       self_attn->forward(input_layernorm->forward(x), rope));
+    return h + post_feedforward_layernorm->forward(
+                   mlp->forward(pre_feedforward_layernorm->forward(h)));
+  }
   Tensor h = x + drop(resid_attn_dropout,
                       self_attn->forward(input_layernorm->forward(x), rope));
   return h + drop(resid_mlp_dropout,
@@ -261,27 +287,31 @@ Tensor LlamaDecoderLayer::forward(const Tensor &x,
 LlamaModel::LlamaModel(const LlamaConfig &config, InitContext &init,
                        Generator *generator)
     : rotary_emb(config) {
+  if (config.local_rope_theta > 0)
+    local_rotary_emb.emplace(local_rope_config(config));
   embed_tokens = register_module(
       "embed_tokens",
       std::make_shared<Embedding>(config.vocab_size, config.hidden_size, init,
                                   config.initializer_range));
+  if (config.gemma_style)
+    embed_tokens->scale = std::sqrt(double(config.hidden_size));
   for (int64_t i = 0; i < config.num_hidden_layers; ++i)
     layers.push_back(register_module(
         "layers." + std::to_string(i),
         std::make_shared<LlamaDecoderLayer>(config, i, init, generator)));
-  norm = register_module("norm",
-                         std::make_shared<RMSNorm>(config.hidden_size, init,
-                                                   config.rms_norm_eps));
+  norm = register_module("norm", rmsNorm(config.hidden_size, config, init));
 }
 
 Tensor LlamaModel::forward(const Tensor &input_ids) const {
   if (input_ids.dim() != 2 || !isInteger(input_ids.dtype()))
     throw Error("Llama: expected integer input_ids [B, T], got " +
                 input_ids.str());
-  const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(input_ids.size(1));
+  const int64_t t = input_ids.size(1);
+  const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(t);
   Tensor x = embed_tokens->forward(input_ids);
   for (const auto &layer : layers)
-    x = layer->forward(x, rope);
+    x = layer->forward(x,
+                       layer->local_rope ? local_rotary_emb->tables(t) : rope);
   return norm->forward(x);
 }
 

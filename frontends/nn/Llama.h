@@ -1,5 +1,5 @@
 // The Llama family (Llama 2 and 3 and their shape: Mistral, Qwen2, Qwen3,
-// Phi-3)
+// Phi-3, Gemma)
 // with Hugging Face's parameter names and layouts, so LlamaForCausalLM's
 // (MistralForCausalLM's, Qwen2ForCausalLM's, ...) safetensors load by
 // name: model.embed_tokens, model.layers.{i} of input_layernorm (RMSNorm),
@@ -8,7 +8,9 @@
 // lm_head that is its own tensor unless tie_word_embeddings. Qwen2 adds
 // biases to q/k/v_proj, Qwen3 self_attn.{q,k}_norm (RMSNorm per head),
 // Phi-3 fuses q/k/v_proj into qkv_proj and gate/up_proj into gate_up_proj
-// and drops out each block's outputs. Queries and keys turn by rotary position
+// and drops out each block's outputs; Gemma scales its embeddings by
+// sqrt(hidden_size), its RMSNorms by 1 + weight, and gates its MLP with a
+// GELU. Queries and keys turn by rotary position
 // embeddings (RoPE, with Llama 3.1's frequency scaling); keys and values may
 // have fewer heads than queries (grouped-query attention, which the fused
 // attention op takes as is). The cos/sin tables are computed on the host, as
@@ -22,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +45,9 @@ LlamaConfig load_llama_config(const std::string &path);
 /// transformers starts from (longrope's short ones).
 std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
                                             int64_t seqLen = 0);
+/// `config` with its sliding layers' RoPE (Gemma 3's local_rope_theta and
+/// local_rope_scaling) as rope_theta and rope_scaling.
+LlamaConfig local_rope_config(const LlamaConfig &config);
 
 /// Rotary position embeddings: x [..., T, D] turned by the angles of
 /// positions 0..T-1 (cos and sin [T, D], rotate-half layout).
@@ -78,12 +84,16 @@ public:
   int64_t num_heads, num_key_value_heads, head_dim;
   /// The keys a query sees, itself included (0: all earlier ones).
   int64_t window;
+  /// The scores' scale (Gemma 3's 1 / sqrt(query_pre_attn_scalar); absent:
+  /// 1 / sqrt(head_dim)).
+  std::optional<double> scale;
   double dropout;
   Generator *generator;
 };
 
 /// SwiGLU: down_proj(silu(gate_proj(x)) * up_proj(x)), gate and up from
-/// Phi-3's one gate_up_proj where the config fuses them.
+/// Phi-3's one gate_up_proj where the config fuses them; Gemma's GeGLU with
+/// the tanh-approximated GELU in silu's place.
 class LlamaMLP : public Module {
 public:
   LlamaMLP(const LlamaConfig &config, InitContext &init);
@@ -91,10 +101,13 @@ public:
   Tensor forward(const Tensor &x) const;
 
   std::shared_ptr<Linear> gate_proj, up_proj, gate_up_proj, down_proj;
+  LlamaConfig::Activation activation;
 };
 
 /// A pre-norm block: x + attn(norm(x)), then + mlp(norm(h)); with Phi-3's
-/// resid_pdrop, each of the two added outputs dropped out first.
+/// resid_pdrop, each of the two added outputs dropped out first; with Gemma
+/// 3's sandwich norms, each added output normed first (x + norm(attn(
+/// norm(x))), then h + norm(mlp(norm(h)))).
 class LlamaDecoderLayer : public Module {
 public:
   LlamaDecoderLayer(const LlamaConfig &config, int64_t layer, InitContext &init,
@@ -102,10 +115,15 @@ public:
   Tensor forward(const Tensor &x, const std::pair<Tensor, Tensor> &rope) const;
 
   std::shared_ptr<RMSNorm> input_layernorm, post_attention_layernorm;
+  /// Gemma 3's (absent elsewhere).
+  std::shared_ptr<RMSNorm> pre_feedforward_layernorm,
+      post_feedforward_layernorm;
   std::shared_ptr<LlamaAttention> self_attn;
   std::shared_ptr<LlamaMLP> mlp;
   /// Phi-3's (absent elsewhere).
   std::shared_ptr<Dropout> resid_attn_dropout, resid_mlp_dropout;
+  /// Turned by the model's local RoPE (Gemma 3's sliding layers).
+  bool local_rope = false;
 };
 
 /// Embeddings, the decoder layers and the final norm (HF's LlamaModel).
@@ -120,6 +138,8 @@ public:
   std::vector<std::shared_ptr<LlamaDecoderLayer>> layers;
   std::shared_ptr<RMSNorm> norm;
   RotaryEmbedding rotary_emb;
+  /// Gemma 3's sliding layers' (absent elsewhere).
+  std::optional<RotaryEmbedding> local_rotary_emb;
 };
 
 /// Llama with its language-modelling head.

@@ -240,6 +240,26 @@ std::string readGPT2(const llvm::json::Object &obj, GPT2Config &c) {
   return "";
 }
 
+// layer_types (Qwen's, Gemma 3's) → c.sliding_layers; an error message, or
+// "" when it is fine or absent.
+std::string readLayerTypes(const llvm::json::Object &obj, LlamaConfig &c) {
+  const llvm::json::Array *layers = obj.getArray("layer_types");
+  if (!layers)
+    return "";
+  for (const llvm::json::Value &layer : *layers) {
+    std::optional<llvm::StringRef> type = layer.getAsString();
+    if (type != llvm::StringRef("sliding_attention") &&
+        type != llvm::StringRef("full_attention"))
+      return "layer_types must list \"full_attention\" or "
+             "\"sliding_attention\" for each layer";
+    c.sliding_layers.push_back(*type == "sliding_attention");
+  }
+  if (int64_t(c.sliding_layers.size()) != c.num_hidden_layers)
+    return absl::StrCat("layer_types lists ", c.sliding_layers.size(),
+                        " layers for num_hidden_layers ", c.num_hidden_layers);
+  return "";
+}
+
 // Qwen2's and Qwen3's differences from Llama. Their window applies only
 // when use_sliding_window, and only on the layers layer_types names
 // "sliding_attention" (by default those from max_window_layers on).
@@ -264,20 +284,8 @@ std::string readQwen(const llvm::json::Object &obj, FieldReader &fields,
     fields.readSize("sliding_window", size);
     c.qwen_sliding_window = size;
   }
-  if (const llvm::json::Array *layers = obj.getArray("layer_types")) {
-    for (const llvm::json::Value &layer : *layers) {
-      std::optional<llvm::StringRef> type = layer.getAsString();
-      if (type != llvm::StringRef("sliding_attention") &&
-          type != llvm::StringRef("full_attention"))
-        return "layer_types must list \"full_attention\" or "
-               "\"sliding_attention\" for each layer";
-      c.qwen_sliding_layers.push_back(*type == "sliding_attention");
-    }
-    if (int64_t(c.qwen_sliding_layers.size()) != c.num_hidden_layers)
-      return absl::StrCat("layer_types lists ", c.qwen_sliding_layers.size(),
-                          " layers for num_hidden_layers ",
-                          c.num_hidden_layers);
-  }
+  if (std::string problem = readLayerTypes(obj, c); !problem.empty())
+    return problem;
   // As Qwen2Config: no window unless use_sliding_window, whatever
   // layer_types says.
   if (obj.getBoolean("use_sliding_window").value_or(false) &&
@@ -303,14 +311,139 @@ std::string readPhi3(FieldReader &fields, LlamaConfig &c) {
   return "";
 }
 
+// GemmaConfig's defaults for the keys a Gemma config.json leaves out (Gemma
+// 7B's shape), and the differences that make it Gemma; Gemma3TextConfig's
+// for a Gemma 3 (Gemma 3 2B's shape).
+void setGemmaDefaults(std::string_view type, LlamaConfig &c) {
+  c.model_type = std::string(type);
+  c.gemma_style = true;
+  c.hidden_act = LlamaConfig::Activation::gelu_tanh;
+  c.vocab_size = 256000;
+  c.hidden_size = 3072;
+  c.intermediate_size = 24576;
+  c.num_hidden_layers = 28;
+  c.num_attention_heads = 16;
+  c.max_position_embeddings = 8192;
+  c.tie_word_embeddings = true;
+  if (type != "gemma3_text")
+    return;
+  c.vocab_size = 262208;
+  c.hidden_size = 2304;
+  c.intermediate_size = 9216;
+  c.num_hidden_layers = 26;
+  c.num_attention_heads = 8;
+  c.max_position_embeddings = 131072;
+  c.rope_theta = 1000000;
+  c.qk_norm = true;
+  c.sandwich_norms = true;
+}
+
+// Gemma 3's two RoPEs: transformers 5's rope_parameters with an entry per
+// layer type, or transformers 4's rope_theta + rope_scaling (the full
+// layers') and rope_local_base_freq (the sliding layers', unscaled).
+std::string readGemma3Rope(const llvm::json::Object &obj, LlamaConfig &c) {
+  LlamaConfig local = c;
+  local.rope_theta = 10000;
+  local.rope_scaling = RopeScaling();
+  FieldReader fields(obj);
+  fields.readNumber("rope_local_base_freq", local.rope_theta, 1e12);
+  if (!fields.problem().empty())
+    return fields.problem();
+  const llvm::json::Object *params = obj.getObject("rope_parameters");
+  const llvm::json::Object *full =
+      params ? params->getObject("full_attention") : nullptr;
+  const llvm::json::Object *sliding =
+      params ? params->getObject("sliding_attention") : nullptr;
+  if (!full && !sliding) {
+    if (std::string problem = readRope(obj, c); !problem.empty())
+      return problem;
+  }
+  for (auto [part, into, name] :
+       {std::tuple{full, &c, "full_attention"},
+        std::tuple{sliding, &local, "sliding_attention"}}) {
+    if (!part)
+      continue;
+    llvm::json::Object wrapper = obj; // for original_max_position_embeddings
+    wrapper["rope_parameters"] = llvm::json::Object(*part);
+    if (std::string problem = readRope(wrapper, *into); !problem.empty())
+      return absl::StrCat("rope_parameters.", name, ": ", problem);
+  }
+  c.local_rope_theta = local.rope_theta;
+  c.local_rope_scaling = local.rope_scaling;
+  return "";
+}
+
+// Gemma 3's differences from Gemma: the attention's scale, and a window on
+// the sliding layers (layer_types, else all but every
+// sliding_window_pattern-th), whose RoPE is their own.
+std::string readGemma3(const llvm::json::Object &obj, FieldReader &fields,
+                       LlamaConfig &c) {
+  c.query_pre_attn_scalar = 256;
+  fields.readNumber("query_pre_attn_scalar", c.query_pre_attn_scalar, 1e9);
+  if (fields.problem().empty() && !(c.query_pre_attn_scalar > 0))
+    return "query_pre_attn_scalar must be positive";
+  c.sliding_window = 4096;
+  const llvm::json::Value *window = obj.get("sliding_window");
+  if (window && window->kind() == llvm::json::Value::Null)
+    c.sliding_window = 0;
+  else
+    fields.readSize("sliding_window", c.sliding_window);
+  if (fields.has("sliding_window_pattern")) {
+    int64_t pattern = 0;
+    fields.readSize("sliding_window_pattern", pattern, kMaxLayers);
+    c.sliding_window_pattern = pattern;
+  }
+  if (!fields.problem().empty())
+    return fields.problem();
+  if (std::string problem = readLayerTypes(obj, c); !problem.empty())
+    return problem;
+  if (c.sliding_layers.empty()) // as Gemma3TextConfig makes them
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i)
+      c.sliding_layers.push_back(
+          (i + 1) % c.sliding_window_pattern.value_or(6) != 0);
+  return readGemma3Rope(obj, c);
+}
+
+// Gemma's activation: config.json's hidden_act and, in the files of
+// transformers 4, hidden_activation, which takes precedence there; both
+// name the tanh-approximated GELU ("gelu" too, which transformers reads as
+// it). Then what kiln's Gemma does not implement.
+std::string checkGemma(const llvm::json::Object &obj) {
+  for (const char *key : {"hidden_act", "hidden_activation"}) {
+    const llvm::json::Value *act = obj.get(key);
+    if (!act || act->kind() == llvm::json::Value::Null)
+      continue;
+    std::optional<llvm::StringRef> name = act->getAsString();
+    if (name != llvm::StringRef("gelu_pytorch_tanh") &&
+        name != llvm::StringRef("gelu"))
+      return absl::StrCat(key, " must be \"gelu_pytorch_tanh\" (or its "
+                               "older name \"gelu\") in a Gemma config");
+  }
+  if (obj.getBoolean("use_bidirectional_attention").value_or(false))
+    return "use_bidirectional_attention is not supported (kiln's Gemma is "
+           "causal)";
+  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (const llvm::json::Value *cap = obj.get(key);
+        cap && cap->kind() != llvm::json::Value::Null)
+      return absl::StrCat(key, " is not supported (Gemma 2's; kiln's Gemma "
+                               "is the first one's architecture)");
+  return "";
+}
+
 std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   FieldReader fields(obj);
+  std::optional<llvm::StringRef> type = obj.getString("model_type");
+  const bool gemma3 = type == llvm::StringRef("gemma3_text");
+  const bool gemma = gemma3 || type == llvm::StringRef("gemma");
+  if (gemma)
+    setGemmaDefaults(*type, c);
   fields.readSize("vocab_size", c.vocab_size);
   fields.readSize("hidden_size", c.hidden_size);
   fields.readSize("intermediate_size", c.intermediate_size);
   fields.readSize("num_hidden_layers", c.num_hidden_layers, kMaxLayers);
   fields.readSize("num_attention_heads", c.num_attention_heads);
-  c.num_key_value_heads = c.num_attention_heads; // HF's default
+  // HF's default (Gemma3TextConfig's is 4).
+  c.num_key_value_heads = gemma3 ? 4 : c.num_attention_heads;
   if (fields.has("num_key_value_heads"))
     fields.readSize("num_key_value_heads", c.num_key_value_heads);
   c.head_dim = c.hidden_size / c.num_attention_heads;
@@ -326,7 +459,8 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readBool("tie_word_embeddings", c.tie_word_embeddings);
   const llvm::json::Value *window = obj.get("sliding_window");
   const bool hasWindow = window && window->kind() != llvm::json::Value::Null;
-  std::optional<llvm::StringRef> type = obj.getString("model_type");
+  if (gemma && !fields.has("head_dim"))
+    c.head_dim = 256; // GemmaConfig's default, whatever the width
   if (type == llvm::StringRef("mistral")) {
     c.model_type = "mistral";
     if (hasWindow)
@@ -340,11 +474,15 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
       return phi;
     if (hasWindow)
       fields.readSize("sliding_window", c.sliding_window);
+  } else if (gemma3) {
+    if (std::string problem = readGemma3(obj, fields, c); !problem.empty())
+      return problem;
   }
   if (!fields.problem().empty())
     return fields.problem();
-  if (std::string rope = readRope(obj, c); !rope.empty())
-    return rope;
+  if (!gemma3)
+    if (std::string rope = readRope(obj, c); !rope.empty())
+      return rope;
   if (const llvm::json::Value *pad = obj.get("pad_token_id");
       pad && pad->kind() != llvm::json::Value::Null) {
     std::optional<int64_t> id = pad->getAsInteger();
@@ -360,9 +498,15 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
       c.eos_token_ids.push_back(*value);
     }
 
-  if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
-      act && *act != "silu")
-    return "hidden_act '" + act->str() + "' is not supported (only silu)";
+  if (gemma) {
+    if (std::string problem = checkGemma(obj); !problem.empty())
+      return problem;
+  } else if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
+             act && *act != "silu") {
+    return "hidden_act '" + act->str() +
+           "' is not supported (only silu; Gemma's gelu_pytorch_tanh in a "
+           "Gemma config)";
+  }
   if (std::optional<double> partial = obj.getNumber("partial_rotary_factor");
       partial && *partial != 1)
     return "partial_rotary_factor other than 1 is not supported (kiln's "
@@ -374,7 +518,7 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     return absl::StrCat("num_attention_heads ", c.num_attention_heads,
                         " is not a multiple of num_key_value_heads ",
                         c.num_key_value_heads);
-  if (!fields.has("head_dim") && c.model_type != "qwen3" &&
+  if (!fields.has("head_dim") && c.model_type != "qwen3" && !gemma &&
       c.hidden_size % c.num_attention_heads != 0)
     return absl::StrCat("hidden_size ", c.hidden_size,
                         " is not divisible by num_attention_heads ",
@@ -398,22 +542,30 @@ absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
 }
 
 int64_t LlamaConfig::layer_window(int64_t layer) const {
+  const bool listed = layer >= 0 && layer < int64_t(sliding_layers.size()) &&
+                      sliding_layers[size_t(layer)];
+  if (model_type == "gemma3_text")
+    return listed ? sliding_window : 0;
   if (model_type != "qwen2" && model_type != "qwen3")
     return sliding_window;
-  bool slides = qwen_sliding_layers.empty()
-                    ? layer >= max_window_layers
-                    : layer < int64_t(qwen_sliding_layers.size()) &&
-                          qwen_sliding_layers[size_t(layer)];
+  bool slides = sliding_layers.empty() ? layer >= max_window_layers : listed;
   return slides ? sliding_window : 0;
+}
+
+bool LlamaConfig::uses_local_rope(int64_t layer) const {
+  return local_rope_theta > 0 && layer >= 0 &&
+         layer < int64_t(sliding_layers.size()) &&
+         sliding_layers[size_t(layer)];
 }
 
 bool isLlamaFamily(std::string_view modelType) {
   return modelType == "llama" || modelType == "mistral" ||
-         modelType == "qwen2" || modelType == "qwen3" || modelType == "phi3";
+         modelType == "qwen2" || modelType == "qwen3" || modelType == "phi3" ||
+         modelType == "gemma" || modelType == "gemma3_text";
 }
 
 std::string_view implementedModelTypes() {
-  return "gpt2, llama, mistral, phi3, qwen2, qwen3";
+  return "gemma, gemma3_text, gpt2, llama, mistral, phi3, qwen2, qwen3";
 }
 
 absl::StatusOr<std::string> readModelType(std::string_view text,

@@ -87,9 +87,13 @@ struct LlamaConfig {
   /// (Llama's architecture with attention over a sliding window of keys);
   /// "qwen2" (biases on the query, key and value projections); "qwen3"
   /// (an RMSNorm over each query and key head before RoPE); "phi3" (fused
-  /// projections, dropout on each block's outputs).
+  /// projections, dropout on each block's outputs); "gemma" (the
+  /// differences gemma_style names, and a GELU MLP); "gemma3_text" (Gemma's,
+  /// with Qwen3's per-head norms, sandwich_norms, query_pre_attn_scalar, and
+  /// sliding layers with their own RoPE).
   std::string model_type = "llama";
-  /// Mistral's or Phi-3's sliding_window, or Qwen's when use_sliding_window: a
+  /// Mistral's, Phi-3's or Gemma 3's sliding_window, or Qwen's when
+  /// use_sliding_window: a
   /// query of a sliding layer (layer_window()) sees the last this many
   /// positions, itself included; 0 (null in the file, or Qwen's
   /// use_sliding_window false): every earlier position.
@@ -98,13 +102,32 @@ struct LlamaConfig {
   /// (written back as read).
   int64_t max_window_layers = 28;
   std::optional<int64_t> qwen_sliding_window;
-  /// Qwen's layer_types as read, true for "sliding_attention" (empty when
-  /// the file has none: layers from max_window_layers on slide).
-  std::vector<bool> qwen_sliding_layers;
+  /// layer_types as read, true for "sliding_attention": Qwen's (empty when
+  /// the file has none: layers from max_window_layers on slide) and Gemma
+  /// 3's (made from sliding_window_pattern when the file has none: every
+  /// layer but each pattern-th).
+  std::vector<bool> sliding_layers;
+  /// Gemma 3's sliding_window_pattern when the file gives one (written
+  /// back beside layer_types for transformers 4's configs).
+  std::optional<int64_t> sliding_window_pattern;
   /// The window of layer `layer`'s attention, as transformers masks it:
-  /// sliding_window on every layer of Mistral and Phi-3, on Qwen's
-  /// sliding layers only; 0 for none.
+  /// sliding_window on every layer of Mistral and Phi-3, on Qwen's and
+  /// Gemma 3's sliding layers only; 0 for none.
   int64_t layer_window(int64_t layer) const;
+  /// Gemma 3's sliding layers turn queries and keys by their own RoPE
+  /// (rope_local_base_freq, or rope_parameters' "sliding_attention"): its
+  /// theta and scaling; local_rope_theta 0: every layer uses rope_theta's.
+  double local_rope_theta = 0;
+  RopeScaling local_rope_scaling;
+  /// Whether layer `layer` turns by the local RoPE.
+  bool uses_local_rope(int64_t layer) const;
+  /// Gemma 3's query_pre_attn_scalar: attention scores scaled by its
+  /// inverse square root rather than head_dim's (0: head_dim's).
+  double query_pre_attn_scalar = 0;
+  /// Gemma 3's four norms a layer: post_attention_layernorm normalises the
+  /// attention's output before its residual add, and pre_feedforward_ and
+  /// post_feedforward_layernorm wrap the MLP the same way.
+  bool sandwich_norms = false;
   int64_t vocab_size = 32000;
   int64_t hidden_size = 4096;
   int64_t intermediate_size = 11008;
@@ -139,6 +162,16 @@ struct LlamaConfig {
   int64_t original_max_position_embeddings = 0;
   bool mlp_bias = false;
   bool tie_word_embeddings = false;
+  /// The MLP's activation: Llama's silu (SwiGLU) or Gemma's tanh-
+  /// approximated GELU (GeGLU: config.json's gelu_pytorch_tanh, and the
+  /// "gelu" its early configs say, which transformers reads as the same).
+  enum class Activation { silu, gelu_tanh };
+  Activation hidden_act = Activation::silu;
+  /// Gemma's differences from Llama besides the activation: every RMSNorm
+  /// scales by 1 + weight (weights start at zero), and the embeddings are
+  /// multiplied by sqrt(hidden_size) in the table's type. Gemma ties the
+  /// head to the embedding (by default) and does not scale it.
+  bool gemma_style = false;
   double initializer_range = 0.02;
   /// config.json's eos_token_id when it is a list (Llama 3 Instruct's stop
   /// tokens: <|end_of_text|>, <|eom_id|>, <|eot_id|>), written back as a
@@ -163,8 +196,10 @@ struct LlamaConfig {
 /// both of Hugging Face's spellings of RoPE settings (rope_theta +
 /// rope_scaling, and the newer rope_parameters); InvalidArgument naming
 /// `fileName` on bad JSON, a bad value or what kiln's Llama does not implement
-/// (hidden_act other than silu, pretraining_tp > 1, a rope type other than
-/// default, linear and llama3, heads that do not divide).
+/// (hidden_act other than silu, or Gemma's gelu_pytorch_tanh, pretraining_tp
+/// > 1, a rope type other than default, linear, llama3 and longrope, heads
+/// that do not divide). A Gemma config's absent keys take GemmaConfig's
+/// defaults (head_dim 256, a tied head, gelu_pytorch_tanh).
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName);
 
@@ -175,7 +210,7 @@ std::optional<DType> parse_torch_dtype(std::string_view word);
 std::string_view torch_dtype_name(DType dtype);
 
 /// The model_type values whose architecture is kiln's Llama (llama, mistral,
-/// qwen2, qwen3, phi3).
+/// qwen2, qwen3, phi3, gemma, gemma3_text).
 bool isLlamaFamily(std::string_view modelType);
 /// Every model_type kiln implements, for messages: "gpt2, llama, ...".
 std::string_view implementedModelTypes();

@@ -1,8 +1,8 @@
 // Tests of SentencePiece's BPE as tokenizer.json writes it (Llama 2,
-// Mistral, TinyLlama): ids against Hugging Face `tokenizers` in both layouts
-// (tests/data/llama2-hf-small), the "▁" rules piece by piece, byte fallback
-// and fused unknown tokens on a hand-written vocabulary, and the layouts kiln
-// refuses rather than tokenizing differently.
+// Mistral, TinyLlama, Gemma): ids against Hugging Face `tokenizers` in each
+// layout (tests/data/llama2-hf-small, tests/data/gemma-hf-small), the "▁" rules
+// piece by piece, byte fallback and fused unknown tokens on a hand-written
+// vocabulary, and the layouts kiln refuses rather than tokenizing differently.
 #include "frontends/data/BpeTokenizer.h"
 #include "frontends/data/Metaspace.h"
 #include "frontends/data/Tokenizer.h"
@@ -43,11 +43,13 @@ struct Case {
   std::string decoded[2];
 };
 
-/// cases.jsonl → its header (the BOS id and the case count) and cases.
-/// Each line is [text, ids, decoded, ids, decoded]; null stands for the
-/// text (decoded) or the first layout's ids.
-std::vector<Case> readCases(llvm::json::Object &header) {
-  std::ifstream file(kDir + "/cases.jsonl");
+/// `dir`/cases.jsonl → its header (the BOS id and the case count) and
+/// cases. Each line is [text, ids, decoded], then in a folder of two
+/// layouts (llama2-hf-small's) the second's [ids, decoded]; null stands for
+/// the text (decoded) or the first layout's ids.
+std::vector<Case> readCases(const std::string &dir,
+                            llvm::json::Object &header) {
+  std::ifstream file(dir + "/cases.jsonl");
   EXPECT_TRUE(file.good());
   std::vector<Case> cases;
   std::string line;
@@ -60,16 +62,18 @@ std::vector<Case> readCases(llvm::json::Object &header) {
   header = *meta->getAsObject();
   while (std::getline(file, line)) {
     llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
-    EXPECT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
-    if (!parsed)
+    EXPECT_TRUE(bool(parsed) && parsed->getAsArray())
+        << (parsed ? line : llvm::toString(parsed.takeError()));
+    if (!parsed || !parsed->getAsArray())
       continue;
     const llvm::json::Array &row = *parsed->getAsArray();
+    const bool twoLayouts = row.size() >= 5;
     Case c;
     c.text = row[0].getAsString()->str();
     c.ids[0] = idsOf(row[1]);
-    c.ids[1] = row[3].getAsArray() ? idsOf(row[3]) : c.ids[0];
+    c.ids[1] = twoLayouts && row[3].getAsArray() ? idsOf(row[3]) : c.ids[0];
     for (int layout = 0; layout < 2; ++layout) {
-      const llvm::json::Value &decoded = row[2 + 2 * layout];
+      const llvm::json::Value &decoded = row[twoLayouts ? 2 + 2 * layout : 2];
       c.decoded[layout] =
           decoded.getAsString() ? decoded.getAsString()->str() : c.text;
     }
@@ -90,7 +94,7 @@ TEST(SentencePieceBpe, MatchesHuggingFaceTokenizersInBothLayouts) {
       BpeTokenizer::fromTokenizerJson(kDir + "/tokenizer-metaspace.json");
   ASSERT_TRUE(metaspace.ok()) << metaspace.status();
   llvm::json::Object header;
-  std::vector<Case> cases = readCases(header);
+  std::vector<Case> cases = readCases(kDir, header);
   EXPECT_EQ((*legacy)->bosId(),
             std::optional<int32_t>(header.getInteger("bos")));
   const BpeTokenizer *tokenizers[2] = {legacy->get(), metaspace->get()};
@@ -131,7 +135,7 @@ TEST(SentencePieceBpe, AFolderTokenizesAsTransformersLlamaTokenizer) {
   EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(2));
   EXPECT_EQ((*tokenizer)->vocabSize(), 1759);
   llvm::json::Object header;
-  std::vector<Case> cases = readCases(header);
+  std::vector<Case> cases = readCases(kDir, header);
   int differ = 0;
   for (const Case &c : cases)
     if (encodeOk(**tokenizer, c.text) != c.ids[1] && ++differ <= 5)
@@ -148,7 +152,7 @@ TEST(SentencePieceBpe, AFolderTokenizesAsTransformersLlamaTokenizer) {
 // that does not parse is an error naming it.
 TEST(SentencePieceBpe, AMistralOrPhi3FolderTokenizesAsItsFileSays) {
   llvm::json::Object header;
-  std::vector<Case> cases = readCases(header);
+  std::vector<Case> cases = readCases(kDir, header);
   ASSERT_EQ(cases.size(), 999u);
   for (const char *type : {"mistral", "phi3", "llama"}) {
     SCOPED_TRACE(type);
@@ -332,6 +336,69 @@ TEST(SentencePieceBpe, FallsBackToBytesThenToOneUnknownToken) {
   EXPECT_FALSE(BpeTokenizer::create(byteLevel).ok());
 }
 
+//===--- Gemma's layouts --------------------------------------------------===//
+
+const std::string kGemmaDir =
+    std::string(KILN_SOURCE_DIR) + "/tests/data/gemma-hf-small";
+
+// Gemma's tokenizer.json: a Replace(" " → "▁") normalizer that puts nothing
+// first, with no pre-tokenizer (Gemma's files) or a Split on " " (Gemma 3's,
+// which the normalizer leaves nothing to split): the ids and decoded texts
+// of `tokenizers` 0.23.3, the same for both files and for transformers
+// 5.25.0's AutoTokenizer (GemmaTokenizer) on the 1003 cases, which
+// generate.py asserts. Decoding keeps the first space (no Strip).
+TEST(SentencePieceBpe, MatchesHuggingFaceTokenizersInGemmasLayouts) {
+  llvm::json::Object header;
+  std::vector<Case> cases = readCases(kGemmaDir, header);
+  ASSERT_EQ(int64_t(cases.size()), header.getInteger("cases"));
+  ASSERT_EQ(cases.size(), 1003u);
+  for (const char *file : {"tokenizer.json", "tokenizer-split.json"}) {
+    SCOPED_TRACE(file);
+    auto tokenizer =
+        BpeTokenizer::fromTokenizerJson(kGemmaDir + "/" + std::string(file));
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    EXPECT_EQ((*tokenizer)->bosId(), std::optional<int32_t>(2));
+    int differ = 0;
+    for (const Case &c : cases) {
+      std::vector<int32_t> ids = encodeOk(**tokenizer, c.text);
+      if (ids != c.ids[0] && ++differ <= 5)
+        ADD_FAILURE() << "text: " << c.text
+                      << "\nkiln:  " << ::testing::PrintToString(ids)
+                      << "\ntokenizers: " << ::testing::PrintToString(c.ids[0]);
+      EXPECT_EQ((*tokenizer)->decode(ids).value(), c.decoded[0])
+          << "text: " << c.text;
+    }
+    EXPECT_EQ(differ, 0);
+  }
+  // Nothing is put first: a leading word is not the "▁word" token.
+  auto tokenizer =
+      BpeTokenizer::fromTokenizerJson(kGemmaDir + "/tokenizer.json");
+  ASSERT_TRUE(tokenizer.ok());
+  EXPECT_NE(encodeOk(**tokenizer, "world"),
+            std::vector<int32_t>(encodeOk(**tokenizer, " world")));
+}
+
+// A Gemma folder: tokenizer_config.json's GemmaTokenizer and its tokens;
+// <bos> first, <eos> the end of text, the chat tokens special.
+TEST(SentencePieceBpe, AGemmaFolderTokenizesAsItsFileSays) {
+  TokenizerFiles files;
+  files.directory = kGemmaDir;
+  auto tokenizer = loadTokenizer(files);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ((*tokenizer)->bosId(), std::optional<int32_t>(2));
+  EXPECT_EQ((*tokenizer)->eosId(), std::optional<int32_t>(1));
+  EXPECT_EQ((*tokenizer)->vocabSize(), 1763);
+  std::vector<int32_t> chat = encodeOk(**tokenizer, "<start_of_turn>x");
+  ASSERT_FALSE(chat.empty());
+  EXPECT_EQ(chat.front(), 5);
+  llvm::json::Object header;
+  int differ = 0;
+  for (const Case &c : readCases(kGemmaDir, header))
+    if (encodeOk(**tokenizer, c.text) != c.ids[0] && ++differ <= 5)
+      ADD_FAILURE() << "text: " << c.text;
+  EXPECT_EQ(differ, 0);
+}
+
 void expectRefused(std::string_view json, std::string_view where) {
   absl::StatusOr<BpeModel> model = parseTokenizerJson(json, "t.json");
   ASSERT_FALSE(model.ok()) << json;
@@ -361,7 +428,18 @@ TEST(SentencePieceBpe, RefusesWhatItWouldTokenizeDifferently) {
       {"type": "Replace", "pattern": {"String": " "}, "content": "_"}]},
       "pre_tokenizer": {"type": "Metaspace", "replacement": "_"},
       "model": {"vocab": {}, "merges": []}})",
-                "t.json: pre_tokenizer: unsupported beside the Prepend");
+                "t.json: pre_tokenizer: unsupported beside a Replace");
+  // Gemma's normalizer with a Split that is not its harmless one.
+  expectRefused(R"({"normalizer": {"type": "Replace",
+      "pattern": {"String": " "}, "content": "_"},
+      "pre_tokenizer": {"type": "Split", "pattern": {"String": " "},
+      "behavior": "Isolated", "invert": false},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: pre_tokenizer: unsupported beside a Replace");
+  expectRefused(R"({"normalizer": {"type": "Replace",
+      "pattern": {"String": " "}, "content": ""},
+      "model": {"vocab": {}, "merges": []}})",
+                "t.json: normalizer: unsupported");
   expectRefused(R"({"pre_tokenizer": {"type": "Metaspace",
       "replacement": "_", "prepend_scheme": "sometimes"},
       "model": {"vocab": {}, "merges": []}})",

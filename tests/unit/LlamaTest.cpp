@@ -2,13 +2,15 @@
 // spellings, and what kiln refuses), Llama 3.1's RoPE frequency bands,
 // gradients against finite differences (grouped-query attention, llama3
 // RoPE, untied head, in f64), and parity with transformers'
-// LlamaForCausalLM from the same weights: logits and the first training
-// losses within 1e-5 (f32), on the backend KILN_BACKEND names. The parity
-// test runs bench/peers/llama_reference.py with the peers' Python
+// LlamaForCausalLM (and each family member's class: Mistral, Qwen2, Qwen3,
+// Phi-3, Gemma, Gemma 3) from the same weights: logits and the first
+// training losses within 1e-5 (f32), on the backend KILN_BACKEND names. The
+// parity test runs bench/peers/llama_reference.py with the peers' Python
 // (KILN_PEERS_PYTHON, else bench/peers/.venv, which bench/peers/setup.sh
 // makes) and is skipped, saying why, where that has no transformers.
 #include "frontends/nn/Llama.h"
 #include "GradCheckSupport.h"
+#include "LlamaConfigSupport.h"
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Lora.h"
 #include "frontends/nn/Optimizer.h"
@@ -27,22 +29,6 @@
 
 namespace kiln::nn {
 namespace {
-
-LlamaConfig parseOk(const std::string &text) {
-  absl::StatusOr<LlamaConfig> c = parseLlamaConfigJson(text, "config.json");
-  EXPECT_TRUE(c.ok()) << c.status().message();
-  return c.ok() ? *c : LlamaConfig();
-}
-
-void expectRefused(const std::string &text, const std::string &message) {
-  absl::StatusOr<LlamaConfig> c = parseLlamaConfigJson(text, "dir/config.json");
-  ASSERT_FALSE(c.ok()) << text;
-  EXPECT_NE(std::string(c.status().message()).find("dir/config.json"),
-            std::string::npos)
-      << c.status().message();
-  EXPECT_NE(std::string(c.status().message()).find(message), std::string::npos)
-      << c.status().message();
-}
 
 TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
   // Llama 3.1 8B's config as the Hub has it (rope_theta + rope_scaling).
@@ -81,233 +67,6 @@ TEST(LlamaConfig, ReadsBothRopeSpellingsAndTheDefaults) {
   EXPECT_EQ(c.rope_scaling.factor, 2.0);
   EXPECT_TRUE(c.tie_word_embeddings);
   EXPECT_EQ(c.rms_norm_eps, 1e-6);
-}
-
-// Qwen2.5's and Qwen3's configs as the Hub has them: Qwen2 always has
-// biases on q/k/v_proj (no key for it), Qwen3 per-head norms and a
-// head_dim of 128 unless it says otherwise; their window counts only when
-// use_sliding_window switches it on, and then only on the layers
-// layer_types names (else those from max_window_layers on), as Qwen2Config
-// reads them.
-TEST(LlamaConfig, ReadsQwenConfigs) {
-  LlamaConfig q2 = parseOk(R"({"model_type": "qwen2",
-    "architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
-    "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
-    "num_attention_heads": 14, "num_key_value_heads": 2,
-    "max_position_embeddings": 32768, "rms_norm_eps": 1e-06,
-    "rope_theta": 1000000.0, "sliding_window": 32768,
-    "use_sliding_window": false, "max_window_layers": 24,
-    "tie_word_embeddings": true, "hidden_act": "silu"})");
-  EXPECT_EQ(q2.model_type, "qwen2");
-  EXPECT_TRUE(q2.qkv_bias);
-  EXPECT_FALSE(q2.attention_bias || q2.qk_norm);
-  EXPECT_EQ(q2.head_dim, 64);
-  EXPECT_EQ(q2.sliding_window, 0); // use_sliding_window false
-  EXPECT_EQ(q2.qwen_sliding_window, std::optional<int64_t>(32768));
-  EXPECT_EQ(q2.max_window_layers, 24);
-  EXPECT_EQ(parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
-                        "use_sliding_window": true})")
-                .sliding_window,
-            64);
-  EXPECT_EQ(q2.layer_window(23), 0);
-  LlamaConfig byCount = parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
-    "use_sliding_window": true, "num_hidden_layers": 3,
-    "max_window_layers": 1})");
-  EXPECT_EQ(byCount.sliding_window, 64);
-  EXPECT_EQ(byCount.layer_window(0), 0);
-  EXPECT_EQ(byCount.layer_window(1), 64);
-  EXPECT_EQ(byCount.layer_window(2), 64);
-  LlamaConfig byType = parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
-    "use_sliding_window": true, "num_hidden_layers": 2,
-    "layer_types": ["sliding_attention", "full_attention"]})");
-  EXPECT_EQ(byType.layer_window(0), 64);
-  EXPECT_EQ(byType.layer_window(1), 0);
-  // layer_types without use_sliding_window: no window (Qwen2Config drops
-  // it).
-  EXPECT_EQ(parseOk(R"({"model_type": "qwen2", "sliding_window": 64,
-                        "num_hidden_layers": 2,
-                        "layer_types": ["full_attention",
-                                        "sliding_attention"]})")
-                .layer_window(1),
-            0);
-  expectRefused(R"({"model_type": "qwen2", "num_hidden_layers": 2,
-                    "layer_types": ["full_attention"]})",
-                "layer_types lists 1 layers for num_hidden_layers 2");
-  expectRefused(R"({"model_type": "qwen3", "num_hidden_layers": 1,
-                    "layer_types": ["chunked_attention"]})",
-                "layer_types must list");
-  expectRefused(R"({"model_type": "qwen2", "attention_bias": true})",
-                "attention_bias is not a Qwen2 setting");
-
-  LlamaConfig q3 = parseOk(R"({"model_type": "qwen3", "hidden_size": 1024,
-    "num_attention_heads": 16, "num_key_value_heads": 8,
-    "attention_bias": false, "sliding_window": null})");
-  EXPECT_TRUE(q3.qk_norm);
-  EXPECT_FALSE(q3.qkv_bias || q3.attention_bias);
-  EXPECT_EQ(q3.head_dim, 128); // Qwen3Config's default, not 1024 / 16
-  EXPECT_EQ(q3.qwen_sliding_window, std::nullopt);
-  EXPECT_EQ(parseOk(R"({"model_type": "qwen3", "head_dim": 64})").head_dim, 64);
-
-  set_options(options_from_env());
-  LlamaConfig tiny = parseOk(R"({"model_type": "qwen3", "vocab_size": 16,
-    "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
-    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4})");
-  // Parameter name → shape, and the attention's as "q_norm.weight" etc.
-  auto attention = [](const LlamaConfig &config) {
-    LlamaForCausalLM model(config);
-    std::map<std::string, Shape> shapes;
-    const std::string prefix = "model.layers.0.self_attn.";
-    for (const auto &[name, param] : model.named_parameters())
-      if (name.rfind(prefix, 0) == 0)
-        shapes[name.substr(prefix.size())] = param.shape();
-    return shapes;
-  };
-  std::map<std::string, Shape> shapes = attention(tiny);
-  EXPECT_EQ(shapes["q_norm.weight"], (Shape{4}));
-  EXPECT_EQ(shapes["k_norm.weight"], (Shape{4}));
-  EXPECT_EQ(shapes.count("q_proj.bias"), 0u);
-  tiny.model_type = "qwen2", tiny.qk_norm = false, tiny.qkv_bias = true;
-  shapes = attention(tiny);
-  EXPECT_EQ(shapes["q_proj.bias"], (Shape{8}));
-  EXPECT_EQ(shapes["v_proj.bias"], (Shape{4}));
-  EXPECT_EQ(shapes.count("o_proj.bias"), 0u);
-  EXPECT_EQ(shapes.count("q_norm.weight"), 0u);
-}
-
-// Phi-3-mini-4k's config as the Hub has it: fused projections, a window
-// (every layer's), resid_pdrop; Phi-3.5's LongRoPE read, Phi-4-mini's
-// partial rotary embedding refused. In eval mode resid_pdrop changes nothing;
-// in training it drops out.
-TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
-  LlamaConfig c = parseOk(R"({"architectures": ["Phi3ForCausalLM"],
-    "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1,
-    "embd_pdrop": 0.0, "eos_token_id": 32000, "hidden_act": "silu",
-    "hidden_size": 3072, "initializer_range": 0.02,
-    "intermediate_size": 8192, "max_position_embeddings": 4096,
-    "model_type": "phi3", "num_attention_heads": 32, "num_hidden_layers": 32,
-    "num_key_value_heads": 32, "original_max_position_embeddings": 4096,
-    "pad_token_id": 32000, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05,
-    "rope_scaling": null, "rope_theta": 10000.0, "sliding_window": 2047,
-    "tie_word_embeddings": false, "vocab_size": 32064})");
-  EXPECT_EQ(c.model_type, "phi3");
-  EXPECT_TRUE(c.fused_projections);
-  EXPECT_EQ(c.sliding_window, 2047);
-  EXPECT_EQ(c.original_max_position_embeddings, 4096);
-  // Kept to be written back: transformers' Phi3Config would otherwise fill
-  // in 32000, past a smaller vocabulary.
-  EXPECT_EQ(c.pad_token_id, std::optional<int64_t>(32000));
-  expectRefused(R"({"model_type": "phi3", "pad_token_id": -1})",
-                "pad_token_id must be an id or null");
-  // Phi-3.5's LongRoPE: short factors up to the pretraining length, long
-  // ones past it, cos and sin scaled by sqrt(1 + ln(256 / 16) / ln 16).
-  LlamaConfig lr = parseOk(R"({"model_type": "phi3", "hidden_size": 8,
-    "num_attention_heads": 2, "max_position_embeddings": 256,
-    "original_max_position_embeddings": 16, "rope_scaling": {"type":
-    "longrope", "short_factor": [1.0, 2.0], "long_factor": [4.0, 8.0]}})");
-  EXPECT_EQ(lr.rope_scaling.kind, RopeScaling::Kind::longrope);
-  EXPECT_DOUBLE_EQ(lr.rope_scaling.attention_factor, std::sqrt(2.0));
-  EXPECT_EQ(rope_inverse_frequencies(lr, 16),
-            (std::vector<float>{1.0f, 1.0f / (2.0f * 100.0f)}));
-  EXPECT_EQ(rope_inverse_frequencies(lr, 17),
-            (std::vector<float>{1.0f / 4.0f, 1.0f / (8.0f * 100.0f)}));
-  expectRefused(R"({"model_type": "phi3", "hidden_size": 8,
-    "num_attention_heads": 2, "rope_scaling": {"type": "longrope",
-    "short_factor": [1.0, 2.0, 3.0], "long_factor": [4.0, 8.0]}})",
-                "longrope 'short_factor' has 3 factors; head_dim 4 needs 2");
-  // Phi-3's early configs call it "su" (as Phi3Config reads them); a
-  // Llama's config may not.
-  EXPECT_EQ(parseOk(R"({"model_type": "phi3", "hidden_size": 8,
-    "num_attention_heads": 2, "rope_scaling": {"type": "su",
-    "short_factor": [1.0, 1.0], "long_factor": [1.0, 1.0]}})")
-                .rope_scaling.kind,
-            RopeScaling::Kind::longrope);
-  expectRefused(R"({"model_type": "llama", "rope_scaling": {"type":
-    "su", "short_factor": [1.0], "long_factor": [1.0]}})",
-                "rope type 'su' is not supported");
-  expectRefused(R"({"model_type": "phi3", "partial_rotary_factor": 0.75})",
-                "partial_rotary_factor other than 1 is not supported");
-  expectRefused(R"({"model_type": "phi3", "mlp_bias": true})",
-                "not Phi-3 settings");
-
-  set_options(options_from_env());
-  LlamaConfig tiny = parseOk(R"({"model_type": "phi3", "vocab_size": 16,
-    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
-    "num_attention_heads": 2, "num_key_value_heads": 1,
-    "resid_pdrop": 0.5})");
-  LlamaForCausalLM model(tiny);
-  std::map<std::string, Shape> shapes;
-  for (const auto &[name, param] : model.named_parameters())
-    shapes[name] = param.shape();
-  EXPECT_EQ(shapes.size(), 3 + 6u); // embed, norm, head + 6 a layer
-  EXPECT_EQ(shapes["model.layers.0.self_attn.qkv_proj.weight"],
-            (Shape{(2 + 2 * 1) * 4, 8}));
-  EXPECT_EQ(shapes["model.layers.0.mlp.gate_up_proj.weight"], (Shape{24, 8}));
-  Tensor ids = Tensor::from_vector({1, 2, 3, 4}, {1, 4}, DType::i64);
-  NoGradGuard noGrad;
-  model.eval();
-  std::vector<double> first = model.forward(ids).to_vector();
-  EXPECT_EQ(model.forward(ids).to_vector(), first);
-  model.train();
-  EXPECT_NE(model.forward(ids).to_vector(), first);
-}
-
-// Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding
-// window on every layer; v0.2's null window is none. Past the window a
-// query no longer sees the oldest keys: with one layer, the logits from
-// position 4 on do not depend on token 0 under a window of 4, and do
-// without one.
-TEST(LlamaConfig, ReadsMistralsWindowAndAttendsWithinIt) {
-  LlamaConfig c = parseOk(R"({"model_type": "mistral",
-    "architectures": ["MistralForCausalLM"], "vocab_size": 32000,
-    "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-    "num_attention_heads": 32, "num_key_value_heads": 8,
-    "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
-    "rope_theta": 10000.0, "sliding_window": 4096, "hidden_act": "silu",
-    "tie_word_embeddings": false})");
-  EXPECT_EQ(c.model_type, "mistral");
-  EXPECT_EQ(c.sliding_window, 4096);
-  EXPECT_EQ(c.layer_window(31), 4096);
-  EXPECT_EQ(c.num_key_value_heads, 8);
-  EXPECT_EQ(parseOk(R"({"model_type": "mistral", "sliding_window": null})")
-                .sliding_window,
-            0);
-  // A Llama's config has no window, whatever else it says.
-  EXPECT_EQ(
-      parseOk(R"({"model_type": "llama", "sliding_window": 8})").sliding_window,
-      0);
-  expectRefused(R"({"model_type": "mistral", "sliding_window": 0})",
-                "'sliding_window' must be an integer");
-
-  set_options(options_from_env());
-  LlamaConfig tiny;
-  tiny.model_type = "mistral";
-  tiny.sliding_window = 4;
-  tiny.vocab_size = 16, tiny.hidden_size = 8, tiny.intermediate_size = 16;
-  tiny.num_hidden_layers = 1, tiny.num_attention_heads = 2;
-  tiny.num_key_value_heads = 2, tiny.head_dim = 4;
-  // Which of the 8 positions' logits change when token 0 does.
-  auto moved = [](const LlamaConfig &config) {
-    LlamaForCausalLM model(config);
-    model.eval();
-    NoGradGuard noGrad;
-    auto logits = [&](double first) {
-      return model
-          .forward(Tensor::from_vector({first, 2, 3, 4, 5, 6, 7, 8}, {1, 8},
-                                       DType::i64))
-          .to_vector();
-    };
-    std::vector<double> a = logits(1), b = logits(9);
-    std::vector<bool> changed(8);
-    for (size_t i = 0; i < a.size(); ++i)
-      changed[i / 16] = changed[i / 16] || a[i] != b[i];
-    return changed;
-  };
-  EXPECT_EQ(LlamaForCausalLM(tiny).model_type(), "mistral");
-  EXPECT_EQ(moved(tiny), std::vector<bool>({true, true, true, true, false,
-                                            false, false, false}));
-  LlamaConfig full = tiny;
-  full.sliding_window = 0;
-  EXPECT_EQ(moved(full), std::vector<bool>(8, true));
 }
 
 TEST(LlamaConfig, RefusesWhatItDoesNotImplementNamingTheFile) {
@@ -440,6 +199,26 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
     c.sliding_window = window;
     expectLlamaGradientsMatchFiniteDifferences(c);
   }
+  // Gemma's: norms that scale by 1 + weight, the GELU gate, the scaled
+  // embedding that is also the head.
+  SCOPED_TRACE("gemma");
+  LlamaConfig gemma = tinyConfig();
+  gemma.model_type = "gemma";
+  gemma.gemma_style = true;
+  gemma.hidden_act = LlamaConfig::Activation::gelu_tanh;
+  gemma.tie_word_embeddings = true;
+  expectLlamaGradientsMatchFiniteDifferences(gemma);
+  // Gemma 3's: four norms a layer, per-head q/k norms, its own scale, a
+  // window of 5 and a local RoPE on the first layer.
+  SCOPED_TRACE("gemma3_text");
+  LlamaConfig gemma3 = gemma;
+  gemma3.model_type = "gemma3_text";
+  gemma3.qk_norm = gemma3.sandwich_norms = true;
+  gemma3.query_pre_attn_scalar = 11;
+  gemma3.sliding_window = 5;
+  gemma3.sliding_layers = {true, false};
+  gemma3.local_rope_theta = 100;
+  expectLlamaGradientsMatchFiniteDifferences(gemma3);
 }
 
 //===--- Parity with transformers -----------------------------------------===//
@@ -545,6 +324,16 @@ TEST_P(LlamaParity, MatchesTransformersFromTheSameWeights) {
   ASSERT_EQ(ours.size(), invFreq.size());
   for (size_t i = 0; i < ours.size(); ++i)
     EXPECT_NEAR(ours[i], invFreq[i], 1e-7 * invFreq[i]) << i;
+  // Gemma 3's sliding layers' own.
+  if (const llvm::json::Array *local = ref.getArray("inv_freq_local")) {
+    std::vector<double> expected = numbers(*local);
+    std::vector<float> localOurs =
+        rope_inverse_frequencies(local_rope_config(config), seqLen);
+    ASSERT_EQ(localOurs.size(), expected.size());
+    EXPECT_NE(localOurs, ours);
+    for (size_t i = 0; i < localOurs.size(); ++i)
+      EXPECT_NEAR(localOurs[i], expected[i], 1e-7 * expected[i]) << i;
+  }
 
   // ids [steps, B, T]: batch s trains step s; batch 0 gives the logits.
   std::vector<Tensor> batches;
@@ -660,7 +449,8 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
                          ::testing::Values("llama3", "tied", "mistral", "qwen2",
-                                           "qwen3", "phi3", "phi3-longrope"));
+                                           "qwen3", "phi3", "phi3-longrope",
+                                           "gemma", "gemma3"));
 
 } // namespace
 } // namespace kiln::nn
