@@ -259,10 +259,7 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   if (!type.ok())
     throw Failure{std::string(type.status().message()), 1};
   if (!type->empty() && *type != "gpt2" && !nn::isLlamaFamily(*type))
-    throw Failure{file.string() + ": model_type '" + *type +
-                      "' is not one kiln implements (" +
-                      std::string(nn::implementedModelTypes()) + ")",
-                  1};
+    throw Failure{file.string() + ": " + nn::unimplementedModelType(*type), 1};
   for (const char *shape :
        {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
     if (a.given.count(shape))

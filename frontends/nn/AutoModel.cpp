@@ -25,10 +25,8 @@ causal_lm_from_config(std::string_view text, std::string_view fileName,
         std::make_unique<LlamaForCausalLM>(*config));
   }
   if (!type->empty() && *type != "gpt2")
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", std::string(fileName), "': model_type '", *type,
-                     "' is not one kiln implements (",
-                     std::string(implementedModelTypes()), ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", std::string(fileName), "': ", unimplementedModelType(*type)));
   absl::StatusOr<GPT2Config> config = parseGPT2ConfigJson(text, fileName);
   if (!config.ok())
     return config.status();

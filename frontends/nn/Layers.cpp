@@ -143,7 +143,7 @@ Tensor Embedding::forward(const Tensor &indices) const {
                        .matmul(loraB_.transpose(0, 1))
                        .reshape(shape) *
                    loraScaling_;
-    rows = plusLoraDelta(rows, delta);
+    rows = plusLoraDelta(rows, scale != 1 ? delta * scale : delta);
   }
   if (noiseAlpha_ == 0 || !is_training() || rows.dim() != 3)
     return rows;

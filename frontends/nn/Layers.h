@@ -140,9 +140,10 @@ public:
   Tensor lora_delta() const;
   Tensor weight;
   /// The looked-up rows are multiplied by this, in the table's type
-  /// (Gemma's sqrt(hidden_size), as its scaled word embedding does), before
-  /// the LoRA branch and NEFTune's noise, which PEFT and transformers add
-  /// to that module's output.
+  /// (Gemma's sqrt(hidden_size), as its scaled word embedding does), and so
+  /// is the LoRA branch's change to them (as PEFT scales it, so that a
+  /// merged table gives the same rows); NEFTune's noise comes after, as
+  /// transformers adds it to the module's output.
   double scale = 1;
 
 private:

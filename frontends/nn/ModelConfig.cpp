@@ -404,20 +404,24 @@ std::string readGemma3(const llvm::json::Object &obj, FieldReader &fields,
   return readGemma3Rope(obj, c);
 }
 
-// Gemma's activation: config.json's hidden_act and, in the files of
-// transformers 4, hidden_activation, which takes precedence there; both
-// name the tanh-approximated GELU ("gelu" too, which transformers reads as
-// it). Then what kiln's Gemma does not implement.
-std::string checkGemma(const llvm::json::Object &obj) {
+// Gemma's activation must be the tanh-approximated GELU: Gemma's
+// config.json says it as hidden_act and, in the files of transformers 4,
+// hidden_activation too, and its "gelu" is read as the same (GemmaConfig
+// turns it into gelu_pytorch_tanh); Gemma 3's MLP reads hidden_activation
+// alone, where "gelu" would be the exact GELU. Then what kiln's Gemma does
+// not implement.
+std::string checkGemma(const llvm::json::Object &obj, bool gemma3) {
   for (const char *key : {"hidden_act", "hidden_activation"}) {
     const llvm::json::Value *act = obj.get(key);
-    if (!act || act->kind() == llvm::json::Value::Null)
+    if (!act || act->kind() == llvm::json::Value::Null ||
+        (gemma3 && std::string_view(key) == "hidden_act"))
       continue;
     std::optional<llvm::StringRef> name = act->getAsString();
     if (name != llvm::StringRef("gelu_pytorch_tanh") &&
-        name != llvm::StringRef("gelu"))
-      return absl::StrCat(key, " must be \"gelu_pytorch_tanh\" (or its "
-                               "older name \"gelu\") in a Gemma config");
+        (gemma3 || name != llvm::StringRef("gelu")))
+      return absl::StrCat(key, " must be \"gelu_pytorch_tanh\"",
+                          gemma3 ? "" : " (or its older name \"gelu\")",
+                          " in a Gemma config");
   }
   if (obj.getBoolean("use_bidirectional_attention").value_or(false))
     return "use_bidirectional_attention is not supported (kiln's Gemma is "
@@ -425,8 +429,8 @@ std::string checkGemma(const llvm::json::Object &obj) {
   for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
     if (const llvm::json::Value *cap = obj.get(key);
         cap && cap->kind() != llvm::json::Value::Null)
-      return absl::StrCat(key, " is not supported (Gemma 2's; kiln's Gemma "
-                               "is the first one's architecture)");
+      return absl::StrCat(key, " is not supported (Gemma 2's soft-capping "
+                               "is not implemented)");
   return "";
 }
 
@@ -499,7 +503,7 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     }
 
   if (gemma) {
-    if (std::string problem = checkGemma(obj); !problem.empty())
+    if (std::string problem = checkGemma(obj, gemma3); !problem.empty())
       return problem;
   } else if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
              act && *act != "silu") {
@@ -566,6 +570,18 @@ bool isLlamaFamily(std::string_view modelType) {
 
 std::string_view implementedModelTypes() {
   return "gemma, gemma3_text, gpt2, llama, mistral, phi3, qwen2, qwen3";
+}
+
+std::string unimplementedModelType(std::string_view modelType) {
+  std::string message = absl::StrCat("model_type '", std::string(modelType),
+                                     "' is not one kiln implements (",
+                                     std::string(implementedModelTypes()), ")");
+  if (modelType == "gemma3")
+    message += "; of Gemma 3 kiln reads the text-only models (model_type "
+               "gemma3_text: 270M and 1B), not the image-text folders";
+  else if (modelType == "gemma2")
+    message += "; Gemma 2's logit soft-capping is not implemented";
+  return message;
 }
 
 absl::StatusOr<std::string> readModelType(std::string_view text,

@@ -214,6 +214,11 @@ std::string_view torch_dtype_name(DType dtype);
 bool isLlamaFamily(std::string_view modelType);
 /// Every model_type kiln implements, for messages: "gpt2, llama, ...".
 std::string_view implementedModelTypes();
+/// The message for a config.json's model_type kiln does not implement:
+/// "model_type 'bert' is not one kiln implements (gemma, ...)", and what
+/// to use instead where there is something (Gemma 3's text models for an
+/// image-text gemma3 folder).
+std::string unimplementedModelType(std::string_view modelType);
 
 /// A config.json's "model_type" ("gpt2", "llama", "mistral", ...); an empty
 /// string when the file has none, InvalidArgument naming the file when it is

@@ -340,6 +340,10 @@ TEST(LlamaConfig, ReadsGemma3sLayersAndTheirRope) {
   expectRefused(R"({"model_type": "gemma3_text",
     "final_logit_softcapping": 30.0})",
                 "final_logit_softcapping is not supported");
+  // Gemma 3's MLP reads hidden_activation, where "gelu" is the exact GELU.
+  expectRefused(R"({"model_type": "gemma3_text", "hidden_activation":
+    "gelu"})",
+                "hidden_activation must be \"gelu_pytorch_tanh\" in a Gemma");
 
   set_options(options_from_env());
   LlamaConfig tiny = parseOk(R"({"model_type": "gemma3_text",
