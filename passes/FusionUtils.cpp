@@ -5,6 +5,7 @@
 // members that outside ops (or the function's return) still read.
 #include "passes/FusionUtils.h"
 
+#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -306,55 +307,20 @@ FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
   return fusion;
 }
 
-/// Moves the ops in [first, fusion) that read a value the fusion now
-/// defines (`readers`), and the ops between that read theirs, to just after
-/// the fusion, keeping their order: each value is then defined before its
-/// uses again. Walking the span costs its length, where re-sorting the
-/// block (and asking each reader's position, which renumbers the block
-/// after every insertion) cost the block's length per fusion: most of a
-/// large step's compile time.
-void moveReadersAfter(FusionOp fusion, Operation *first,
-                      llvm::SmallPtrSetImpl<Operation *> &readers) {
-  Block *block = fusion->getBlock();
-  SmallVector<Operation *> moving;
-  // The fusion stands just before the group's last op: a group of one has
-  // no span (`first` is after the fusion).
-  if (first == fusion->getNextNode())
-    return;
-  for (Operation *op = first; op && op != fusion.getOperation();
-       op = op->getNextNode()) {
-    if (!readers.contains(op))
-      continue;
-    moving.push_back(op);
-    for (Operation *user : op->getUsers())
-      if (Operation *inBlock = block->findAncestorOpInBlock(*user))
-        readers.insert(inBlock);
-  }
-  Operation *after = fusion;
-  for (Operation *op : moving) {
-    op->moveAfter(after);
-    after = op;
-  }
-}
-
-/// Points non-members at the fusion's results, moves those that stood
-/// before it after it, and erases the members, copies and constants
-/// nothing reads any more.
+/// Points non-members at the fusion's results and erases the members,
+/// copies and constants nothing reads any more; re-sorts the block when a
+/// result is read before the fusion.
 void redirectAndErase(FusionOp fusion, ArrayRef<Operation *> all,
                       ArrayRef<Value> outputs, const OpSet &members) {
-  llvm::SmallPtrSet<Operation *, 16> readers;
+  bool usedBefore = false;
   for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
     Value(output).replaceUsesWithIf(result, [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (members.contains(user))
         return false;
-      if (Operation *inBlock = fusion->getBlock()->findAncestorOpInBlock(*user))
-        readers.insert(inBlock);
+      usedBefore |= user->isBeforeInBlock(fusion);
       return true;
     });
-  // `all` is in block order: its first op opens the span readers can
-  // stand in.
-  moveReadersAfter(fusion, all.front(), readers);
   SetVector<Operation *> constants;
   for (Operation *op : all)
     for (Value operand : op->getOperands())
@@ -368,6 +334,8 @@ void redirectAndErase(FusionOp fusion, ArrayRef<Operation *> all,
   for (Operation *constant : constants)
     if (constant->use_empty())
       constant->erase();
+  if (usedBefore)
+    sortTopologically(fusion->getBlock());
 }
 
 } // namespace
