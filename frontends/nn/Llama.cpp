@@ -308,10 +308,12 @@ Tensor LlamaModel::forward(const Tensor &input_ids) const {
                 input_ids.str());
   const int64_t t = input_ids.size(1);
   const std::pair<Tensor, Tensor> &rope = rotary_emb.tables(t);
+  // Gemma 3's sliding layers' table, looked up once a step.
+  const std::pair<Tensor, Tensor> &localRope =
+      local_rotary_emb ? local_rotary_emb->tables(t) : rope;
   Tensor x = embed_tokens->forward(input_ids);
   for (const auto &layer : layers)
-    x = layer->forward(x,
-                       layer->local_rope ? local_rotary_emb->tables(t) : rope);
+    x = layer->forward(x, layer->local_rope ? localRope : rope);
   return norm->forward(x);
 }
 

@@ -545,9 +545,13 @@ absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
   return parseConfig<LlamaConfig>(text, fileName, readLlama);
 }
 
+bool LlamaConfig::listed_sliding(int64_t layer) const {
+  return layer >= 0 && layer < int64_t(sliding_layers.size()) &&
+         sliding_layers[size_t(layer)];
+}
+
 int64_t LlamaConfig::layer_window(int64_t layer) const {
-  const bool listed = layer >= 0 && layer < int64_t(sliding_layers.size()) &&
-                      sliding_layers[size_t(layer)];
+  const bool listed = listed_sliding(layer);
   if (model_type == "gemma3_text")
     return listed ? sliding_window : 0;
   if (model_type != "qwen2" && model_type != "qwen3")
@@ -557,9 +561,7 @@ int64_t LlamaConfig::layer_window(int64_t layer) const {
 }
 
 bool LlamaConfig::uses_local_rope(int64_t layer) const {
-  return local_rope_theta > 0 && layer >= 0 &&
-         layer < int64_t(sliding_layers.size()) &&
-         sliding_layers[size_t(layer)];
+  return local_rope_theta > 0 && listed_sliding(layer);
 }
 
 bool isLlamaFamily(std::string_view modelType) {

@@ -121,6 +121,8 @@ struct LlamaConfig {
   RopeScaling local_rope_scaling;
   /// Whether layer `layer` turns by the local RoPE.
   bool uses_local_rope(int64_t layer) const;
+  /// Whether sliding_layers names layer `layer` "sliding_attention".
+  bool listed_sliding(int64_t layer) const;
   /// Gemma 3's query_pre_attn_scalar: attention scores scaled by its
   /// inverse square root rather than head_dim's (0: head_dim's).
   double query_pre_attn_scalar = 0;
