@@ -118,6 +118,8 @@ std::string architecture(const std::string &modelType) {
     return "Phi3ForCausalLM";
   if (modelType == "gemma")
     return "GemmaForCausalLM";
+  if (modelType == "gemma2")
+    return "Gemma2ForCausalLM";
   if (modelType == "gemma3_text")
     return "Gemma3ForCausalLM";
   return "LlamaForCausalLM";
@@ -135,13 +137,16 @@ std::string layerTypesJson(const nn::LlamaConfig &c) {
 
 // The keys a family adds to Llama's config.json: Mistral's window; Qwen's
 // window switch, window, layer count and layer_types (when read); Phi-3's
-// window and dropouts; Gemma 3's attention scale, window, layer_types and
-// local RoPE (in transformers 4's spelling: rope_parameters has both).
+// window and dropouts; Gemma 2's and Gemma 3's attention scale, window,
+// layer_types and soft caps, and Gemma 3's local RoPE (in transformers 4's
+// spelling: rope_parameters has both).
 std::string familyJson(const nn::LlamaConfig &c) {
   auto size = [](std::optional<int64_t> v) {
     return v && *v > 0 ? std::to_string(*v) : std::string("null");
   };
-  if (c.model_type == "gemma3_text")
+  auto cap = [](double v) { return v > 0 ? pythonFloat(v) : "null"; };
+  const bool gemma3 = c.model_type == "gemma3_text";
+  if (gemma3 || c.model_type == "gemma2")
     return ",\n  \"hidden_activation\": \"gelu_pytorch_tanh\"" +
            std::string(",\n  \"query_pre_attn_scalar\": ") +
            // An int to Gemma3TextConfig, which checks the type.
@@ -154,9 +159,12 @@ std::string familyJson(const nn::LlamaConfig &c) {
                       std::to_string(*c.sliding_window_pattern)
                 : std::string()) +
            layerTypesJson(c) +
-           ",\n  \"rope_local_base_freq\": " + pythonFloat(c.local_rope_theta) +
-           ",\n  \"attn_logit_softcapping\": null"
-           ",\n  \"final_logit_softcapping\": null";
+           (gemma3 ? ",\n  \"rope_local_base_freq\": " +
+                         pythonFloat(c.local_rope_theta)
+                   : std::string()) +
+           ",\n  \"attn_logit_softcapping\": " + cap(c.attn_logit_softcapping) +
+           ",\n  \"final_logit_softcapping\": " +
+           cap(c.final_logit_softcapping);
   if (c.model_type == "mistral")
     return ",\n  \"sliding_window\": " + size(c.sliding_window);
   if (c.model_type == "phi3")

@@ -524,7 +524,8 @@ int64_t findBatchSize(const TrainArgs &args, const PreparedData &data) {
   // The plans' budget (budgetThePlans): the process's less its own memory.
   std::string budget = formatByteSize(options().memoryBudgetBytes);
   int64_t batch = nn::largest_trainable_batch(
-      model, model.named_parameters(), args.trainBatchSize, shape,
+      model, model.named_parameters(), args.trainBatchSize,
+      /*first=*/args.trainBatchSize, shape,
       [&](int64_t probed, std::optional<uint64_t> peak) {
         if (args.worldRank != 0) // the main process speaks for the run
           return;

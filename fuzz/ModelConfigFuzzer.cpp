@@ -7,6 +7,7 @@
 
 #include "frontends/nn/ModelConfig.h"
 
+#include <cmath>
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -32,12 +33,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
        llama->vocab_size <= 0 || llama->attention_dropout >= 1 ||
        llama->sliding_window < 0 || llama->query_pre_attn_scalar < 0 ||
        llama->local_rope_theta < 0 || badRope(llama->rope_scaling) ||
-       badRope(llama->local_rope_scaling)))
+       badRope(llama->local_rope_scaling) ||
+       // A cap divides the scores or logits: finite, and 0 for none.
+       !(llama->attn_logit_softcapping >= 0) ||
+       !std::isfinite(llama->attn_logit_softcapping) ||
+       !(llama->final_logit_softcapping >= 0) ||
+       !std::isfinite(llama->final_logit_softcapping)))
     std::abort(); // accepted a config LlamaForCausalLM refuses
-  // Qwen's and Gemma 3's layer_types, when read or made, name every layer
-  // (layer_window indexes them by layer); Gemma 3's always are.
+  // Qwen's and Gemma 2's and 3's layer_types, when read or made, name every
+  // layer (layer_window indexes them by layer); Gemma 2's and 3's always are.
   if (llama.ok() &&
-      (!llama->sliding_layers.empty() || llama->model_type == "gemma3_text") &&
+      (!llama->sliding_layers.empty() || llama->model_type == "gemma3_text" ||
+       llama->model_type == "gemma2") &&
       int64_t(llama->sliding_layers.size()) != llama->num_hidden_layers)
     std::abort();
   (void)readModelType(text, "config.json");

@@ -108,11 +108,21 @@ LogicalResult verifyLinearCrossEntropyOperands(Operation *op, Value hidden,
   return success();
 }
 
+/// A soft cap divides the logits: 0 (none) or a finite positive number.
+LogicalResult verifySoftcap(Operation *op, double softcap) {
+  if (softcap == 0 || (softcap > 0 && std::isfinite(softcap)))
+    return success();
+  return op->emitOpError() << "expected softcap 0 (none) or a finite "
+                              "positive number, got "
+                           << softcap;
+}
+
 } // namespace
 
 LogicalResult FusedLinearCrossEntropyOp::verify() {
   if (failed(verifyLinearCrossEntropyOperands(*this, getHidden(), getWeight(),
-                                              getLabels())))
+                                              getLabels())) ||
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
     return failure();
   RankedTensorType h = typeOf(getHidden());
   return expectType(*this, "loss",
@@ -123,7 +133,8 @@ LogicalResult FusedLinearCrossEntropyOp::verify() {
 
 LogicalResult FusedLinearCrossEntropyGradOp::verify() {
   if (failed(verifyLinearCrossEntropyOperands(*this, getHidden(), getWeight(),
-                                              getLabels())))
+                                              getLabels())) ||
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
     return failure();
   RankedTensorType h = typeOf(getHidden());
   if (failed(expectType(*this, "loss_grad", getLossGrad().getType(),

@@ -426,15 +426,18 @@ def Kiln_FusedLinearCrossEntropyOp : Kiln_Op<"fused_linear_cross_entropy",
   let summary = "per-row cross-entropy of hidden · weightᵀ against labels";
   let description = [{
     hidden [N, C], weight [V, C] (one float element type), labels [N]
-    (i32 or i64) → loss [N] of hidden's element type: for row i,
-    logsumexp_j(hidden_i · weight_j) − hidden_i · weight_labels[i], and 0
-    where labels[i] == ignore_index. A label outside [0, V) picks no class
-    (its row's loss is the logsumexp), as the one-hot composite does. The
-    logits [N, V] are never a value: a backend computes them a chunk of
-    rows at a time (the lm_head of a language model and its loss).
+    (i32 or i64) → loss [N] of hidden's element type: for row i, with the
+    logits z_ij = hidden_i · weight_j, logsumexp_j(z_ij) − z_i,labels[i],
+    and 0 where labels[i] == ignore_index. A label outside [0, V) picks no
+    class (its row's loss is the logsumexp), as the one-hot composite does.
+    With `softcap` c > 0 the logits are c · tanh(z / c) (Gemma 2's final
+    soft cap). The logits [N, V] are never a value: a backend computes
+    them a chunk of rows at a time (the lm_head of a language model and
+    its loss).
   }];
   let arguments = (ins Kiln_FloatTensor:$hidden, Kiln_FloatTensor:$weight,
-                       Kiln_IndexTensor:$labels, I64Attr:$ignore_index);
+                       Kiln_IndexTensor:$labels, I64Attr:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Kiln_FloatTensor:$loss);
   let assemblyFormat = [{
     $hidden `,` $weight `,` $labels attr-dict `:` type($hidden) `,`
@@ -452,11 +455,14 @@ def Kiln_FusedLinearCrossEntropyGradOp
     the gradients of hidden and weight: with p = softmax(hidden · weightᵀ)
     row by row, dlogits_ij = loss_grad_i · (p_ij − [j == labels[i]]) (0 on
     ignored rows), hidden_grad = dlogits · weight, weight_grad = dlogitsᵀ ·
-    hidden. The probabilities are recomputed, never stored.
+    hidden; with `softcap` c > 0, p is the softmax of the capped logits
+    and dlogits is multiplied by their derivative, 1 − tanh²(z / c). The
+    probabilities are recomputed, never stored.
   }];
   let arguments = (ins Kiln_FloatTensor:$hidden, Kiln_FloatTensor:$weight,
                        Kiln_IndexTensor:$labels, Kiln_FloatTensor:$loss_grad,
-                       I64Attr:$ignore_index);
+                       I64Attr:$ignore_index,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Kiln_FloatTensor:$hidden_grad,
                       Kiln_FloatTensor:$weight_grad);
   let assemblyFormat = [{

@@ -40,6 +40,11 @@
 // probabilities and gradients are exactly 0, the losses and the hidden
 // gradient are unchanged, and the weight gradient's padded rows (zeros)
 // are sliced off.
+//
+// With a soft cap c > 0 (Gemma 2's final_logit_softcapping) each product
+// z becomes c · tanh(z / c) before the padding's mask, the logsumexp and
+// the label's pick, and dlogits is multiplied by 1 − tanh²(z / c) before
+// the two GEMMs of the gradients.
 #include "passes/Passes.h"
 
 #include "passes/TensorBuilder.h"
@@ -72,6 +77,7 @@ public:
                        int64_t vocabMultiple, bool weightGradient = true)
       : tb_(tb), weightGradient_(weightGradient),
         ignoreIndex_(op.getIgnoreIndex()),
+        softcap_(op.getSoftcap().convertToDouble()),
         element_(TensorBuilder::elementOf(op.getHidden())),
         labels_(op.getLabels()) {
     ArrayRef<int64_t> hs = TensorBuilder::shapeOf(op.getHidden());
@@ -117,7 +123,7 @@ public:
       Inputs in = tie(Value(), previous(dw, dh));
       Logits l = logits(in, c);
       losses.push_back(rowLosses(l));
-      Value dlogits = softmaxMinusTarget(l);
+      Value dlogits = capSlope(l, softmaxMinusTarget(l));
       dlogits = tb_.select(rowBroadcast(l.valid, dlogits), dlogits,
                            tb_.splatLike(0, dlogits));
       accumulateGradients(l, in, dlogits, dh, dw);
@@ -154,7 +160,7 @@ public:
       Logits l = logits(in, c);
       Value g = tb_.sliceDim(in.extra, 0, c.begin, c.end);
       g = tb_.select(l.valid, g, tb_.splatLike(0, g));
-      Value dlogits = softmaxMinusTarget(l);
+      Value dlogits = capSlope(l, softmaxMinusTarget(l));
       dlogits = tb_.mul(dlogits, rowBroadcast(g, dlogits));
       accumulateGradients(l, in, dlogits, dh, dw);
     }
@@ -285,6 +291,17 @@ private:
     return tb_.sub(probs, target);
   }
 
+  /// The gradient by the products of `dlogits`, the gradient by the
+  /// logits: times the cap's slope 1 − tanh²(z / c) = 1 − (capped / c)²
+  /// (unchanged without a cap).
+  Value capSlope(const Logits &l, Value dlogits) {
+    if (softcap_ == 0)
+      return dlogits;
+    Value ratio = tb_.div(l.products, tb_.splatLike(softcap_, l.products));
+    Value slope = tb_.sub(tb_.splatLike(1, ratio), tb_.mul(ratio, ratio));
+    return tb_.mul(dlogits, slope);
+  }
+
   /// The chunk's hidden gradient (appended to `dh`) and its weight
   /// gradient (added to `dw`, which the first chunk starts).
   void accumulateGradients(const Logits &l, const Inputs &in, Value dlogits,
@@ -310,6 +327,12 @@ private:
     Logits l;
     l.hidden = tb_.sliceDim(in.hidden, 0, c.begin, c.end);
     l.logits = l.products = tb_.dot(l.hidden, in.weight, {}, {}, {1}, {1});
+    if (softcap_ > 0) {
+      // Capped logits: what the padding's mask, the pick and the softmax
+      // read (a padded column's product 0 stays 0).
+      Value cap = tb_.splatLike(softcap_, l.products);
+      l.logits = l.products = tb_.mul(cap, tb_.tanh(tb_.div(l.products, cap)));
+    }
     ArrayRef<int64_t> shape = TensorBuilder::shapeOf(l.logits);
     if (paddedV_ != v_) {
       // Padded columns are −inf: exp gives 0, and the max ignores them.
@@ -335,6 +358,7 @@ private:
   TensorBuilder &tb_;
   bool weightGradient_;
   int64_t ignoreIndex_;
+  double softcap_;
   Type element_, compute_;
   int64_t n_, c_, v_;
   /// V rounded up to the vocab-multiple: the weight's rows as padded.
@@ -367,7 +391,8 @@ uniformGradientPairs(ArrayRef<Operation *> ops) {
           fwd->isBeforeInBlock(grad) && fwd.getHidden() == grad.getHidden() &&
           fwd.getWeight() == grad.getWeight() &&
           fwd.getLabels() == grad.getLabels() &&
-          fwd.getIgnoreIndex() == grad.getIgnoreIndex()) {
+          fwd.getIgnoreIndex() == grad.getIgnoreIndex() &&
+          fwd.getSoftcap() == grad.getSoftcap()) {
         paired.insert(fwd);
         pairs.push_back({fwd, grad});
         break;

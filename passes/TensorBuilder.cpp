@@ -141,6 +141,9 @@ Value TensorBuilder::exp(Value x) {
 Value TensorBuilder::log(Value x) {
   return LogOp::create(b_, loc_, x.getType(), x);
 }
+Value TensorBuilder::tanh(Value x) {
+  return TanhOp::create(b_, loc_, x.getType(), x);
+}
 
 Value TensorBuilder::compare(ComparisonDirection direction, Value a, Value b) {
   return CompareOp::create(b_, loc_, direction, a, b);

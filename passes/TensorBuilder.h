@@ -66,6 +66,7 @@ public:
   mlir::Value div(mlir::Value a, mlir::Value b);
   mlir::Value exp(mlir::Value x);
   mlir::Value log(mlir::Value x);
+  mlir::Value tanh(mlir::Value x);
   mlir::Value compare(ComparisonDirection direction, mlir::Value a,
                       mlir::Value b);
   mlir::Value select(mlir::Value pred, mlir::Value onTrue,

@@ -1,9 +1,10 @@
 """Reference values for kiln's Llama parity test (tests/unit/LlamaTest.cpp).
 
-Builds nine small random models with transformers (two LlamaForCausalLM,
+Builds ten small random models with transformers (two LlamaForCausalLM,
 a MistralForCausalLM, a Qwen2ForCausalLM, a Qwen3ForCausalLM, two
-Phi3ForCausalLM, a GemmaForCausalLM and a Gemma3ForCausalLM: Llama's architecture with their own
-configs and additions), saves each
+Phi3ForCausalLM, a GemmaForCausalLM, a Gemma2ForCausalLM and a
+Gemma3ForCausalLM: Llama's architecture with their own configs and
+additions), saves each
 as a Hugging Face folder (config.json + model.safetensors), and writes what
 transformers computes from those weights to reference.json in the folder:
 the RoPE inverse frequencies, the logits of one batch (eval mode), the same
@@ -37,13 +38,20 @@ and embeddings scaled by sqrt(64) = 8 (exact in bf16 too).
 and key norms, four norms a layer, scores scaled by 1 / sqrt(24) rather than
 1 / sqrt(head_dim 32), a window of 6 on its first layer, which turns by its
 own RoPE (theta 10^4), the second by theta 10^6 with linear scaling 2).
+"gemma2" is a Gemma2ForCausalLM (Gemma's differences, with four norms a
+layer, scores scaled by 1 / sqrt(24), a window of 6 on its first layer, as
+Gemma2Config makes every other layer slide, and soft caps far below
+Gemma 2's 50 and 30 so that their tanh bends: 2 on the scores, 3 on the
+logits; transformers runs its eager attention, which alone applies the
+cap).
 """
 import json
 import os
 import sys
 
 import torch
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig,
+from transformers import (Gemma2Config, Gemma2ForCausalLM,
+                          Gemma3ForCausalLM, Gemma3TextConfig, GemmaConfig,
                           GemmaForCausalLM, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, Phi3Config, Phi3ForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM,
@@ -122,6 +130,15 @@ VARIANTS = {
         tie_word_embeddings=True,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
     ),
+    "gemma2": dict(
+        num_key_value_heads=2,
+        head_dim=32,
+        query_pre_attn_scalar=24,
+        sliding_window=6,
+        attn_logit_softcapping=2.0,
+        final_logit_softcapping=3.0,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    ),
     "gemma3": dict(
         num_key_value_heads=2,
         head_dim=32,
@@ -144,6 +161,7 @@ CLASSES = {
     "phi3": (Phi3Config, Phi3ForCausalLM),
     "phi3-longrope": (Phi3Config, Phi3ForCausalLM),
     "gemma": (GemmaConfig, GemmaForCausalLM),
+    "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),
 }
 

@@ -261,7 +261,7 @@ int runPlan(int argc, char **argv) {
     }
     std::map<int64_t, uint64_t> fittingPeaks; // the probes that fit
     int64_t best = nn::largest_trainable_batch(
-        **model, params, *limit, shape,
+        **model, params, *limit, /*first=*/1, shape,
         [&](int64_t probed, std::optional<uint64_t> peak) {
           bool fits = peak && *peak <= *budget;
           if (fits)
@@ -276,7 +276,7 @@ int runPlan(int argc, char **argv) {
     if (best == 0)
       return fail("not even batch 1 plans within --memory_budget " +
                   formatByteSize(*budget));
-    // The bisection probed its answer: that probe's peak, not a new plan
+    // The search probed its answer: that probe's peak, not a new plan
     // (each plan compiles the step).
     auto found = fittingPeaks.find(best);
     std::optional<uint64_t> peak;

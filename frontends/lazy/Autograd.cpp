@@ -121,7 +121,7 @@ const std::array<VjpRule, kNumOps> &vjpTable() {
       for (int64_t i = 0; i < 2; ++i)
         if (need[i])
           grads[i] = linearCrossEntropyGrad(src[0], src[1], src[2], g,
-                                            o->ints[0], i);
+                                            o->ints[0], i, o->scalar);
       return grads;
     });
     set(Op::Neg,

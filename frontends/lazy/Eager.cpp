@@ -48,7 +48,8 @@ std::string kernelKey(const Node &node) {
   key += std::string(opName(node.op)) + " " + typeKey(node);
   for (int64_t i : node.ints)
     key += " " + std::to_string(i);
-  if (node.op == Op::Constant || node.op == Op::Pad) {
+  // A constant's or a pad's value; an attention's dropout, a loss's cap.
+  if (node.op == Op::Constant || node.op == Op::Pad || node.scalar != 0) {
     uint64_t bits;
     std::memcpy(&bits, &node.scalar, sizeof bits);
     key += " =" + std::to_string(bits);

@@ -87,7 +87,8 @@ Tensor sliding_window_attention(const Tensor &query, const Tensor &key,
 }
 
 Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
-                            const Tensor &targets, int64_t ignore_index) {
+                            const Tensor &targets, int64_t ignore_index,
+                            double softcap) {
   if (!input.defined() || !weight.defined() || !targets.defined())
     throw Error("linear_cross_entropy: undefined tensor");
   if (input.dim() != 2 || weight.dim() != 2 || targets.dim() != 1 ||
@@ -100,9 +101,14 @@ Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
                 input.str() + ", " + weight.str() + " and " + targets.str());
   checkHostIndices("linear_cross_entropy", targets, weight.size(0), "target",
                    ignore_index);
-  Tensor rows = opResult(linearCrossEntropy(nodeOf(input), nodeOf(weight),
-                                            nodeOf(targets), ignore_index),
-                         {&input, &weight, &targets});
+  if (!(softcap >= 0) || !std::isfinite(softcap))
+    throw Error("linear_cross_entropy: softcap must be 0 (none) or a finite "
+                "positive number, got " +
+                std::to_string(softcap));
+  Tensor rows =
+      opResult(linearCrossEntropy(nodeOf(input), nodeOf(weight),
+                                  nodeOf(targets), ignore_index, softcap),
+               {&input, &weight, &targets});
   // The mean over the rows whose target is not ignored (NaN when every
   // target is, as PyTorch's mean reduction).
   Tensor ignore =

@@ -66,7 +66,9 @@ namespace {
 
 /// Appends the canonical form of `graph` to `words`: per node its op,
 /// type and kind, its rank, operand and attribute counts, its dims,
-/// attributes, with `withConstants` its scalar's bits, an input's index,
+/// attributes, its scalar's bits (a constant's or a pad's value only
+/// `withConstants`; an attention's dropout or a loss's soft cap always,
+/// when nonzero: they are attributes), an input's index,
 /// donation and alias, and its operands' positions; then the outputs'
 /// positions. The counts keep the encoding unambiguous.
 void appendCanonical(std::vector<uint64_t> &words, const Graph &graph,
@@ -81,8 +83,8 @@ void appendCanonical(std::vector<uint64_t> &words, const Graph &graph,
   for (const NodePtr &node : graph.nodes) {
     // A detach's tag is its identity, not structure.
     const bool ints = node->op != Op::Detach;
-    const bool scalar =
-        withConstants && (node->op == Op::Constant || node->op == Op::Pad);
+    const bool constantValue = node->op == Op::Constant || node->op == Op::Pad;
+    const bool scalar = constantValue ? withConstants : node->scalar != 0;
     words.push_back(static_cast<uint64_t>(node->op) |
                     static_cast<uint64_t>(node->dtype) << 8 |
                     static_cast<uint64_t>(scalar) << 16 |

@@ -173,13 +173,14 @@ mlir::Value GraphLowering::lowerLinearCrossEntropy(const Node &node) {
   mlir::Value hidden = operand(node, 0), weight = operand(node, 1),
               labels = operand(node, 2);
   mlir::IntegerAttr ignore = builder.getI64IntegerAttr(node.ints[0]);
+  mlir::FloatAttr softcap = builder.getF64FloatAttr(node.scalar);
   if (node.op == Op::LinearCrossEntropy)
     return FusedLinearCrossEntropyOp::create(builder, loc, typeOf(node), hidden,
-                                             weight, labels, ignore);
+                                             weight, labels, ignore, softcap);
   // One op per gradient node; CSE merges the two (they are equal).
   auto op = FusedLinearCrossEntropyGradOp::create(
       builder, loc, hidden.getType(), weight.getType(), hidden, weight, labels,
-      operand(node, 3), ignore);
+      operand(node, 3), ignore, softcap);
   return op->getResult(node.ints[1]);
 }
 

@@ -387,17 +387,19 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
 }
 
 NodePtr linearCrossEntropy(const NodePtr &hidden, const NodePtr &weight,
-                           const NodePtr &labels, int64_t ignoreIndex) {
+                           const NodePtr &labels, int64_t ignoreIndex,
+                           double softcap) {
   return intern(Op::LinearCrossEntropy, hidden->dtype, {hidden->shape[0]},
-                {hidden, weight, labels}, {ignoreIndex});
+                {hidden, weight, labels}, {ignoreIndex}, softcap);
 }
 
 NodePtr linearCrossEntropyGrad(const NodePtr &hidden, const NodePtr &weight,
                                const NodePtr &labels, const NodePtr &g,
-                               int64_t ignoreIndex, int64_t which) {
+                               int64_t ignoreIndex, int64_t which,
+                               double softcap) {
   const NodePtr &like = which == 0 ? hidden : weight;
   return intern(Op::LinearCrossEntropyGrad, like->dtype, like->shape,
-                {hidden, weight, labels, g}, {ignoreIndex, which});
+                {hidden, weight, labels, g}, {ignoreIndex, which}, softcap);
 }
 
 NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root) {

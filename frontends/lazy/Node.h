@@ -76,11 +76,12 @@ enum class Op : uint8_t {
   // The three lower to one op (CSE merges them).
   AttentionGrad,
   // kiln.fused_linear_cross_entropy: srcs = {hidden [N, C], weight [V, C],
-  // labels [N]}, ints = {ignore_index}; per-row losses [N].
+  // labels [N]}, ints = {ignore_index}, scalar = softcap (0: none);
+  // per-row losses [N].
   LinearCrossEntropy,
   // One gradient of kiln.fused_linear_cross_entropy_grad: srcs = {hidden,
   // weight, labels, loss grad}, ints = {ignore_index, which: 0 hidden, 1
-  // weight}. The two lower to one op (CSE merges them).
+  // weight}, scalar = softcap. The two lower to one op (CSE merges them).
   LinearCrossEntropyGrad,
   // The gradient a backward pass starts from: srcs = {seed, the value
   // differentiated}; the value of srcs[0]. Lowers to a
@@ -214,14 +215,17 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
                       const NodePtr &g, const NodePtr &state,
                       const AttentionAttrs &attrs, int64_t which);
 /// Per-row cross-entropy of hidden [N, C] · weight [V, C]ᵀ against labels
-/// [N] (0 where a label is ignoreIndex): [N].
+/// [N] (0 where a label is ignoreIndex): [N]; softcap > 0 caps the logits
+/// at softcap · tanh(z / softcap).
 NodePtr linearCrossEntropy(const NodePtr &hidden, const NodePtr &weight,
-                           const NodePtr &labels, int64_t ignoreIndex);
+                           const NodePtr &labels, int64_t ignoreIndex,
+                           double softcap = 0);
 /// Gradient `which` (0 hidden, 1 weight) of linearCrossEntropy for the loss
 /// gradient `g` [N].
 NodePtr linearCrossEntropyGrad(const NodePtr &hidden, const NodePtr &weight,
                                const NodePtr &labels, const NodePtr &g,
-                               int64_t ignoreIndex, int64_t which);
+                               int64_t ignoreIndex, int64_t which,
+                               double softcap = 0);
 /// `seed` as the gradient of `root` that a backward pass starts from.
 NodePtr gradientSeed(const NodePtr &seed, const NodePtr &root);
 /// The attributes an Attention or AttentionGrad node keeps.

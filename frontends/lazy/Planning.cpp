@@ -153,13 +153,16 @@ std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace,
 }
 
 int64_t largest_planned_batch(
-    int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
+    int64_t most, int64_t first,
+    const std::function<TracedStep(int64_t)> &traceStep,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report) {
   checkPlannable("largest_planned_batch");
   const uint64_t budget = options().memoryBudgetBytes;
   if (budget == 0)
     throw Error("largest_planned_batch: no memory budget to fit (set "
                 "Options::memoryBudgetBytes)");
+  if (most < 1)
+    return 0;
   auto fits = [&](int64_t batch) {
     std::optional<uint64_t> peak =
         plan_traced([&] { return traceStep(batch); });
@@ -167,26 +170,31 @@ int64_t largest_planned_batch(
       report(batch, peak);
     return peak && *peak <= budget;
   };
-  // The asked batch first: when it fits, one probe answers.
-  if (most < 1 || fits(most))
-    return std::max<int64_t>(most, 0);
-  // lo fits (0 trivially), hi does not: halve the range. Far apart (a
-  // loose --batch_limit), the probe is the middle in log space instead: a
-  // step's graph grows with its batch (attention and loss chunks), so
-  // planning a batch of millions takes minutes, and this finds the
-  // answer's octave before it probes within it.
+  // lo fits (0 trivially); hi does not, or is past `most` while no probe
+  // has failed. A probe's cost grows with its batch (attention and loss
+  // chunks, and the recomputation an over-budget plan tries: Gemma 3 1B's
+  // full fine-tune plans batch 128 in a minute, 1024 in over ten), so the
+  // search climbs by doubling from a probe that fits and never plans more
+  // than twice the answer; from one that does not, it halves, or, far
+  // apart, probes the middle in log space to find the answer's octave.
   constexpr int64_t kFarApart = 1024;
-  int64_t lo = 0, hi = most;
-  while (hi - lo > 1) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (lo == 0 && hi > kFarApart)
-      mid = static_cast<int64_t>(std::sqrt(double(hi)));
+  const int64_t pastMost = most + 1;
+  int64_t lo = 0, hi = pastMost;
+  int64_t probe = std::clamp<int64_t>(first, 1, most);
+  while (true) {
+    (fits(probe) ? lo : hi) = probe;
+    if (hi - lo <= 1)
+      return lo;
+    if (hi == pastMost)
+      probe = std::min(2 * lo, most);
+    else if (lo == 0 && hi > kFarApart)
+      probe = static_cast<int64_t>(std::sqrt(double(hi)));
     else if (lo > 0 && hi / lo > kFarApart)
-      mid = static_cast<int64_t>(std::sqrt(double(lo) * double(hi)));
-    mid = std::clamp(mid, lo + 1, hi - 1);
-    (fits(mid) ? lo : hi) = mid;
+      probe = static_cast<int64_t>(std::sqrt(double(lo) * double(hi)));
+    else
+      probe = lo + (hi - lo) / 2;
+    probe = std::clamp(probe, lo + 1, hi - 1);
   }
-  return lo;
 }
 
 } // namespace kiln

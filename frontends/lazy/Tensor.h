@@ -339,9 +339,12 @@ Tensor cross_entropy(const Tensor &logits, const Tensor &targets,
 /// weight [V, C] (a language model's lm_head and its loss), recorded as one
 /// op (kiln.fused_linear_cross_entropy) that backends run a chunk of rows
 /// at a time: the [N, V] logits are never stored, and the gradient
-/// recomputes them. Same value and gradients as the two-step form.
+/// recomputes them. Same value and gradients as the two-step form. With
+/// softcap > 0 the logits are softcap · tanh(logits / softcap) (Gemma 2's
+/// final soft cap), inside the op.
 Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,
-                            const Tensor &targets, int64_t ignore_index = -100);
+                            const Tensor &targets, int64_t ignore_index = -100,
+                            double softcap = 0);
 /// Zeroes each element with probability p and scales the rest by 1/(1-p);
 /// the identity when !training or p == 0. Random bits come from `generator`
 /// (default_generator() when null), whose device state advances: dropout is
@@ -556,13 +559,17 @@ std::optional<uint64_t> plan_traced(const std::function<TracedStep()> &trace,
                                     std::string *overBudget = nullptr);
 
 /// The largest batch in [1, most] whose step, traced by `traceStep(batch)`,
-/// plans within options().memoryBudgetBytes (plan_traced; a bisection, for
-/// a peak that grows with the batch) → 0 when batch 1 does not fit.
-/// `report(batch, peak)` sees each probe (nullopt: over the budget).
-/// Throws kiln::Error without a budget. Hugging Face's auto_find_batch_size
-/// without the out-of-memory errors.
+/// plans within options().memoryBudgetBytes (plan_traced) → 0 when batch 1
+/// does not fit. The first probe is `first` (clamped to [1, most]): the
+/// batch a caller expects to fit (auto_find_batch_size's asked batch: one
+/// probe when it does), or 1 to climb by doubling from below, which never
+/// plans more than twice the answer. Then a bisection, for a peak that
+/// grows with the batch. `report(batch, peak)` sees each probe (nullopt:
+/// over the budget). Throws kiln::Error without a budget. Hugging Face's
+/// auto_find_batch_size without the out-of-memory errors.
 int64_t largest_planned_batch(
-    int64_t most, const std::function<TracedStep(int64_t)> &traceStep,
+    int64_t most, int64_t first,
+    const std::function<TracedStep(int64_t)> &traceStep,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report = {});
 
 /// The host memory this process holds that is not tensor data: its

@@ -47,11 +47,11 @@ TracedStep trace_training_step(CausalLM &model, const NamedTensors &params,
 }
 
 int64_t largest_trainable_batch(
-    CausalLM &model, const NamedTensors &params, int64_t most,
+    CausalLM &model, const NamedTensors &params, int64_t most, int64_t first,
     TrainingStepShape shape,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report) {
   return largest_planned_batch(
-      most,
+      most, first,
       [&](int64_t batch) {
         shape.batch = batch;
         return trace_training_step(model, params, shape);

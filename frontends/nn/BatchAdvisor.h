@@ -30,10 +30,11 @@ TracedStep trace_training_step(CausalLM &model, const NamedTensors &params,
                                const TrainingStepShape &shape);
 
 /// The largest batch in [1, most] whose step plans within
-/// options().memoryBudgetBytes → 0 when batch 1 does not fit.
+/// options().memoryBudgetBytes → 0 when batch 1 does not fit; `first` is
+/// the first batch probed (largest_planned_batch).
 /// `report(batch, peak)` sees each probe (nullopt: over the budget).
 int64_t largest_trainable_batch(
-    CausalLM &model, const NamedTensors &params, int64_t most,
+    CausalLM &model, const NamedTensors &params, int64_t most, int64_t first,
     TrainingStepShape shape,
     const std::function<void(int64_t, std::optional<uint64_t>)> &report = {});
 

@@ -36,7 +36,8 @@ void CausalLM::set_label_smoothing(double eps) {
 }
 
 Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
-                      const Tensor &labels, double label_smoothing) {
+                      const Tensor &labels, double label_smoothing,
+                      double softcap) {
   if (hidden.dim() != 3 || labels.dim() != 2 ||
       labels.size(0) != hidden.size(0) || labels.size(1) != hidden.size(1))
     throw Error("causal LM loss: expected hidden states [B, T, C] and "
@@ -48,7 +49,11 @@ Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
   // In f32 over a 16-bit model, as transformers widens the logits for its
   // loss (the products still read the 16-bit values under kiln-autocast).
   Tensor input = compute_value(rows), weight = compute_value(head_weight);
-  Tensor loss = linear_cross_entropy(input, weight, shiftedLabels, -100);
+  if (softcap > 0 && label_smoothing != 0)
+    throw Error("causal LM loss: label smoothing over capped logits needs "
+                "the logits (causal_lm_loss_from_logits)");
+  Tensor loss =
+      linear_cross_entropy(input, weight, shiftedLabels, -100, softcap);
   if (label_smoothing == 0)
     return loss;
   // A row's -(1/V) Σ_j log p_j is lse - mean_j z_j and its loss lse - z_y,

@@ -59,9 +59,12 @@ private:
 /// [V, C]: one fused linear_cross_entropy over rows 0..T-2 against labels
 /// 1..T-1, so the logits are never stored. With label_smoothing eps, the
 /// Trainer's LabelSmoother: (1 - eps) · that loss + eps · the mean over
-/// the labelled rows of -(1/V) Σ_j log p_j.
+/// the labelled rows of -(1/V) Σ_j log p_j. `softcap` > 0 caps the logits
+/// at softcap · tanh(z / softcap) inside the fused op (Gemma 2's); label
+/// smoothing then needs the logits (causal_lm_loss_from_logits).
 Tensor causal_lm_loss(const Tensor &hidden, const Tensor &head_weight,
-                      const Tensor &labels, double label_smoothing = 0);
+                      const Tensor &labels, double label_smoothing = 0,
+                      double softcap = 0);
 /// The same from logits [B, T, V] already computed.
 Tensor causal_lm_loss_from_logits(const Tensor &logits, const Tensor &labels,
                                   double label_smoothing = 0);

@@ -31,6 +31,37 @@ std::shared_ptr<RMSNorm> rmsNorm(int64_t dim, const LlamaConfig &config,
                                    config.gemma_style);
 }
 
+/// Causal attention with soft-capped scores, as transformers' eager
+/// attention computes Gemma 2's: q [B, H, T, D], k and v [B, Hkv, T, D]
+/// (the key/value heads repeated for each query head's group) →
+/// softmax(mask(cap · tanh(scale · q kᵀ / cap))) (in at least f32),
+/// dropout, times v: [B, H, T, D]. A key past the query, or `window` or
+/// more positions before it, is masked.
+Tensor softcappedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                           double scale, double cap, int64_t window,
+                           double dropoutP, Generator *generator) {
+  const int64_t b = q.size(0), h = q.size(1), t = q.size(2), d = q.size(3);
+  const int64_t kvHeads = k.size(1), group = h / kvHeads;
+  auto repeated = [&](const Tensor &x) {
+    return x.unsqueeze(2)
+        .expand({b, kvHeads, group, t, d})
+        .reshape({b, h, t, d});
+  };
+  Tensor scores = q.matmul(repeated(k).transpose(2, 3)) * scale;
+  scores = (scores / cap).tanh() * cap;
+  Tensor rows = Tensor::arange(t).reshape({t, 1});
+  Tensor cols = Tensor::arange(t).reshape({1, t});
+  scores = scores.masked_fill(cols.gt(rows), -INFINITY);
+  if (window > 0)
+    scores = scores.masked_fill(
+        (rows - cols).ge(Tensor::full({}, double(window), rows.dtype())),
+        -INFINITY);
+  const DType wide = scores.dtype() == DType::f64 ? DType::f64 : DType::f32;
+  Tensor probs = as_type(as_type(scores, wide).softmax(3), q.dtype());
+  return dropout(probs, dropoutP, /*training=*/true, generator)
+      .matmul(repeated(v));
+}
+
 } // namespace
 
 LlamaConfig load_llama_config(const std::string &path) {
@@ -141,7 +172,8 @@ LlamaAttention::LlamaAttention(const LlamaConfig &config, int64_t layer,
     : num_heads(config.num_attention_heads),
       num_key_value_heads(config.num_key_value_heads),
       head_dim(config.head_dim), window(config.layer_window(layer)),
-      dropout(config.attention_dropout), generator(generator) {
+      softcap(config.attn_logit_softcapping), dropout(config.attention_dropout),
+      generator(generator) {
   if (config.query_pre_attn_scalar > 0)
     scale = 1 / std::sqrt(config.query_pre_attn_scalar);
   const int64_t c = config.hidden_size;
@@ -195,10 +227,15 @@ Tensor LlamaAttention::forward(const Tensor &x,
   Tensor k = RotaryEmbedding::apply(
       norm(k_norm, heads(kx, num_key_value_heads)), rope);
   Tensor v = heads(vx, num_key_value_heads);
-  // One fused op, grouped-query heads as they are (no repeated k/v).
+  // One fused op, grouped-query heads as they are (no repeated k/v); a
+  // capped layer's written out (softcappedAttention).
   double p = is_training() ? dropout : 0.0;
   Tensor attended =
-      window > 0
+      softcap > 0
+          ? softcappedAttention(q, k, v,
+                                scale.value_or(1 / std::sqrt(double(head_dim))),
+                                softcap, window, p, generator)
+      : window > 0
           ? sliding_window_attention(q, k, v, window, p, scale, generator)
           : scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true, scale,
                                          generator);
@@ -348,21 +385,32 @@ const Tensor &LlamaForCausalLM::head_weight() const {
 
 Tensor LlamaForCausalLM::forward(const Tensor &input_ids) const {
   Tensor hidden = model->forward(input_ids); // [B, T, C]
-  if (lm_head)
-    return lm_head->forward(hidden);
-  const int64_t b = hidden.size(0), t = hidden.size(1);
-  return hidden.reshape({b * t, config_.hidden_size})
-      .matmul(as_type(head_weight(), hidden.dtype()).transpose(0, 1))
-      .reshape({b, t, config_.vocab_size});
+  Tensor logits;
+  if (lm_head) {
+    logits = lm_head->forward(hidden);
+  } else {
+    const int64_t b = hidden.size(0), t = hidden.size(1);
+    logits = hidden.reshape({b * t, config_.hidden_size})
+                 .matmul(as_type(head_weight(), hidden.dtype()).transpose(0, 1))
+                 .reshape({b, t, config_.vocab_size});
+  }
+  // Gemma 2's cap, in the logits' type, as transformers applies it.
+  if (const double cap = config_.final_logit_softcapping; cap > 0)
+    logits = (logits / cap).tanh() * cap;
+  return logits;
 }
 
 Tensor LlamaForCausalLM::loss(const Tensor &input_ids,
                               const Tensor &labels) const {
-  if (lm_head && lm_head->has_lora())
+  // Gemma 2's cap is inside the fused head + loss, but label smoothing's
+  // shortcut (linear in the logits) is not valid past it: that loss reads
+  // the capped logits, as a LoRA head's does.
+  const double cap = config_.final_logit_softcapping;
+  if ((lm_head && lm_head->has_lora()) || (cap > 0 && label_smoothing() != 0))
     return causal_lm_loss_from_logits(forward(input_ids), labels,
                                       label_smoothing());
   return causal_lm_loss(model->forward(input_ids), head_weight(), labels,
-                        label_smoothing());
+                        label_smoothing(), cap);
 }
 
 std::string LlamaForCausalLM::describe() const {
@@ -379,12 +427,23 @@ std::string LlamaForCausalLM::describe() const {
   int64_t sliding = 0;
   for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer)
     sliding += c.layer_window(layer) > 0;
-  if (sliding == 0)
-    return text;
-  text += ", sliding_window " + std::to_string(c.sliding_window);
-  if (sliding < c.num_hidden_layers)
-    text += " on " + std::to_string(sliding) + " of " +
-            std::to_string(c.num_hidden_layers) + " layers";
+  if (sliding > 0) {
+    text += ", sliding_window " + std::to_string(c.sliding_window);
+    if (sliding < c.num_hidden_layers)
+      text += " on " + std::to_string(sliding) + " of " +
+              std::to_string(c.num_hidden_layers) + " layers";
+  }
+  // The soft caps, and that a capped attention is not the fused kernel.
+  auto cap = [](double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  };
+  if (c.attn_logit_softcapping > 0)
+    text += ", attention scores capped at " + cap(c.attn_logit_softcapping) +
+            " (unfused attention)";
+  if (c.final_logit_softcapping > 0)
+    text += ", logits capped at " + cap(c.final_logit_softcapping);
   return text;
 }
 

@@ -87,6 +87,11 @@ public:
   /// The scores' scale (Gemma 3's 1 / sqrt(query_pre_attn_scalar); absent:
   /// 1 / sqrt(head_dim)).
   std::optional<double> scale;
+  /// Gemma 2's cap on the scores (0: none). A capped layer's attention is
+  /// written out of primitives, as transformers' eager attention computes
+  /// it, rather than recorded as the fused op, whose kernels have no cap:
+  /// its [T, T] probabilities are stored for the gradient.
+  double softcap;
   double dropout;
   Generator *generator;
 };

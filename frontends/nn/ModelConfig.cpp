@@ -312,8 +312,8 @@ std::string readPhi3(FieldReader &fields, LlamaConfig &c) {
 }
 
 // GemmaConfig's defaults for the keys a Gemma config.json leaves out (Gemma
-// 7B's shape), and the differences that make it Gemma; Gemma3TextConfig's
-// for a Gemma 3 (Gemma 3 2B's shape).
+// 7B's shape), and the differences that make it Gemma; Gemma2Config's and
+// Gemma3TextConfig's for a Gemma 2 and a Gemma 3 (both Gemma 2 2B's shape).
 void setGemmaDefaults(std::string_view type, LlamaConfig &c) {
   c.model_type = std::string(type);
   c.gemma_style = true;
@@ -325,17 +325,23 @@ void setGemmaDefaults(std::string_view type, LlamaConfig &c) {
   c.num_attention_heads = 16;
   c.max_position_embeddings = 8192;
   c.tie_word_embeddings = true;
-  if (type != "gemma3_text")
+  if (type == "gemma")
     return;
-  c.vocab_size = 262208;
+  // Gemma 2 2B's shape, and the four norms a layer of Gemma 2 and 3.
   c.hidden_size = 2304;
   c.intermediate_size = 9216;
   c.num_hidden_layers = 26;
   c.num_attention_heads = 8;
+  c.sandwich_norms = true;
+  if (type == "gemma2") {
+    c.attn_logit_softcapping = 50;
+    c.final_logit_softcapping = 30;
+    return;
+  }
+  c.vocab_size = 262208;
   c.max_position_embeddings = 131072;
   c.rope_theta = 1000000;
   c.qk_norm = true;
-  c.sandwich_norms = true;
 }
 
 // Gemma 3's two RoPEs: transformers 5's rope_parameters with an entry per
@@ -373,11 +379,14 @@ std::string readGemma3Rope(const llvm::json::Object &obj, LlamaConfig &c) {
   return "";
 }
 
-// Gemma 3's differences from Gemma: the attention's scale, and a window on
-// the sliding layers (layer_types, else all but every
-// sliding_window_pattern-th), whose RoPE is their own.
-std::string readGemma3(const llvm::json::Object &obj, FieldReader &fields,
-                       LlamaConfig &c) {
+// Gemma 2's and Gemma 3's differences from Gemma: the attention's scale,
+// a window on the sliding layers (layer_types, else all but every
+// sliding_window_pattern-th: Gemma 2's every other, Gemma 3's five of six),
+// the scores' and the logits' soft caps, and, for Gemma 3, the sliding
+// layers' own RoPE.
+std::string readGemma2Or3(const llvm::json::Object &obj, FieldReader &fields,
+                          LlamaConfig &c) {
+  const bool gemma3 = c.model_type == "gemma3_text";
   c.query_pre_attn_scalar = 256;
   fields.readNumber("query_pre_attn_scalar", c.query_pre_attn_scalar, 1e9);
   if (fields.problem().empty() && !(c.query_pre_attn_scalar > 0))
@@ -397,48 +406,69 @@ std::string readGemma3(const llvm::json::Object &obj, FieldReader &fields,
     return fields.problem();
   if (std::string problem = readLayerTypes(obj, c); !problem.empty())
     return problem;
-  if (c.sliding_layers.empty()) // as Gemma3TextConfig makes them
+  if (c.sliding_layers.empty()) // as Gemma2Config and Gemma3TextConfig
     for (int64_t i = 0; i < c.num_hidden_layers; ++i)
       c.sliding_layers.push_back(
-          (i + 1) % c.sliding_window_pattern.value_or(6) != 0);
-  return readGemma3Rope(obj, c);
+          (i + 1) % c.sliding_window_pattern.value_or(gemma3 ? 6 : 2) != 0);
+  for (auto [key, cap] :
+       {std::pair{"attn_logit_softcapping", &c.attn_logit_softcapping},
+        std::pair{"final_logit_softcapping", &c.final_logit_softcapping}}) {
+    const llvm::json::Value *value = obj.get(key);
+    if (!value)
+      continue;
+    if (value->kind() == llvm::json::Value::Null) {
+      *cap = 0;
+      continue;
+    }
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !(*number > 0) || !std::isfinite(*number))
+      return absl::StrCat(key, " must be a positive number or null");
+    *cap = *number;
+  }
+  return gemma3 ? readGemma3Rope(obj, c) : "";
 }
 
 // Gemma's activation must be the tanh-approximated GELU: Gemma's
 // config.json says it as hidden_act and, in the files of transformers 4,
 // hidden_activation too, and its "gelu" is read as the same (GemmaConfig
-// turns it into gelu_pytorch_tanh); Gemma 3's MLP reads hidden_activation
-// alone, where "gelu" would be the exact GELU. Then what kiln's Gemma does
-// not implement.
-std::string checkGemma(const llvm::json::Object &obj, bool gemma3) {
+// turns it into gelu_pytorch_tanh); Gemma 2's and Gemma 3's MLPs
+// (`gemma2or3`) read hidden_activation alone, where "gelu" would be the
+// exact GELU. Then what kiln's Gemma does not implement.
+std::string checkGemma(const llvm::json::Object &obj, bool gemma2or3) {
   for (const char *key : {"hidden_act", "hidden_activation"}) {
     const llvm::json::Value *act = obj.get(key);
     if (!act || act->kind() == llvm::json::Value::Null ||
-        (gemma3 && std::string_view(key) == "hidden_act"))
+        (gemma2or3 && std::string_view(key) == "hidden_act"))
       continue;
     std::optional<llvm::StringRef> name = act->getAsString();
     if (name != llvm::StringRef("gelu_pytorch_tanh") &&
-        (gemma3 || name != llvm::StringRef("gelu")))
+        (gemma2or3 || name != llvm::StringRef("gelu")))
       return absl::StrCat(key, " must be \"gelu_pytorch_tanh\"",
-                          gemma3 ? "" : " (or its older name \"gelu\")",
+                          gemma2or3 ? "" : " (or its older name \"gelu\")",
                           " in a Gemma config");
   }
   if (obj.getBoolean("use_bidirectional_attention").value_or(false))
     return "use_bidirectional_attention is not supported (kiln's Gemma is "
            "causal)";
-  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
-    if (const llvm::json::Value *cap = obj.get(key);
-        cap && cap->kind() != llvm::json::Value::Null)
-      return absl::StrCat(key, " is not supported (Gemma 2's soft-capping "
-                               "is not implemented)");
+  if (!gemma2or3)
+    for (const char *key :
+         {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (const llvm::json::Value *cap = obj.get(key);
+          cap && cap->kind() != llvm::json::Value::Null)
+        return absl::StrCat(key, " is not supported in a gemma config "
+                                 "(transformers' Gemma ignores it; Gemma 2's "
+                                 "model_type is gemma2)");
   return "";
 }
 
 std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   FieldReader fields(obj);
   std::optional<llvm::StringRef> type = obj.getString("model_type");
+  // Gemma 2 reads as Gemma 3 does where they agree (their hidden_activation,
+  // query_pre_attn_scalar, sliding layers and soft caps).
   const bool gemma3 = type == llvm::StringRef("gemma3_text");
-  const bool gemma = gemma3 || type == llvm::StringRef("gemma");
+  const bool gemma2 = type == llvm::StringRef("gemma2");
+  const bool gemma = gemma3 || gemma2 || type == llvm::StringRef("gemma");
   if (gemma)
     setGemmaDefaults(*type, c);
   fields.readSize("vocab_size", c.vocab_size);
@@ -447,7 +477,7 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readSize("num_hidden_layers", c.num_hidden_layers, kMaxLayers);
   fields.readSize("num_attention_heads", c.num_attention_heads);
   // HF's default (Gemma3TextConfig's is 4).
-  c.num_key_value_heads = gemma3 ? 4 : c.num_attention_heads;
+  c.num_key_value_heads = gemma3 || gemma2 ? 4 : c.num_attention_heads;
   if (fields.has("num_key_value_heads"))
     fields.readSize("num_key_value_heads", c.num_key_value_heads);
   c.head_dim = c.hidden_size / c.num_attention_heads;
@@ -478,8 +508,8 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
       return phi;
     if (hasWindow)
       fields.readSize("sliding_window", c.sliding_window);
-  } else if (gemma3) {
-    if (std::string problem = readGemma3(obj, fields, c); !problem.empty())
+  } else if (gemma3 || gemma2) {
+    if (std::string problem = readGemma2Or3(obj, fields, c); !problem.empty())
       return problem;
   }
   if (!fields.problem().empty())
@@ -503,7 +533,8 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
     }
 
   if (gemma) {
-    if (std::string problem = checkGemma(obj, gemma3); !problem.empty())
+    if (std::string problem = checkGemma(obj, gemma3 || gemma2);
+        !problem.empty())
       return problem;
   } else if (std::optional<llvm::StringRef> act = obj.getString("hidden_act");
              act && *act != "silu") {
@@ -552,7 +583,7 @@ bool LlamaConfig::listed_sliding(int64_t layer) const {
 
 int64_t LlamaConfig::layer_window(int64_t layer) const {
   const bool listed = listed_sliding(layer);
-  if (model_type == "gemma3_text")
+  if (model_type == "gemma3_text" || model_type == "gemma2")
     return listed ? sliding_window : 0;
   if (model_type != "qwen2" && model_type != "qwen3")
     return sliding_window;
@@ -567,11 +598,13 @@ bool LlamaConfig::uses_local_rope(int64_t layer) const {
 bool isLlamaFamily(std::string_view modelType) {
   return modelType == "llama" || modelType == "mistral" ||
          modelType == "qwen2" || modelType == "qwen3" || modelType == "phi3" ||
-         modelType == "gemma" || modelType == "gemma3_text";
+         modelType == "gemma" || modelType == "gemma2" ||
+         modelType == "gemma3_text";
 }
 
 std::string_view implementedModelTypes() {
-  return "gemma, gemma3_text, gpt2, llama, mistral, phi3, qwen2, qwen3";
+  return "gemma, gemma2, gemma3_text, gpt2, llama, mistral, phi3, qwen2, "
+         "qwen3";
 }
 
 std::string unimplementedModelType(std::string_view modelType) {
@@ -581,8 +614,6 @@ std::string unimplementedModelType(std::string_view modelType) {
   if (modelType == "gemma3")
     message += "; of Gemma 3 kiln reads the text-only models (model_type "
                "gemma3_text: 270M and 1B), not the image-text folders";
-  else if (modelType == "gemma2")
-    message += "; Gemma 2's logit soft-capping is not implemented";
   return message;
 }
 

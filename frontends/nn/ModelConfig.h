@@ -88,8 +88,10 @@ struct LlamaConfig {
   /// "qwen2" (biases on the query, key and value projections); "qwen3"
   /// (an RMSNorm over each query and key head before RoPE); "phi3" (fused
   /// projections, dropout on each block's outputs); "gemma" (the
-  /// differences gemma_style names, and a GELU MLP); "gemma3_text" (Gemma's,
-  /// with Qwen3's per-head norms, sandwich_norms, query_pre_attn_scalar, and
+  /// differences gemma_style names, and a GELU MLP); "gemma2" (Gemma's, with
+  /// sandwich_norms, query_pre_attn_scalar, every other layer sliding and
+  /// soft caps on the scores and logits); "gemma3_text" (Gemma's, with
+  /// Qwen3's per-head norms, sandwich_norms, query_pre_attn_scalar, and
   /// sliding layers with their own RoPE).
   std::string model_type = "llama";
   /// Mistral's, Phi-3's or Gemma 3's sliding_window, or Qwen's when
@@ -126,9 +128,15 @@ struct LlamaConfig {
   /// Gemma 3's query_pre_attn_scalar: attention scores scaled by its
   /// inverse square root rather than head_dim's (0: head_dim's).
   double query_pre_attn_scalar = 0;
-  /// Gemma 3's four norms a layer: post_attention_layernorm normalises the
-  /// attention's output before its residual add, and pre_feedforward_ and
-  /// post_feedforward_layernorm wrap the MLP the same way.
+  /// Gemma 2's soft caps (also read from a Gemma 3 config that sets them):
+  /// the attention's scores become cap · tanh(scores / cap) before the mask
+  /// and the softmax, and the head's logits the same with their own cap;
+  /// 0: none.
+  double attn_logit_softcapping = 0;
+  double final_logit_softcapping = 0;
+  /// Gemma 2's and Gemma 3's four norms a layer: post_attention_layernorm
+  /// normalises the attention's output before its residual add, and
+  /// pre_feedforward_ and post_feedforward_layernorm wrap the MLP the same way.
   bool sandwich_norms = false;
   int64_t vocab_size = 32000;
   int64_t hidden_size = 4096;
@@ -212,7 +220,7 @@ std::optional<DType> parse_torch_dtype(std::string_view word);
 std::string_view torch_dtype_name(DType dtype);
 
 /// The model_type values whose architecture is kiln's Llama (llama, mistral,
-/// qwen2, qwen3, phi3, gemma, gemma3_text).
+/// qwen2, qwen3, phi3, gemma, gemma2, gemma3_text).
 bool isLlamaFamily(std::string_view modelType);
 /// Every model_type kiln implements, for messages: "gpt2, llama, ...".
 std::string_view implementedModelTypes();

@@ -249,12 +249,14 @@ absl::StatusOr<Tensors> evaluateStructuredOp(mlir::Operation *op, Operands in,
                                                 attentionConfig(a, in, 6)));
       })
       .Case([&](FusedLinearCrossEntropyOp l) {
-        return single(evalFusedLinearCrossEntropy(*in[0], *in[1], *in[2],
-                                                  l.getIgnoreIndex()));
+        return single(evalFusedLinearCrossEntropy(
+            *in[0], *in[1], *in[2], l.getIgnoreIndex(),
+            l.getSoftcap().convertToDouble()));
       })
       .Case([&](FusedLinearCrossEntropyGradOp l) {
         return asTensors(evalFusedLinearCrossEntropyGrad(
-            *in[0], *in[1], *in[2], *in[3], l.getIgnoreIndex()));
+            *in[0], *in[1], *in[2], *in[3], l.getIgnoreIndex(),
+            l.getSoftcap().convertToDouble()));
       })
       .Case([&](ConstantOp c) { return single(toHostTensor(c.getValue())); })
       .Case([&](FusionOp f) { return evaluateFusion(f, in, observer); })

@@ -154,15 +154,19 @@ evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
 //===--- LossOps.cpp -----------------------------------------------------===//
 
 /// (hidden [N, C], weight [V, C], labels [N]) → per-row cross-entropy of
-/// hidden · weightᵀ [N] (0 where the label is ignoreIndex).
-absl::StatusOr<HostTensor>
-evalFusedLinearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
-                            const HostTensor &labels, int64_t ignoreIndex);
+/// hidden · weightᵀ [N] (0 where the label is ignoreIndex); softcap > 0
+/// caps the logits at softcap · tanh(z / softcap).
+absl::StatusOr<HostTensor> evalFusedLinearCrossEntropy(const HostTensor &hidden,
+                                                       const HostTensor &weight,
+                                                       const HostTensor &labels,
+                                                       int64_t ignoreIndex,
+                                                       double softcap = 0);
 /// (hidden, weight, labels, loss gradient [N]) → gradients of hidden and
 /// weight.
 absl::StatusOr<std::array<HostTensor, 2>> evalFusedLinearCrossEntropyGrad(
     const HostTensor &hidden, const HostTensor &weight,
-    const HostTensor &labels, const HostTensor &lossGrad, int64_t ignoreIndex);
+    const HostTensor &labels, const HostTensor &lossGrad, int64_t ignoreIndex,
+    double softcap = 0);
 
 } // namespace kiln::reference
 

@@ -1,7 +1,9 @@
 // The reference kernels of kiln.fused_linear_cross_entropy and its gradient
 // (docs/IR.md): per row, the logits hidden_i · weight_j in double, the
 // logsumexp and the picked logit, each result rounded once. The gradient
-// recomputes each row's logits and probabilities.
+// recomputes each row's logits and probabilities. A soft cap c > 0 makes
+// each logit c · tanh(z / c), and the gradient of z the capped logit's
+// times 1 − tanh²(z / c).
 #include "ir/reference/Kernels.h"
 
 #include "absl/strings/str_cat.h"
@@ -28,13 +30,16 @@ absl::StatusOr<Dims> dimsOf(const HostTensor &hidden, const HostTensor &weight,
   return Dims{h[0], h[1], w[0]};
 }
 
-/// One row's logits and their logsumexp.
+/// One row's logits (capped when softcap > 0), their logsumexp, and the
+/// derivative of each capped logit by its product (1 without a cap).
 struct RowLogits {
-  std::vector<double> logits;
+  std::vector<double> logits, slopes;
   double logSumExp = 0;
+  double softcap = 0;
 
   void compute(const HostTensor &hidden, const HostTensor &weight,
                const Dims &dims, int64_t i) {
+    slopes.assign(dims.classes, 1.0);
     logits.assign(dims.classes, 0.0);
     double max = -INFINITY;
     for (int64_t j = 0; j < dims.classes; ++j) {
@@ -42,6 +47,11 @@ struct RowLogits {
       for (int64_t c = 0; c < dims.width; ++c)
         dot += hidden.getDouble(i * dims.width + c) *
                weight.getDouble(j * dims.width + c);
+      if (softcap > 0) {
+        const double t = std::tanh(dot / softcap);
+        dot = softcap * t;
+        slopes[j] = 1 - t * t;
+      }
       logits[j] = dot;
       max = std::max(max, dot);
     }
@@ -54,9 +64,11 @@ struct RowLogits {
 
 } // namespace
 
-absl::StatusOr<HostTensor>
-evalFusedLinearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
-                            const HostTensor &labels, int64_t ignoreIndex) {
+absl::StatusOr<HostTensor> evalFusedLinearCrossEntropy(const HostTensor &hidden,
+                                                       const HostTensor &weight,
+                                                       const HostTensor &labels,
+                                                       int64_t ignoreIndex,
+                                                       double softcap) {
   absl::StatusOr<Dims> dims = dimsOf(hidden, weight, labels);
   if (!dims.ok())
     return dims.status();
@@ -65,6 +77,7 @@ evalFusedLinearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
   if (!loss.ok())
     return loss.status();
   RowLogits row;
+  row.softcap = softcap;
   for (int64_t i = 0; i < dims->rows; ++i) {
     int64_t label = labels.getInt(i);
     if (label == ignoreIndex) {
@@ -82,8 +95,8 @@ evalFusedLinearCrossEntropy(const HostTensor &hidden, const HostTensor &weight,
 
 absl::StatusOr<std::array<HostTensor, 2>> evalFusedLinearCrossEntropyGrad(
     const HostTensor &hidden, const HostTensor &weight,
-    const HostTensor &labels, const HostTensor &lossGrad,
-    int64_t ignoreIndex) {
+    const HostTensor &labels, const HostTensor &lossGrad, int64_t ignoreIndex,
+    double softcap) {
   absl::StatusOr<Dims> dims = dimsOf(hidden, weight, labels);
   if (!dims.ok())
     return dims.status();
@@ -94,6 +107,7 @@ absl::StatusOr<std::array<HostTensor, 2>> evalFusedLinearCrossEntropyGrad(
         labels.typeString()));
   std::vector<double> dh(hidden.numElements()), dw(weight.numElements());
   RowLogits row;
+  row.softcap = softcap;
   for (int64_t i = 0; i < dims->rows; ++i) {
     int64_t label = labels.getInt(i);
     if (label == ignoreIndex)
@@ -101,8 +115,9 @@ absl::StatusOr<std::array<HostTensor, 2>> evalFusedLinearCrossEntropyGrad(
     row.compute(hidden, weight, *dims, i);
     double g = lossGrad.getDouble(i);
     for (int64_t j = 0; j < dims->classes; ++j) {
-      double dlogit = g * (std::exp(row.logits[j] - row.logSumExp) -
-                           (j == label ? 1.0 : 0.0));
+      double dlogit =
+          g * row.slopes[j] *
+          (std::exp(row.logits[j] - row.logSumExp) - (j == label ? 1.0 : 0.0));
       for (int64_t c = 0; c < dims->width; ++c) {
         dh[i * dims->width + c] += dlogit * weight.getDouble(j * dims->width + c);
         dw[j * dims->width + c] += dlogit * hidden.getDouble(i * dims->width + c);

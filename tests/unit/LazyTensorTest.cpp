@@ -371,6 +371,19 @@ TEST_F(LazyTensor, KeysTellStructureConstantsAndOptionsApart) {
   EXPECT_FALSE(keyOf(0.0, "cpu") == keyOf(-0.0, "cpu"));
   // The same words under a longer options text: the length keeps them apart.
   EXPECT_FALSE(keyOf(2, std::string_view("cpu\0", 4)) == two);
+  // An op's scalar attribute (a loss's soft cap, an attention's dropout) is
+  // in the key: the same graph with another cap is another program.
+  auto lossKeyOf = [](double softcap) {
+    NodePtr h = nodeOf(Tensor::from_vector({1, 2, 3, 4}, {2, 2}));
+    NodePtr w = nodeOf(Tensor::from_vector({1, 0, 0, 1, 1, 1}, {3, 2}));
+    NodePtr labels = nodeOf(Tensor::from_vector({0, 2}, {2}, DType::i64));
+    return graphKey(
+        buildGraph({linearCrossEntropy(h, w, labels, -100, softcap)}, {}),
+        "cpu");
+  };
+  EXPECT_EQ(lossKeyOf(2), lossKeyOf(2));
+  EXPECT_FALSE(lossKeyOf(2) == lossKeyOf(3));
+  EXPECT_FALSE(lossKeyOf(0) == lossKeyOf(3));
 }
 
 TEST_F(LazyTensor, DeadNodesAndTensorsLeaveTheTables) {

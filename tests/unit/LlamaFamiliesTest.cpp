@@ -337,9 +337,14 @@ TEST(LlamaConfig, ReadsGemma3sLayersAndTheirRope) {
                 "rope_parameters.sliding_attention: rope type 'yarn'");
   expectRefused(R"({"model_type": "gemma3_text", "query_pre_attn_scalar": 0})",
                 "query_pre_attn_scalar must be positive");
+  // Gemma3TextConfig's soft caps, null by default, are applied when set.
+  EXPECT_EQ(parseOk(R"({"model_type": "gemma3_text",
+    "final_logit_softcapping": 30.0})")
+                .final_logit_softcapping,
+            30.0);
   expectRefused(R"({"model_type": "gemma3_text",
-    "final_logit_softcapping": 30.0})",
-                "final_logit_softcapping is not supported");
+    "attn_logit_softcapping": -1})",
+                "attn_logit_softcapping must be a positive number or null");
   // Gemma 3's MLP reads hidden_activation, where "gelu" is the exact GELU.
   expectRefused(R"({"model_type": "gemma3_text", "hidden_activation":
     "gelu"})",
@@ -365,6 +370,94 @@ TEST(LlamaConfig, ReadsGemma3sLayersAndTheirRope) {
   EXPECT_EQ(model.model->layers[0]->self_attn->window, 3);
   EXPECT_EQ(model.model->layers[0]->self_attn->scale,
             std::optional<double>(1 / 16.0));
+}
+
+// Gemma 2 2B's config as the Hub has it (transformers 4's spelling): Gemma
+// 3's layout without the per-head norms or the local RoPE, every other
+// layer sliding from the first, and soft caps on the scores and the
+// logits; Gemma2Config's defaults for the absent keys.
+TEST(LlamaConfig, ReadsGemma2sSoftCapsAndLayers) {
+  LlamaConfig c = parseOk(R"({"architectures": ["Gemma2ForCausalLM"],
+    "attention_bias": false, "attention_dropout": 0.0,
+    "attn_logit_softcapping": 50.0, "bos_token_id": 2,
+    "cache_implementation": "hybrid", "eos_token_id": [1, 107],
+    "final_logit_softcapping": 30.0, "head_dim": 256,
+    "hidden_act": "gelu_pytorch_tanh",
+    "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304,
+    "initializer_range": 0.02, "intermediate_size": 9216,
+    "max_position_embeddings": 8192, "model_type": "gemma2",
+    "num_attention_heads": 8, "num_hidden_layers": 26,
+    "num_key_value_heads": 4, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+    "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096,
+    "torch_dtype": "float32", "transformers_version": "4.42.4",
+    "use_cache": true, "vocab_size": 256000})");
+  EXPECT_EQ(c.model_type, "gemma2");
+  EXPECT_TRUE(c.gemma_style && c.sandwich_norms);
+  EXPECT_FALSE(c.qk_norm);
+  EXPECT_EQ(c.attn_logit_softcapping, 50.0);
+  EXPECT_EQ(c.final_logit_softcapping, 30.0);
+  EXPECT_EQ(c.query_pre_attn_scalar, 256);
+  EXPECT_EQ(c.rope_theta, 1e4);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{1, 107}));
+  for (int64_t layer : {0, 2, 24}) {
+    EXPECT_EQ(c.layer_window(layer), 4096) << layer;
+    EXPECT_FALSE(c.uses_local_rope(layer)) << layer;
+  }
+  for (int64_t layer : {1, 3, 25})
+    EXPECT_EQ(c.layer_window(layer), 0) << layer;
+  LlamaConfig bare = parseOk(R"({"model_type": "gemma2",
+    "num_hidden_layers": 3, "attn_logit_softcapping": null})");
+  EXPECT_EQ(bare.num_key_value_heads, 4);
+  EXPECT_EQ(bare.head_dim, 256);
+  EXPECT_EQ(bare.vocab_size, 256000);
+  EXPECT_EQ(bare.attn_logit_softcapping, 0.0);
+  EXPECT_EQ(bare.final_logit_softcapping, 30.0);
+  EXPECT_EQ(bare.layer_window(2), 4096);
+  EXPECT_EQ(bare.layer_window(1), 0);
+  expectRefused(R"({"model_type": "gemma2", "final_logit_softcapping":
+    "30"})",
+                "final_logit_softcapping must be a positive number or null");
+  expectRefused(R"({"model_type": "gemma2", "hidden_activation": "gelu"})",
+                "hidden_activation must be \"gelu_pytorch_tanh\" in a Gemma");
+
+  set_options(options_from_env());
+  LlamaConfig tiny = parseOk(R"({"model_type": "gemma2", "vocab_size": 16,
+    "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 2,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+    "sliding_window": 3, "query_pre_attn_scalar": 16})");
+  LlamaForCausalLM model(tiny);
+  EXPECT_EQ(model.named_parameters().size(), 2 + 2 * 11u); // no q/k norms
+  EXPECT_EQ(model.model->layers[0]->self_attn->window, 3);
+  EXPECT_EQ(model.model->layers[1]->self_attn->window, 0);
+  EXPECT_EQ(model.model->layers[0]->self_attn->softcap, 50.0);
+  // The fused head + loss with its cap inside gives the loss of the capped
+  // logits written out; label smoothing, whose shortcut is linear in
+  // uncapped logits, takes the logits' path and the Trainer's formula.
+  {
+    Tensor ids = Tensor::from_vector({3, 5, 7, 1, 2, 9}, {2, 3}, DType::i64);
+    const double fused = model.loss(ids, ids).item();
+    const double written =
+        causal_lm_loss_from_logits(model.forward(ids), ids).item();
+    EXPECT_NEAR(fused, written, 1e-6 * std::fabs(written));
+    model.set_label_smoothing(0.1);
+    const double smoothed = model.loss(ids, ids).item();
+    EXPECT_NEAR(smoothed,
+                causal_lm_loss_from_logits(model.forward(ids), ids, 0.1).item(),
+                1e-6 * std::fabs(smoothed));
+    EXPECT_NE(smoothed, fused);
+    model.set_label_smoothing(0);
+  }
+  // The logits stay within the cap, whatever the weights.
+  for (auto &[name, param] : model.named_parameters())
+    param.assign_(Tensor::full(param.shape(), 40.0));
+  kiln::step();
+  NoGradGuard noGrad;
+  model.eval();
+  Tensor ids = Tensor::from_vector({3, 5}, {1, 2}, DType::i64);
+  for (double logit : model.forward(ids).to_vector()) {
+    EXPECT_LE(std::fabs(logit), 30.0);
+    EXPECT_GT(std::fabs(logit), 29.0); // 40^k far past the cap
+  }
 }
 
 // Mistral 7B v0.1's config as the Hub has it: Llama's fields with a sliding

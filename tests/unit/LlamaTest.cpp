@@ -208,6 +208,19 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
   gemma.hidden_act = LlamaConfig::Activation::gelu_tanh;
   gemma.tie_word_embeddings = true;
   expectLlamaGradientsMatchFiniteDifferences(gemma);
+  // Gemma 2's: four norms a layer, its own scale, a window of 5 on the
+  // first layer, soft caps on the scores and the logits.
+  SCOPED_TRACE("gemma2");
+  LlamaConfig gemma2 = gemma;
+  gemma2.model_type = "gemma2";
+  gemma2.sandwich_norms = true;
+  gemma2.query_pre_attn_scalar = 11;
+  gemma2.sliding_window = 5;
+  gemma2.sliding_layers = {true, false};
+  // Caps the scores and logits reach, so the tanh bends.
+  gemma2.attn_logit_softcapping = 0.5;
+  gemma2.final_logit_softcapping = 0.7;
+  expectLlamaGradientsMatchFiniteDifferences(gemma2);
   // Gemma 3's: four norms a layer, per-head q/k norms, its own scale, a
   // window of 5 and a local RoPE on the first layer.
   SCOPED_TRACE("gemma3_text");
@@ -450,7 +463,7 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
                          ::testing::Values("llama3", "tied", "mistral", "qwen2",
                                            "qwen3", "phi3", "phi3-longrope",
-                                           "gemma", "gemma3"));
+                                           "gemma", "gemma2", "gemma3"));
 
 } // namespace
 } // namespace kiln::nn

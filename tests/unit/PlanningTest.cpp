@@ -12,10 +12,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <vector>
 
 namespace kiln::testing {
 namespace {
@@ -122,24 +124,36 @@ TEST(Planning, BisectionFindsWhatTryingEveryBatchFinds) {
   }
   ASSERT_GE(exhaustive, 3);
   ASSERT_LT(exhaustive, 16);
-  int probes = 0;
-  int64_t found = largest_planned_batch(
-      16, [&](int64_t b) { return traceTinyStep(t, b); },
-      [&](int64_t, std::optional<uint64_t>) { ++probes; });
-  EXPECT_EQ(found, exhaustive);
-  EXPECT_LE(probes, 5); // 16, then at most four halvings
-  // One probe when the asked batch fits.
-  probes = 0;
-  EXPECT_EQ(largest_planned_batch(
-                2, [&](int64_t b) { return traceTinyStep(t, b); },
-                [&](int64_t, std::optional<uint64_t>) { ++probes; }),
-            2);
-  EXPECT_EQ(probes, 1);
-  // None when not even batch 1 fits.
+  auto trace = [&](int64_t b) { return traceTinyStep(t, b); };
+  std::vector<int64_t> probed;
+  auto record = [&](int64_t b, std::optional<uint64_t>) {
+    probed.push_back(b);
+  };
+  // From the top, as auto_find_batch_size asks: 16 does not fit.
+  EXPECT_EQ(largest_planned_batch(16, 16, trace, record), exhaustive);
+  EXPECT_EQ(probed.front(), 16);
+  EXPECT_LE(probed.size(), 5u); // 16, then at most four halvings
+  // From below, as kilnc plan --max_batch climbs under a loose limit: the
+  // same answer, and no probe past twice it (a probe's cost grows with
+  // its batch).
+  probed.clear();
+  EXPECT_EQ(largest_planned_batch(1 << 20, 1, trace, record), exhaustive);
+  EXPECT_EQ(probed.front(), 1);
+  EXPECT_LE(*std::max_element(probed.begin(), probed.end()), 2 * exhaustive);
+  EXPECT_LE(probed.size(), 8u); // 1, 2, 4, 8, (16,) then a bisection
+  // One probe when the asked batch fits, from either end.
+  probed.clear();
+  EXPECT_EQ(largest_planned_batch(2, 2, trace, record), 2);
+  EXPECT_EQ(probed, std::vector<int64_t>({2}));
+  probed.clear();
+  EXPECT_EQ(largest_planned_batch(1, 1, trace, record), 1);
+  EXPECT_EQ(probed, std::vector<int64_t>({1}));
+  // None when not even batch 1 fits: one probe from below.
   set_options(cpuOptions(1024));
-  EXPECT_EQ(largest_planned_batch(
-                4, [&](int64_t b) { return traceTinyStep(t, b); }),
-            0);
+  EXPECT_EQ(largest_planned_batch(4, 4, trace), 0);
+  probed.clear();
+  EXPECT_EQ(largest_planned_batch(1024, 1, trace, record), 0);
+  EXPECT_EQ(probed, std::vector<int64_t>({1}));
 }
 
 /// How many times "kiln.dot_general" occurs in the pass dump `file` of the
@@ -226,7 +240,7 @@ TEST(Planning, WhereNothingCanBePlannedIsAClearError) {
   TinyGPT2Training t(10);
   auto trace = [&](int64_t b) { return traceTinyStep(t, b); };
   try {
-    largest_planned_batch(4, trace);
+    largest_planned_batch(4, 4, trace);
     ADD_FAILURE() << "no budget must be an error";
   } catch (const Error &e) {
     EXPECT_NE(std::string(e.what()).find("no memory budget"),
