@@ -157,7 +157,8 @@ LogicalResult FusedAttentionOp::verify() {
   if (failed(verifyAttentionOperands(
           *this, getQuery(), getKey(), getValue(), getRngState(),
           getScale().convertToDouble(), getCausal(),
-          getDropout().convertToDouble(), getWindow())))
+          getDropout().convertToDouble(), getWindow())) ||
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
     return failure();
   if (failed(expectType(*this, "result", getResult().getType(),
                         getQuery().getType())))
@@ -174,7 +175,8 @@ LogicalResult FusedAttentionGradOp::verify() {
   if (failed(verifyAttentionOperands(
           *this, getQuery(), getKey(), getValue(), getRngState(),
           getScale().convertToDouble(), getCausal(),
-          getDropout().convertToDouble(), getWindow())))
+          getDropout().convertToDouble(), getWindow())) ||
+      failed(verifySoftcap(*this, getSoftcap().convertToDouble())))
     return failure();
   Operation *op = *this;
   if (failed(expectType(op, "result", getResult().getType(),

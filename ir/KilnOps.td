@@ -366,7 +366,9 @@ def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
     grouped-query attention; query head h reads kv head h / (H / Hkv)).
     `causal` masks key j > query i (T == S); a `window` w > 0 (causal only:
     a sliding window, as Mistral's) masks key j <= i - w too, so each query
-    sees at most its w latest keys. With `dropout` p > 0 each
+    sees at most its w latest keys. A `softcap` c > 0 (Gemma 2's) makes
+    each scaled score s, before the masks, c · tanh(s / c). With `dropout`
+    p > 0 each
     probability is kept (and scaled by 1 / (1 - p)) where its uniform value
     is >= p; the values come from `rng_state` as docs/IR.md says, and the
     same state regenerates them in the gradient. `row_stats` [B, H, T], f32,
@@ -378,7 +380,8 @@ def Kiln_FusedAttentionOp : Kiln_AttentionOpBase<"fused_attention"> {
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Kiln_FloatTensor:$result, Kiln_F32Tensor:$row_stats);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` `rng` `=` $rng_state^)? attr-dict `:`
@@ -408,7 +411,8 @@ def Kiln_FusedAttentionGradOp : Kiln_AttentionOpBase<"fused_attention_grad"> {
                        Optional<Kiln_RngStateTensor>:$rng_state,
                        F64Attr:$scale, UnitAttr:$causal,
                        DefaultValuedAttr<F64Attr, "0.0">:$dropout,
-                       DefaultValuedAttr<I64Attr, "0">:$window);
+                       DefaultValuedAttr<I64Attr, "0">:$window,
+                       DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Kiln_FloatTensor:$query_grad, Kiln_FloatTensor:$key_grad,
                       Kiln_FloatTensor:$value_grad);
   let assemblyFormat = [{

@@ -13,7 +13,8 @@
 //      by the products themselves; with equal chunks, q and dO are put in
 //      chunk-major order once, so that q_c and dO_c are runs products read
 //      in place);
-//   2. s = scale · q_c k_cᵀ, the causal mask (and the window's) as iota
+//   2. s = scale · q_c k_cᵀ (capped at c · tanh(s / c) with a softcap c),
+//      the causal mask (and the window's) as iota
 //      comparisons, p = softmax(s) in f32 (or f64); with dropout, the
 //      chunk's uniform values are one kiln.rng_uniform at the state's
 //      counter + r0 · (values per row) / 4, which is exactly the op's recipe
@@ -22,7 +23,8 @@
 //      (and, where something reads them, the row statistics: max + log sum);
 //   4. gradient (from the scores; the forward's result and row statistics,
 //      which a flash kernel reads instead, are not needed): dP = dropout'(dO_c
-//      v_cᵀ), dS = p (dP − rowsum(p dP)) scale, dq_c = dS k_c, dk += dSᵀ q_c,
+//      v_cᵀ), dS = p (dP − rowsum(p dP)) scale (times the cap's slope
+//      1 − tanh²(s / c) with a softcap), dq_c = dS k_c, dk += dSᵀ q_c,
 //      dv += dropout(p)ᵀ dO_c (padded to all keys, summed over chunks, the last
 //      chunk first).
 // Chunks hold rows so that one chunk's scores stay within max-chunk-bytes
@@ -67,6 +69,7 @@ public:
       : tb_(tb), forms_(forms), state_(op.getRngState()),
         scale_(op.getScale().convertToDouble()), causal_(op.getCausal()),
         dropout_(op.getDropout().convertToDouble()), window_(op.getWindow()),
+        softcap_(op.getSoftcap().convertToDouble()),
         element_(TensorBuilder::elementOf(op.getQuery())) {
     ArrayRef<int64_t> qs = TensorBuilder::shapeOf(op.getQuery());
     ArrayRef<int64_t> ks = TensorBuilder::shapeOf(op.getKey());
@@ -146,6 +149,8 @@ public:
       Value dS = tb_.mul(
           tb_.mul(p.probs, tb_.sub(dP, rowBroadcast(rowsum, dP))),
           tb_.splatLike(scale_, dP));
+      if (p.capSlope)
+        dS = tb_.mul(dS, p.capSlope);
       dq.push_back(groupedProduct(dS, kc, 2));
       dk = accumulate(dk, overQueryRows(dS, p.qc), c);
       dv = accumulate(dv, overQueryRows(p.dropped, dOc), c);
@@ -193,6 +198,7 @@ private:
     Value qc, probs, dropped;
     Value keep;           // null without dropout
     Value rowMax, rowSum; // [B, H, rows]: the softmax's max and sum
+    Value capSlope;       // 1 − tanh²(s / c); null without a softcap
   };
 
   /// x [B, H, T, D] in chunk-major order ([chunks, B, H, rows, D]) when the
@@ -313,6 +319,12 @@ private:
     out.qc = queryRows(in.q, c);
     Value s = byQueryRow(out.qc, keyBlock(in.k, c), 3);
     s = tb_.mul(s, tb_.splatLike(scale_, s));
+    if (softcap_ > 0) {
+      Value cap = tb_.splatLike(softcap_, s);
+      Value t = tb_.tanh(tb_.div(s, cap));
+      s = tb_.mul(cap, t);
+      out.capSlope = tb_.sub(tb_.splatLike(1, t), tb_.mul(t, t));
+    }
     ArrayRef<int64_t> shape = TensorBuilder::shapeOf(s);
     if (causal_) {
       Type i64 = tb_.builder().getIntegerType(64);
@@ -355,6 +367,7 @@ private:
   bool causal_;
   double dropout_;
   int64_t window_;
+  double softcap_;
   Type element_, compute_;
   int64_t b_, h_, t_, d_, hk_, s_;
   /// Rows per chunk when q and the output gradient are read in chunk-major
@@ -419,7 +432,13 @@ bool fitsAttentionKernel(Operation *op, bool sixteenBit) {
   bool typeOk = sixteenBit ? (element.isBF16() || element.isF16())
                            : element.isF32();
   int64_t headDim = query.getShape().back();
-  return typeOk && headDim % 8 == 0 && headDim <= 128;
+  // A soft cap is in no kernel's arithmetic (kiln's flash kernels, cuDNN's
+  // graphs): written out in chunks.
+  double softcap =
+      isa<FusedAttentionOp>(op)
+          ? cast<FusedAttentionOp>(op).getSoftcap().convertToDouble()
+          : cast<FusedAttentionGradOp>(op).getSoftcap().convertToDouble();
+  return typeOk && headDim % 8 == 0 && headDim <= 128 && softcap == 0;
 }
 
 } // namespace kiln

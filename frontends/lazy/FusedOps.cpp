@@ -14,11 +14,12 @@ using namespace lazy;
 
 namespace {
 
-/// scaled_dot_product_attention with a window (0: none; else >= 1, causal).
+/// scaled_dot_product_attention with a window (0: none; else >= 1, causal)
+/// and a cap on the scores (0: none).
 Tensor attentionOp(const Tensor &query, const Tensor &key, const Tensor &value,
                    double dropout_p, bool is_causal, int64_t window,
                    std::optional<double> scale, Generator *generator,
-                   const char *name) {
+                   const char *name, double softcap = 0) {
   auto fail = [&](const std::string &why) {
     return Error(std::string(name) + ": " + why + " (query " + query.str() +
                  ", key " + key.str() + ", value " + value.str() + ")");
@@ -51,6 +52,9 @@ Tensor attentionOp(const Tensor &query, const Tensor &key, const Tensor &value,
   attrs.scale = scale ? *scale : 1.0 / std::sqrt(double(query.size(3)));
   if (!std::isfinite(attrs.scale))
     throw fail("scale must be finite");
+  if (!(softcap >= 0) || !std::isfinite(softcap))
+    throw fail("softcap must be 0 (none) or a finite positive number");
+  attrs.softcap = softcap;
   NodePtr state;
   if (dropout_p > 0) {
     // As kiln.fused_attention draws: T rows of 4·ceil(B·H·S / 4) values.
@@ -84,6 +88,21 @@ Tensor sliding_window_attention(const Tensor &query, const Tensor &key,
                 std::to_string(window));
   return attentionOp(query, key, value, dropout_p, /*is_causal=*/true, window,
                      scale, generator, "sliding_window_attention");
+}
+
+Tensor softcapped_attention(const Tensor &query, const Tensor &key,
+                            const Tensor &value, double softcap, int64_t window,
+                            double dropout_p, std::optional<double> scale,
+                            Generator *generator) {
+  if (!(softcap > 0))
+    throw Error("softcapped_attention: the cap must be positive, got " +
+                std::to_string(softcap));
+  if (window < 0)
+    throw Error("softcapped_attention: the window must be 0 (none) or at "
+                "least 1 key, got " +
+                std::to_string(window));
+  return attentionOp(query, key, value, dropout_p, /*is_causal=*/true, window,
+                     scale, generator, "softcapped_attention", softcap);
 }
 
 Tensor linear_cross_entropy(const Tensor &input, const Tensor &weight,

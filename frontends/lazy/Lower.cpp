@@ -152,21 +152,23 @@ mlir::Value GraphLowering::lowerAttention(const Node &node) {
   mlir::FloatAttr scale = builder.getF64FloatAttr(attrs.scale);
   mlir::FloatAttr dropout = builder.getF64FloatAttr(attrs.dropout);
   mlir::UnitAttr causal = attrs.causal ? builder.getUnitAttr() : nullptr;
+  mlir::FloatAttr softcap = builder.getF64FloatAttr(attrs.softcap);
   // The gradient reads the forward's result and row statistics: the same
   // op built again, which CSE merges with the forward's (as it merges the
   // three gradient ops), or which recomputes it when the forward ran in an
   // earlier graph.
   auto forward = FusedAttentionOp::create(
       builder, loc, q.getType(), FusedAttentionOp::rowStatsType(q), q, k, v,
-      state, scale, causal, dropout, builder.getI64IntegerAttr(attrs.window));
+      state, scale, causal, dropout, builder.getI64IntegerAttr(attrs.window),
+      softcap);
   if (!grad)
     return forward.getResult();
   // One op per gradient node; CSE merges the three (they are equal).
   auto op = FusedAttentionGradOp::create(
       builder, loc, q.getType(), k.getType(), v.getType(), q, k, v,
       forward.getResult(), forward.getRowStats(), operand(node, 3), state,
-      scale, causal, dropout, builder.getI64IntegerAttr(attrs.window));
-  return op->getResult(node.ints[3]); // {causal, scale, window, which}
+      scale, causal, dropout, builder.getI64IntegerAttr(attrs.window), softcap);
+  return op->getResult(node.ints[3]); // {causal, scale, window, which, ...}
 }
 
 mlir::Value GraphLowering::lowerLinearCrossEntropy(const Node &node) {

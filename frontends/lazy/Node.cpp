@@ -370,9 +370,11 @@ NodeList attentionSources(NodeList srcs, const NodePtr &state) {
 NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,
                   const NodePtr &state, const AttentionAttrs &attrs) {
   assert((attrs.dropout > 0) == static_cast<bool>(state));
-  return intern(
-      Op::Attention, q->dtype, q->shape, attentionSources({q, k, v}, state),
-      {attrs.causal, doubleBits(attrs.scale), attrs.window}, attrs.dropout);
+  return intern(Op::Attention, q->dtype, q->shape,
+                attentionSources({q, k, v}, state),
+                {attrs.causal, doubleBits(attrs.scale), attrs.window,
+                 doubleBits(attrs.softcap)},
+                attrs.dropout);
 }
 
 NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
@@ -382,7 +384,8 @@ NodePtr attentionGrad(const NodePtr &q, const NodePtr &k, const NodePtr &v,
   const NodePtr &like = which == 0 ? q : which == 1 ? k : v;
   return intern(Op::AttentionGrad, like->dtype, like->shape,
                 attentionSources({q, k, v, g}, state),
-                {attrs.causal, doubleBits(attrs.scale), attrs.window, which},
+                {attrs.causal, doubleBits(attrs.scale), attrs.window, which,
+                 doubleBits(attrs.softcap)},
                 attrs.dropout);
 }
 
@@ -412,6 +415,8 @@ AttentionAttrs attentionAttrsOf(const Node &node) {
   attrs.causal = node.ints[0] != 0;
   std::memcpy(&attrs.scale, &node.ints[1], sizeof attrs.scale);
   attrs.window = node.ints[2];
+  std::memcpy(&attrs.softcap, &node.ints[node.op == Op::Attention ? 3 : 4],
+              sizeof attrs.softcap);
   attrs.dropout = node.scalar;
   return attrs;
 }

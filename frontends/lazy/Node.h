@@ -69,10 +69,12 @@ enum class Op : uint8_t {
   // node unique (a parameter's identity); tags never reach hash or IR.
   Detach,
   // Fused composites (kiln.fused_attention): srcs = {q, k, v[, rng state]},
-  // ints = {causal, bits of the double scale}, scalar = dropout.
+  // ints = {causal, bits of the double scale, window, bits of the double
+  // softcap}, scalar = dropout.
   Attention,
   // One gradient of kiln.fused_attention_grad: srcs = {q, k, v, result
-  // grad[, rng state]}, ints = {causal, scale bits, which: 0 q, 1 k, 2 v}.
+  // grad[, rng state]}, ints = {causal, scale bits, window, which: 0 q, 1
+  // k, 2 v, softcap bits}.
   // The three lower to one op (CSE merges them).
   AttentionGrad,
   // kiln.fused_linear_cross_entropy: srcs = {hidden [N, C], weight [V, C],
@@ -205,6 +207,9 @@ struct AttentionAttrs {
   double dropout = 0;
   /// Causal only: query i sees keys (i - window, i]; 0: all keys up to i.
   int64_t window = 0;
+  /// Scores capped at softcap · tanh(s / softcap) before the masks (Gemma
+  /// 2's); 0: none.
+  double softcap = 0;
 };
 /// q [B,H,T,D], k, v [B,Hkv,S,D] (state: the rng state when dropout > 0).
 NodePtr attention(const NodePtr &q, const NodePtr &k, const NodePtr &v,

@@ -374,6 +374,17 @@ Tensor sliding_window_attention(const Tensor &query, const Tensor &key,
                                 double dropout_p = 0,
                                 std::optional<double> scale = std::nullopt,
                                 Generator *generator = nullptr);
+/// Causal attention whose scaled scores s are capped at softcap · tanh(s /
+/// softcap) before the mask and the softmax (Gemma 2's
+/// attn_logit_softcapping; softcap > 0), within `window` (0: none) as
+/// sliding_window_attention. The same fused op, with the cap as an
+/// attribute; backends write it out in chunks (no attention kernel has
+/// the cap).
+Tensor softcapped_attention(const Tensor &query, const Tensor &key,
+                            const Tensor &value, double softcap,
+                            int64_t window = 0, double dropout_p = 0,
+                            std::optional<double> scale = std::nullopt,
+                            Generator *generator = nullptr);
 
 //===--- Random numbers ---------------------------------------------------===//
 

@@ -31,37 +31,6 @@ std::shared_ptr<RMSNorm> rmsNorm(int64_t dim, const LlamaConfig &config,
                                    config.gemma_style);
 }
 
-/// Causal attention with soft-capped scores, as transformers' eager
-/// attention computes Gemma 2's: q [B, H, T, D], k and v [B, Hkv, T, D]
-/// (the key/value heads repeated for each query head's group) →
-/// softmax(mask(cap · tanh(scale · q kᵀ / cap))) (in at least f32),
-/// dropout, times v: [B, H, T, D]. A key past the query, or `window` or
-/// more positions before it, is masked.
-Tensor softcappedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
-                           double scale, double cap, int64_t window,
-                           double dropoutP, Generator *generator) {
-  const int64_t b = q.size(0), h = q.size(1), t = q.size(2), d = q.size(3);
-  const int64_t kvHeads = k.size(1), group = h / kvHeads;
-  auto repeated = [&](const Tensor &x) {
-    return x.unsqueeze(2)
-        .expand({b, kvHeads, group, t, d})
-        .reshape({b, h, t, d});
-  };
-  Tensor scores = q.matmul(repeated(k).transpose(2, 3)) * scale;
-  scores = (scores / cap).tanh() * cap;
-  Tensor rows = Tensor::arange(t).reshape({t, 1});
-  Tensor cols = Tensor::arange(t).reshape({1, t});
-  scores = scores.masked_fill(cols.gt(rows), -INFINITY);
-  if (window > 0)
-    scores = scores.masked_fill(
-        (rows - cols).ge(Tensor::full({}, double(window), rows.dtype())),
-        -INFINITY);
-  const DType wide = scores.dtype() == DType::f64 ? DType::f64 : DType::f32;
-  Tensor probs = as_type(as_type(scores, wide).softmax(3), q.dtype());
-  return dropout(probs, dropoutP, /*training=*/true, generator)
-      .matmul(repeated(v));
-}
-
 } // namespace
 
 LlamaConfig load_llama_config(const std::string &path) {
@@ -227,14 +196,11 @@ Tensor LlamaAttention::forward(const Tensor &x,
   Tensor k = RotaryEmbedding::apply(
       norm(k_norm, heads(kx, num_key_value_heads)), rope);
   Tensor v = heads(vx, num_key_value_heads);
-  // One fused op, grouped-query heads as they are (no repeated k/v); a
-  // capped layer's written out (softcappedAttention).
+  // One fused op, grouped-query heads as they are (no repeated k/v).
   double p = is_training() ? dropout : 0.0;
   Tensor attended =
       softcap > 0
-          ? softcappedAttention(q, k, v,
-                                scale.value_or(1 / std::sqrt(double(head_dim))),
-                                softcap, window, p, generator)
+          ? softcapped_attention(q, k, v, softcap, window, p, scale, generator)
       : window > 0
           ? sliding_window_attention(q, k, v, window, p, scale, generator)
           : scaled_dot_product_attention(q, k, v, p, /*is_causal=*/true, scale,
@@ -440,8 +406,7 @@ std::string LlamaForCausalLM::describe() const {
     return out.str();
   };
   if (c.attn_logit_softcapping > 0)
-    text += ", attention scores capped at " + cap(c.attn_logit_softcapping) +
-            " (unfused attention)";
+    text += ", attention scores capped at " + cap(c.attn_logit_softcapping);
   if (c.final_logit_softcapping > 0)
     text += ", logits capped at " + cap(c.final_logit_softcapping);
   return text;

@@ -87,10 +87,8 @@ public:
   /// The scores' scale (Gemma 3's 1 / sqrt(query_pre_attn_scalar); absent:
   /// 1 / sqrt(head_dim)).
   std::optional<double> scale;
-  /// Gemma 2's cap on the scores (0: none). A capped layer's attention is
-  /// written out of primitives, as transformers' eager attention computes
-  /// it, rather than recorded as the fused op, whose kernels have no cap:
-  /// its [T, T] probabilities are stored for the gradient.
+  /// Gemma 2's cap on the scores (0: none): an attribute of the fused op,
+  /// which backends then write out in chunks (no attention kernel has it).
   double softcap;
   double dropout;
   Generator *generator;

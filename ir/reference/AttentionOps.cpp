@@ -44,7 +44,8 @@ absl::StatusOr<Dims> dimsOf(const HostTensor &q, const HostTensor &k,
 class RowProbabilities {
 public:
   RowProbabilities(const Dims &dims, const AttentionConfig &config)
-      : dims_(dims), config_(config), p(dims.keys), pd(dims.keys) {}
+      : dims_(dims), config_(config), p(dims.keys), pd(dims.keys),
+        slopes(dims.keys, 1.0) {}
 
   /// The uniform values of query row i (dropout only).
   absl::Status drawRow(int64_t i) {
@@ -80,6 +81,11 @@ public:
         dot += q.getDouble(dims_.q(b, h, i) + d) *
                k.getDouble(dims_.kv(b, h, j) + d);
       p[j] = config_.scale * dot;
+      if (config_.softcap > 0) {
+        const double t = std::tanh(p[j] / config_.softcap);
+        p[j] = config_.softcap * t;
+        slopes[j] = 1 - t * t;
+      }
       max = std::max(max, p[j]);
     }
     double sum = 0;
@@ -110,6 +116,8 @@ private:
 
 public:
   std::vector<double> p, pd;
+  /// d(capped score) / d(scaled score): 1 − tanh², or 1 without a cap.
+  std::vector<double> slopes;
   double logSumExp = 0;
 };
 
@@ -199,7 +207,8 @@ evalFusedAttentionGrad(const HostTensor &q, const HostTensor &k,
         }
         for (int64_t j = 0; j < dims->keys; ++j) {
           int64_t kj = dims->kv(b, h, j);
-          double ds = row.p[j] * (dp[j] - rowsum) * config.scale;
+          double ds =
+              row.p[j] * (dp[j] - rowsum) * row.slopes[j] * config.scale;
           for (int64_t d = 0; d < dims->headDim; ++d) {
             dq[qi + d] += ds * k.getDouble(kj + d);
             dk[kj + d] += ds * q.getDouble(qi + d);

@@ -143,6 +143,7 @@ AttentionConfig attentionConfig(AttentionOp op, Operands in, size_t stateAt) {
   config.causal = op.getCausal();
   config.dropout = op.getDropout().convertToDouble();
   config.window = op.getWindow();
+  config.softcap = op.getSoftcap().convertToDouble();
   if (op.getRngState())
     config.rngState = in[stateAt];
   return config;

@@ -132,6 +132,8 @@ struct AttentionConfig {
   double dropout = 0;
   /// Causal only: query i sees keys (i - window, i]; 0: every key up to i.
   int64_t window = 0;
+  /// Scores capped at softcap · tanh(s / softcap) before the masks; 0: none.
+  double softcap = 0;
   /// [key, counter]; required when dropout > 0.
   const HostTensor *rngState = nullptr;
 };

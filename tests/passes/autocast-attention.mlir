@@ -5,7 +5,8 @@
 // result), the rng state and the row statistics stay, the results are
 // 16-bit and widened back to f32 for their readers; kiln-lower-attention's
 // keep-kernel-attention then leaves them whole (PIPE) while it still
-// writes out what no kernel runs: a head dim of 256 (WIDE), and every
+// writes out what no kernel runs: a head dim of 256 (WIDE), scores with a
+// soft cap (@capped), and every
 // attention op without attention=true (NOKERNEL) or without bf16 (F32).
 // RUN: kiln-opt %s --split-input-file --kiln-autocast="attention=true" | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --kiln-pipeline="precision=bf16 attention-kernel=true fuse=false schedule=false partition=false" | FileCheck %s --check-prefix=PIPE
@@ -51,4 +52,26 @@ func.func @attention(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: ten
 func.func @wide(%q: tensor<1x1x4x256xf32>, %k: tensor<1x1x4x256xf32>, %v: tensor<1x1x4x256xf32>) -> tensor<1x1x4x256xf32> {
   %o, %stats_o = kiln.fused_attention %q, %k, %v {causal, scale = 0.0625 : f64} : tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32>, tensor<1x1x4x256xf32> -> tensor<1x1x4x256xf32>, tensor<1x1x4xf32>
   return %o : tensor<1x1x4x256xf32>
+}
+
+// -----
+
+// A soft cap on the scores (Gemma 2's) is in no kernel: its attention
+// stays f32 and is written out, with the cap's tanh; the same op without
+// the cap (@uncapped, the negative twin) is kept for the kernel.
+// CHECK-LABEL: func.func @capped(
+// CHECK-NOT: kiln.convert
+// CHECK: kiln.fused_attention {{.*}}softcap = 5.000000e+01 : f64{{.*}} -> tensor<1x1x4x64xf32>
+// PIPE-LABEL: func.func @capped(
+// PIPE-NOT: kiln.fused_attention
+// PIPE: kiln.tanh
+// PIPE-LABEL: func.func @uncapped(
+// PIPE: kiln.fused_attention {{.*}} -> tensor<1x1x4x64xbf16>
+func.func @capped(%q: tensor<1x1x4x64xf32>, %k: tensor<1x1x4x64xf32>, %v: tensor<1x1x4x64xf32>) -> tensor<1x1x4x64xf32> {
+  %o, %stats_o = kiln.fused_attention %q, %k, %v {causal, scale = 0.125 : f64, softcap = 50.0 : f64} : tensor<1x1x4x64xf32>, tensor<1x1x4x64xf32>, tensor<1x1x4x64xf32> -> tensor<1x1x4x64xf32>, tensor<1x1x4xf32>
+  return %o : tensor<1x1x4x64xf32>
+}
+func.func @uncapped(%q: tensor<1x1x4x64xf32>, %k: tensor<1x1x4x64xf32>, %v: tensor<1x1x4x64xf32>) -> tensor<1x1x4x64xf32> {
+  %o, %stats_o = kiln.fused_attention %q, %k, %v {causal, scale = 0.125 : f64} : tensor<1x1x4x64xf32>, tensor<1x1x4x64xf32>, tensor<1x1x4x64xf32> -> tensor<1x1x4x64xf32>, tensor<1x1x4xf32>
+  return %o : tensor<1x1x4x64xf32>
 }

@@ -4,7 +4,8 @@
 // reference for every chunking (the dropout mask must not depend on it;
 // the row statistics, the log-sum-exps, written out too),
 // the CPU backend against the reference (several chunks, causal, sliding
-// windows, grouped query heads, dropout), and the gradient against central
+// windows, grouped query heads, dropout, Gemma 2's soft cap on the
+// scores), and the gradient against central
 // finite differences in f64.
 #include "CpuTestSupport.h"
 
@@ -31,6 +32,7 @@ struct AttentionCase {
   int64_t window = 0; // causal only
   double dropout = 0;
   double scale = 0.5;
+  double softcap = 0; // the scores' cap (0: none)
   const char *element = "f32";
 
   std::string qType() const {
@@ -44,6 +46,8 @@ struct AttentionCase {
   std::string attrs() const {
     std::string windowAttr =
         window > 0 ? llvm::formatv(", window = {0} : i64", window).str() : "";
+    if (softcap != 0)
+      windowAttr += llvm::formatv(", softcap = {0} : f64", softcap).str();
     return llvm::formatv("{{{0}dropout = {1} : f64, scale = {2} : f64{3}}",
                          causal ? "causal, " : "", dropout, scale, windowAttr);
   }
@@ -105,10 +109,23 @@ struct AttentionCase {
   }
 };
 
-/// GPT-2's attention as primitives: scores, scale, causal select (and,
-/// with a window, a second select for keys j <= i - window), softmax,
-/// product; q, k, v [2, 3, 5, 4] f64, scale 0.7.
-std::string attentionAsPrimitives(int64_t window) {
+/// GPT-2's attention as primitives: scores, scale (with a soft cap c > 0,
+/// then c · tanh(s / c)), causal select (and, with a window, a second
+/// select for keys j <= i - window), softmax, product; q, k, v [2, 3, 5, 4]
+/// f64, scale 0.7.
+std::string attentionAsPrimitives(int64_t window, double softcap = 0) {
+  std::string cap =
+      softcap == 0
+          ? "  %s = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>\n"
+          : llvm::formatv(R"(  %sr = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>
+  %capc = kiln.constant dense<{0}> : tensor<f64>
+  %capb = kiln.broadcast_in_dim %capc, dims = [] : tensor<f64> -> tensor<2x3x5x5xf64>
+  %sq = kiln.div %sr, %capb : tensor<2x3x5x5xf64>
+  %sth = kiln.tanh %sq : tensor<2x3x5x5xf64>
+  %s = kiln.mul %capb, %sth : tensor<2x3x5x5xf64>
+)",
+                          softcap)
+                .str();
   std::string windowMask =
       window == 0
           ? "  %w = kiln.select %future, %lowb, %s : "
@@ -128,8 +145,8 @@ func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3
   %s0 = kiln.dot_general %q, %k, batch = [0, 1] x [0, 1], contract = [3] x [3] : tensor<2x3x5x4xf64>, tensor<2x3x5x4xf64> -> tensor<2x3x5x5xf64>
   %c = kiln.constant dense<0.7> : tensor<f64>
   %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<f64> -> tensor<2x3x5x5xf64>
-  %s = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>
-  %i = kiln.iota dim = 2 : tensor<2x3x5x5xi64>
+)" + cap +
+         R"(  %i = kiln.iota dim = 2 : tensor<2x3x5x5xi64>
   %j = kiln.iota dim = 3 : tensor<2x3x5x5xi64>
   %future = kiln.compare GT, %j, %i : tensor<2x3x5x5xi64>
   %low = kiln.constant dense<-1.0e300> : tensor<f64>
@@ -148,19 +165,23 @@ func.func @main(%q: tensor<2x3x5x4xf64>, %k: tensor<2x3x5x4xf64>, %v: tensor<2x3
 }
 
 TEST(FusedAttention, ReferenceMatchesAttentionWrittenWithPrimitives) {
-  // Causal, then within windows of 1 (each query sees itself only) and 2.
-  for (int64_t window : {0, 1, 2}) {
-    AttentionCase c;
-    c.batch = 2, c.heads = c.kvHeads = 3, c.queries = c.keys = 5;
-    c.headDim = 4, c.scale = 0.7, c.element = "f64", c.window = window;
-    auto fused = parseModule(c.forwardModule());
-    auto plain = parseModule(attentionAsPrimitives(window));
-    ASSERT_TRUE(fused.module && plain.module) << "window " << window;
-    std::vector<HostTensor> in = c.inputs(false, 1);
-    expectAllMatch(testing::evaluateMain(*fused.module, in),
-                   testing::evaluateMain(*plain.module, in), 1,
-                   "fused vs primitives, window " + std::to_string(window));
-  }
+  // Causal, then within windows of 1 (each query sees itself only) and 2;
+  // and with scores capped at 1.5 (the inputs' scores reach a few units).
+  for (double softcap : {0.0, 1.5})
+    for (int64_t window : {0, 1, 2}) {
+      SCOPED_TRACE(softcap);
+      AttentionCase c;
+      c.batch = 2, c.heads = c.kvHeads = 3, c.queries = c.keys = 5;
+      c.headDim = 4, c.scale = 0.7, c.element = "f64", c.window = window;
+      c.softcap = softcap;
+      auto fused = parseModule(c.forwardModule());
+      auto plain = parseModule(attentionAsPrimitives(window, softcap));
+      ASSERT_TRUE(fused.module && plain.module) << "window " << window;
+      std::vector<HostTensor> in = c.inputs(false, 1);
+      expectAllMatch(testing::evaluateMain(*fused.module, in),
+                     testing::evaluateMain(*plain.module, in), 1,
+                     "fused vs primitives, window " + std::to_string(window));
+    }
 }
 
 /// `source` after kiln-lower-attention with `chunkBytes` per chunk.
@@ -175,17 +196,20 @@ TEST(FusedAttention, LoweringMatchesReferenceForEveryChunking) {
   // f64 end to end: the decomposition and the direct kernel differ only by
   // rounding, and the dropout mask must be identical whatever the chunks.
   // Windows of 3 keys: chunks past the first start their keys later.
-  for (int64_t window : {-1, 0, 3})
+  // Causal with a soft cap too.
+  for (int64_t window : {-1, 0, 3, 100})
     for (double dropout : {0.0, 0.3}) {
       AttentionCase c;
       c.causal = window >= 0, c.dropout = dropout, c.element = "f64";
-      c.window = std::max<int64_t>(window, 0);
+      c.window = window == 100 ? 0 : std::max<int64_t>(window, 0);
+      c.softcap = window == 100 ? 1.5 : 0;
       c.keys = c.causal ? c.queries : 6;
       int64_t rowBytes = c.batch * c.heads * c.keys * 8;
       for (int64_t rows : {1, 3, 8}) {
-        std::string what = llvm::formatv("causal {0}, window {1}, dropout {2}, "
-                                         "{3} rows per chunk",
-                                         c.causal, c.window, dropout, rows);
+        std::string what =
+            llvm::formatv("causal {0}, window {1}, dropout {2}, "
+                          "softcap {4}, {3} rows per chunk",
+                          c.causal, c.window, dropout, rows, c.softcap);
         testing::expectRewriteKeepsResults(
             c.forwardModule(true),
             *lowered(c.forwardModule(true), rows * rowBytes).module,
@@ -204,11 +228,13 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
   // and one chunk.
   for (int64_t chunkBytes :
        {int64_t{300}, int64_t{2048}, int64_t{3072}, int64_t{64} << 20})
-    for (int64_t window : {-1, 0, 5}) // not causal, causal, windowed
+    // not causal, causal, windowed, causal with a soft cap
+    for (int64_t window : {-1, 0, 5, 100})
       for (double dropout : {0.0, 0.1}) {
         AttentionCase c;
         c.causal = window >= 0, c.dropout = dropout;
-        c.window = std::max<int64_t>(window, 0);
+        c.window = window == 100 ? 0 : std::max<int64_t>(window, 0);
+        c.softcap = window == 100 ? 1.5 : 0;
         c.queries = c.keys = 16, c.headDim = 8;
         PipelineOptions options;
         options.attentionChunkBytes = chunkBytes;
@@ -222,24 +248,50 @@ TEST(FusedAttention, CpuBackendMatchesReference) {
 }
 
 TEST(FusedAttention, GradientMatchesFiniteDifferences) {
-  // Causal, then within a window of 2 keys.
-  for (int64_t window : {0, 2}) {
-    SCOPED_TRACE("window " + std::to_string(window));
-    AttentionCase c;
-    c.batch = 1, c.heads = 2, c.kvHeads = 1, c.queries = c.keys = 4;
-    c.headDim = 3, c.dropout = 0.25, c.element = "f64", c.window = window;
-    auto fwd = parseModule(c.forwardModule());
-    auto grad = parseModule(c.gradModule());
-    ASSERT_TRUE(fwd.module && grad.module);
-    std::vector<HostTensor> in = c.inputs(true, 5);
-    const HostTensor &weights = in[3]; // L = Σ o · weights
-    std::vector<HostTensor> fwdIn = {in[0], in[1], in[2], in[4]};
-    std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
-    ASSERT_EQ(grads.size(), 3u);
-    int kept = testing::expectGradientsMatchFiniteDifferences(
-        *fwd.module, fwdIn, weights, grads);
-    EXPECT_GT(kept, 20); // the gradients are not trivially zero
-  }
+  // Causal, then within a window of 2 keys; each with scores capped at 1.5.
+  for (double softcap : {0.0, 1.5})
+    for (int64_t window : {0, 2}) {
+      SCOPED_TRACE("window " + std::to_string(window));
+      SCOPED_TRACE(softcap);
+      AttentionCase c;
+      c.batch = 1, c.heads = 2, c.kvHeads = 1, c.queries = c.keys = 4;
+      c.headDim = 3, c.dropout = 0.25, c.element = "f64", c.window = window;
+      c.softcap = softcap;
+      auto fwd = parseModule(c.forwardModule());
+      auto grad = parseModule(c.gradModule());
+      ASSERT_TRUE(fwd.module && grad.module);
+      std::vector<HostTensor> in = c.inputs(true, 5);
+      const HostTensor &weights = in[3]; // L = Σ o · weights
+      std::vector<HostTensor> fwdIn = {in[0], in[1], in[2], in[4]};
+      std::vector<HostTensor> grads = testing::evaluateMain(*grad.module, in);
+      ASSERT_EQ(grads.size(), 3u);
+      int kept = testing::expectGradientsMatchFiniteDifferences(
+          *fwd.module, fwdIn, weights, grads);
+      EXPECT_GT(kept, 20); // the gradients are not trivially zero
+    }
+}
+
+// The cap changes the result (the negative twin: the same scores
+// uncapped), and a negative cap is refused by the verifier.
+TEST(FusedAttention, SoftcapChangesTheResultAndIsVerified) {
+  AttentionCase capped, plain;
+  capped.element = plain.element = "f64";
+  capped.scale = plain.scale = 2;
+  capped.softcap = 1.5;
+  auto a = parseModule(capped.forwardModule());
+  auto b = parseModule(plain.forwardModule());
+  ASSERT_TRUE(a.module && b.module);
+  std::vector<HostTensor> in = capped.inputs(false, 4);
+  HostTensor withCap = testing::evaluateMain(*a.module, in)[0];
+  HostTensor without = testing::evaluateMain(*b.module, in)[0];
+  double largest = 0;
+  for (int64_t i = 0; i < withCap.numElements(); ++i)
+    largest = std::max(largest,
+                       std::fabs(withCap.getDouble(i) - without.getDouble(i)));
+  EXPECT_GT(largest, 0.1);
+  AttentionCase negative;
+  negative.softcap = -1;
+  EXPECT_FALSE(parseModule(negative.forwardModule()).module);
 }
 
 } // namespace
