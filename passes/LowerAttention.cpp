@@ -434,11 +434,10 @@ bool fitsAttentionKernel(Operation *op, bool sixteenBit) {
   int64_t headDim = query.getShape().back();
   // A soft cap is in no kernel's arithmetic (kiln's flash kernels, cuDNN's
   // graphs): written out in chunks.
-  double softcap =
-      isa<FusedAttentionOp>(op)
-          ? cast<FusedAttentionOp>(op).getSoftcap().convertToDouble()
-          : cast<FusedAttentionGradOp>(op).getSoftcap().convertToDouble();
-  return typeOk && headDim % 8 == 0 && headDim <= 128 && softcap == 0;
+  auto fwd = dyn_cast<FusedAttentionOp>(op);
+  llvm::APFloat softcap =
+      fwd ? fwd.getSoftcap() : cast<FusedAttentionGradOp>(op).getSoftcap();
+  return typeOk && headDim % 8 == 0 && headDim <= 128 && softcap.isZero();
 }
 
 } // namespace kiln

@@ -3,6 +3,7 @@
 #include "frontends/nn/Llama.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 #include <cmath>
 #include <fstream>
@@ -275,7 +276,7 @@ Tensor LlamaDecoderLayer::forward(const Tensor &x,
   auto drop = [](const std::shared_ptr<Dropout> &d, const Tensor &t) {
     return d ? d->forward(t) : t;
   };
-  if (pre_feedforward_layernorm) { // Gemma 3's sandwich
+  if (pre_feedforward_layernorm) { // Gemma 2's and 3's sandwich
     Tensor h = x + post_attention_layernorm->forward(
                        self_attn->forward(input_layernorm->forward(x), rope));
     return h + post_feedforward_layernorm->forward(
@@ -399,16 +400,12 @@ std::string LlamaForCausalLM::describe() const {
       text += " on " + std::to_string(sliding) + " of " +
               std::to_string(c.num_hidden_layers) + " layers";
   }
-  // The soft caps, and that a capped attention is not the fused kernel.
-  auto cap = [](double v) {
-    std::ostringstream out;
-    out << v;
-    return out.str();
-  };
+  // Gemma 2's soft caps.
   if (c.attn_logit_softcapping > 0)
-    text += ", attention scores capped at " + cap(c.attn_logit_softcapping);
+    absl::StrAppend(&text, ", attention scores capped at ",
+                    c.attn_logit_softcapping);
   if (c.final_logit_softcapping > 0)
-    text += ", logits capped at " + cap(c.final_logit_softcapping);
+    absl::StrAppend(&text, ", logits capped at ", c.final_logit_softcapping);
   return text;
 }
 

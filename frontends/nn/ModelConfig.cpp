@@ -476,7 +476,7 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
   fields.readSize("intermediate_size", c.intermediate_size);
   fields.readSize("num_hidden_layers", c.num_hidden_layers, kMaxLayers);
   fields.readSize("num_attention_heads", c.num_attention_heads);
-  // HF's default (Gemma3TextConfig's is 4).
+  // HF's default (Gemma2Config's and Gemma3TextConfig's is 4).
   c.num_key_value_heads = gemma3 || gemma2 ? 4 : c.num_attention_heads;
   if (fields.has("num_key_value_heads"))
     fields.readSize("num_key_value_heads", c.num_key_value_heads);
@@ -582,13 +582,14 @@ bool LlamaConfig::listed_sliding(int64_t layer) const {
 }
 
 int64_t LlamaConfig::layer_window(int64_t layer) const {
-  const bool listed = listed_sliding(layer);
-  if (model_type == "gemma3_text" || model_type == "gemma2")
-    return listed ? sliding_window : 0;
-  if (model_type != "qwen2" && model_type != "qwen3")
-    return sliding_window;
-  bool slides = sliding_layers.empty() ? layer >= max_window_layers : listed;
-  return slides ? sliding_window : 0;
+  // A layer list (Qwen's layer_types; Gemma 2's and 3's, read or made)
+  // names the sliding layers; without one Qwen's slide from
+  // max_window_layers on, and every other family's all do.
+  if (!sliding_layers.empty())
+    return listed_sliding(layer) ? sliding_window : 0;
+  if (model_type == "qwen2" || model_type == "qwen3")
+    return layer >= max_window_layers ? sliding_window : 0;
+  return sliding_window;
 }
 
 bool LlamaConfig::uses_local_rope(int64_t layer) const {

@@ -113,8 +113,8 @@ struct LlamaConfig {
   /// back beside layer_types for transformers 4's configs).
   std::optional<int64_t> sliding_window_pattern;
   /// The window of layer `layer`'s attention, as transformers masks it:
-  /// sliding_window on every layer of Mistral and Phi-3, on Qwen's and
-  /// Gemma 3's sliding layers only; 0 for none.
+  /// sliding_window on every layer of Mistral and Phi-3, on Qwen's,
+  /// Gemma 2's and Gemma 3's sliding layers only; 0 for none.
   int64_t layer_window(int64_t layer) const;
   /// Gemma 3's sliding layers turn queries and keys by their own RoPE
   /// (rope_local_base_freq, or rope_parameters' "sliding_attention"): its
