@@ -61,6 +61,9 @@ std::string longRopeFactors(const nn::RopeScaling &s) {
 std::string ropeJson(const nn::LlamaConfig &c) {
   const nn::RopeScaling &s = c.rope_scaling;
   std::string theta = "\"rope_theta\": " + pythonFloat(c.rope_theta);
+  if (c.partial_rotary_factor != 1)
+    theta +=
+        ", \"partial_rotary_factor\": " + pythonFloat(c.partial_rotary_factor);
   if (s.kind == nn::RopeScaling::Kind::none)
     return "{" + theta + ", \"rope_type\": \"default\"}";
   std::string json = "{" + theta + ", \"factor\": " + pythonFloat(s.factor);
@@ -137,9 +140,9 @@ std::string layerTypesJson(const nn::LlamaConfig &c) {
 
 // The keys a family adds to Llama's config.json: Mistral's window; Qwen's
 // window switch, window, layer count and layer_types (when read); Phi-3's
-// window and dropouts; Gemma 2's and Gemma 3's attention scale, window,
-// layer_types and soft caps, and Gemma 3's local RoPE (in transformers 4's
-// spelling: rope_parameters has both).
+// window, dropouts and partial rotary factor; Gemma 2's and Gemma 3's attention
+// scale, window, layer_types and soft caps, and Gemma 3's local RoPE (in
+// transformers 4's spelling: rope_parameters has both).
 std::string familyJson(const nn::LlamaConfig &c) {
   auto size = [](std::optional<int64_t> v) {
     return v && *v > 0 ? std::to_string(*v) : std::string("null");
@@ -169,6 +172,11 @@ std::string familyJson(const nn::LlamaConfig &c) {
     return ",\n  \"sliding_window\": " + size(c.sliding_window);
   if (c.model_type == "phi3")
     return ",\n  \"sliding_window\": " + size(c.sliding_window) +
+           // Phi-4-mini's, at the top level where transformers 4 reads it.
+           (c.partial_rotary_factor != 1
+                ? ",\n  \"partial_rotary_factor\": " +
+                      pythonFloat(c.partial_rotary_factor)
+                : std::string()) +
            ",\n  \"resid_pdrop\": " + pythonFloat(c.resid_pdrop) +
            ",\n  \"embd_pdrop\": " + pythonFloat(c.embd_pdrop) +
            ",\n  \"original_max_position_embeddings\": " +

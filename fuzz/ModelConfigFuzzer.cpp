@@ -19,21 +19,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::abort(); // accepted a config the model refuses
   absl::StatusOr<LlamaConfig> llama = parseLlamaConfigJson(text, "config.json");
   // A RoPE scaling RotaryEmbedding can use: LongRoPE's factors one a
-  // frequency, a positive factor.
+  // frequency (of the rotary dimensions, which a partial factor makes
+  // fewer than the head's), a positive factor.
   auto badRope = [&](const RopeScaling &s) {
     return (s.kind == RopeScaling::Kind::longrope &&
-            (int64_t(s.short_factor.size()) != llama->head_dim / 2 ||
-             int64_t(s.long_factor.size()) != llama->head_dim / 2 ||
+            (int64_t(s.short_factor.size()) != llama->rotary_dim() / 2 ||
+             int64_t(s.long_factor.size()) != llama->rotary_dim() / 2 ||
              !(s.attention_factor > 0))) ||
            (s.kind != RopeScaling::Kind::none && !(s.factor > 0));
   };
   if (llama.ok() &&
       (llama->num_attention_heads % llama->num_key_value_heads != 0 ||
        llama->head_dim <= 0 || llama->head_dim % 2 != 0 ||
-       llama->vocab_size <= 0 || llama->attention_dropout >= 1 ||
-       llama->sliding_window < 0 || llama->query_pre_attn_scalar < 0 ||
-       llama->local_rope_theta < 0 || badRope(llama->rope_scaling) ||
-       badRope(llama->local_rope_scaling) ||
+       // RoPE turns pairs of the head's dimensions, at least one.
+       llama->rotary_dim() < 2 || llama->rotary_dim() % 2 != 0 ||
+       llama->rotary_dim() > llama->head_dim || llama->vocab_size <= 0 ||
+       llama->attention_dropout >= 1 || llama->sliding_window < 0 ||
+       llama->query_pre_attn_scalar < 0 || llama->local_rope_theta < 0 ||
+       badRope(llama->rope_scaling) || badRope(llama->local_rope_scaling) ||
        // A cap divides the scores or logits: finite, and 0 for none.
        !(llama->attn_logit_softcapping >= 0) ||
        !std::isfinite(llama->attn_logit_softcapping) ||

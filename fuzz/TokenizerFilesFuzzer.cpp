@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::abort();
     for (PreTokenizerKind kind :
          {PreTokenizerKind::gpt2, PreTokenizerKind::llama3,
-          PreTokenizerKind::qwen2}) {
+          PreTokenizerKind::qwen2, PreTokenizerKind::o200k}) {
       size_t at = 0;
       for (std::string_view piece : preTokenize(rest, kind)) {
         // Each piece non-empty and next in the text: a partition.

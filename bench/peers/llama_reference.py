@@ -30,6 +30,10 @@ query's) and gate_up_proj, and a window of 10;
 "phi3-longrope" adds Phi-3.5's LongRoPE with a pretraining length (16)
 shorter than the sequence, so the long factors turn it and cos and sin
 are scaled by sqrt(1 + ln(256 / 16) / ln 16).
+"phi4" is Phi-4-mini's shape of Phi-3: RoPE on the first 12 of each head's
+16 dimensions (partial_rotary_factor 0.75; LongRoPE then has 6 factors of
+each kind, past a pretraining length of 16), a tied head and a window
+(262144) longer than any sequence.
 "gemma" is a GemmaForCausalLM: one key/value head (as Gemma 2B), a
 head_dim (32) that is not hidden_size / heads, the tanh GELU gating its
 MLP, RMSNorms that scale by 1 + weight (drawn near 0, as trained ones are)
@@ -123,6 +127,20 @@ VARIANTS = {
             "long_factor": [1.0, 1.5, 2.5, 4.0, 6.0, 9.0, 13.0, 18.0],
         },
     ),
+    "phi4": dict(
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+        sliding_window=262144,
+        original_max_position_embeddings=16,
+        pad_token_id=None, bos_token_id=None, eos_token_id=None,
+        partial_rotary_factor=0.75,
+        rope_parameters={
+            "rope_type": "longrope", "rope_theta": 10000.0,
+            "partial_rotary_factor": 0.75,
+            "short_factor": [1.0, 1.2, 1.5, 2.0, 2.6, 3.3],
+            "long_factor": [1.0, 2.0, 3.5, 5.5, 8.0, 12.0],
+        },
+    ),
     "gemma": dict(
         num_key_value_heads=1,
         head_dim=32,
@@ -160,6 +178,7 @@ CLASSES = {
     "qwen3": (Qwen3Config, Qwen3ForCausalLM),
     "phi3": (Phi3Config, Phi3ForCausalLM),
     "phi3-longrope": (Phi3Config, Phi3ForCausalLM),
+    "phi4": (Phi3Config, Phi3ForCausalLM),
     "gemma": (GemmaConfig, GemmaForCausalLM),
     "gemma2": (Gemma2Config, Gemma2ForCausalLM),
     "gemma3": (Gemma3TextConfig, Gemma3ForCausalLM),

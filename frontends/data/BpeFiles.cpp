@@ -327,9 +327,9 @@ absl::StatusOr<Metaspace> readMetaspace(const llvm::json::Object &pre,
 }
 
 // The pre-tokenizer → which of kiln's four it is: GPT-2's ByteLevel (with
-// its own regex), Llama 3's or Qwen2's Sequence of a Split on its regex
-// (Isolated) and a ByteLevel without a regex, or SentencePiece's Metaspace.
-// Anything else would split differently. Llama 2's and Gemma's
+// its own regex), Llama 3's, Qwen2's or o200k's Sequence of a Split on its
+// regex (Isolated) and a ByteLevel without a regex, or SentencePiece's
+// Metaspace. Anything else would split differently. Llama 2's and Gemma's
 // normalizers (already in `model`) come with none, or Gemma 3's Split.
 absl::Status readPreTokenizer(const llvm::json::Object &root,
                               absl::string_view file, BpeModel &model) {
@@ -368,7 +368,8 @@ absl::Status readPreTokenizer(const llvm::json::Object &root,
     std::optional<llvm::StringRef> regex =
         pattern ? pattern->getString("Regex") : std::nullopt;
     for (PreTokenizerKind kind :
-         {PreTokenizerKind::llama3, PreTokenizerKind::qwen2})
+         {PreTokenizerKind::llama3, PreTokenizerKind::qwen2,
+          PreTokenizerKind::o200k})
       if (split && split->getString("type") == llvm::StringRef("Split") &&
           regex && std::string_view(*regex) == preTokenizerPattern(kind) &&
           split->getString("behavior") == llvm::StringRef("Isolated") &&
@@ -380,7 +381,8 @@ absl::Status readPreTokenizer(const llvm::json::Object &root,
   }
   return jsonError(file, "pre_tokenizer",
                    "unsupported (kiln implements GPT-2's ByteLevel "
-                   "pre-tokenizer, Llama 3's and Qwen2's Split + ByteLevel, "
+                   "pre-tokenizer, Llama 3's, Qwen2's and o200k's (Phi-4's) "
+                   "Split + ByteLevel, "
                    "without add_prefix_space, and SentencePiece's "
                    "Metaspace)");
 }

@@ -8,11 +8,16 @@
 //   for cp in range(0x80, 0x110000): cat = unicodedata.category(chr(cp));
 //   skip cat == 'Cn'; extend the current range while cat[0] == 'L' (or 'N'),
 //   close it at the first assigned code point of another class.
+// A letter's case and the marks (o200k's classes) come from utf8proc's
+// general category instead: a split of the letter table by case would be
+// three more tables of a thousand ranges.
 #include "frontends/data/Unicode.h"
 
 #include <algorithm>
 #include <array>
 #include <iterator>
+
+#include <utf8proc.h>
 
 namespace kiln::data {
 namespace {
@@ -272,6 +277,26 @@ bool isWhitespace(char32_t cp) {
          cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
          cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
          cp == 0x3000;
+}
+
+LetterCase letterCase(char32_t letter) {
+  switch (utf8proc_category(utf8proc_int32_t(letter))) {
+  case UTF8PROC_CATEGORY_LU:
+  case UTF8PROC_CATEGORY_LT:
+    return LetterCase::upper;
+  case UTF8PROC_CATEGORY_LL:
+    return LetterCase::lower;
+  default:
+    return LetterCase::caseless;
+  }
+}
+
+bool isMark(char32_t cp) {
+  if (cp < 0x80 || cp > 0x10FFFF)
+    return false;
+  utf8proc_category_t category = utf8proc_category(utf8proc_int32_t(cp));
+  return category == UTF8PROC_CATEGORY_MN || category == UTF8PROC_CATEGORY_MC ||
+         category == UTF8PROC_CATEGORY_ME;
 }
 
 char32_t byteToUnicode(uint8_t byte) {

@@ -39,6 +39,15 @@ bool isNumber(char32_t codePoint);
 /// \s: the White_Space property (what Python's regex and Rust's regex use).
 bool isWhitespace(char32_t codePoint);
 
+/// A letter's case, as o200k's pattern (GPT-4o's, Phi-4's) divides \p{L}:
+/// upper for Lu and Lt, lower for Ll, caseless for Lm and Lo. From
+/// utf8proc's general category (Unicode 15); a code point that isLetter's
+/// Unicode 14 ranges count as a letter and utf8proc does not is caseless.
+enum class LetterCase { upper, lower, caseless };
+LetterCase letterCase(char32_t letter);
+/// \p{M}: general category M* (Mn, Mc, Me), from utf8proc.
+bool isMark(char32_t codePoint);
+
 /// GPT-2's bytes_to_unicode: a byte → the code point that stands for it.
 char32_t byteToUnicode(uint8_t byte);
 /// The inverse; nullopt for a code point that stands for no byte.

@@ -50,8 +50,9 @@ LlamaConfig load_llama_config(const std::string &path) {
 std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
                                             int64_t seqLen) {
   // f32 throughout, in transformers' order of operations, so the angles
-  // (and hence cos/sin) are the ones a transformers model uses.
-  const int64_t dim = config.head_dim;
+  // (and hence cos/sin) are the ones a transformers model uses. A partial
+  // rotary factor turns fewer dimensions, at frequencies spread over them.
+  const int64_t dim = config.rotary_dim();
   std::vector<float> invFreq(size_t(dim / 2));
   for (int64_t i = 0; i < dim / 2; ++i) {
     float exponent = float(2 * i) / float(dim);
@@ -130,7 +131,13 @@ const std::pair<Tensor, Tensor> &RotaryEmbedding::tables(int64_t t) const {
 
 Tensor RotaryEmbedding::apply(const Tensor &x,
                               const std::pair<Tensor, Tensor> &table) {
-  const int64_t dim = x.size(-1), half = dim / 2;
+  const int64_t headDim = x.size(-1), dim = table.first.size(-1);
+  // Phi-4-mini's partial rotary factor: the tables are narrower than the
+  // head, whose first `dim` dimensions turn and the rest pass through.
+  if (dim < headDim)
+    return cat({apply(x.slice(-1, 0, dim), table), x.slice(-1, dim, headDim)},
+               -1);
+  const int64_t half = dim / 2;
   Tensor rotated = cat({-x.slice(-1, half, dim), x.slice(-1, 0, half)}, -1);
   // The tables rounded to x's type, as transformers casts cos and sin.
   return x * as_type(table.first, x.dtype()) +
@@ -330,9 +337,12 @@ LlamaForCausalLM::LlamaForCausalLM(const LlamaConfig &config)
       config.intermediate_size <= 0 || config.num_hidden_layers < 0 ||
       config.num_attention_heads <= 0 || config.num_key_value_heads <= 0 ||
       config.head_dim <= 0 || config.head_dim % 2 != 0 ||
+      config.rotary_dim() < 2 || config.rotary_dim() % 2 != 0 ||
+      config.rotary_dim() > config.head_dim ||
       config.num_attention_heads % config.num_key_value_heads != 0)
-    throw Error("Llama: every size must be positive, head_dim even and "
-                "num_attention_heads a multiple of num_key_value_heads");
+    throw Error("Llama: every size must be positive, head_dim and its "
+                "rotary dimensions even and num_attention_heads a multiple "
+                "of num_key_value_heads");
   if (!isFloat(config.dtype))
     throw Error("Llama: dtype must be a float type");
   InitContext init(config.init_seed, config.dtype, config.draw_initial_values);
@@ -400,6 +410,9 @@ std::string LlamaForCausalLM::describe() const {
       text += " on " + std::to_string(sliding) + " of " +
               std::to_string(c.num_hidden_layers) + " layers";
   }
+  if (c.rotary_dim() < c.head_dim)
+    absl::StrAppend(&text, ", RoPE on ", c.rotary_dim(), " of ", c.head_dim,
+                    " head dimensions");
   // Gemma 2's soft caps.
   if (c.attn_logit_softcapping > 0)
     absl::StrAppend(&text, ", attention scores capped at ",

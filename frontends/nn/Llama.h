@@ -35,14 +35,14 @@ namespace kiln::nn {
 /// (see parseLlamaConfigJson).
 LlamaConfig load_llama_config(const std::string &path);
 
-/// The inverse frequencies of RoPE (head_dim / 2 of them) for a sequence of
-/// `seqLen` tokens, in f32 as transformers computes them: 1 / theta^(2i /
-/// head_dim), then the config's scaling (linear: divided by factor; llama3:
-/// wavelengths beyond original_max / low_freq_factor divided by factor,
-/// those below original_max / high_freq_factor kept, a linear blend
-/// between; longrope: divided by the short factors, or by the long ones
-/// when seqLen is past original_max). seqLen 0: the frequencies
-/// transformers starts from (longrope's short ones).
+/// The inverse frequencies of RoPE (rotary_dim() / 2 of them: head_dim / 2
+/// unless partial) for a sequence of `seqLen` tokens, in f32 as transformers
+/// computes them: 1 / theta^(2i / rotary_dim), then the config's scaling
+/// (linear: divided by factor; llama3: wavelengths beyond original_max /
+/// low_freq_factor divided by factor, those below original_max /
+/// high_freq_factor kept, a linear blend between; longrope: divided by the
+/// short factors, or by the long ones when seqLen is past original_max). seqLen
+/// 0: the frequencies transformers starts from (longrope's short ones).
 std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
                                             int64_t seqLen = 0);
 /// `config` with its sliding layers' RoPE (Gemma 3's local_rope_theta and
@@ -50,15 +50,17 @@ std::vector<float> rope_inverse_frequencies(const LlamaConfig &config,
 LlamaConfig local_rope_config(const LlamaConfig &config);
 
 /// Rotary position embeddings: x [..., T, D] turned by the angles of
-/// positions 0..T-1 (cos and sin [T, D], rotate-half layout).
+/// positions 0..T-1 (cos and sin [T, R], rotate-half layout, R = D unless a
+/// partial rotary factor turns only x's first R dimensions).
 class RotaryEmbedding {
 public:
   explicit RotaryEmbedding(const LlamaConfig &config);
-  /// cos and sin [T, head_dim] for positions 0..T-1 (device data, made
+  /// cos and sin [T, rotary_dim] for positions 0..T-1 (device data, made
   /// once per T).
   const std::pair<Tensor, Tensor> &tables(int64_t t) const;
   /// x·cos + rotate_half(x)·sin, where rotate_half(x) = [-x₂, x₁] for x's
-  /// halves x₁, x₂ along the last dimension.
+  /// halves x₁, x₂ along the last dimension; with narrower tables, that of
+  /// x's first R dimensions, the rest of x after it unchanged.
   static Tensor apply(const Tensor &x, const std::pair<Tensor, Tensor> &table);
 
 private:

@@ -102,10 +102,11 @@ std::string readLongRope(const llvm::json::Object &obj,
         return absl::StrCat("longrope '", key, "' must hold positive numbers");
       factors->push_back(*f);
     }
-    if (int64_t(factors->size()) != c.head_dim / 2)
+    if (int64_t(factors->size()) != c.rotary_dim() / 2)
       return absl::StrCat("longrope '", key, "' has ", factors->size(),
-                          " factors; head_dim ", c.head_dim, " needs ",
-                          c.head_dim / 2);
+                          " factors; rotary dimensions ", c.rotary_dim(),
+                          " (head_dim ", c.head_dim, ") need ",
+                          c.rotary_dim() / 2);
   }
   s.original_max_position_embeddings = c.max_position_embeddings;
   for (const llvm::json::Object *where : {&obj, &rope})
@@ -130,20 +131,48 @@ std::string readLongRope(const llvm::json::Object &obj,
   return "";
 }
 
+/// partial_rotary_factor (in the RoPE dict, else at the top level, as
+/// Phi3Config takes it) → `c`; an error message, or "". Of the families kiln
+/// reads, transformers turns part of a head only in Phi-3's attention (Phi-4-
+/// mini's 0.75); the others would turn the whole head with shorter tables.
+std::string readPartialRotary(const llvm::json::Object &obj,
+                              const llvm::json::Object *rope, LlamaConfig &c) {
+  const llvm::json::Value *value =
+      rope ? rope->get("partial_rotary_factor") : nullptr;
+  if (!value || value->kind() == llvm::json::Value::Null)
+    value = obj.get("partial_rotary_factor");
+  if (!value || value->kind() == llvm::json::Value::Null)
+    return "";
+  std::optional<double> factor = value->getAsNumber();
+  if (!factor || !(*factor > 0 && *factor <= 1))
+    return "partial_rotary_factor must be a number in (0, 1]";
+  if (*factor != 1 && c.model_type != "phi3")
+    return absl::StrCat("partial_rotary_factor other than 1 is not supported "
+                        "for model_type '",
+                        c.model_type,
+                        "' (transformers turns part of a head only in "
+                        "Phi-3's attention: model_type phi3)");
+  c.partial_rotary_factor = *factor;
+  if (c.rotary_dim() < 2 || c.rotary_dim() % 2 != 0)
+    return absl::StrCat("partial_rotary_factor ", *factor, " of head_dim ",
+                        c.head_dim, " turns ", c.rotary_dim(),
+                        " dimensions (RoPE turns pairs: an even number of "
+                        "at least 2)");
+  return "";
+}
+
 /// rope_parameters (or the older rope_scaling) → `c`'s RoPE settings; an
 /// error message, or "" when they are fine.
 std::string readRope(const llvm::json::Object &obj, LlamaConfig &c) {
   const llvm::json::Object *rope = obj.getObject("rope_parameters");
   if (!rope)
     rope = obj.getObject("rope_scaling");
+  if (std::string problem = readPartialRotary(obj, rope, c); !problem.empty())
+    return problem;
   if (!rope)
     return "";
   FieldReader fields(*rope);
   fields.readNumber("rope_theta", c.rope_theta, 1e12);
-  if (std::optional<double> partial = rope->getNumber("partial_rotary_factor");
-      partial && *partial != 1)
-    return "partial_rotary_factor other than 1 is not supported (kiln's "
-           "RoPE turns the whole head)";
   std::optional<llvm::StringRef> type = rope->getString("rope_type");
   if (!type)
     type = rope->getString("type"); // the pre-4.40 spelling
@@ -542,10 +571,6 @@ std::string readLlama(const llvm::json::Object &obj, LlamaConfig &c) {
            "' is not supported (only silu; Gemma's gelu_pytorch_tanh in a "
            "Gemma config)";
   }
-  if (std::optional<double> partial = obj.getNumber("partial_rotary_factor");
-      partial && *partial != 1)
-    return "partial_rotary_factor other than 1 is not supported (kiln's "
-           "RoPE turns the whole head)";
   if (std::optional<int64_t> tp = obj.getInteger("pretraining_tp");
       tp && *tp != 1)
     return "pretraining_tp other than 1 is not supported";
@@ -574,6 +599,11 @@ absl::StatusOr<GPT2Config> parseGPT2ConfigJson(std::string_view text,
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName) {
   return parseConfig<LlamaConfig>(text, fileName, readLlama);
+}
+
+int64_t LlamaConfig::rotary_dim() const {
+  // transformers' int(head_dim * partial_rotary_factor).
+  return int64_t(double(head_dim) * partial_rotary_factor);
 }
 
 bool LlamaConfig::listed_sliding(int64_t layer) const {

@@ -73,7 +73,7 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 8192;
   /// LongRoPE (Phi-3.5, Phi-3's 128k models): each frequency divided by its
   /// short factor for a sequence of at most original_max_position_embeddings
-  /// tokens, by its long factor past it (head_dim / 2 of each), and cos
+  /// tokens, by its long factor past it (rotary_dim() / 2 of each), and cos
   /// and sin multiplied by attention_factor (given, else sqrt(1 + ln factor
   /// / ln original), factor being max_position_embeddings / original).
   std::vector<double> short_factor, long_factor;
@@ -147,6 +147,12 @@ struct LlamaConfig {
   int64_t num_key_value_heads = 32;
   /// hidden_size / num_attention_heads unless config.json says otherwise.
   int64_t head_dim = 128;
+  /// Phi-4-mini's partial_rotary_factor: RoPE turns the first rotary_dim()
+  /// dimensions of each query and key head and passes the rest through.
+  double partial_rotary_factor = 1;
+  /// int(head_dim · partial_rotary_factor), as transformers computes it:
+  /// the dimensions RoPE turns (head_dim unless partial).
+  int64_t rotary_dim() const;
   int64_t max_position_embeddings = 2048;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000;

@@ -348,6 +348,28 @@ TEST(PreTokenizer, Qwen2PatternSplitsEachDigit) {
   EXPECT_EQ(pieces("a \n  b"), (Pieces{"a", " \n", " ", " b"}));
 }
 
+// o200k's pattern (GPT-4o's, Phi-4-mini's): a word is capitals then small
+// letters, with its contraction in any case and its marks; '/' joins the
+// newlines after punctuation; digits go in threes, as in Llama 3's.
+TEST(PreTokenizer, O200kPatternSplitsCasedWords) {
+  auto pieces = [](std::string_view text) {
+    return preTokenize(text, PreTokenizerKind::o200k);
+  };
+  EXPECT_EQ(pieces("fooBAR HTTPServer iPhone"),
+            (Pieces{"foo", "BAR", " HTTPServer", " i", "Phone"}));
+  EXPECT_EQ(pieces("NASA's DON'T they'Re"),
+            (Pieces{"NASA's", " DON'T", " they'Re"}));
+  // A combining accent and Devanagari's vowel signs and virama are marks:
+  // inside the word, where Llama 3's pattern splits at each.
+  EXPECT_EQ(pieces("café नमस्ते"), (Pieces{"café", " नमस्ते"}));
+  // Caseless letters (CJK) end a word before the capitals after them.
+  EXPECT_EQ(pieces("日本X 日本Xy"), (Pieces{"日本", "X", " 日本Xy"}));
+  EXPECT_EQ(pieces(" /path/to/file abc/\nfoo"),
+            (Pieces{" /", "path", "/to", "/file", " abc", "/\n", "foo"}));
+  EXPECT_EQ(pieces("ab 12345"), (Pieces{"ab", " ", "123", "45"}));
+  EXPECT_EQ(pieces("a \n  b"), (Pieces{"a", " \n", " ", " b"}));
+}
+
 TEST(Normalize, NfcComposesAndKeepsInvalidBytes) {
   EXPECT_EQ(nfc("plain ASCII"), "plain ASCII");
   EXPECT_EQ(nfc("cafe\u0301"), "caf\u00e9");      // e + acute → é
@@ -412,6 +434,14 @@ TEST(BpeFiles, MatchesHuggingFaceTokenizersWithLlama3Layout) {
 // together (the vocabulary has multi-digit tokens).
 TEST(BpeFiles, MatchesHuggingFaceTokenizersWithQwen2Layout) {
   expectMatchesTokenizers("qwen2-hf-small", /*normalizes=*/true);
+}
+
+// Phi-4-mini's layout: o200k's Split (cased words, marks inside them,
+// contractions attached), no normalizer, no BOS. Its vocabulary was trained
+// on a coarser split, so a splitter that splits more or less than o200k's
+// gives other ids (tests/data/phi4-hf-small/README.md).
+TEST(BpeFiles, MatchesHuggingFaceTokenizersWithPhi4Layout) {
+  expectMatchesTokenizers("phi4-hf-small", /*normalizes=*/false);
 }
 
 // The folder as transformers' Qwen2Tokenizer reads it: <|endoftext|> ends a

@@ -107,9 +107,8 @@ TEST(LlamaConfig, ReadsQwenConfigs) {
 }
 
 // Phi-3-mini-4k's config as the Hub has it: fused projections, a window
-// (every layer's), resid_pdrop; Phi-3.5's LongRoPE read, Phi-4-mini's
-// partial rotary embedding refused. In eval mode resid_pdrop changes nothing;
-// in training it drops out.
+// (every layer's), resid_pdrop; Phi-3.5's LongRoPE read. In eval mode
+// resid_pdrop changes nothing; in training it drops out.
 TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   LlamaConfig c = parseOk(R"({"architectures": ["Phi3ForCausalLM"],
     "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1,
@@ -145,7 +144,8 @@ TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   expectRefused(R"({"model_type": "phi3", "hidden_size": 8,
     "num_attention_heads": 2, "rope_scaling": {"type": "longrope",
     "short_factor": [1.0, 2.0, 3.0], "long_factor": [4.0, 8.0]}})",
-                "longrope 'short_factor' has 3 factors; head_dim 4 needs 2");
+                "longrope 'short_factor' has 3 factors; rotary dimensions "
+                "4 (head_dim 4) need 2");
   // Phi-3's early configs call it "su" (as Phi3Config reads them); a
   // Llama's config may not.
   EXPECT_EQ(parseOk(R"({"model_type": "phi3", "hidden_size": 8,
@@ -156,8 +156,6 @@ TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   expectRefused(R"({"model_type": "llama", "rope_scaling": {"type":
     "su", "short_factor": [1.0], "long_factor": [1.0]}})",
                 "rope type 'su' is not supported");
-  expectRefused(R"({"model_type": "phi3", "partial_rotary_factor": 0.75})",
-                "partial_rotary_factor other than 1 is not supported");
   expectRefused(R"({"model_type": "phi3", "mlp_bias": true})",
                 "not Phi-3 settings");
 
@@ -181,6 +179,95 @@ TEST(LlamaConfig, ReadsPhi3AndFusesItsProjections) {
   EXPECT_EQ(model.forward(ids).to_vector(), first);
   model.train();
   EXPECT_NE(model.forward(ids).to_vector(), first);
+}
+
+// Phi-4-mini's config as the Hub has it: Phi-3's architecture with a tied
+// head, and RoPE on 96 of each head's 128 dimensions (partial_rotary_factor
+// 0.75 at the top level; transformers 5 also writes it into
+// rope_parameters), so LongRoPE has 48 factors of each kind. Other families
+// and factors that leave an odd or empty rotary part are refused.
+TEST(LlamaConfig, ReadsPhi4MiniPartialRotary) {
+  std::string factors = "[1.0";
+  for (int i = 1; i < 48; ++i)
+    factors += ", " + std::to_string(1.0 + 0.1 * i);
+  factors += "]";
+  LlamaConfig c = parseOk(R"({"architectures": ["Phi3ForCausalLM"],
+    "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 199999, "embd_pdrop": 0.0, "eos_token_id": 199999,
+    "full_attn_mod": 1, "hidden_act": "silu", "hidden_size": 3072,
+    "initializer_range": 0.02, "intermediate_size": 8192,
+    "interpolate_factor": 1, "lm_head_bias": false,
+    "max_position_embeddings": 131072, "mlp_bias": false,
+    "model_type": "phi3", "num_attention_heads": 24,
+    "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "original_max_position_embeddings": 4096, "pad_token_id": 199999,
+    "partial_rotary_factor": 0.75, "resid_pdrop": 0.0,
+    "rms_norm_eps": 1e-05, "rope_scaling": {"long_factor": )" +
+                          factors + R"(, "short_factor": )" + factors +
+                          R"(, "type": "longrope"}, "rope_theta": 10000.0,
+    "sliding_window": 262144, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "vocab_size": 200064})");
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.partial_rotary_factor, 0.75);
+  EXPECT_EQ(c.rotary_dim(), 96);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.rope_scaling.kind, RopeScaling::Kind::longrope);
+  EXPECT_EQ(c.rope_scaling.long_factor.size(), 48u);
+  // 1 / theta^(2i / 96), divided by the short factors at 4096 tokens.
+  std::vector<float> inv = rope_inverse_frequencies(c, 4096);
+  ASSERT_EQ(inv.size(), 48u);
+  EXPECT_EQ(inv[0], 1.0f);
+  EXPECT_EQ(inv[1], 1.0f / (float(1.1) * std::pow(10000.0f, 2.0f / 96.0f)));
+
+  // transformers 5's spelling: the factor inside rope_parameters.
+  EXPECT_EQ(parseOk(R"({"model_type": "phi3", "hidden_size": 16,
+    "num_attention_heads": 2, "rope_parameters": {"rope_type": "default",
+    "rope_theta": 10000.0, "partial_rotary_factor": 0.5}})")
+                .rotary_dim(),
+            4);
+  expectRefused(R"({"model_type": "llama", "partial_rotary_factor": 0.5})",
+                "partial_rotary_factor other than 1 is not supported for "
+                "model_type 'llama'");
+  expectRefused(R"({"model_type": "phi3", "partial_rotary_factor": 0})",
+                "partial_rotary_factor must be a number in (0, 1]");
+  expectRefused(R"({"model_type": "phi3", "hidden_size": 8,
+    "num_attention_heads": 2, "partial_rotary_factor": 0.75})",
+                "partial_rotary_factor 0.75 of head_dim 4 turns 3 dimensions");
+  expectRefused(R"({"model_type": "phi3", "hidden_size": 16,
+    "num_attention_heads": 2, "partial_rotary_factor": 0.5,
+    "rope_scaling": {"type": "longrope", "short_factor": [1.0, 2.0, 3.0, 4.0],
+    "long_factor": [1.0, 2.0, 3.0, 4.0]}})",
+                "rotary dimensions 4 (head_dim 8) need 2");
+}
+
+// A partial rotary embedding turns the head's first dimensions as a whole
+// rotary embedding of their width would, and leaves the rest as they are.
+TEST(RotaryEmbedding, PartialFactorTurnsTheFirstDimensionsOnly) {
+  set_options(options_from_env());
+  LlamaConfig c = parseOk(R"({"model_type": "phi3", "hidden_size": 16,
+    "num_attention_heads": 2, "partial_rotary_factor": 0.5})");
+  ASSERT_EQ(c.rotary_dim(), 4);
+  std::vector<double> values;
+  for (int i = 0; i < 3 * 8; ++i)
+    values.push_back(std::sin(1.7 * i) + 0.1 * i);
+  Tensor x = Tensor::from_vector(values, {1, 3, 8});
+  values = x.to_vector(); // as stored (f32)
+  RotaryEmbedding partial(c);
+  std::vector<double> turned =
+      RotaryEmbedding::apply(x, partial.tables(3)).to_vector();
+  LlamaConfig narrow = c;
+  narrow.head_dim = 4, narrow.partial_rotary_factor = 1;
+  RotaryEmbedding whole(narrow);
+  std::vector<double> expected =
+      RotaryEmbedding::apply(x.slice(-1, 0, 4), whole.tables(3)).to_vector();
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t d = 0; d < 8; ++d) {
+      const size_t at = size_t(t * 8 + d);
+      EXPECT_EQ(turned[at], d < 4 ? expected[size_t(t * 4 + d)] : values[at])
+          << "position " << t << ", dimension " << d;
+    }
+  // Position 0 turns by nothing; later ones move the rotary part.
+  EXPECT_NE(turned[8], values[8]);
 }
 
 // Gemma 2B's config as the Hub has it ("gelu", which transformers reads as

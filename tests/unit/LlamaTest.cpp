@@ -3,10 +3,10 @@
 // gradients against finite differences (grouped-query attention, llama3
 // RoPE, untied head, in f64), and parity with transformers'
 // LlamaForCausalLM (and each family member's class: Mistral, Qwen2, Qwen3,
-// Phi-3, Gemma, Gemma 3) from the same weights: logits and the first
-// training losses within 1e-5 (f32), on the backend KILN_BACKEND names. The
-// parity test runs bench/peers/llama_reference.py with the peers' Python
-// (KILN_PEERS_PYTHON, else bench/peers/.venv, which bench/peers/setup.sh
+// Phi-3 and Phi-4-mini, Gemma, Gemma 2 and 3) from the same weights: logits and
+// the first training losses within 1e-5 (f32), on the backend KILN_BACKEND
+// names. The parity test runs bench/peers/llama_reference.py with the peers'
+// Python (KILN_PEERS_PYTHON, else bench/peers/.venv, which bench/peers/setup.sh
 // makes) and is skipped, saying why, where that has no transformers.
 #include "frontends/nn/Llama.h"
 #include "GradCheckSupport.h"
@@ -198,6 +198,18 @@ TEST(LlamaGradCheck, GradientsMatchFiniteDifferencesInF64) {
     c.model_type = window ? "mistral" : "llama";
     c.sliding_window = window;
     expectLlamaGradientsMatchFiniteDifferences(c);
+  }
+  // Phi-4-mini's: fused projections, RoPE on half of each head (the rest
+  // passed through), a tied head.
+  {
+    SCOPED_TRACE("phi3, partial_rotary_factor 0.5");
+    LlamaConfig phi4 = tinyConfig();
+    phi4.model_type = "phi3";
+    phi4.fused_projections = true;
+    phi4.partial_rotary_factor = 0.5;
+    phi4.rope_scaling = RopeScaling();
+    phi4.tie_word_embeddings = true;
+    expectLlamaGradientsMatchFiniteDifferences(phi4);
   }
   // Gemma's: norms that scale by 1 + weight, the GELU gate, the scaled
   // embedding that is also the head.
@@ -463,7 +475,8 @@ TEST_P(LlamaParity, Bf16LogitsMatchTransformersInBf16) {
 INSTANTIATE_TEST_SUITE_P(Variants, LlamaParity,
                          ::testing::Values("llama3", "tied", "mistral", "qwen2",
                                            "qwen3", "phi3", "phi3-longrope",
-                                           "gemma", "gemma2", "gemma3"));
+                                           "phi4", "gemma", "gemma2",
+                                           "gemma3"));
 
 } // namespace
 } // namespace kiln::nn
