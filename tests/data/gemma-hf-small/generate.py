@@ -22,11 +22,15 @@ ids AutoTokenizer gives) transformers:  python3 generate.py
 import json
 import os
 import shutil
+import sys
 import tempfile
 
-import tokenizers
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers, processors
+
+# tokenizer_cases.py, which the folders' generate.py share, is one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tokenizer_cases import write_cases
 
 SPECIAL = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<start_of_turn>",
            "<end_of_turn>"]
@@ -91,23 +95,22 @@ try:
 except ImportError:
     pass
 
+
+
 # One JSON array a line: [text, ids, decoded] (ids without special tokens,
 # decoded keeping them; null for the text itself). The first line says which
 # libraries made them.
-with open("cases.jsonl", "w", encoding="utf-8") as f:
-    f.write(json.dumps({"tokenizers": tokenizers.__version__,
-                        "transformers": transformers_version,
-                        "auto_tokenizer": type(auto).__name__ if auto else None,
-                        "bos": 2, "eos": 1, "cases": len(cases)}) + "\n")
-    for text in cases:
-        ids = plain.encode(text, add_special_tokens=False).ids
-        assert split.encode(text, add_special_tokens=False).ids == ids, text
-        if auto is not None:
-            assert auto(text, add_special_tokens=False)["input_ids"] == ids, \
-                text
-            assert auto(text)["input_ids"] == [2] + ids, text
-        decoded = plain.decode(ids, skip_special_tokens=False)
-        f.write(json.dumps([text, ids, None if decoded == text else decoded],
-                           ensure_ascii=False, separators=(",", ":")) + "\n")
+def row(text):
+    ids = plain.encode(text, add_special_tokens=False).ids
+    assert split.encode(text, add_special_tokens=False).ids == ids, text
+    if auto is not None:
+        assert auto(text, add_special_tokens=False)["input_ids"] == ids, text
+        assert auto(text)["input_ids"] == [2] + ids, text
+    decoded = plain.decode(ids, skip_special_tokens=False)
+    return [text, ids, None if decoded == text else decoded]
+
+
+write_cases(cases, row, transformers=transformers_version,
+            auto_tokenizer=type(auto).__name__ if auto else None, bos=2, eos=1)
 print(len(cases), "cases, vocabulary", plain.get_vocab_size(),
       "AutoTokenizer:", type(auto).__name__ if auto else None)

@@ -19,25 +19,19 @@ import json
 import os
 import sys
 
-import tokenizers
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers, processors, trainers
 
+# tokenizer_cases.py, which the folders' generate.py share, is one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tokenizer_cases import (WIKITEXT_CASES, data_cases, training_sentences,
+                             wikitext, write_cases)
+
 data = sys.argv[1]
-wiki = os.path.join(data, "wikitext-2")
-sst2 = os.path.join(data, "sst2")
-
-
-def sentences(path):
-    with open(path, encoding="utf-8") as f:
-        next(f)  # label TAB content
-        return [line.rstrip("\n").split("\t", 1)[1] for line in f]
-
-
 extra = ("naïve café Привет мир 日本語テキスト x² ٣٤ 👋🏽 e\u0301 "
          "I'm don't 12345 3.14159")
-corpus = sentences(os.path.join(sst2, "train.tsv"))[:20000] + [extra] * 50
-with open(os.path.join(wiki, "valid.txt"), encoding="utf-8") as f:
+corpus = training_sentences(data) + [extra] * 50
+with open(wikitext(data, "valid"), encoding="utf-8") as f:
     corpus += f.read().splitlines()
 
 # Trained on words, as SentencePiece trains: "▁" starts a word.
@@ -100,26 +94,24 @@ cases = [
     "hi 👋🏽!", "no\u00a0break\u3000ideographic", "\u2581already marked",
     "ǅ rare ǅǅ letters ǅ", "<s>text</s>more", "a</s> b", "x<s>y",
     "</s>  two spaces", "<unk> is a token", "<s>",
-    " = Valkyria Chronicles III = \n",
-    "The game 's battle system , the <unk> , is carried over .\n",
-]
-cases += sentences(os.path.join(sst2, "dev.tsv"))
-with open(os.path.join(wiki, "test.txt"), encoding="utf-8") as f:
-    cases += [line for line in f if line.strip()][:100]
+] + WIKITEXT_CASES
+# SST-2's whole dev split, and the start of WikiText-2's test split.
+cases += data_cases(data)
+
+
 # One JSON array a line: [text, ids, decoded] with tokenizer.json, then the
 # same with tokenizer-metaspace.json (ids without special tokens, decoded
 # keeping them); null stands for the text itself (decoded) or the first
 # layout's ids. The first line says which library made them.
-with open("cases.jsonl", "w", encoding="utf-8") as f:
-    f.write(json.dumps({"tokenizers": tokenizers.__version__, "bos": 1,
-                        "cases": len(cases)}) + "\n")
-    for text in cases:
-        row = [text]
-        for tok in (legacy, metaspace):
-            ids = tok.encode(text, add_special_tokens=False).ids
-            decoded = tok.decode(ids, skip_special_tokens=False)
-            row += [None if len(row) == 3 and ids == row[1] else ids,
-                    None if decoded == text else decoded]
-        f.write(json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-                + "\n")
+def both_layouts(text):
+    row = [text]
+    for tok in (legacy, metaspace):
+        ids = tok.encode(text, add_special_tokens=False).ids
+        decoded = tok.decode(ids, skip_special_tokens=False)
+        row += [None if len(row) == 3 and ids == row[1] else ids,
+                None if decoded == text else decoded]
+    return row
+
+
+write_cases(cases, both_layouts, bos=1)
 print(len(cases), "cases, vocabulary", legacy.get_vocab_size())

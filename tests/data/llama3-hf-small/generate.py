@@ -1,6 +1,6 @@
 """Regenerates this folder: a small byte-level BPE with Llama 3's
 tokenizer.json layout, trained by Hugging Face `tokenizers` (the version used
-is written into cases.tsv), and the ids that library gives for a set of
+is written into cases.jsonl), and the ids that library gives for a set of
 strings (cases.jsonl), which tests/unit/DataTokenizerTest.cpp compares with kiln's.
 
 Llama 3's layout: no normalizer; a Sequence pre-tokenizer of a Split on
@@ -15,9 +15,13 @@ import json
 import os
 import sys
 
-import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from tokenizers import processors, trainers
+
+# tokenizer_cases.py, which the folders' generate.py share, is one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tokenizer_cases import (BYTE_LEVEL_CASES, WIKITEXT_CASES, data_cases,
+                             ids_row, training_files, write_cases)
 
 LLAMA3_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
@@ -26,23 +30,8 @@ SPECIAL = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>",
            "<|end_header_id|>", "<|eot_id|>"]
 
 data = sys.argv[1]
-wiki = os.path.join(data, "wikitext-2")
-sst2 = os.path.join(data, "sst2")
-
-
-def sentences(path):
-    with open(path, encoding="utf-8") as f:
-        next(f)  # label TAB content
-        return [line.rstrip("\n").split("\t", 1)[1] for line in f]
-
-
-extra = "extra-corpus.txt"
-with open(extra, "w", encoding="utf-8") as f:
-    f.write("naïve café Привет мир 日本語テキスト x² ٣٤ 👋🏽 e\u0301 "
-            "I'm don't THEY'RE We'Ve you'll he'd it's 12345 3.14159\n" * 50)
-train_sst2 = "sst2-train.txt"
-with open(train_sst2, "w", encoding="utf-8") as f:
-    f.write("\n".join(sentences(os.path.join(sst2, "train.tsv"))[:20000]))
+EXTRA = ("naïve café Привет мир 日本語テキスト x² ٣٤ 👋🏽 e\u0301 "
+         "I'm don't THEY'RE We'Ve you'll he'd it's 12345 3.14159\n" * 50)
 
 tok = Tokenizer(models.BPE(ignore_merges=True))
 tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -55,9 +44,8 @@ tok.decoder = decoders.ByteLevel()
 trainer = trainers.BpeTrainer(
     vocab_size=1500, min_frequency=2, show_progress=False,
     initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tok.train([os.path.join(wiki, "valid.txt"), train_sst2, extra], trainer)
-os.remove(extra)
-os.remove(train_sst2)
+with training_files(data, EXTRA) as files:
+    tok.train(files, trainer)
 # As in Llama 3, the special tokens come after the trained vocabulary.
 tok.add_special_tokens(SPECIAL)
 bos = tok.token_to_id("<|begin_of_text|>")
@@ -76,28 +64,13 @@ with open("tokenizer_config.json", "w", encoding="utf-8") as f:
                "eos_token": "<|end_of_text|>"}, f, indent=2)
     f.write("\n")
 
-cases = [
-    "Hello world", "hello  world", "  leading", "trailing   ", "a\n\nb",
-    "a\n\n", "a \n b", "x  \n\n  y", "\r\n\r\nz", "tab\tseparated",
-    "I'm don't they're we've you'll he'd it's", "IT'S ''s 'LL 'Ve",
-    "abc123 456 3.14 1234567", "wow!!! ?!", "x=(y+1);\n", "(hello) 'quoted'",
-    "naïve café", "Привет мир", "日本語テキスト", "x² ٣٤٥٦ Ⅻ", "e\u0301t",
-    "hi 👋🏽!", "no\u00a0break\u3000ideographic", "line\u2028separator",
+cases = BYTE_LEVEL_CASES + [
     "<|begin_of_text|>text<|eot_id|>more<|end_of_text|>",
     "<|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>",
-    " = Valkyria Chronicles III = \n",
-    "The game 's battle system , the <unk> , is carried over .\n",
-]
+] + WIKITEXT_CASES
 # SST-2's whole dev split, and the start of WikiText-2's test split.
-cases += sentences(os.path.join(sst2, "dev.tsv"))
-with open(os.path.join(wiki, "test.txt"), encoding="utf-8") as f:
-    cases += [line for line in f if line.strip()][:100]
+cases += data_cases(data)
 # One JSON array a line: [text, ids without special tokens]; the first line
 # says which library made them and the post-processor's first token.
-with open("cases.jsonl", "w", encoding="utf-8") as f:
-    f.write(json.dumps({"tokenizers": tokenizers.__version__, "bos": bos,
-                        "cases": len(cases)}) + "\n")
-    for text in cases:
-        ids = tok.encode(text, add_special_tokens=False).ids
-        f.write(json.dumps([text, ids], ensure_ascii=False, separators=(",", ":")) + "\n")
+write_cases(cases, ids_row(tok), bos=bos)
 print(len(cases), "cases, vocabulary", tok.get_vocab_size(), "bos", bos)

@@ -18,9 +18,13 @@ import json
 import os
 import sys
 
-import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers
 from tokenizers import pre_tokenizers, processors, trainers
+
+# tokenizer_cases.py, which the folders' generate.py share, is one folder up.
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tokenizer_cases import (QWEN2_CASES, added_tokens_decoder, data_cases,
+                             ids_row, training_files, write_cases)
 
 QWEN2_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
@@ -36,14 +40,8 @@ BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False,
               "trim_offsets": False, "use_regex": False}
 
 data = sys.argv[1]
-wiki = os.path.join(data, "wikitext-2")
-sst2 = os.path.join(data, "sst2")
-
-
-def sentences(path):
-    with open(path, encoding="utf-8") as f:
-        next(f)  # label TAB content
-        return [line.rstrip("\n").split("\t", 1)[1] for line in f]
+EXTRA = ("naïve café Привет мир 日本語テキスト x² ٣٤ 👋🏽 e\u0301 "
+         "I'm don't THEY'RE We'Ve you'll he'd it's 12345 3.14159\n" * 50)
 
 
 def pre_tokenizer(pattern):
@@ -55,14 +53,6 @@ def pre_tokenizer(pattern):
     ])
 
 
-extra = "extra-corpus.txt"
-with open(extra, "w", encoding="utf-8") as f:
-    f.write("naïve café Привет мир 日本語テキスト x² ٣٤ 👋🏽 e\u0301 "
-            "I'm don't THEY'RE We'Ve you'll he'd it's 12345 3.14159\n" * 50)
-train_sst2 = "sst2-train.txt"
-with open(train_sst2, "w", encoding="utf-8") as f:
-    f.write("\n".join(sentences(os.path.join(sst2, "train.tsv"))[:20000]))
-
 tok = Tokenizer(models.BPE(ignore_merges=False))
 tok.normalizer = normalizers.NFC()
 tok.pre_tokenizer = pre_tokenizer(TRAIN_PATTERN)
@@ -70,9 +60,8 @@ tok.decoder = decoders.ByteLevel()
 trainer = trainers.BpeTrainer(
     vocab_size=1500, min_frequency=2, show_progress=False,
     initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tok.train([os.path.join(wiki, "valid.txt"), train_sst2, extra], trainer)
-os.remove(extra)
-os.remove(train_sst2)
+with training_files(data, EXTRA) as files:
+    tok.train(files, trainer)
 # As in Qwen2, the special tokens come after the trained vocabulary.
 tok.add_special_tokens(SPECIAL)
 # Then Qwen's own split, one digit a piece.
@@ -94,11 +83,7 @@ ids = {token: tok.token_to_id(token) for token in SPECIAL}
 with open("tokenizer_config.json", "w", encoding="utf-8") as f:
     json.dump({
         "add_prefix_space": False,
-        "added_tokens_decoder": {
-            str(ids[token]): {"content": token, "lstrip": False,
-                              "normalized": False, "rstrip": False,
-                              "single_word": False, "special": True}
-            for token in SPECIAL},
+        "added_tokens_decoder": added_tokens_decoder(ids),
         "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
         "bos_token": None,
         "clean_up_tokenization_spaces": False,
@@ -112,38 +97,12 @@ with open("tokenizer_config.json", "w", encoding="utf-8") as f:
     }, f, indent=2, ensure_ascii=False)
     f.write("\n")
 
-cases = [
-    "Hello world", "hello  world", "  leading", "trailing   ", "a\n\nb",
-    "a\n\n", "a \n b", "x  \n\n  y", "\r\n\r\nz", "tab\tseparated",
-    "I'm don't they're we've you'll he'd it's", "IT'S ''s 'LL 'Ve",
-    "abc123 456 3.14 1234567", "wow!!! ?!", "x=(y+1);\n", "(hello) 'quoted'",
-    "naïve café", "Привет мир", "日本語テキスト", "x² ٣٤٥٦ Ⅻ", "e\u0301t",
-    "hi 👋🏽!", "no\u00a0break\u3000ideographic", "line\u2028separator",
-    # Qwen's special tokens inside text, and Llama 3's, which are text here.
-    "hello<|endoftext|>world",
-    "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
-    "<|begin_of_text|>text<|eot_id|>",
-    # NFC: composition, singletons, Hangul jamo, reordering of marks.
-    "e\u0301", "A\u030a", "\u1100\u1161\u11a8", "\u212b", "\u2126", "ﬁ",
-    "x\u0323\u0307", "x\u0307\u0323", "s\u0307\u0323", "cafe\u0301",
-    "\u0301start", "\uf900",
-    # One digit a piece, in any script.
-    "12345 3.14159 2024", "٣٤٥", "abc123def", "１２３ ½ ①",
-    " = Valkyria Chronicles III = \n",
-    "The game 's battle system , the <unk> , is carried over .\n",
-]
-# SST-2's whole dev split, and the start of WikiText-2's test split.
-cases += sentences(os.path.join(sst2, "dev.tsv"))
-with open(os.path.join(wiki, "test.txt"), encoding="utf-8") as f:
-    cases += [line for line in f if line.strip()][:100]
+# The hand-picked strings (tokenizer_cases.py's QWEN2_CASES, which
+# phi4-hf-small shares): Qwen's special tokens inside text, NFC, one digit a
+# piece. Then SST-2's whole dev split, and the start of WikiText-2's test
+# split.
+cases = QWEN2_CASES + data_cases(data)
 # One JSON array a line: [text, ids without special tokens]; the first line
 # says which library made them and the post-processor's first token (none).
-with open("cases.jsonl", "w", encoding="utf-8") as f:
-    f.write(json.dumps({"tokenizers": tokenizers.__version__, "bos": None,
-                        "eos": ids["<|endoftext|>"],
-                        "cases": len(cases)}) + "\n")
-    for text in cases:
-        ids_ = tok.encode(text, add_special_tokens=False).ids
-        f.write(json.dumps([text, ids_], ensure_ascii=False,
-                           separators=(",", ":")) + "\n")
+write_cases(cases, ids_row(tok), bos=None, eos=ids["<|endoftext|>"])
 print(len(cases), "cases, vocabulary", tok.get_vocab_size(), "specials", ids)
