@@ -5,7 +5,6 @@
 // members that outside ops (or the function's return) still read.
 #include "passes/FusionUtils.h"
 
-#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -276,11 +275,21 @@ SmallVector<Value> collectOutputs(ArrayRef<Operation *> all,
 
 /// The fusion op at `all.back()`'s position: block arguments for `inputs`,
 /// the constants it reads cloned first, then `all` cloned (fusions
-/// inlined), then a yield of `outputs`.
+/// inlined), then a yield of `outputs`. When the last op is a member (it
+/// goes once the fusion is built), it leaves the block first and the fusion
+/// takes its place between its neighbours: MLIR numbers a new op halfway
+/// between them, and a root growing one producer at a time would otherwise
+/// halve the gap before it at every step until the whole block is
+/// renumbered (every two or three fusions of a chain).
 FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
-                     ArrayRef<Value> outputs, FusionKind kind) {
+                     ArrayRef<Value> outputs, FusionKind kind,
+                     const OpSet &members) {
   Operation *last = all.back();
   OpBuilder builder(last);
+  if (members.contains(last)) {
+    builder.setInsertionPoint(last->getBlock(), std::next(last->getIterator()));
+    last->remove();
+  }
   SmallVector<Type> resultTypes, inputTypes;
   for (Value v : outputs)
     resultTypes.push_back(v.getType());
@@ -307,18 +316,63 @@ FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
   return fusion;
 }
 
+/// Gives `op` (just inserted) its place in the block's order now, while
+/// the op before it has one: MLIR numbers an inserted op lazily and
+/// renumbers the whole block when its neighbours have no number.
+void numberInPlace(Operation *op) { (void)op->isBeforeInBlock(op); }
+
+/// The block re-sorted after a fusion whose results `earlyReaders` read
+/// before it, as sortTopologically would re-sort it, without visiting the
+/// rest of the block: sortTopologically keeps every op whose operands are
+/// ready in place and moves the others, the early readers and whatever
+/// reads them (transitively), to the end in their order. Taking them out
+/// and appending them (and the terminator after them) numbers each from
+/// the one before it, where moving them would make MLIR renumber the whole
+/// block at its next order query: a large step outlines thousands of
+/// fusions, and both were most of its compile time.
+void sinkEarlyReaders(Block *block, ArrayRef<Operation *> earlyReaders) {
+  llvm::SetVector<Operation *> sinking;
+  SmallVector<Operation *> worklist(earlyReaders.begin(), earlyReaders.end());
+  while (!worklist.empty()) {
+    Operation *op = block->findAncestorOpInBlock(*worklist.pop_back_val());
+    if (!op || op->hasTrait<mlir::OpTrait::IsTerminator>() ||
+        !sinking.insert(op))
+      continue;
+    for (Operation *user : op->getUsers())
+      worklist.push_back(user);
+  }
+  SmallVector<Operation *> ordered = sortedByPosition(sinking.getArrayRef());
+  Operation *terminator = nullptr;
+  if (!block->empty() &&
+      block->back().hasTrait<mlir::OpTrait::IsTerminator>()) {
+    terminator = &block->back();
+    terminator->remove();
+  }
+  for (Operation *op : ordered) {
+    op->remove();
+    block->push_back(op);
+    numberInPlace(op);
+  }
+  if (terminator) {
+    block->push_back(terminator);
+    numberInPlace(terminator);
+  }
+}
+
 /// Points non-members at the fusion's results and erases the members,
 /// copies and constants nothing reads any more; re-sorts the block when a
 /// result is read before the fusion.
 void redirectAndErase(FusionOp fusion, ArrayRef<Operation *> all,
                       ArrayRef<Value> outputs, const OpSet &members) {
-  bool usedBefore = false;
+  numberInPlace(fusion);
+  llvm::SetVector<Operation *> earlyReaders;
   for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
     Value(output).replaceUsesWithIf(result, [&](OpOperand &use) {
       Operation *user = use.getOwner();
       if (members.contains(user))
         return false;
-      usedBefore |= user->isBeforeInBlock(fusion);
+      if (user->isBeforeInBlock(fusion))
+        earlyReaders.insert(user);
       return true;
     });
   SetVector<Operation *> constants;
@@ -327,15 +381,18 @@ void redirectAndErase(FusionOp fusion, ArrayRef<Operation *> all,
       if (isConstant(operand) &&
           !llvm::is_contained(all, operand.getDefiningOp()))
         constants.insert(operand.getDefiningOp());
-  // Reverse block order: users go before the ops they read.
+  // Reverse block order: users go before the ops they read. (An early
+  // reader may be a copy that nothing reads any more.)
   for (Operation *op : llvm::reverse(all))
-    if (members.contains(op) || op->use_empty())
+    if (members.contains(op) || op->use_empty()) {
+      earlyReaders.remove(op);
       op->erase();
+    }
   for (Operation *constant : constants)
     if (constant->use_empty())
       constant->erase();
-  if (usedBefore)
-    sortTopologically(fusion->getBlock());
+  if (!earlyReaders.empty())
+    sinkEarlyReaders(fusion->getBlock(), earlyReaders.getArrayRef());
 }
 
 } // namespace
@@ -352,7 +409,7 @@ FusionOp outlineFusion(ArrayRef<Operation *> members,
 
   // 2. The fusion and its body; 3. outside users read it, the rest goes.
   FusionOp fusion =
-      buildFusion(all, inputs.getArrayRef(), outputs, kind);
+      buildFusion(all, inputs.getArrayRef(), outputs, kind, memberSet);
   redirectAndErase(fusion, all, outputs, memberSet);
 
   // 4. Duplicated producers and inlined fusions may repeat ops in the body.
