@@ -75,6 +75,31 @@ Tensor Linear::forward(const Tensor &x) const {
   return add_lora_output(x, bias.defined() ? y + bias : y);
 }
 
+std::vector<Tensor> Linear::forward_split(
+    const Tensor &x, const std::vector<int64_t> &sizes) const {
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size <= 0)
+      throw Error("Linear::forward_split: every part needs a feature");
+    total += size;
+  }
+  if (total != out_features())
+    throw Error("Linear::forward_split: parts of " + std::to_string(total) +
+                " features for " + std::to_string(out_features()));
+  const Tensor low = lora_low(x);
+  std::vector<Tensor> parts;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    Tensor y = project(x, weight.slice(0, start, start + size).transpose(0, 1),
+                       in_features(), size, "Linear");
+    if (bias.defined())
+      y = y + bias.slice(0, start, start + size);
+    parts.push_back(add_lora_rows(low, y, start, size));
+    start += size;
+  }
+  return parts;
+}
+
 void Projection::add_lora(int64_t r, double alpha, double dropout,
                           InitContext &init, Generator *generator) {
   if (has_lora())
@@ -109,11 +134,25 @@ Tensor Projection::lora_delta() const {
 Tensor Projection::add_lora_output(const Tensor &x, const Tensor &y) const {
   if (!has_lora())
     return y;
+  return plusLoraDelta(y, lora_B_->forward(lora_low(x)) * loraScaling_);
+}
+
+Tensor Projection::lora_low(const Tensor &x) const {
+  if (!has_lora())
+    return Tensor();
   // The input in the adapters' type (f32 over a 16-bit base), as PEFT.
-  Tensor delta = lora_B_->forward(lora_A_->forward(loraDropout_->forward(
-                     as_type(x, lora_A_->weight.dtype())))) *
-                 loraScaling_;
-  return plusLoraDelta(y, delta);
+  return lora_A_->forward(
+      loraDropout_->forward(as_type(x, lora_A_->weight.dtype())));
+}
+
+Tensor Projection::add_lora_rows(const Tensor &low, const Tensor &y,
+                                 int64_t start, int64_t size) const {
+  if (!has_lora())
+    return y;
+  Tensor rows = lora_B_->weight.slice(0, start, start + size);
+  return plusLoraDelta(y, project(low, rows.transpose(0, 1), low.size(-1),
+                                  size, "lora_B") *
+                              loraScaling_);
 }
 
 Conv1D::Conv1D(int64_t in, int64_t out, InitContext &init, double std) {

@@ -10,6 +10,7 @@
 #include "frontends/nn/Module.h"
 
 #include <random>
+#include <vector>
 
 namespace kiln::nn {
 
@@ -66,6 +67,14 @@ public:
 protected:
   /// `y` (the base projection of `x`) plus the branch's output, if any.
   Tensor add_lora_output(const Tensor &x, const Tensor &y) const;
+  /// The branch's first half, lora_A(lora_dropout(x)) [..., r], which every
+  /// part of a split projection shares (one dropout mask, as PEFT's one
+  /// branch draws); undefined without a branch.
+  Tensor lora_low(const Tensor &x) const;
+  /// `y` (output features [start, start + size) of the base projection)
+  /// plus the same features of the branch's output, from `low`.
+  Tensor add_lora_rows(const Tensor &low, const Tensor &y, int64_t start,
+                       int64_t size) const;
   /// Whether base_weight() is [in, out] (Conv1D) rather than [out, in].
   virtual bool weight_is_in_out() const = 0;
 
@@ -86,6 +95,15 @@ public:
   /// [..., in] → [..., out].
   Tensor forward(const Tensor &x) const;
   Tensor operator()(const Tensor &x) const { return forward(x); }
+  /// forward(x) cut along its features into parts of `sizes` (summing to
+  /// out), each computed by its own product with its rows of the weight
+  /// (and of the bias and lora_B), as forward(x).slice would give it. A
+  /// fused projection's parts (Phi-3's qkv_proj and gate_up_proj) are then
+  /// products of their own: the whole result is never written and copied
+  /// apart, and under a memory budget each part is a product the
+  /// rematerializer may recompute, where a slice copy was not.
+  std::vector<Tensor> forward_split(const Tensor &x,
+                                    const std::vector<int64_t> &sizes) const;
   int64_t in_features() const override { return weight.size(1); }
   int64_t out_features() const override { return weight.size(0); }
   const Tensor &base_weight() const override { return weight; }

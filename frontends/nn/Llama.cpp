@@ -190,13 +190,11 @@ Tensor LlamaAttention::forward(const Tensor &x,
     return n ? n->forward(h) : h;
   };
   Tensor qx, kx, vx;
-  if (qkv_proj) { // Phi-3: the query, key and value rows of one product
-    Tensor qkv = qkv_proj->forward(x);
-    const int64_t qEnd = num_heads * head_dim;
-    const int64_t kEnd = qEnd + num_key_value_heads * head_dim;
-    qx = qkv.slice(-1, 0, qEnd);
-    kx = qkv.slice(-1, qEnd, kEnd);
-    vx = qkv.slice(-1, kEnd, kEnd + num_key_value_heads * head_dim);
+  if (qkv_proj) { // Phi-3: the query, key and value rows of one weight
+    const int64_t kv = num_key_value_heads * head_dim;
+    std::vector<Tensor> parts =
+        qkv_proj->forward_split(x, {num_heads * head_dim, kv, kv});
+    qx = parts[0], kx = parts[1], vx = parts[2];
   } else {
     qx = q_proj->forward(x), kx = k_proj->forward(x), vx = v_proj->forward(x);
   }
@@ -238,10 +236,9 @@ LlamaMLP::LlamaMLP(const LlamaConfig &config, InitContext &init)
 Tensor LlamaMLP::forward(const Tensor &x) const {
   Tensor gate, up;
   if (gate_up_proj) { // Phi-3: gate rows, then up rows
-    Tensor both = gate_up_proj->forward(x);
     const int64_t inner = down_proj->in_features();
-    gate = both.slice(-1, 0, inner);
-    up = both.slice(-1, inner, 2 * inner);
+    std::vector<Tensor> parts = gate_up_proj->forward_split(x, {inner, inner});
+    gate = parts[0], up = parts[1];
   } else {
     gate = gate_proj->forward(x), up = up_proj->forward(x);
   }
