@@ -111,6 +111,46 @@ TEST(Lora, StartsAsTheBaseAndTrainsOnlyTheBranches) {
 
 // PEFT's "all-linear": every Linear / Conv1D projection but the head, by
 // the last part of its name, in the model's order.
+// A fused projection computed part by part (Phi-3's qkv_proj and
+// gate_up_proj) gives its whole result's features, the bias and a LoRA
+// branch with a nonzero lora_B included; parts that do not add up to the
+// features are refused.
+TEST(Lora, ASplitProjectionGivesTheSlicesOfTheWholeOne) {
+  set_options(options_from_env());
+  InitContext init(/*seed=*/3, DType::f32);
+  Linear fused(/*in=*/12, /*out=*/20, init, /*bias=*/true, /*std=*/0.3);
+  {
+    NoGradGuard noGrad;
+    fused.bias.assign_(Tensor::rand({20}));
+  }
+  fused.add_lora(/*r=*/4, /*alpha=*/8, /*dropout=*/0.0, init, nullptr);
+  randomiseBranches(fused, 11);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> values(2 * 5 * 12);
+  for (double &v : values)
+    v = normal(rng);
+  Tensor x = Tensor::from_vector(values, {2, 5, 12});
+  NoGradGuard noGrad;
+  std::vector<double> whole = fused.forward(x).to_vector();
+  std::vector<Tensor> parts = fused.forward_split(x, {8, 6, 6});
+  ASSERT_EQ(parts.size(), 3u);
+  int64_t start = 0;
+  for (const Tensor &part : parts) {
+    const int64_t width = part.size(-1);
+    std::vector<double> got = part.to_vector();
+    for (int64_t row = 0; row < 10; ++row)
+      for (int64_t f = 0; f < width; ++f)
+        EXPECT_NEAR(got[size_t(row * width + f)],
+                    whole[size_t(row * 20 + start + f)], 1e-5)
+            << "row " << row << ", feature " << start + f;
+    start += width;
+  }
+  EXPECT_EQ(start, 20);
+  EXPECT_THROW(fused.forward_split(x, {8, 6}), Error);
+  EXPECT_THROW(fused.forward_split(x, {20, 0}), Error);
+}
+
 TEST(Lora, AllLinearNamesEveryProjectionButTheHead) {
   GPT2LMHeadModel model(tinyConfig());
   using Names = std::vector<std::string>;
