@@ -208,14 +208,15 @@ struct LlamaConfig {
   uint64_t dropout_seed = 0;
 };
 
-/// A Llama (or Mistral, Qwen2, Qwen3) `config.json`'s text → the config. Reads
-/// both of Hugging Face's spellings of RoPE settings (rope_theta +
-/// rope_scaling, and the newer rope_parameters); InvalidArgument naming
-/// `fileName` on bad JSON, a bad value or what kiln's Llama does not implement
-/// (hidden_act other than silu, or Gemma's gelu_pytorch_tanh, pretraining_tp
-/// > 1, a rope type other than default, linear, llama3 and longrope, heads
-/// that do not divide). A Gemma config's absent keys take GemmaConfig's
-/// defaults (head_dim 256, a tied head, gelu_pytorch_tanh).
+/// A Llama-family (Llama, Mistral, Qwen, Phi-3, Gemma) `config.json`'s text →
+/// the config. Reads both of Hugging Face's spellings of RoPE settings
+/// (rope_theta + rope_scaling, and the newer rope_parameters); InvalidArgument
+/// naming `fileName` on bad JSON, a bad value or what kiln's Llama does not
+/// implement (hidden_act other than silu, or Gemma's gelu_pytorch_tanh,
+/// pretraining_tp > 1, a rope type other than default, linear, llama3 and
+/// longrope, a partial_rotary_factor outside Phi-3's configs or one that leaves
+/// an odd rotary part, heads that do not divide). A Gemma config's absent keys
+/// take GemmaConfig's defaults (head_dim 256, a tied head, gelu_pytorch_tanh).
 absl::StatusOr<LlamaConfig> parseLlamaConfigJson(std::string_view text,
                                                  std::string_view fileName);
 
