@@ -559,8 +559,9 @@ ParseResult parseTrainArgs(int argc, char **argv) {
     argPointers.push_back(arg.c_str());
   if (!cl::ParseCommandLineOptions(
           int(argPointers.size()), argPointers.data(),
-          "kiln-train: GPT-2 language-model training with kiln, in the style "
-          "of Hugging Face's run_clm.py and Trainer\n",
+          "kiln-train: causal language-model training and fine-tuning (GPT-2 "
+          "and the Llama family, LoRA) with kiln, in the style of Hugging "
+          "Face's run_clm.py and Trainer\n",
           &llvm::errs())) {
     result.exitCode = 2;
     return result;
