@@ -264,12 +264,13 @@ size_t matchCapitalsThenAnySmall(std::string_view text, size_t q) {
 size_t matchAtO200k(std::string_view text, size_t pos) {
   Utf8Unit here = decodeUtf8(text, pos);
   // Each word alternative first with its leading character, then without
-  // (which only a leading mark, itself in A and B, can use).
-  const size_t leadOptions[] = {
-      leadsWord(here) ? pos + size_t(here.length) : pos, pos};
+  // (which only a leading mark, itself in A and B, can use); a character
+  // that cannot lead a word gives one start only.
+  const size_t starts[] = {pos + size_t(here.length), pos};
+  const size_t firstStart = leadsWord(here) ? 0 : 1;
   for (auto *word : {matchCapitalsThenSmall, matchCapitalsThenAnySmall})
-    for (size_t q : leadOptions)
-      if (size_t end = word(text, q); end != kNoMatch) {
+    for (size_t i = firstStart; i < 2; ++i)
+      if (size_t end = word(text, starts[i]); end != kNoMatch) {
         if (end < text.size())
           end += matchContractionAnyCase(text, end);
         return end - pos;

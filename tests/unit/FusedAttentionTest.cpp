@@ -8,6 +8,7 @@
 // scores), and the gradient against central
 // finite differences in f64.
 #include "CpuTestSupport.h"
+#include "SoftcapText.h"
 
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
@@ -117,15 +118,9 @@ std::string attentionAsPrimitives(int64_t window, double softcap = 0) {
   std::string cap =
       softcap == 0
           ? "  %s = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>\n"
-          : llvm::formatv(R"(  %sr = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>
-  %capc = kiln.constant dense<{0}> : tensor<f64>
-  %capb = kiln.broadcast_in_dim %capc, dims = [] : tensor<f64> -> tensor<2x3x5x5xf64>
-  %sq = kiln.div %sr, %capb : tensor<2x3x5x5xf64>
-  %sth = kiln.tanh %sq : tensor<2x3x5x5xf64>
-  %s = kiln.mul %capb, %sth : tensor<2x3x5x5xf64>
-)",
-                          softcap)
-                .str();
+          : "  %sr = kiln.mul %s0, %cb : tensor<2x3x5x5xf64>\n" +
+                testing::softcapAsPrimitives("%sr", "%s", "tensor<2x3x5x5xf64>",
+                                             "f64", softcap);
   std::string windowMask =
       window == 0
           ? "  %w = kiln.select %future, %lowb, %s : "

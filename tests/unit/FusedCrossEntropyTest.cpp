@@ -9,6 +9,7 @@
 // soft cap on the logits (Gemma 2's), which bends logits of the inputs'
 // size (up to ~10) at a cap of 1.5.
 #include "CpuTestSupport.h"
+#include "SoftcapText.h"
 
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
@@ -32,6 +33,14 @@ struct LossCase {
   const char *element = "f32";
   /// The logits' soft cap (0: none).
   double softcap = 0;
+
+  /// The default shape in f64 with the cap `softcap`.
+  static LossCase f64(double softcap) {
+    LossCase c;
+    c.element = "f64";
+    c.softcap = softcap;
+    return c;
+  }
 
   std::string capAttr() const {
     return softcap == 0 ? std::string()
@@ -123,14 +132,8 @@ TEST(FusedCrossEntropy, ReferenceMatchesTheOneHotComposite) {
     std::string cap =
         softcap == 0
             ? std::string("  %x = kiln.add %z, %z0 : tensor<7x11xf64>\n")
-            : llvm::formatv(R"(  %c = kiln.constant dense<{0}> : tensor<f64>
-  %cb = kiln.broadcast_in_dim %c, dims = [] : tensor<f64> -> tensor<7x11xf64>
-  %q = kiln.div %z, %cb : tensor<7x11xf64>
-  %t = kiln.tanh %q : tensor<7x11xf64>
-  %x = kiln.mul %cb, %t : tensor<7x11xf64>
-)",
-                            softcap)
-                  .str();
+            : testing::softcapAsPrimitives("%z", "%x", "tensor<7x11xf64>",
+                                           "f64", softcap);
     std::string primitives =
         R"(
 func.func @main(%h: tensor<7x5xf64>, %w: tensor<11x5xf64>, %y: tensor<7xi64>) -> tensor<7xf64> {
@@ -160,9 +163,7 @@ func.func @main(%h: tensor<7x5xf64>, %w: tensor<11x5xf64>, %y: tensor<7xi64>) ->
   %r = kiln.select %valid, %loss, %z7 : tensor<7xi1>, tensor<7xf64>
   return %r : tensor<7xf64>
 })";
-    LossCase c;
-    c.element = "f64";
-    c.softcap = softcap;
+    LossCase c = LossCase::f64(softcap);
     auto fused = parseModule(c.forwardModule());
     auto plain = parseModule(primitives);
     ASSERT_TRUE(fused.module && plain.module);
@@ -211,9 +212,7 @@ void expectLoweringsKeepResults(const LossCase &c, int64_t chunkBytes,
 TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
   for (double softcap : {0.0, 1.5}) {
     SCOPED_TRACE(softcap);
-    LossCase c;
-    c.element = "f64";
-    c.softcap = softcap;
+    LossCase c = LossCase::f64(softcap);
     int64_t rowBytes = c.classes * 8;
     for (int64_t rows : {1, 2, 3, 7, 100}) {
       expectLoweringsKeepResults(c, rows * rowBytes, /*vocabMultiple=*/1, rows,
@@ -225,9 +224,7 @@ TEST(FusedCrossEntropy, LoweringMatchesReferenceForEveryChunking) {
 TEST(FusedCrossEntropy, GradientsInTheForwardPassMatchReference) {
   for (double softcap : {0.0, 1.5}) {
     SCOPED_TRACE(softcap);
-    LossCase c;
-    c.element = "f64";
-    c.softcap = softcap;
+    LossCase c = LossCase::f64(softcap);
     int64_t rowBytes = c.classes * 8;
     for (int64_t rows : {1, 3, 100}) {
       std::vector<HostTensor> in = c.trainingInputs(rows);
@@ -253,9 +250,7 @@ TEST(FusedCrossEntropy, GradientsInTheForwardPassMatchReference) {
 TEST(FusedCrossEntropy, PaddedVocabularyKeepsLossesAndGradients) {
   for (double softcap : {0.0, 1.5}) {
     SCOPED_TRACE(softcap);
-    LossCase c;
-    c.element = "f64";
-    c.softcap = softcap;
+    LossCase c = LossCase::f64(softcap);
     for (int64_t multiple : {1, 16, 64}) {
       int64_t padded = (c.classes + multiple - 1) / multiple * multiple;
       int64_t rowBytes = padded * 8;
