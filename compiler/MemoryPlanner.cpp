@@ -201,21 +201,19 @@ void Planner::placeGroups() {
 }
 
 uint64_t Planner::bestFit(const std::vector<uint32_t> &order) {
-  std::vector<uint32_t> placed, neighbours;
+  // The placed groups by offset, so the gaps among a group's neighbours
+  // are read in address order without sorting them for each group (ties
+  // in any order: equal offsets give the same gaps).
+  std::vector<uint32_t> byOffset;
   uint64_t arenaEnd = 0;
   for (uint32_t g : order) {
     Group &group = groups_[g];
-    neighbours.clear();
-    for (uint32_t h : placed)
-      if (groups_[h].intersects(group))
-        neighbours.push_back(h);
-    std::sort(neighbours.begin(), neighbours.end(), [&](uint32_t a, uint32_t b) {
-      return groups_[a].offset < groups_[b].offset;
-    });
     uint64_t size = alignUp(group.bytes), cursor = 0;
     uint64_t best = UINT64_MAX, bestGap = UINT64_MAX;
-    for (uint32_t h : neighbours) {
+    for (uint32_t h : byOffset) {
       const Group &n = groups_[h];
+      if (!n.intersects(group))
+        continue;
       if (n.offset >= cursor && n.offset - cursor >= size &&
           n.offset - cursor < bestGap) {
         best = cursor;
@@ -225,7 +223,12 @@ uint64_t Planner::bestFit(const std::vector<uint32_t> &order) {
     }
     group.offset = best != UINT64_MAX ? best : cursor;
     arenaEnd = std::max(arenaEnd, group.offset + size);
-    placed.push_back(g);
+    byOffset.insert(std::upper_bound(byOffset.begin(), byOffset.end(),
+                                     group.offset,
+                                     [&](uint64_t offset, uint32_t h) {
+                                       return offset < groups_[h].offset;
+                                     }),
+                    g);
   }
   return arenaEnd;
 }

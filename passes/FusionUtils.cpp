@@ -321,33 +321,67 @@ FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
 /// renumbers the whole block when its neighbours have no number.
 void numberInPlace(Operation *op) { (void)op->isBeforeInBlock(op); }
 
+/// Whether `op`, or an op nested in it, reads a result of an op of `block`
+/// in `sinking`.
+bool readsAnyOf(Operation *op, Block *block,
+                const llvm::DenseSet<Operation *> &sinking) {
+  auto readsSinking = [&](Operation *reader) {
+    for (Value operand : reader->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getBlock() != block)
+        def = block->findAncestorOpInBlock(*def);
+      if (def && sinking.contains(def))
+        return true;
+    }
+    return false;
+  };
+  // A fusion's body reads only its own arguments.
+  if (op->getNumRegions() == 0 ||
+      op->hasTrait<mlir::OpTrait::IsIsolatedFromAbove>())
+    return readsSinking(op);
+  return op
+      ->walk([&](Operation *nested) {
+        return readsSinking(nested) ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// The block re-sorted after a fusion whose results `earlyReaders` read
-/// before it, as sortTopologically would re-sort it, without visiting the
-/// rest of the block: sortTopologically keeps every op whose operands are
-/// ready in place and moves the others, the early readers and whatever
-/// reads them (transitively), to the end in their order. Taking them out
-/// and appending them (and the terminator after them) numbers each from
-/// the one before it, where moving them would make MLIR renumber the whole
-/// block at its next order query: a large step outlines thousands of
-/// fusions, and both were most of its compile time.
+/// before it, as sortTopologically would re-sort it, without sorting: it
+/// keeps every op whose operands are ready in place and moves the others,
+/// the early readers and whatever reads them (transitively), to the end in
+/// their order. One walk from the first early reader finds them in that
+/// order (an op sinks when it is an early reader or reads one that sinks).
+/// A producer merged into a late consumer can sink most of a large step's
+/// backward pass, thousands of times: sorting what sinks and finding it
+/// through a worklist of users were most of its compile time.
 void sinkEarlyReaders(Block *block, ArrayRef<Operation *> earlyReaders) {
-  llvm::SetVector<Operation *> sinking;
-  SmallVector<Operation *> worklist(earlyReaders.begin(), earlyReaders.end());
-  while (!worklist.empty()) {
-    Operation *op = block->findAncestorOpInBlock(*worklist.pop_back_val());
-    if (!op || op->hasTrait<mlir::OpTrait::IsTerminator>() ||
-        !sinking.insert(op))
+  llvm::SmallPtrSet<Operation *, 8> readers;
+  Operation *first = nullptr;
+  for (Operation *reader : earlyReaders) {
+    Operation *op = block->findAncestorOpInBlock(*reader);
+    if (!op || !readers.insert(op).second)
       continue;
-    for (Operation *user : op->getUsers())
-      worklist.push_back(user);
+    if (!first || op->isBeforeInBlock(first))
+      first = op;
   }
-  SmallVector<Operation *> ordered = sortedByPosition(sinking.getArrayRef());
+  if (!first)
+    return;
   Operation *terminator = nullptr;
-  if (!block->empty() &&
-      block->back().hasTrait<mlir::OpTrait::IsTerminator>()) {
+  if (block->back().hasTrait<mlir::OpTrait::IsTerminator>())
     terminator = &block->back();
+  llvm::DenseSet<Operation *> sinking;
+  SmallVector<Operation *> ordered;
+  for (Operation *op = first; op && op != terminator; op = op->getNextNode())
+    if (readers.contains(op) || readsAnyOf(op, block, sinking)) {
+      sinking.insert(op);
+      ordered.push_back(op);
+    }
+  // Taken out and appended, each is numbered from the op before it; a move
+  // would make MLIR renumber the whole block at its next order query.
+  if (terminator)
     terminator->remove();
-  }
   for (Operation *op : ordered) {
     op->remove();
     block->push_back(op);

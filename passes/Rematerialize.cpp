@@ -129,6 +129,32 @@ int64_t costlyWork(Operation *op) {
       2 * elementsOf(dot.getResult().getType()) * depth / kFlopsPerByte, 1);
 }
 
+/// isCheap and costlyWork of each op, computed once per op: every step
+/// ranks the ops before the peak again, and the side-effect walks of their
+/// fusions' bodies were a tenth of a large over-budget plan's compile.
+class RecomputeCosts {
+public:
+  bool cheap(Operation *op) { return of(op).cheap; }
+  int64_t work(Operation *op) { return of(op).work; }
+  /// Forgets `op`, which is about to be erased (a new op may take its
+  /// address).
+  void forget(Operation *op) { known_.erase(op); }
+  void clear() { known_.clear(); }
+
+private:
+  struct Costs {
+    bool cheap;
+    int64_t work;
+  };
+  Costs of(Operation *op) {
+    auto [it, inserted] = known_.try_emplace(op);
+    if (inserted)
+      it->second = {isCheap(op), costlyWork(op)};
+    return it->second;
+  }
+  DenseMap<Operation *, Costs> known_;
+};
+
 /// The estimated peak (arguments included) of one order.
 struct Estimate {
   int64_t peak = 0;
@@ -187,6 +213,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
       return;
     Block &block = function.getBody().front();
     int64_t base = argumentBytes(block);
+    costs.clear();
 
     SmallVector<Operation *> order;
     for (Operation &op : block.without_terminator())
@@ -308,7 +335,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
            size_t maxLength,
            llvm::function_ref<size_t(Operation *)> positionOf) {
     auto allowed = [&](Operation *op) {
-      return isCheap(op) || (costlyAllowed && costlyWork(op) > 0);
+      return costs.cheap(op) || (costlyAllowed && costs.work(op) > 0);
     };
     if (!allowed(root))
       return std::nullopt;
@@ -331,7 +358,7 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
       return positionOf(a) < positionOf(b);
     });
     for (Operation *op : candidate.ops)
-      candidate.work += costlyWork(op); // 0 for a cheap op
+      candidate.work += costs.work(op); // 0 for a cheap op
     return candidate;
   }
 
@@ -498,13 +525,17 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
     return false;
   }
 
+  RecomputeCosts costs;
+
   /// Sends the root clone's users back to the root and erases the clones.
-  static void undo(const Remat &remat) {
+  void undo(const Remat &remat) {
     for (auto [result, copy] : llvm::zip(remat.root()->getResults(),
                                          remat.clones.back()->getResults()))
       copy.replaceAllUsesWith(result);
-    for (Operation *clone : llvm::reverse(remat.clones))
+    for (Operation *clone : llvm::reverse(remat.clones)) {
+      costs.forget(clone);
       clone->erase();
+    }
   }
 };
 

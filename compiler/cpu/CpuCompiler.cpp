@@ -125,15 +125,11 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
         "cpu backend: no kernel for ", op->getName().getStringRef().str()));
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  scratch->print(os);
-  auto [it, inserted] = kernelByText_.try_emplace(
-      text, absl::StrCat("kiln_kernel_", kernelByText_.size()));
+  auto [symbol, inserted] = kernelNames_.intern(*scratch, "kiln_kernel_");
   if (inserted) {
     ++stats_.uniqueKernels;
     auto kernel = scratch->lookupSymbol<func::FuncOp>("kiln_kernel");
-    kernel.setSymName(it->second);
+    kernel.setSymName(symbol);
     for (Operation &o :
          llvm::make_early_inc_range(scratch->getBody()->getOperations())) {
       auto f = dyn_cast<func::FuncOp>(o);
@@ -142,7 +138,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
       o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
     }
   }
-  kernelInfo_[it->second] = *info;
+  kernelInfo_[symbol] = *info;
   if (atomic && slots[0] != slots[3]) { // it adds into a copy of its operand
     runtime::Thunk copy;
     copy.kind = runtime::Thunk::Kind::copy;
@@ -153,7 +149,7 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   }
   runtime::Thunk thunk;
   thunk.kind = runtime::Thunk::Kind::kernel;
-  thunk.kernel.symbol = it->second;
+  thunk.kernel.symbol = symbol;
   thunk.kernel.label = kernelLabel(op);
   thunk.kernel.slots = std::move(slots);
   thunk.kernel.numResults = op->getNumResults();

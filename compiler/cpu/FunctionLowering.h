@@ -7,6 +7,7 @@
 #define KILN_COMPILER_CPU_FUNCTIONLOWERING_H
 
 #include "compiler/cpu/CpuCompiler.h"
+#include "compiler/cpu/KernelDeduplicator.h"
 #include "compiler/cpu/KernelEmitter.h"
 
 #include "ir/KilnDialect.h"
@@ -99,7 +100,7 @@ private:
   llvm::DenseMap<mlir::Value, uint32_t> slotOf_;
   /// Slices GEMMs read in place (their slot is the source's): value → slice.
   llvm::DenseMap<mlir::Value, SliceOp> gemmViews_;
-  std::map<std::string, std::string> kernelByText_;
+  KernelDeduplicator kernelNames_;
   /// Each kernel's lanes per row and whether it is a loop (KernelInfo).
   std::map<std::string, KernelInfo> kernelInfo_;
   std::set<uint32_t> constantSlots_;
