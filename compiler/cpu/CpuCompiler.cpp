@@ -100,8 +100,8 @@ uint32_t FunctionLowering::arenaSlot(uint64_t bytes, Operation *origin) {
   return exe_.plan.slots.size() - 1;
 }
 
-absl::Status FunctionLowering::addKernel(Operation *op,
-                                         std::vector<uint32_t> slots) {
+absl::StatusOr<KernelDeduplicator::Emitted>
+FunctionLowering::emitKernel(Operation *op) {
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(op->getLoc());
   FailureOr<KernelInfo> info = failure();
   bool atomic = false;
@@ -138,6 +138,26 @@ absl::Status FunctionLowering::addKernel(Operation *op,
       o.moveBefore(kernels_->getBody(), kernels_->getBody()->end());
     }
   }
+  return KernelDeduplicator::Emitted{symbol, *info, atomic};
+}
+
+absl::Status FunctionLowering::addKernel(Operation *op,
+                                         std::vector<uint32_t> slots) {
+  // An op of the function like one lowered before (a layer's repeat) has
+  // its kernel; ops built only to be emitted (transposes, fills) die after
+  // this call and are not remembered.
+  bool remembered = function_->isProperAncestor(op);
+  const KernelDeduplicator::Emitted *known =
+      remembered ? kernelNames_.findSource(op) : nullptr;
+  absl::StatusOr<KernelDeduplicator::Emitted> emitted =
+      known ? *known : emitKernel(op);
+  if (!emitted.ok())
+    return emitted.status();
+  if (remembered && !known)
+    kernelNames_.rememberSource(op, *emitted);
+  const std::string &symbol = emitted->symbol;
+  const KernelInfo *info = &emitted->info;
+  bool atomic = emitted->atomic;
   kernelInfo_[symbol] = *info;
   if (atomic && slots[0] != slots[3]) { // it adds into a copy of its operand
     runtime::Thunk copy;

@@ -80,6 +80,9 @@ private:
   /// A whole kiln.fused_attention(_grad) kept for the device's attention
   /// kernel (PipelineOptions::attentionKernel) → an attention thunk.
   absl::Status lowerAttention(mlir::Operation *op);
+  /// Emits `op`'s kernel into the kernel module, or names the same kernel
+  /// emitted before.
+  absl::StatusOr<KernelDeduplicator::Emitted> emitKernel(mlir::Operation *op);
   /// Emits (or reuses) `op`'s kernel and appends a thunk over `slots`.
   absl::Status addKernel(mlir::Operation *op, std::vector<uint32_t> slots);
   /// A slot holding `operand` permuted by `perm` (the slot itself if `perm`

@@ -13,18 +13,35 @@ namespace {
 constexpr OperationEquivalence::Flags kIgnoreLocations =
     OperationEquivalence::IgnoreLocations;
 
-/// Every op of `module` (nested ones included, in walk order) by name,
-/// attributes and result types; the uses of values are left to
-/// equivalent(), which settles collisions.
-unsigned structuralHash(ModuleOp module) {
-  llvm::hash_code hash = 0;
-  module->walk([&](Operation *op) {
+/// Every op of `root` (nested ones included, in walk order) by name,
+/// attributes and result types, and `root`'s operand types; the uses of
+/// values are left to the equivalence tests, which settle collisions.
+unsigned structuralHash(Operation *root) {
+  llvm::hash_code hash = llvm::hash_combine_range(
+      root->getOperandTypes().begin(), root->getOperandTypes().end());
+  root->walk([&](Operation *op) {
     hash = llvm::hash_combine(
         hash, OperationEquivalence::computeHash(
                   op, OperationEquivalence::ignoreHashValue,
                   OperationEquivalence::ignoreHashValue, kIgnoreLocations));
   });
   return static_cast<unsigned>(static_cast<size_t>(hash));
+}
+
+/// Whether ops `a` and `b` are the same ops over values of the same types:
+/// each value `a` defines stands for the one of `b` at its place, and the
+/// values they read from outside need only have the same type (a kernel
+/// reads its operands' buffers by position).
+bool sameSource(Operation *a, Operation *b) {
+  llvm::DenseMap<Value, Value> counterpart;
+  return OperationEquivalence::isEquivalentTo(
+      a, b,
+      [&](Value x, Value y) {
+        auto it = counterpart.find(x);
+        return success(it != counterpart.end() ? it->second == y
+                                               : x.getType() == y.getType());
+      },
+      [&](Value x, Value y) { counterpart[x] = y; }, kIgnoreLocations);
 }
 
 /// Whether `a` and `b` hold the same ops reading the same values: each
@@ -49,6 +66,21 @@ KernelDeduplicator::intern(ModuleOp scratch, llvm::StringRef prefix) {
   std::string symbol = (prefix + llvm::Twine(kernels_.size())).str();
   kernels_.push_back({OwningOpRef<ModuleOp>(scratch.clone()), symbol});
   return {symbol, true};
+}
+
+const KernelDeduplicator::Emitted *
+KernelDeduplicator::findSource(Operation *op) {
+  auto it = sources_.find(structuralHash(op));
+  if (it == sources_.end())
+    return nullptr;
+  for (const auto &[source, emitted] : it->second)
+    if (sameSource(op, source))
+      return &emitted;
+  return nullptr;
+}
+
+void KernelDeduplicator::rememberSource(Operation *op, Emitted emitted) {
+  sources_[structuralHash(op)].push_back({op, std::move(emitted)});
 }
 
 } // namespace kiln::compiler::cpu

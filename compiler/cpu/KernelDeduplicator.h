@@ -5,6 +5,8 @@
 #ifndef KILN_COMPILER_CPU_KERNELDEDUPLICATOR_H
 #define KILN_COMPILER_CPU_KERNELDEDUPLICATOR_H
 
+#include "compiler/cpu/KernelEmitter.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/DenseMap.h"
@@ -32,6 +34,20 @@ public:
 
   size_t size() const { return kernels_.size(); }
 
+  /// A kernel emitted for an op: its symbol, what the emitter said of it,
+  /// and whether it is an atomic scatter_add.
+  struct Emitted {
+    std::string symbol;
+    KernelInfo info;
+    bool atomic = false;
+  };
+  /// What was remembered for an op like `op` (the same ops, attributes and
+  /// types, inside and out, whatever values it reads), if anything:
+  /// emitting the same op gives the same kernel, so a layer's repeats are
+  /// not emitted again. A remembered op must outlive the deduplicator.
+  const Emitted *findSource(mlir::Operation *op);
+  void rememberSource(mlir::Operation *op, Emitted emitted);
+
 private:
   struct Kernel {
     mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -40,6 +56,10 @@ private:
   std::vector<Kernel> kernels_;
   /// Structural hash → indices into kernels_.
   llvm::DenseMap<unsigned, llvm::SmallVector<unsigned, 1>> byHash_;
+  /// Structural hash → the ops remembered with it and their kernels.
+  llvm::DenseMap<unsigned,
+                 llvm::SmallVector<std::pair<mlir::Operation *, Emitted>, 1>>
+      sources_;
 };
 
 } // namespace kiln::compiler::cpu

@@ -1,6 +1,7 @@
 // KernelDeduplicator: kernel modules that are the same ops over the same
 // values share a symbol, whatever their locations; a different attribute,
-// type or use of a value makes a new one.
+// type or use of a value makes a new one. And an op like one remembered
+// (reading any values of the same types) finds the kernel emitted for it.
 #include "compiler/cpu/KernelDeduplicator.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -91,6 +92,48 @@ TEST_F(KernelDeduplicatorTest, TheRememberedKernelOutlivesTheScratchModule) {
   }
   auto second = kernel("%s = arith.mulf %a, %b : f32\nreturn %s : f32");
   EXPECT_FALSE(names_.intern(*second, "k").second);
+}
+
+/// The first op of kiln_kernel's body in `module`.
+mlir::Operation *firstOp(mlir::ModuleOp module) {
+  auto kernel = *module.getOps<mlir::func::FuncOp>().begin();
+  return &kernel.getBody().front().front();
+}
+
+TEST_F(KernelDeduplicatorTest, AnOpLikeARememberedOneFindsItsKernel) {
+  auto remembered = kernel("%s = arith.subf %a, %b : f32\nreturn %s : f32");
+  KernelDeduplicator::Emitted emitted;
+  emitted.symbol = "kiln_kernel_3";
+  emitted.info.rangeSize = 42;
+  names_.rememberSource(firstOp(*remembered), emitted);
+  // The values read may differ (a kernel reads its operands' buffers by
+  // position), their types may not; nor may the op or its attributes.
+  auto swapped = kernel("%s = arith.subf %b, %a : f32\nreturn %s : f32");
+  const KernelDeduplicator::Emitted *found =
+      names_.findSource(firstOp(*swapped));
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->symbol, "kiln_kernel_3");
+  EXPECT_EQ(found->info.rangeSize, 42);
+  auto wide = kernel("%s = arith.subf %a, %b : f64\nreturn %s : f64", "f64");
+  EXPECT_EQ(names_.findSource(firstOp(*wide)), nullptr);
+  auto add = kernel("%s = arith.addf %a, %b : f32\nreturn %s : f32");
+  EXPECT_EQ(names_.findSource(firstOp(*add)), nullptr);
+  auto fast =
+      kernel("%s = arith.subf %a, %b fastmath<fast> : f32\nreturn %s : f32");
+  EXPECT_EQ(names_.findSource(firstOp(*fast)), nullptr);
+  // Operands of other types, the result's the same.
+  auto fromHalf = mlir::parseSourceString<mlir::ModuleOp>(
+      "func.func @kiln_kernel(%h: f16) -> f64 {\n"
+      "%w = arith.extf %h : f16 to f64\nreturn %w : f64\n}",
+      &context_);
+  auto fromFloat = mlir::parseSourceString<mlir::ModuleOp>(
+      "func.func @kiln_kernel(%h: f32) -> f64 {\n"
+      "%w = arith.extf %h : f32 to f64\nreturn %w : f64\n}",
+      &context_);
+  names_.rememberSource(firstOp(*fromHalf), emitted);
+  EXPECT_EQ(names_.findSource(firstOp(*fromFloat)), nullptr);
+  // The remembered op itself, once more.
+  EXPECT_NE(names_.findSource(firstOp(*remembered)), nullptr);
 }
 
 } // namespace
