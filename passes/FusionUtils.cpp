@@ -322,15 +322,15 @@ FusionOp buildFusion(ArrayRef<Operation *> all, ArrayRef<Value> inputs,
 void numberInPlace(Operation *op) { (void)op->isBeforeInBlock(op); }
 
 /// Whether `op`, or an op nested in it, reads a result of an op of `block`
-/// in `sinking`.
-bool readsAnyOf(Operation *op, Block *block,
-                const llvm::DenseSet<Operation *> &sinking) {
+/// that `sunk` says has sunk.
+bool readsSunk(Operation *op, Block *block,
+               llvm::function_ref<bool(Operation *)> sunk) {
   auto readsSinking = [&](Operation *reader) {
     for (Value operand : reader->getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (def && def->getBlock() != block)
         def = block->findAncestorOpInBlock(*def);
-      if (def && sinking.contains(def))
+      if (def && sunk(def))
         return true;
     }
     return false;
@@ -351,11 +351,13 @@ bool readsAnyOf(Operation *op, Block *block,
 /// before it, as sortTopologically would re-sort it, without sorting: it
 /// keeps every op whose operands are ready in place and moves the others,
 /// the early readers and whatever reads them (transitively), to the end in
-/// their order. One walk from the first early reader finds them in that
-/// order (an op sinks when it is an early reader or reads one that sinks).
-/// A producer merged into a late consumer can sink most of a large step's
-/// backward pass, thousands of times: sorting what sinks and finding it
-/// through a worklist of users were most of its compile time.
+/// their order. One walk from the first early reader to the last op moves
+/// them there as it meets them (an op sinks when it is an early reader or
+/// reads one that sank), so an op has sunk when it stands after the last
+/// op the walk started with. A producer merged into a late consumer can
+/// sink most of a large step's backward pass, thousands of times: sorting
+/// what sinks and finding it through a worklist of users were most of its
+/// compile time.
 void sinkEarlyReaders(Block *block, ArrayRef<Operation *> earlyReaders) {
   llvm::SmallPtrSet<Operation *, 8> readers;
   Operation *first = nullptr;
@@ -371,18 +373,19 @@ void sinkEarlyReaders(Block *block, ArrayRef<Operation *> earlyReaders) {
   Operation *terminator = nullptr;
   if (block->back().hasTrait<mlir::OpTrait::IsTerminator>())
     terminator = &block->back();
-  llvm::DenseSet<Operation *> sinking;
-  SmallVector<Operation *> ordered;
-  for (Operation *op = first; op && op != terminator; op = op->getNextNode())
-    if (readers.contains(op) || readsAnyOf(op, block, sinking)) {
-      sinking.insert(op);
-      ordered.push_back(op);
-    }
-  // Taken out and appended, each is numbered from the op before it; a move
-  // would make MLIR renumber the whole block at its next order query.
+  Operation *last = terminator ? terminator->getPrevNode() : &block->back();
   if (terminator)
     terminator->remove();
-  for (Operation *op : ordered) {
+  auto sunk = [&](Operation *op) { return last->isBeforeInBlock(op); };
+  // Taken out and appended, each is numbered from the op before it (after
+  // `last`'s number); a move would make MLIR renumber the whole block at
+  // its next order query.
+  for (Operation *op = first, *next = nullptr; op; op = next) {
+    next = op == last ? nullptr : op->getNextNode();
+    if (!readers.contains(op) && !readsSunk(op, block, sunk))
+      continue;
+    if (op == &block->back())
+      break; // the last op sinks where it stands
     op->remove();
     block->push_back(op);
     numberInPlace(op);

@@ -81,6 +81,29 @@ TEST_F(OutlineFusion, ReadersBeforeTheFusionMoveToTheEnd) {
   EXPECT_TRUE(mlir::succeeded(mlir::verify(*module_)));
 }
 
+// The same with the early reader's users spread out, the block's last op
+// among them: each sinks in its order, after every op that stays.
+TEST_F(OutlineFusion, TheLastOpSinksWithTheOtherReaders) {
+  mlir::Block &block = parse(R"(
+    func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %a = kiln.exp %x : tensor<4xf32>
+      %r = kiln.neg %a : tensor<4xf32>
+      %t = kiln.sqrt %x : tensor<4xf32>
+      %u = kiln.log %r : tensor<4xf32>
+      %c = kiln.add %a, %x : tensor<4xf32>
+      %d = kiln.mul %c, %t : tensor<4xf32>
+      %s = kiln.abs %u : tensor<4xf32>
+      return %s, %d, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    })");
+  outlineFusion({nth(block, 0), nth(block, 4)}, {}, FusionKind::loop);
+  EXPECT_EQ(names(block),
+            (std::vector<std::string>{"kiln.sqrt", "kiln.fusion", "kiln.mul",
+                                      "kiln.neg", "kiln.log", "kiln.abs",
+                                      "func.return"}));
+  EXPECT_TRUE(orderMatchesList(block));
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(*module_)));
+}
+
 // A chain of 64 elementwise ops fused into its last one producer at a
 // time: every fusion takes its root's place, and the order MLIR keeps
 // still matches the list (each fusion numbered between its neighbours).
