@@ -207,6 +207,9 @@ struct Remat {
 struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
   using Base::Base;
 
+  /// Each op's tier, for this run of the pass (cleared at its start).
+  RecomputeCosts costs;
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     if (memoryBudget <= 0 || function.isExternal())
@@ -524,8 +527,6 @@ struct RematerializePass : impl::RematerializePassBase<RematerializePass> {
     }
     return false;
   }
-
-  RecomputeCosts costs;
 
   /// Sends the root clone's users back to the root and erases the clones.
   void undo(const Remat &remat) {

@@ -156,9 +156,9 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   if (remembered && !known)
     kernelNames_.rememberSource(op, *emitted);
   const std::string &symbol = emitted->symbol;
-  const KernelInfo *info = &emitted->info;
+  const KernelInfo &info = emitted->info;
   bool atomic = emitted->atomic;
-  kernelInfo_[symbol] = *info;
+  kernelInfo_[symbol] = info;
   if (atomic && slots[0] != slots[3]) { // it adds into a copy of its operand
     runtime::Thunk copy;
     copy.kind = runtime::Thunk::Kind::copy;
@@ -176,9 +176,9 @@ absl::Status FunctionLowering::addKernel(Operation *op,
   for (unsigned i = 0; i < op->getNumOperands() && !atomic; ++i)
     if (mayWriteOverOperand(op, i))
       thunk.kernel.inPlaceOperands.push_back(i);
-  thunk.kernel.rangeSize = info->rangeSize;
-  thunk.kernel.splittable = info->splittable;
-  thunk.kernel.workPerIndex = info->workPerIndex;
+  thunk.kernel.rangeSize = info.rangeSize;
+  thunk.kernel.splittable = info.splittable;
+  thunk.kernel.workPerIndex = info.workPerIndex;
   exe_.thunks.push_back(std::move(thunk));
   ++stats_.opKernels;
   return absl::OkStatus();

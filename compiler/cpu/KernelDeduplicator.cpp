@@ -28,29 +28,21 @@ unsigned structuralHash(Operation *root) {
   return static_cast<unsigned>(static_cast<size_t>(hash));
 }
 
-/// Whether ops `a` and `b` are the same ops over values of the same types:
-/// each value `a` defines stands for the one of `b` at its place, and the
-/// values they read from outside need only have the same type (a kernel
-/// reads its operands' buffers by position).
-bool sameSource(Operation *a, Operation *b) {
+/// Whether `a` and `b` are the same ops (nested ones included, locations
+/// aside), each value `a` defines standing for the one of `b` at its
+/// place. With `readsOutside`, a value read from outside both (an op's
+/// operand) matches any value: OperationEquivalence has compared their
+/// types, and a kernel reads its operands' buffers by position. A kernel
+/// module reads nothing from outside.
+bool sameOps(Operation *a, Operation *b, bool readsOutside) {
   llvm::DenseMap<Value, Value> counterpart;
   return OperationEquivalence::isEquivalentTo(
       a, b,
       [&](Value x, Value y) {
         auto it = counterpart.find(x);
-        return success(it != counterpart.end() ? it->second == y
-                                               : x.getType() == y.getType());
+        return success(it == counterpart.end() ? readsOutside
+                                               : it->second == y);
       },
-      [&](Value x, Value y) { counterpart[x] = y; }, kIgnoreLocations);
-}
-
-/// Whether `a` and `b` hold the same ops reading the same values: each
-/// value of `a` stands for the one of `b` at its place.
-bool equivalent(ModuleOp a, ModuleOp b) {
-  llvm::DenseMap<Value, Value> counterpart;
-  return OperationEquivalence::isEquivalentTo(
-      a, b,
-      [&](Value x, Value y) { return success(counterpart.lookup(x) == y); },
       [&](Value x, Value y) { counterpart[x] = y; }, kIgnoreLocations);
 }
 
@@ -60,7 +52,7 @@ std::pair<std::string, bool>
 KernelDeduplicator::intern(ModuleOp scratch, llvm::StringRef prefix) {
   llvm::SmallVector<unsigned, 1> &sameHash = byHash_[structuralHash(scratch)];
   for (unsigned index : sameHash)
-    if (equivalent(scratch, *kernels_[index].module))
+    if (sameOps(scratch, *kernels_[index].module, /*readsOutside=*/false))
       return {kernels_[index].symbol, false};
   sameHash.push_back(kernels_.size());
   std::string symbol = (prefix + llvm::Twine(kernels_.size())).str();
@@ -74,7 +66,7 @@ KernelDeduplicator::findSource(Operation *op) {
   if (it == sources_.end())
     return nullptr;
   for (const auto &[source, emitted] : it->second)
-    if (sameSource(op, source))
+    if (sameOps(op, source, /*readsOutside=*/true))
       return &emitted;
   return nullptr;
 }

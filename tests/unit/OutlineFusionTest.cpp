@@ -48,6 +48,17 @@ protected:
         return false;
     return true;
   }
+  /// Fuses the block's ops `producer` and `root` (by position) and expects
+  /// the block's ops then to be `expected`, in order, MLIR's order to agree
+  /// and the module to verify.
+  void expectAfterFusing(mlir::Block &block, int producer, int root,
+                         const std::vector<std::string> &expected) {
+    outlineFusion({nth(block, producer), nth(block, root)}, {},
+                  FusionKind::loop);
+    EXPECT_EQ(names(block), expected);
+    EXPECT_TRUE(orderMatchesList(block));
+    EXPECT_TRUE(mlir::succeeded(mlir::verify(*module_)));
+  }
   /// The block's n-th op.
   static mlir::Operation *nth(mlir::Block &block, int n) {
     auto it = block.begin();
@@ -73,12 +84,9 @@ TEST_F(OutlineFusion, ReadersBeforeTheFusionMoveToTheEnd) {
       %d = kiln.mul %c, %t : tensor<4xf32>
       return %s, %d : tensor<4xf32>, tensor<4xf32>
     })");
-  outlineFusion({nth(block, 0), nth(block, 4)}, {}, FusionKind::loop);
-  EXPECT_EQ(names(block),
-            (std::vector<std::string>{"kiln.sqrt", "kiln.fusion", "kiln.mul",
-                                      "kiln.neg", "kiln.abs", "func.return"}));
-  EXPECT_TRUE(orderMatchesList(block));
-  EXPECT_TRUE(mlir::succeeded(mlir::verify(*module_)));
+  expectAfterFusing(block, 0, 4,
+                    {"kiln.sqrt", "kiln.fusion", "kiln.mul", "kiln.neg",
+                     "kiln.abs", "func.return"});
 }
 
 // The same with the early reader's users spread out, the block's last op
@@ -95,13 +103,9 @@ TEST_F(OutlineFusion, TheLastOpSinksWithTheOtherReaders) {
       %s = kiln.abs %u : tensor<4xf32>
       return %s, %d, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
     })");
-  outlineFusion({nth(block, 0), nth(block, 4)}, {}, FusionKind::loop);
-  EXPECT_EQ(names(block),
-            (std::vector<std::string>{"kiln.sqrt", "kiln.fusion", "kiln.mul",
-                                      "kiln.neg", "kiln.log", "kiln.abs",
-                                      "func.return"}));
-  EXPECT_TRUE(orderMatchesList(block));
-  EXPECT_TRUE(mlir::succeeded(mlir::verify(*module_)));
+  expectAfterFusing(block, 0, 4,
+                    {"kiln.sqrt", "kiln.fusion", "kiln.mul", "kiln.neg",
+                     "kiln.log", "kiln.abs", "func.return"});
 }
 
 // A chain of 64 elementwise ops fused into its last one producer at a
