@@ -112,6 +112,19 @@ LLVM::LoopAnnotationAttr parallelAccesses(LLVM::AccessGroupAttr group) {
                                        ArrayRef<LLVM::AccessGroupAttr>{group});
 }
 
+/// Whether memory op `op` reads or writes a stack array of the kernel (an
+/// alloca, or an element of one).
+bool accessesTheStack(Operation *op) {
+  Value address;
+  if (auto load = dyn_cast<LLVM::LoadOp>(op))
+    address = load.getAddr();
+  else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    address = store.getAddr();
+  while (auto gep = address ? address.getDefiningOp<LLVM::GEPOp>() : nullptr)
+    address = gep.getBase();
+  return address && address.getDefiningOp<LLVM::AllocaOp>();
+}
+
 /// Marks the memory accesses of kernels built with kParallelAttr as one
 /// access group that carries no loop dependence, on every loop back-edge:
 /// without it, an output updated in place (a donated input) fails LLVM's
@@ -122,7 +135,13 @@ void markParallelLoops(ModuleOp module) {
     if (!func->hasAttr("kiln.parallel"))
       return;
     auto group = LLVM::AccessGroupAttr::get(ctx);
-    func.walk([&](Operation *op) { addAccessGroup(op, group); });
+    // A stack array stays out of the claim: a loop may carry it (a row's
+    // scratch stash, written again by the next row), and LLVM sees its
+    // accesses apart from the buffers' without help.
+    func.walk([&](Operation *op) {
+      if (!accessesTheStack(op))
+        addAccessGroup(op, group);
+    });
     // Blocks are in program order after scf → cf, so a branch to an
     // earlier block is a loop's back-edge.
     llvm::DenseMap<Block *, unsigned> order;

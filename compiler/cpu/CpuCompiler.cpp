@@ -120,7 +120,8 @@ FunctionLowering::emitKernel(Operation *op) {
                       .elementsPerIndex = target_.elementsPerIndex,
                       .rowUnroll = target_.rowUnroll,
                       .holdRows = target_.holdRows,
-                      .innermostRows = target_.innermostRows})
+                      .innermostRows = target_.innermostRows,
+                      .mostScratchStashBytes = target_.mostScratchStashBytes})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -603,6 +604,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.rowUnroll = gpuRowUnroll();
     kernels.holdRows = gpuHoldRows();
     kernels.innermostRows = false;
+    kernels.mostScratchStashBytes = 0;
     kernels.kernelGroups = !layoutOverrides().noKernelGroups;
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;

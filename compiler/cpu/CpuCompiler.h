@@ -67,6 +67,13 @@ struct KernelTarget {
   /// A fusion without reduces walks rows of its innermost dimension
   /// (FusionKernelOptions::innermostRows): on for the cpu, off for cuda.
   bool innermostRows = true;
+  /// A row's stash without a result to hold it goes to a stack array of at
+  /// most this many bytes (FusionKernelOptions::mostScratchStashBytes):
+  /// the cpu's 256 KiB (a 50257-wide loss row in f32) is a small part of
+  /// the stack of a thread that runs kernels (megabytes: the main thread's
+  /// and OpenMP's workers' come from the stack limit, 8 MiB by default);
+  /// 0 for cuda.
+  int64_t mostScratchStashBytes = 256 * 1024;
   /// A slice only GEMMs read is read by them in place from its source
   /// (runtime::GemmOperandView) instead of copied out by a kernel: on, or
   /// off under $KILN_GEMM_VIEWS=0 (kernelTargetFor) to measure it.

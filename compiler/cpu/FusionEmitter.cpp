@@ -611,6 +611,37 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
                              plan_.levels == 1 && !plan_.fullReadsReduce;
     Value stash = fullWhileReducing || held ? Value() : plan_.stashValue;
     unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
+    // Without a result to hold it, the stash takes a stack array a row
+    // long (one row at a time: one lane, rows one after another), or
+    // waits to be recomputed.
+    Value scratch;
+    if (stash && plan_.stashResult < 0) {
+      Type type = elementOf(stash);
+      bool fits = lanes_ == 1 && rowsPerIndex_ == 1 &&
+                  plan_.rowLength * type.getIntOrFloatBitWidth() / 8 <=
+                      mostScratchStashBytes_;
+      if (fits)
+        scratch = kb_.stackArray(type, plan_.rowLength);
+      else
+        stash = Value();
+    }
+    // Point x (at ivs of the row) of the stash: its place in the stash
+    // result's buffer, or in the scratch array.
+    auto rowOffset = [&](ArrayRef<Value> ivs) {
+      return kb_.linearize(ivs, rowMajorStrides(reducedShape));
+    };
+    auto storeStash = [&](Index *x, ArrayRef<Value> ivs) {
+      Value value = generate(stash, x);
+      if (scratch)
+        kb_.storeAt(scratch, rowOffset(ivs), value);
+      else
+        kb_.store(stashBuffer, elementOf(stash), flatOf(x), value);
+    };
+    auto loadStash = [&](Index *x, ArrayRef<Value> ivs) {
+      memo_[{stash, x}] =
+          scratch ? kb_.loadAt(scratch, elementOf(stash), rowOffset(ivs))
+                  : kb_.load(stashBuffer, elementOf(stash), flatOf(x));
+    };
     // 1. One pass over the row per reduce level.
     for (unsigned level = 1; level <= plan_.levels; ++level) {
       SmallVector<ReduceOp> group;
@@ -625,15 +656,13 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
       // The stash gets its own loop first: without the f64 accumulator
       // in it, LLVM vectorises it at the f32 width (16 lanes, not 8),
       // and the accumulating loop reads it back from L1.
-      bool stashHere = stash && level == plan_.levels;
+      bool stashHere = stash && level == plan_.stashLevel;
       if (stashHere)
         overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
           return scoped([&] {
-            Index *x = point(kept(), ivs);
             // After every read of the point
             // (FusionPlan::stash*).
-            kb_.store(stashBuffer, elementOf(stash), flatOf(x),
-                      generate(stash, x));
+            storeStash(point(kept(), ivs), ivs);
             return SmallVector<Value>{};
           });
         });
@@ -649,9 +678,8 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
           reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
             return scoped([&] {
               Index *x = point(kept(), ivs);
-              if (stashHere)
-                memo_[{stash, x}] =
-                    kb_.load(stashBuffer, elementOf(stash), flatOf(x));
+              if (stash && level >= plan_.stashLevel)
+                loadStash(x, ivs);
               SmallVector<Value> operands;
               for (ReduceOp reduce : group)
                 operands.push_back(generate(reduce.getOperand(), x));
@@ -686,8 +714,7 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
         return scoped([&] {
           Index *x = point(kept(), ivs);
           if (stash)
-            memo_[{stash, x}] =
-                kb_.load(stashBuffer, elementOf(stash), flatOf(x));
+            loadStash(x, ivs);
           storeResults(ResultKind::full, x);
           return SmallVector<Value>{};
         });

@@ -53,6 +53,7 @@ public:
         storeWhileReducing_(options.storeWhileReducing),
         elementsPerIndex_(options.elementsPerIndex),
         rowUnroll_(options.rowUnroll), holdRows_(options.holdRows),
+        mostScratchStashBytes_(options.mostScratchStashBytes),
         rowsPerIndex_(rowsPerIndex) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
@@ -196,6 +197,8 @@ private:
   unsigned rowUnroll_;
   /// FusionKernelOptions::holdRows.
   bool holdRows_;
+  /// FusionKernelOptions::mostScratchStashBytes.
+  int64_t mostScratchStashBytes_;
   int64_t rowsPerIndex_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes

@@ -46,14 +46,20 @@ struct FusionPlan {
   /// Column mode: a full-shaped result reads a reduce result, so full
   /// results are stored in a second pass over the block.
   bool fullReadsReduce = false;
-  /// Row mode: a loop before the last reduce pass stores that pass's
+  /// Row mode: a loop before reduce pass `stashLevel` stores that pass's
   /// operand `stashValue` (f32 or f64, computed) at each point into full
-  /// result `stashResult`'s buffer; the last pass and the output pass read
-  /// it back instead of recomputing it (softmax's exp). Inputs read after
-  /// the stash is written (by the last pass or the output pass) are never
-  /// written over by that result (fusionReadsInputInPlace).
+  /// result `stashResult`'s buffer; that pass, the later ones and the
+  /// output pass read it back instead of recomputing it (softmax's exp).
+  /// Inputs read after the stash is written (by those passes) are never
+  /// written over by that result (fusionReadsInputInPlace). With
+  /// `stashValue` set and `stashResult` -1, no result holds the stash (the
+  /// results are 16-bit, or the stash is an earlier pass's exponential):
+  /// the emitter keeps it in a row-long scratch array where its target
+  /// allows one (FusionKernelOptions::mostScratchStashBytes), else
+  /// recomputes it.
   mlir::Value stashValue;
   int stashResult = -1;
+  unsigned stashLevel = 0;
   llvm::SmallVector<bool> readAfterStash;
   /// Per input: read only at `full` / only at `row` indices.
   llvm::SmallVector<bool> inputOnlyFull, inputOnlyRow;

@@ -342,61 +342,74 @@ void Planner::planStash() {
     return;
   Block &body = fusion_.getBody().front();
   auto yielded = body.getTerminator()->getOperands();
-  for (auto [reduce, level] : plan_.reduces) {
-    Value v = reduce.getOperand();
-    Type elem = elementOf(v);
-    if (level != plan_.levels || !(elem.isF32() || elem.isF64()) ||
-        !v.getDefiningOp() || !isScalarizable(v.getDefiningOp()))
-      continue;
-    int target = -1;
-    for (auto [k, y] : llvm::enumerate(yielded))
-      if (plan_.resultKind[k] == ResultKind::full && elementOf(y) == elem &&
-          (target < 0 || y == v))
-        target = k;
-    if (target < 0)
+  // The last pass's operand first; then, from the last pass back, an
+  // exponential an earlier pass sums and later passes read again
+  // (attention's backward: exp(s - max) summed by pass 2, read as
+  // P = exp / sum by pass 3's sum of P * dP and by the output pass).
+  for (unsigned stashLevel = plan_.levels; stashLevel >= 1; --stashLevel)
+    for (auto [reduce, level] : plan_.reduces) {
+      Value v = reduce.getOperand();
+      Type elem = elementOf(v);
+      bool last = stashLevel == plan_.levels;
+      if (level != stashLevel || !(elem.isF32() || elem.isF64()) ||
+          !v.getDefiningOp() || !isScalarizable(v.getDefiningOp()) ||
+          (!last && !isa<ExpOp>(v.getDefiningOp())))
+        continue;
+      // The stash's place: a full result of v's type for the last pass's
+      // operand; none (target -1, a scratch array: FusionPlan::stashResult)
+      // for 16-bit results or an earlier pass's, so that no result's
+      // buffer changes what it may share (fusionReadsInputInPlace).
+      int target = -1;
+      for (auto [k, y] : llvm::enumerate(yielded))
+        if (last && plan_.resultKind[k] == ResultKind::full &&
+            elementOf(y) == elem && (target < 0 || y == v))
+          target = k;
+      // What the passes from the stash's on and the output pass read: with
+      // v (read at the point itself) replaced by the stash. v reached
+      // through data movement is read elsewhere: no stash.
+      SmallVector<bool> reads(body.getNumArguments(), false);
+      std::set<std::pair<void *, bool>> seen;
+      bool ok = true, used = false;
+      std::function<void(Value, bool)> walk = [&](Value x, bool moved) {
+        if (!ok || !seen.insert({x.getAsOpaquePointer(), moved}).second)
+          return;
+        if (x == v) {
+          ok = !moved;
+          used = true;
+          return;
+        }
+        if (auto arg = dyn_cast<BlockArgument>(x)) {
+          reads[arg.getArgNumber()] = true;
+          return;
+        }
+        Operation *op = x.getDefiningOp();
+        if (isa<ReduceOp>(op))
+          return; // a row scalar by then
+        bool movement = !isScalarizable(op);
+        for (Value operand : op->getOperands())
+          walk(operand, moved || movement);
+      };
+      for (auto [k, y] : llvm::enumerate(yielded))
+        if (plan_.resultKind[k] == ResultKind::full)
+          walk(y, false);
+      for (auto [other, otherLevel] : plan_.reduces)
+        if (otherLevel > stashLevel)
+          walk(other.getOperand(), false);
+      bool usedAfterItsPass = used;
+      // The stash's own pass's other operands are read after it is
+      // written too (cross-entropy's label term beside its sum of
+      // exponentials).
+      for (auto [other, otherLevel] : plan_.reduces)
+        if (otherLevel == stashLevel)
+          walk(other.getOperand(), false);
+      if (!ok || !usedAfterItsPass)
+        continue; // (layer norm's output pass recomputes from x anyway)
+      plan_.stashValue = v;
+      plan_.stashResult = target;
+      plan_.stashLevel = stashLevel;
+      plan_.readAfterStash = reads;
       return;
-    // What the output pass reads: everything the full results need, with
-    // v (read at the point itself) replaced by the stash. v reached through
-    // data movement is read elsewhere: no stash.
-    SmallVector<bool> reads(body.getNumArguments(), false);
-    std::set<std::pair<void *, bool>> seen;
-    bool ok = true, used = false;
-    std::function<void(Value, bool)> walk = [&](Value x, bool moved) {
-      if (!ok || !seen.insert({x.getAsOpaquePointer(), moved}).second)
-        return;
-      if (x == v) {
-        ok = !moved;
-        used = true;
-        return;
-      }
-      if (auto arg = dyn_cast<BlockArgument>(x)) {
-        reads[arg.getArgNumber()] = true;
-        return;
-      }
-      Operation *op = x.getDefiningOp();
-      if (isa<ReduceOp>(op))
-        return; // a row scalar by then
-      bool movement = !isScalarizable(op);
-      for (Value operand : op->getOperands())
-        walk(operand, moved || movement);
-    };
-    for (auto [k, y] : llvm::enumerate(yielded))
-      if (plan_.resultKind[k] == ResultKind::full)
-        walk(y, false);
-    bool usedByOutputPass = used;
-    // The last pass's other operands are read after the stash is written
-    // too (cross-entropy's label term beside its sum of exponentials).
-    for (auto [other, otherLevel] : plan_.reduces)
-      if (otherLevel == plan_.levels)
-        walk(other.getOperand(), false);
-    used = usedByOutputPass;
-    if (!ok || !used)
-      continue; // (layer norm's output pass recomputes from x anyway)
-    plan_.stashValue = v;
-    plan_.stashResult = target;
-    plan_.readAfterStash = reads;
-    return;
-  }
+    }
 }
 
 } // namespace

@@ -135,6 +135,13 @@ struct FusionKernelOptions {
   /// (splitInnermostRows), for a thread that walks a row with vector
   /// instructions: the CPU's. A GPU gives each element a thread instead.
   bool innermostRows = false;
+  /// Row mode, one lane: a stash no result can hold (FusionPlan::stashResult
+  /// -1: softmax's f32 exponentials beside its bf16 results) goes to a
+  /// stack array a row long when that takes at most this many bytes, and
+  /// is recomputed otherwise (0: always, as on a GPU, where a thread's
+  /// array would live in local memory). A CPU's row stays in its L1 or L2
+  /// cache between the passes.
+  int64_t mostScratchStashBytes = 0;
 };
 /// The most points of a row one lane holds (FusionKernelOptions::holdRows):
 /// rows of up to 1024 at 32 lanes (GPT-2's 768, attention's keys).

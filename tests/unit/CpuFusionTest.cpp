@@ -5,8 +5,7 @@
 // evaluator and must compile to exactly one kernel thunk; the negative twin
 // (a reduce result read at a larger shape) must fall back to op-by-op
 // kernels and still compute the right values.
-#include "BackendTestModules.h"
-#include "CpuTestSupport.h"
+#include "CpuFusionSupport.h"
 
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/KernelEmitter.h"
@@ -17,69 +16,6 @@
 
 namespace kiln::testing {
 namespace {
-
-/// The last kiln.fusion in `parsed` (the tests hold one), or null.
-mlir::Operation *onlyFusion(ParsedModule &parsed) {
-  mlir::Operation *fusion = nullptr;
-  if (parsed.module)
-    parsed.module->walk([&](FusionOp f) { fusion = f; });
-  return fusion;
-}
-
-struct Compiled {
-  compiler::cpu::CpuCompileStats stats;
-  std::vector<HostTensor> actual, expected;
-};
-
-/// Evaluates @main with the reference, compiles it for the CPU (pipeline
-/// included) and runs it; the caller checks kernel counts and values.
-Compiled compileAndRun(const std::string &source,
-                       const std::vector<HostTensor> &inputs,
-                       const compiler::cpu::KernelTarget &target = {}) {
-  Compiled out;
-  ParsedModule parsed = parseModule(source);
-  EXPECT_TRUE(parsed.module) << source;
-  if (!parsed.module)
-    return out;
-  auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
-  absl::StatusOr<std::vector<HostTensor>> expected =
-      reference::evaluate(main, inputs);
-  EXPECT_TRUE(expected.ok()) << expected.status().ToString();
-  absl::StatusOr<runtime::Executable> exe =
-      compiler::cpu::compileExecutable(*parsed.module, "main", &out.stats, {},
-                                       target);
-  EXPECT_TRUE(exe.ok()) << exe.status().ToString() << "\n" << source;
-  if (!expected.ok() || !exe.ok())
-    return out;
-  auto program = runtime::loadCpuProgram(*std::move(exe));
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok())
-    return out;
-  auto actual = (*program)->run(runtime::borrowAll(inputs));
-  EXPECT_TRUE(actual.ok()) << actual.status().ToString();
-  if (actual.ok())
-    out.actual = *std::move(actual);
-  out.expected = *std::move(expected);
-  return out;
-}
-
-void expectValues(const Compiled &c, double scale) {
-  ASSERT_EQ(c.actual.size(), c.expected.size());
-  for (size_t i = 0; i < c.actual.size(); ++i)
-    EXPECT_EQ(compareTensors(c.actual[i], c.expected[i], scale), "")
-        << "result " << i;
-}
-
-/// The function compiles to one kernel thunk (the fusion) and matches.
-void expectOneKernel(const std::string &source,
-                     const std::vector<HostTensor> &inputs, double scale = 1,
-                     const compiler::cpu::KernelTarget &target = {}) {
-  SCOPED_TRACE(source);
-  Compiled c = compileAndRun(source, inputs, target);
-  EXPECT_EQ(c.stats.opKernels, 1);
-  EXPECT_EQ(c.stats.gemms, 0);
-  expectValues(c, scale);
-}
 
 TEST(CpuFusion, LoopFusionWithBroadcastAndTranspose) {
   expectOneKernel(R"mlir(
@@ -638,88 +574,6 @@ TEST(CpuFusion, StandaloneOuterReductionsMatchReference) {
             x.setDouble(i, 1 + x.getDouble(i) / 1000);
         expectMatchesReference(source, {x}, /*scale=*/600);
       }
-}
-
-TEST(CpuFusion, SoftmaxStashesItsExponentials) {
-  // The output pass reads exp(x - max) back from the output row instead of
-  // recomputing it; the output may then not overwrite an input the output
-  // pass still reads (%z), but may overwrite %x.
-  std::string source = R"mlir(
-func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf32> {
-  %r = kiln.fusion reduction(%x, %z) : (tensor<9x130xf32>, tensor<9x130xf32>) -> tensor<9x130xf32> {
-  ^bb0(%a: tensor<9x130xf32>, %b: tensor<9x130xf32>):
-    %m = kiln.reduce max %a, dims = [1] : tensor<9x130xf32> -> tensor<9xf32>
-    %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<9xf32> -> tensor<9x130xf32>
-    %d = kiln.sub %a, %mb : tensor<9x130xf32>
-    %e = kiln.exp %d : tensor<9x130xf32>
-    %s = kiln.reduce sum %e, dims = [1] : tensor<9x130xf32> -> tensor<9xf32>
-    %sb = kiln.broadcast_in_dim %s, dims = [0] : tensor<9xf32> -> tensor<9x130xf32>
-    %y = kiln.div %e, %sb : tensor<9x130xf32>
-    %w = kiln.mul %y, %b : tensor<9x130xf32>
-    kiln.yield %w : tensor<9x130xf32>
-  }
-  return %r : tensor<9x130xf32>
-}
-)mlir";
-  ParsedModule parsed = parseModule(source);
-  mlir::Operation *fusion = onlyFusion(parsed);
-  ASSERT_TRUE(fusion);
-  using compiler::cpu::mayWriteResultOverOperand;
-  EXPECT_TRUE(mayWriteResultOverOperand(fusion, 0, 0));
-  EXPECT_FALSE(mayWriteResultOverOperand(fusion, 0, 1));
-  expectOneKernel(
-      source,
-      randomInputs({{DType::f32, {9, 130}}, {DType::f32, {9, 130}}}, 26), 300);
-}
-
-TEST(CpuFusion, CrossEntropyStashNeverOverwritesItsLogits) {
-  // Cross-entropy's shape: the label term sum((x - max) * w) sits in the
-  // last pass beside sum(exp(x - max)), so it reads x after the stash loop
-  // wrote exp(x - max) into the output: the output may not take x's buffer
-  // (x donated here, as the planner would reuse dying logits).
-  std::string source = R"mlir(
-func.func @main(%x: tensor<16x300xf32> {kiln.donate}, %w: tensor<16x300xf32>) -> (tensor<16x300xf32>, tensor<16xf32>) {
-  %r:2 = kiln.fusion reduction(%x, %w) : (tensor<16x300xf32>, tensor<16x300xf32>) -> (tensor<16x300xf32>, tensor<16xf32>) {
-  ^bb0(%a: tensor<16x300xf32>, %b: tensor<16x300xf32>):
-    %m = kiln.reduce max %a, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
-    %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<16xf32> -> tensor<16x300xf32>
-    %d = kiln.sub %a, %mb : tensor<16x300xf32>
-    %e = kiln.exp %d : tensor<16x300xf32>
-    %s = kiln.reduce sum %e, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
-    %dw = kiln.mul %d, %b : tensor<16x300xf32>
-    %t = kiln.reduce sum %dw, dims = [1] : tensor<16x300xf32> -> tensor<16xf32>
-    %sb = kiln.broadcast_in_dim %s, dims = [0] : tensor<16xf32> -> tensor<16x300xf32>
-    %y = kiln.div %e, %sb : tensor<16x300xf32>
-    %ls = kiln.log %s : tensor<16xf32>
-    %loss = kiln.sub %ls, %t : tensor<16xf32>
-    kiln.yield %y, %loss : tensor<16x300xf32>, tensor<16xf32>
-  }
-  return %r#0, %r#1 : tensor<16x300xf32>, tensor<16xf32>
-}
-)mlir";
-  ParsedModule parsed = parseModule(source);
-  mlir::Operation *fusion = onlyFusion(parsed);
-  ASSERT_TRUE(fusion);
-  EXPECT_FALSE(compiler::cpu::mayWriteResultOverOperand(fusion, 0, 0));
-  std::vector<HostTensor> inputs = randomInputs(
-      {{DType::f32, {16, 300}}, {DType::f32, {16, 300}}}, 27, false);
-  auto main = parsed.module->lookupSymbol<mlir::func::FuncOp>("main");
-  absl::StatusOr<std::vector<HostTensor>> expected =
-      reference::evaluate(main, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
-  compiler::cpu::CpuCompileStats stats;
-  absl::StatusOr<runtime::Executable> exe =
-      compiler::cpu::compileExecutable(*parsed.module, "main", &stats);
-  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
-  EXPECT_EQ(stats.opKernels, 1);
-  auto program = runtime::loadCpuProgram(*std::move(exe));
-  ASSERT_TRUE(program.ok()) << program.status().ToString();
-  auto actual = (*program)->run(std::vector<HostTensor>(inputs)); // donated
-  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
-  ASSERT_EQ(actual->size(), 2u);
-  for (size_t i = 0; i < 2; ++i)
-    EXPECT_EQ(compareTensors((*actual)[i], (*expected)[i], 400), "")
-        << "result " << i;
 }
 
 } // namespace
