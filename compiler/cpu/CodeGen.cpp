@@ -104,12 +104,13 @@ void addAccessGroup(Operation *op, LLVM::AccessGroupAttr group) {
     store.setAccessGroupsAttr(with(store.getAccessGroupsAttr()));
 }
 
-/// A back-edge's annotation: the accesses of `group` carry no dependence
+/// A back-edge's annotation: the accesses of `groups` carry no dependence
 /// from one iteration of its loop to another.
-LLVM::LoopAnnotationAttr parallelAccesses(LLVM::AccessGroupAttr group) {
-  return LLVM::LoopAnnotationAttr::get(group.getContext(), {}, {}, {}, {}, {},
-                                       {}, {}, {}, {}, {}, {}, {}, {}, {},
-                                       ArrayRef<LLVM::AccessGroupAttr>{group});
+LLVM::LoopAnnotationAttr
+parallelAccesses(ArrayRef<LLVM::AccessGroupAttr> groups) {
+  return LLVM::LoopAnnotationAttr::get(groups.front().getContext(), {}, {}, {},
+                                       {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+                                       {}, groups);
 }
 
 /// Whether memory op `op` reads or writes a stack array of the kernel (an
@@ -129,28 +130,47 @@ bool accessesTheStack(Operation *op) {
 /// access group that carries no loop dependence, on every loop back-edge:
 /// without it, an output updated in place (a donated input) fails LLVM's
 /// runtime alias check and only the scalar loop runs.
+///
+/// Stack arrays (a row's scratch: a stash, dropout draws) get a group of
+/// their own, claimed by the loops inside another loop only: the outermost
+/// loop, over rows, writes the same scratch again for each row, while a
+/// loop inside a row reaches each point's element from its own iteration.
+/// Left out of every claim, the scratch's accesses kept the row's loops
+/// from being parallel, and an output written over its input then took the
+/// scalar loop.
 void markParallelLoops(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   module.walk([&](LLVM::LLVMFuncOp func) {
     if (!func->hasAttr("kiln.parallel"))
       return;
     auto group = LLVM::AccessGroupAttr::get(ctx);
-    // A stack array stays out of the claim: a loop may carry it (a row's
-    // scratch stash, written again by the next row), and LLVM sees its
-    // accesses apart from the buffers' without help.
+    auto stackGroup = LLVM::AccessGroupAttr::get(ctx);
     func.walk([&](Operation *op) {
-      if (!accessesTheStack(op))
-        addAccessGroup(op, group);
+      addAccessGroup(op, accessesTheStack(op) ? stackGroup : group);
     });
     // Blocks are in program order after scf → cf, so a branch to an
-    // earlier block is a loop's back-edge.
+    // earlier block is a loop's back-edge, and the loop spans the blocks
+    // from its target to the branch.
     llvm::DenseMap<Block *, unsigned> order;
     for (Block &block : func.getBody())
       order[&block] = order.size();
+    SmallVector<std::pair<LLVM::BrOp, std::pair<unsigned, unsigned>>> loops;
     func.walk([&](LLVM::BrOp br) {
-      if (order.lookup(br.getDest()) <= order.lookup(br->getBlock()))
-        br.setLoopAnnotationAttr(parallelAccesses(group));
+      unsigned first = order.lookup(br.getDest()),
+               last = order.lookup(br->getBlock());
+      if (first <= last)
+        loops.push_back({br, {first, last}});
     });
+    for (auto [br, span] : loops) {
+      bool inner = llvm::any_of(loops, [&](const auto &other) {
+        auto [first, last] = other.second;
+        return other.first != br && first <= span.first && span.second <= last;
+      });
+      SmallVector<LLVM::AccessGroupAttr> groups = {group};
+      if (inner)
+        groups.push_back(stackGroup);
+      br.setLoopAnnotationAttr(parallelAccesses(groups));
+    }
   });
 }
 
@@ -181,7 +201,7 @@ void markTaggedParallelLoops(ModuleOp module) {
       for (unsigned i = first; i <= last; ++i)
         for (Operation &op : *blocks[i])
           addAccessGroup(&op, group);
-      br.setLoopAnnotationAttr(parallelAccesses(group));
+      br.setLoopAnnotationAttr(parallelAccesses({group}));
     });
   });
 }

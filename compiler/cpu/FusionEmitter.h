@@ -65,6 +65,11 @@ private:
   /// `givenKept`: r's kept indices when the caller has them (else split
   /// from r as needed).
   void emitRow(Value r, ArrayRef<Value> givenKept = {});
+  /// Stores the draws of `draw` (FusionPlan::draws) at each point of the
+  /// row with kept indices `keptIdx` into scratch row `row`, in the
+  /// row's point order.
+  void fillDraws(const FusionPlan::Draw &draw, Value row,
+                 ArrayRef<Value> keptIdx);
   /// Loops over a row's reduced points, calling body(ivs, carried): all of
   /// them (one lane: the nest the CPU vectorises), or this lane's share,
   /// flat points lane, lane + lanes, ... (neighbouring lanes read

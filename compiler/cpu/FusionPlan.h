@@ -61,6 +61,22 @@ struct FusionPlan {
   int stashResult = -1;
   unsigned stashLevel = 0;
   llvm::SmallVector<bool> readAfterStash;
+  /// Row mode: each rng_uniform draw the passes read at the point itself,
+  /// as they read it (`value`: the draw, or its reshape or transpose, of
+  /// S's shape). Where its target allows scratch, the emitter generates a
+  /// row's draws once into a scratch row that every pass reads: each pass
+  /// would otherwise compute the point's Philox block again (attention's
+  /// backward reads its dropout mask in two), and for each of the block's
+  /// four draws. `strides`: the draw's flat index at point i of S is
+  /// sum_d strides[d] * i_d (empty when the views make it no such sum);
+  /// where a row's draws are then whole Philox blocks in a row, the
+  /// emitter computes each block once.
+  struct Draw {
+    mlir::Value value;
+    RngUniformOp rng;
+    llvm::SmallVector<int64_t> strides;
+  };
+  llvm::SmallVector<Draw> draws;
   /// Per input: read only at `full` / only at `row` indices.
   llvm::SmallVector<bool> inputOnlyFull, inputOnlyRow;
   int64_t bodyOps = 0;

@@ -78,6 +78,7 @@ private:
   static SymIndex mapped(const SymIndex &s, size_t rank,
                          const std::function<int(size_t)> &dimOf);
   void planStash();
+  void planDraws();
 
   FusionOp fusion_;
   bool allowColumns_;
@@ -332,8 +333,10 @@ FailureOr<FusionPlan> Planner::run() {
   if (plan_.levels == 1 && allowColumns_)
     plan_.columns = outerReduction(plan_.space, plan_.reduced);
   plan_.readAfterStash.assign(numInputs, true);
-  if (!plan_.columns)
+  if (!plan_.columns) {
     planStash();
+    planDraws();
+  }
   return plan_;
 }
 
@@ -410,6 +413,71 @@ void Planner::planStash() {
       plan_.readAfterStash = reads;
       return;
     }
+}
+
+/// The flat index of `rng`'s result at point i of S, as coefficients of
+/// i's dims, where `draw` (of S's shape) views that result through
+/// transposes and reshapes; none when a transpose reads a reshape's
+/// result (its index then divides the flat one).
+static std::optional<SmallVector<int64_t>>
+drawStrides(Value draw, RngUniformOp rng, ArrayRef<int64_t> space) {
+  // forms[k][d]: the coefficient of iteration dim d in dim k's index of
+  // the value reached so far; flat, once a reshape has been crossed.
+  SmallVector<SmallVector<int64_t>> forms;
+  for (size_t k = 0; k < space.size(); ++k) {
+    forms.emplace_back(space.size(), 0);
+    forms.back()[k] = 1;
+  }
+  auto linear = [&](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> flat(space.size(), 0);
+    SmallVector<int64_t> strides = rowMajorStrides(shape);
+    for (auto [form, stride] : llvm::zip(forms, strides))
+      for (auto [f, c] : llvm::zip(flat, form))
+        f += c * stride;
+    return flat;
+  };
+  std::optional<SmallVector<int64_t>> flat;
+  Value v = draw;
+  for (; v != rng.getResult(); v = v.getDefiningOp()->getOperand(0)) {
+    if (auto t = v.getDefiningOp<TransposeOp>()) {
+      if (flat)
+        return std::nullopt;
+      ArrayRef<int64_t> perm = t.getPermutation();
+      SmallVector<SmallVector<int64_t>> in(forms.size());
+      for (size_t k = 0; k < perm.size(); ++k)
+        in[perm[k]] = forms[k];
+      forms = std::move(in);
+    } else if (!flat) { // a reshape keeps the flat index
+      flat = linear(shapeOf(v));
+    }
+  }
+  return flat ? flat : linear(shapeOf(v));
+}
+
+void Planner::planDraws() {
+  if (plan_.rowLength <= 1)
+    return;
+  for (Operation &op : fusion_.getBody().front().without_terminator()) {
+    auto rng = dyn_cast<RngUniformOp>(op);
+    if (!rng)
+      continue;
+    // The draw as the passes read it: through its views up to S's shape.
+    Value v = rng.getResult();
+    while (shapeOf(v) != ArrayRef<int64_t>(plan_.space) && v.hasOneUse() &&
+           isa<ReshapeOp, TransposeOp>(*v.getUsers().begin()))
+      v = v.getUsers().begin()->getResult(0);
+    if (shapeOf(v) != ArrayRef<int64_t>(plan_.space) ||
+        !(elementOf(v).isF32() || elementOf(v).isF64()))
+      continue;
+    // Read at the point itself (demand saw it with a full index).
+    bool atThePoint = llvm::any_of(seen_, [&](const auto &entry) {
+      return entry.first == v.getAsOpaquePointer() && entry.second[0] == 1;
+    });
+    if (atThePoint)
+      plan_.draws.push_back(
+          {v, rng,
+           drawStrides(v, rng, plan_.space).value_or(SmallVector<int64_t>())});
+  }
 }
 
 } // namespace

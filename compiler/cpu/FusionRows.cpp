@@ -222,6 +222,56 @@ FusionEmitter::heldPoints(ArrayRef<Value> keptIdx) {
   return groups;
 }
 
+void FusionEmitter::fillDraws(const FusionPlan::Draw &draw, Value row,
+                              ArrayRef<Value> keptIdx) {
+  SmallVector<int64_t> reducedShape = sizesOf(plan_.reduced);
+  // Whole Philox blocks in a row: the row's reduced points take
+  // consecutive draws (their strides are the row's own, row-major) from a
+  // block boundary (every kept stride a multiple of 4). Then each block is
+  // computed once for its four draws, where generating them point by point
+  // would compute it four times (LLVM cannot tell that their blocks are
+  // equal through the index arithmetic).
+  bool blocks = !draw.strides.empty() && plan_.rowLength % kPhiloxLanes == 0;
+  SmallVector<int64_t> rowStrides = rowMajorStrides(reducedShape);
+  for (auto [k, d] : llvm::enumerate(plan_.reduced))
+    blocks = blocks && draw.strides[d] == rowStrides[k];
+  for (int64_t d : plan_.kept)
+    blocks = blocks && draw.strides[d] % kPhiloxLanes == 0;
+  Type type = elementOf(draw.value);
+  if (blocks) {
+    // The row's first block: its first draw's flat index over 4.
+    Value base = kb_.index(0);
+    for (auto [k, d] : llvm::enumerate(plan_.kept))
+      if (draw.strides[d] != 0)
+        base = arith::AddIOp::create(
+            kb_.b, base,
+            arith::MulIOp::create(kb_.b, keptIdx[k],
+                                  kb_.index(draw.strides[d] / kPhiloxLanes)));
+    auto [key, counter] = rngState_.lookup(draw.rng);
+    kb_.forLoop(kb_.index(0), kb_.index(plan_.rowLength / kPhiloxLanes), {},
+                [&](Value q, ValueRange) {
+                  SmallVector<Value> lanes = philoxGroup(
+                      kb_, key, counter, arith::AddIOp::create(kb_.b, base, q));
+                  Value first =
+                      arith::MulIOp::create(kb_.b, q, kb_.index(kPhiloxLanes));
+                  for (int64_t k = 0; k < kPhiloxLanes; ++k)
+                    kb_.storeAt(
+                        row, arith::AddIOp::create(kb_.b, first, kb_.index(k)),
+                        uniformFromLanes(kb_, lanes, kb_.index(k), type));
+                  return SmallVector<Value>{};
+                });
+    return;
+  }
+  kb_.forLoop(kb_.index(0), kb_.index(plan_.rowLength), {},
+              [&](Value j, ValueRange) {
+                return scoped([&] {
+                  Index *x = point(keptIdx, keptIndices(j, reducedShape));
+                  kb_.storeAt(row, j, generate(draw.value, x));
+                  return SmallVector<Value>{};
+                });
+              });
+}
+
 void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
   SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
                        reducedShape = sizesOf(plan_.reduced);
@@ -280,6 +330,28 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
           scratch ? kb_.loadAt(scratch, elementOf(stash), rowOffset(ivs))
                   : kb_.load(stashBuffer, elementOf(stash), flatOf(x));
     };
+    // The row's draws (FusionPlan::draws), generated once into scratch
+    // rows before the first pass; every pass then reads them there.
+    SmallVector<std::pair<const FusionPlan::Draw *, Value>> drawRows;
+    if (lanes_ == 1 && rowsPerIndex_ == 1) {
+      int64_t bytes = scratch ? plan_.rowLength *
+                                    elementOf(stash).getIntOrFloatBitWidth() / 8
+                              : 0;
+      for (const FusionPlan::Draw &draw : plan_.draws) {
+        Type type = elementOf(draw.value);
+        bytes += plan_.rowLength * type.getIntOrFloatBitWidth() / 8;
+        if (bytes > mostScratchStashBytes_)
+          break;
+        drawRows.push_back({&draw, kb_.stackArray(type, plan_.rowLength)});
+      }
+    }
+    for (auto [draw, row] : drawRows)
+      fillDraws(*draw, row, keptIdx);
+    auto loadDraws = [&](Index *x, ArrayRef<Value> ivs) {
+      for (auto [draw, row] : drawRows)
+        memo_[{draw->value, x}] =
+            kb_.loadAt(row, elementOf(draw->value), rowOffset(ivs));
+    };
     // 1. One pass over the row per reduce level.
     for (unsigned level = 1; level <= plan_.levels; ++level) {
       SmallVector<ReduceOp> group;
@@ -300,7 +372,9 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
           return scoped([&] {
             // After every read of the point
             // (FusionPlan::stash*).
-            storeStash(point(kept(), ivs), ivs);
+            Index *x = point(kept(), ivs);
+            loadDraws(x, ivs);
+            storeStash(x, ivs);
             return SmallVector<Value>{};
           });
         });
@@ -316,6 +390,7 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
             reducedShape, inits, [&](ArrayRef<Value> ivs, ValueRange carried) {
               return scoped([&] {
                 Index *x = point(kept(), ivs);
+                loadDraws(x, ivs);
                 if (stash && level >= plan_.stashLevel)
                   loadStash(x, ivs);
                 SmallVector<Value> operands;
@@ -352,6 +427,7 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
       overRow(reducedShape, {}, [&](ArrayRef<Value> ivs, ValueRange) {
         return scoped([&] {
           Index *x = point(kept(), ivs);
+          loadDraws(x, ivs);
           if (stash)
             loadStash(x, ivs);
           storeResults(ResultKind::full, x);

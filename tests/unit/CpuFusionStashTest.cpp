@@ -1,15 +1,23 @@
 // The row kernels' stash (compiler/cpu/FusionPlanner.cpp, planStash;
-// FusionEmitter.cpp, emitRow): a value a reduce pass sums and later passes
+// FusionRows.cpp, emitRow): a value a reduce pass sums and later passes
 // read again (softmax's exponentials) is stored once a point, into a result
 // row or a scratch row, and read back instead of recomputed; results that
-// hold it never overwrite an input read after it is written. Each case
-// matches the reference evaluator.
+// hold it never overwrite an input read after it is written. A row's
+// dropout draws go to a scratch row too, a Philox block at a time
+// (planDraws, fillDraws), and the scratch's accesses are parallel in the
+// loops inside a row (CodeGen.cpp, markParallelLoops). Each case matches
+// the reference evaluator.
 #include "CpuFusionSupport.h"
 
 #include "compiler/cpu/CodeGen.h"
 #include "compiler/cpu/KernelEmitter.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
 
 namespace kiln::testing {
 namespace {
@@ -46,17 +54,14 @@ func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf3
       randomInputs({{DType::f32, {9, 130}}, {DType::f32, {9, 130}}}, 26), 300);
 }
 
-/// How many exponentials the kernel of the fusion in `source` computes a
-/// point when a row's stash may take `mostScratchStashBytes` of scratch
-/// (FusionKernelOptions::mostScratchStashBytes; the cpu's default beside
-/// the GPU's 0).
-int exponentialsPerPoint(const std::string &source,
-                         int64_t mostScratchStashBytes) {
-  ParsedModule parsed = parseModule(source);
+/// The kernel of `parsed`'s fusion (scratch rows of at most
+/// `mostScratchStashBytes`), before its lowering to LLVM.
+mlir::OwningOpRef<mlir::ModuleOp> emitFusion(ParsedModule &parsed,
+                                             int64_t mostScratchStashBytes) {
   mlir::Operation *fusion = onlyFusion(parsed);
-  EXPECT_TRUE(fusion) << source;
+  EXPECT_TRUE(fusion);
   if (!fusion)
-    return -1;
+    return nullptr;
   compiler::cpu::loadKernelDialects(*fusion->getContext());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::ModuleOp::create(fusion->getLoc());
@@ -64,6 +69,20 @@ int exponentialsPerPoint(const std::string &source,
   options.mostScratchStashBytes = mostScratchStashBytes;
   EXPECT_TRUE(succeeded(compiler::cpu::detail::emitFusionKernel(
       fusion, *module, "kernel", options)));
+  return module;
+}
+
+/// How many exponentials the kernel of the fusion in `source` computes a
+/// point when a row's stash may take `mostScratchStashBytes` of scratch
+/// (FusionKernelOptions::mostScratchStashBytes; the cpu's default beside
+/// the GPU's 0).
+int exponentialsPerPoint(const std::string &source,
+                         int64_t mostScratchStashBytes) {
+  ParsedModule parsed = parseModule(source);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      emitFusion(parsed, mostScratchStashBytes);
+  if (!module)
+    return -1;
   int count = 0;
   module->walk([&](mlir::math::ExpOp) { ++count; });
   return count;
@@ -206,6 +225,163 @@ func.func @main(%x: tensor<16x300xf32> {kiln.donate}, %w: tensor<16x300xf32>) ->
   for (size_t i = 0; i < 2; ++i)
     EXPECT_EQ(compareTensors((*actual)[i], (*expected)[i], 400), "")
         << "result " << i;
+}
+
+/// Attention's backward with dropout, as GPT-2's step makes it at
+/// [batch 2, heads 3, seq 16]: the mask's uniforms drawn as [seq, batch *
+/// heads * seq], viewed as [batch, heads, seq, seq] through a reshape and a
+/// transpose; pass 3 (the sum of P * dP) and the output pass both read it.
+/// `@PERM@`: the transpose's permutation ([1, 2, 0, 3]: a row of S takes
+/// consecutive draws; [1, 2, 3, 0]: a row takes every 96th).
+constexpr const char *kAttentionBackwardWithDropout = R"mlir(
+func.func @main(%st: tensor<2xi64>, %x: tensor<2x3x16x16xf32>, %dp: tensor<2x3x16x16xf32>) -> (tensor<2x3x16x16xf32>, tensor<2x3x16x16xf32>) {
+  %r:2 = kiln.fusion reduction(%st, %x, %dp) : (tensor<2xi64>, tensor<2x3x16x16xf32>, tensor<2x3x16x16xf32>) -> (tensor<2x3x16x16xf32>, tensor<2x3x16x16xf32>) {
+  ^bb0(%s: tensor<2xi64>, %a: tensor<2x3x16x16xf32>, %g: tensor<2x3x16x16xf32>):
+    %m = kiln.reduce max %a, dims = [3] : tensor<2x3x16x16xf32> -> tensor<2x3x16xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1, 2] : tensor<2x3x16xf32> -> tensor<2x3x16x16xf32>
+    %d = kiln.sub %a, %mb : tensor<2x3x16x16xf32>
+    %e = kiln.exp %d : tensor<2x3x16x16xf32>
+    %sum = kiln.reduce sum %e, dims = [3] : tensor<2x3x16x16xf32> -> tensor<2x3x16xf32>
+    %sb = kiln.broadcast_in_dim %sum, dims = [0, 1, 2] : tensor<2x3x16xf32> -> tensor<2x3x16x16xf32>
+    %p = kiln.div %e, %sb : tensor<2x3x16x16xf32>
+    %u, %n = kiln.rng_uniform %s : tensor<2xi64> -> tensor<16x96xf32>
+    %u4 = kiln.reshape %u : tensor<16x96xf32> -> tensor<16x2x3x16xf32>
+    %ut = kiln.transpose %u4, perm = @PERM@ : tensor<16x2x3x16xf32> -> tensor<2x3x16x16xf32>
+    %q = kiln.constant dense<0.1> : tensor<2x3x16x16xf32>
+    %keep = kiln.compare GE, %ut, %q : tensor<2x3x16x16xf32>
+    %k = kiln.constant dense<1.25> : tensor<2x3x16x16xf32>
+    %z = kiln.constant dense<0.0> : tensor<2x3x16x16xf32>
+    %pk = kiln.mul %p, %k : tensor<2x3x16x16xf32>
+    %pd = kiln.select %keep, %pk, %z : tensor<2x3x16x16xi1>, tensor<2x3x16x16xf32>
+    %gk = kiln.mul %g, %k : tensor<2x3x16x16xf32>
+    %gd = kiln.select %keep, %gk, %z : tensor<2x3x16x16xi1>, tensor<2x3x16x16xf32>
+    %pg = kiln.mul %p, %gd : tensor<2x3x16x16xf32>
+    %t = kiln.reduce sum %pg, dims = [3] : tensor<2x3x16x16xf32> -> tensor<2x3x16xf32>
+    %tb = kiln.broadcast_in_dim %t, dims = [0, 1, 2] : tensor<2x3x16xf32> -> tensor<2x3x16x16xf32>
+    %c = kiln.sub %gd, %tb : tensor<2x3x16x16xf32>
+    %ds = kiln.mul %p, %c : tensor<2x3x16x16xf32>
+    kiln.yield %pd, %ds : tensor<2x3x16x16xf32>, tensor<2x3x16x16xf32>
+  }
+  return %r#0, %r#1 : tensor<2x3x16x16xf32>, tensor<2x3x16x16xf32>
+}
+)mlir";
+
+std::string attentionBackwardWithDropout(const std::string &perm) {
+  std::string source = kAttentionBackwardWithDropout;
+  source.replace(source.find("@PERM@"), 6, perm);
+  return source;
+}
+
+/// For each loop of the kernel of the fusion in `source` that computes
+/// Philox blocks: its trip count → the blocks an iteration computes (each
+/// block is ten rounds of two extended multiplications).
+std::map<int64_t, int> philoxLoops(const std::string &source,
+                                   int64_t mostScratchStashBytes) {
+  ParsedModule parsed = parseModule(source);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      emitFusion(parsed, mostScratchStashBytes);
+  std::map<int64_t, int> loops;
+  if (!module)
+    return loops;
+  std::map<mlir::Operation *, int> multiplies;
+  module->walk([&](mlir::arith::MulUIExtendedOp mul) {
+    ++multiplies[mul->getParentOfType<mlir::scf::ForOp>()];
+  });
+  for (auto [op, count] : multiplies) {
+    auto loop = llvm::cast<mlir::scf::ForOp>(op);
+    std::optional<int64_t> trips =
+        mlir::getConstantIntValue(loop.getUpperBound());
+    EXPECT_TRUE(trips && mlir::getConstantIntValue(loop.getLowerBound()) == 0 &&
+                mlir::getConstantIntValue(loop.getStep()) == 1);
+    EXPECT_EQ(count % 20, 0);
+    loops[trips.value_or(-1)] += count / 20;
+  }
+  return loops;
+}
+
+TEST(CpuFusion, DropoutDrawsAreGeneratedOnceABlockIntoAScratchRow) {
+  // A row of 16 points takes draws 96 t + 48 b + 16 h + 0..15: four whole
+  // Philox blocks. With scratch, one loop of 4 iterations computes each
+  // block once and stores its four draws; passes 3 and the output read
+  // them. Without, each of those passes computes a block for every point:
+  // 16 a row twice, eight times the blocks. Both match the reference.
+  std::string source = attentionBackwardWithDropout("[1, 2, 0, 3]");
+  const int64_t rowBytes = 16 * 4;
+  EXPECT_EQ(philoxLoops(source, 2 * rowBytes),
+            (std::map<int64_t, int>{{4, 1}}));
+  EXPECT_EQ(philoxLoops(source, 0), (std::map<int64_t, int>{{16, 2}}));
+  // Room for the exponentials' stash only: the draws are recomputed.
+  EXPECT_EQ(philoxLoops(source, rowBytes), (std::map<int64_t, int>{{16, 2}}));
+  std::mt19937 rng(30);
+  std::vector<HostTensor> inputs = {
+      rngState(0x5eed, -7 /* wraps */),
+      randomTensor(DType::f32, {2, 3, 16, 16}, rng, 4, false),
+      randomTensor(DType::f32, {2, 3, 16, 16}, rng, 4, false)};
+  expectOneKernelWithAndWithoutScratch(source, inputs, 300);
+}
+
+TEST(CpuFusion, DropoutDrawsAcrossBlocksAreGeneratedPointByPoint) {
+  // The transpose puts consecutive draws down a column: a row's points
+  // take draws 96 apart, each from a block of its own. The scratch row is
+  // filled a point at a time (16 blocks a row, once), and still read by
+  // both passes.
+  std::string source = attentionBackwardWithDropout("[1, 2, 3, 0]");
+  EXPECT_EQ(philoxLoops(source, 2 * 16 * 4), (std::map<int64_t, int>{{16, 1}}));
+  std::mt19937 rng(31);
+  std::vector<HostTensor> inputs = {
+      rngState(77, 1LL << 40),
+      randomTensor(DType::f32, {2, 3, 16, 16}, rng, 4, false),
+      randomTensor(DType::f32, {2, 3, 16, 16}, rng, 4, false)};
+  expectOneKernelWithAndWithoutScratch(source, inputs, 300);
+}
+
+TEST(CpuFusion, ScratchRowsAreParallelInTheLoopsOfARowOnly) {
+  // After lowering: the buffers' accesses are one access group that every
+  // loop claims; the scratch rows' accesses another, claimed by the loops
+  // inside the row loop (each point its own element) and not by the row
+  // loop (every row writes the same scratch). A loop left without the
+  // scratch's claim is not parallel, and an output written over its input
+  // then fails LLVM's alias check: the scalar loop.
+  ParsedModule parsed =
+      parseModule(attentionBackwardWithDropout("[1, 2, 0, 3]"));
+  mlir::OwningOpRef<mlir::ModuleOp> module = emitFusion(parsed, 256 * 1024);
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(compiler::cpu::lowerKernelsToLLVMDialect(*module).ok());
+  llvm::DenseSet<mlir::Attribute> stackGroups, bufferGroups;
+  auto groupsOf = [](mlir::Operation *op) -> mlir::ArrayAttr {
+    if (auto load = llvm::dyn_cast<mlir::LLVM::LoadOp>(op))
+      return load.getAccessGroupsAttr();
+    if (auto store = llvm::dyn_cast<mlir::LLVM::StoreOp>(op))
+      return store.getAccessGroupsAttr();
+    return nullptr;
+  };
+  module->walk([&](mlir::Operation *op) {
+    if (!llvm::isa<mlir::LLVM::LoadOp, mlir::LLVM::StoreOp>(op))
+      return;
+    mlir::Value address =
+        op->getOperand(llvm::isa<mlir::LLVM::LoadOp>(op) ? 0 : 1);
+    while (auto gep = address.getDefiningOp<mlir::LLVM::GEPOp>())
+      address = gep.getBase();
+    mlir::ArrayAttr groups = groupsOf(op);
+    ASSERT_TRUE(groups && groups.size() == 1);
+    (address.getDefiningOp<mlir::LLVM::AllocaOp>() ? stackGroups : bufferGroups)
+        .insert(groups[0]);
+  });
+  ASSERT_EQ(stackGroups.size(), 1u); // the exponentials' and the draws' rows
+  ASSERT_EQ(bufferGroups.size(), 1u);
+  int rowLoops = 0, innerLoops = 0;
+  module->walk([&](mlir::LLVM::BrOp br) {
+    mlir::LLVM::LoopAnnotationAttr loop = br.getLoopAnnotationAttr();
+    if (!loop)
+      return;
+    llvm::DenseSet<mlir::Attribute> claimed(loop.getParallelAccesses().begin(),
+                                            loop.getParallelAccesses().end());
+    EXPECT_TRUE(claimed.contains(*bufferGroups.begin()));
+    ++(claimed.contains(*stackGroups.begin()) ? innerLoops : rowLoops);
+  });
+  EXPECT_EQ(rowLoops, 1);
+  // The fill, the stash's loop, the three passes and the output pass.
+  EXPECT_EQ(innerLoops, 6);
 }
 
 } // namespace
