@@ -141,11 +141,11 @@ absl::Status widenedHalfGemm(F32Gemm f32Gemm, GemmType input, GemmType output,
 /// shape: oneDNN keeps created primitives in its own cache. Throws
 /// dnnl::error (dnnl_unimplemented where this CPU has no matmul of the
 /// type).
-void onednnMatmul(GemmType input, GemmType output, bool transA, bool transB,
-                  int64_t batch, int64_t m, int64_t n, int64_t k, const void *a,
-                  int64_t lda, int64_t aStride, const void *b, int64_t ldb,
-                  int64_t bStride, void *c, int64_t ldc, int64_t cStride,
-                  bool accumulate) {
+void onednnMatmulWhole(GemmType input, GemmType output, bool transA,
+                       bool transB, int64_t batch, int64_t m, int64_t n,
+                       int64_t k, const void *a, int64_t lda, int64_t aStride,
+                       const void *b, int64_t ldb, int64_t bStride, void *c,
+                       int64_t ldc, int64_t cStride, bool accumulate) {
   using dnnl::memory;
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto rowMajor = [&](int64_t rows, int64_t cols, int64_t ld, int64_t stride,
@@ -180,6 +180,43 @@ void onednnMatmul(GemmType input, GemmType output, bool transA, bool transB,
                {DNNL_ARG_WEIGHTS, memory(bDesc, engine, const_cast<void *>(b))},
                {DNNL_ARG_DST, memory(cDesc, engine, c)}});
   stream.wait();
+}
+
+/// The rows of a 16-bit matmul's M that oneDNN's brgemm kernels (AMX,
+/// AVX-512) take in whole blocks, and the M below which onednnMatmul
+/// splits off the rows left.
+constexpr int64_t kMatmulRowBlock = 16, kMostSplitRows = 1024;
+
+/// onednnMatmulWhole, where a 16-bit M that is not a multiple of
+/// kMatmulRowBlock runs as two matmuls: its whole blocks, then the rows
+/// left. oneDNN 2.6's brgemm matmul ran such an M up to 3x slower than the
+/// multiple below it (GPT-2's last loss chunk, 254 x 50257 x 768 in bf16:
+/// 36-65 ms against 21-33 for 256 rows and 17-30 for 240 on an AMX Xeon;
+/// 248 rows 165 ms), where the 14 rows left take 4.4 ms alone. Only below
+/// kMostSplitRows: the lm_head's weight gradient (M = 50257, one row left)
+/// ran 1.5x slower split.
+void onednnMatmul(GemmType input, GemmType output, bool transA, bool transB,
+                  int64_t batch, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, int64_t aStride, const void *b, int64_t ldb,
+                  int64_t bStride, void *c, int64_t ldc, int64_t cStride,
+                  bool accumulate) {
+  const int64_t tail = m % kMatmulRowBlock;
+  if (input == GemmType::f32 || tail == 0 || m < kMatmulRowBlock ||
+      m >= kMostSplitRows) {
+    onednnMatmulWhole(input, output, transA, transB, batch, m, n, k, a, lda,
+                      aStride, b, ldb, bStride, c, ldc, cStride, accumulate);
+    return;
+  }
+  const int64_t whole = m - tail;
+  onednnMatmulWhole(input, output, transA, transB, batch, whole, n, k, a, lda,
+                    aStride, b, ldb, bStride, c, ldc, cStride, accumulate);
+  // Row `whole` of A: a column of a transposed A (stored k x m).
+  const auto *aTail = static_cast<const char *>(a) +
+                      (transA ? whole : whole * lda) * gemmTypeBytes(input);
+  auto *cTail = static_cast<char *>(c) + whole * ldc * gemmTypeBytes(output);
+  onednnMatmulWhole(input, output, transA, transB, batch, tail, n, k, aTail,
+                    lda, aStride, b, ldb, bStride, cTail, ldc, cStride,
+                    accumulate);
 }
 
 /// Per input type (f32, bf16, f16): oneDNN's matmul was found missing on
