@@ -299,18 +299,24 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
                              plan_.levels == 1 && !plan_.fullReadsReduce;
     Value stash = fullWhileReducing || held ? Value() : plan_.stashValue;
     unsigned stashBuffer = numInputs_ + std::max(plan_.stashResult, 0);
-    // Without a result to hold it, the stash takes a stack array a row
-    // long (one row at a time: one lane, rows one after another), or
-    // waits to be recomputed.
+    // Scratch rows: stack arrays a row long, for one row at a time (one
+    // lane, rows one after another), within mostScratchStashBytes_ in all;
+    // none (a null value) once that is spent.
+    int64_t scratchLeft =
+        lanes_ == 1 && rowsPerIndex_ == 1 ? mostScratchStashBytes_ : 0;
+    auto scratchRow = [&](Type type) -> Value {
+      int64_t bytes = plan_.rowLength * type.getIntOrFloatBitWidth() / 8;
+      if (bytes > scratchLeft)
+        return Value();
+      scratchLeft -= bytes;
+      return kb_.stackArray(type, plan_.rowLength);
+    };
+    // Without a result to hold it, the stash takes a scratch row, or waits
+    // to be recomputed.
     Value scratch;
     if (stash && plan_.stashResult < 0) {
-      Type type = elementOf(stash);
-      bool fits = lanes_ == 1 && rowsPerIndex_ == 1 &&
-                  plan_.rowLength * type.getIntOrFloatBitWidth() / 8 <=
-                      mostScratchStashBytes_;
-      if (fits)
-        scratch = kb_.stackArray(type, plan_.rowLength);
-      else
+      scratch = scratchRow(elementOf(stash));
+      if (!scratch)
         stash = Value();
     }
     // Point x (at ivs of the row) of the stash: its place in the stash
@@ -333,17 +339,11 @@ void FusionEmitter::emitRow(Value r, ArrayRef<Value> givenKept) {
     // The row's draws (FusionPlan::draws), generated once into scratch
     // rows before the first pass; every pass then reads them there.
     SmallVector<std::pair<const FusionPlan::Draw *, Value>> drawRows;
-    if (lanes_ == 1 && rowsPerIndex_ == 1) {
-      int64_t bytes = scratch ? plan_.rowLength *
-                                    elementOf(stash).getIntOrFloatBitWidth() / 8
-                              : 0;
-      for (const FusionPlan::Draw &draw : plan_.draws) {
-        Type type = elementOf(draw.value);
-        bytes += plan_.rowLength * type.getIntOrFloatBitWidth() / 8;
-        if (bytes > mostScratchStashBytes_)
-          break;
-        drawRows.push_back({&draw, kb_.stackArray(type, plan_.rowLength)});
-      }
+    for (const FusionPlan::Draw &draw : plan_.draws) {
+      Value row = scratchRow(elementOf(draw.value));
+      if (!row)
+        break;
+      drawRows.push_back({&draw, row});
     }
     for (auto [draw, row] : drawRows)
       fillDraws(*draw, row, keptIdx);

@@ -5,30 +5,16 @@
 // the right place of C, in every matrix of a batch, accumulating or not.
 // Each product is checked against a host product of the same bf16 inputs.
 #include "runtime/Gemm.h"
+#include "support/HostTensor.h"
 
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
 namespace kiln::testing {
 namespace {
-
-uint16_t toBf16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  bits += 0x7FFF + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-float fromBf16(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float x;
-  std::memcpy(&x, &bits, 4);
-  return x;
-}
 
 struct Case {
   bool transA, transB, f32Output, accumulate;
@@ -48,17 +34,17 @@ void expectProduct(const Case &c) {
   // last.
   std::vector<uint16_t> a(c.batch * m * k), b(c.batch * k * n);
   for (uint16_t &x : a)
-    x = toBf16(uniform(rng));
+    x = doubleToBFloat16(uniform(rng));
   for (uint16_t &x : b)
-    x = toBf16(uniform(rng));
+    x = doubleToBFloat16(uniform(rng));
   std::vector<float> before(c.batch * m * n);
   for (float &x : before)
     x = c.accumulate ? uniform(rng) : 0;
   auto at = [&](const std::vector<uint16_t> &v, int64_t i, int64_t rows,
                 int64_t cols, int64_t r, int64_t col, bool transposed) {
     int64_t base = i * rows * cols;
-    return fromBf16(transposed ? v[base + col * rows + r]
-                               : v[base + r * cols + col]);
+    return bfloat16ToDouble(transposed ? v[base + col * rows + r]
+                                       : v[base + r * cols + col]);
   };
   std::vector<float> c32 = before;
   std::vector<uint16_t> c16(c.batch * m * n);
@@ -81,7 +67,7 @@ void expectProduct(const Case &c) {
           magnitude += std::abs(p);
         }
         double got = c.f32Output ? c32[(i * m + r) * n + col]
-                                 : fromBf16(c16[(i * m + r) * n + col]);
+                                 : bfloat16ToDouble(c16[(i * m + r) * n + col]);
         // f32 sums of exact products, then (bf16 C) one rounding.
         double bound = 1e-5 * (magnitude + 1) +
                        (c.f32Output ? 0 : std::ldexp(std::abs(sum), -8));
