@@ -142,6 +142,7 @@ void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
     split.maxSerial = options.splitReductionsMaxSerial;
     split.rowLanes = options.splitReductionsRowLanes;
     split.minLanedRow = options.splitReductionsMinLanedRow;
+    split.contiguousParts = options.splitReductionsContiguousParts;
     add(createSplitReductionsPass(split));
     // The split trees' first stages summed at once (the global norm), and
     // that joined sum split in turn.

@@ -73,19 +73,22 @@ struct PipelineOptions {
   /// when halfF32Results; f32: off.
   DType productType = DType::f32;
   bool halfF32Results = false;
-  /// Nonzero: kiln-split-reductions runs before fusion and splits every
+  /// Positive: kiln-split-reductions runs before fusion and splits every
   /// reduction on fewer threads than this (and over more than
-  /// splitReductionsMaxSerial elements per thread) into a tree. A backend
-  /// whose kernels map outputs to threads sets it (the GPU's;
-  /// compileExecutable), with the threads its row kernels give an output
-  /// (the pass's row-lanes and min-laned-row).
+  /// splitReductionsMaxSerial elements per thread) into a tree. 0: the
+  /// backend chooses (compileExecutable: the GPU's threads, with those its
+  /// row kernels give an output, the pass's row-lanes and min-laned-row;
+  /// the CPU's outputs, in contiguous parts); negative: off.
   int64_t splitReductionsBelow = 0;
   int64_t splitReductionsMaxSerial = 1024;
   int64_t splitReductionsRowLanes = 1;
   int64_t splitReductionsMinLanedRow = 64;
+  /// Split only where each part is a contiguous run (the pass's
+  /// contiguous-parts; a CPU's row kernels).
+  bool splitReductionsContiguousParts = false;
   /// With split reductions: kiln-join-sums sums the split trees' first
   /// stages at once where a scalar sum adds them (the global norm); off
-  /// only to measure what it saves.
+  /// on the CPU (compileExecutable says why) and to measure what it saves.
   bool joinSums = true;
 };
 

@@ -17,6 +17,8 @@
 //      p of S[d]; p = S[d] (keep d whole, no reshape) only when D has
 //      another dimension; the candidate with p closest to P* in ratio
 //      wins (ties: no reshape, then the outer dimension);
+//      with contiguous-parts (a CPU), only reductions over innermost dims
+//      qualify and d is their outermost reduced dimension;
 //   4. stage 1 reduces the operand, reshaped so that d becomes [p, S[d]/p],
 //      over every reduced dimension but the p slices; stage 2 reduces those.
 #include "passes/Passes.h"
@@ -78,7 +80,17 @@ bool qualifies(ReduceOp op) {
 /// The pass's options, as chooseSplit reads them.
 struct SplitLimits {
   int64_t parallelism, maxSerial, rowLanes, minLanedRow;
+  bool contiguousParts;
 };
+
+/// The outermost reduced dimension that is not 1, or -1.
+int64_t outermostReduced(ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
+  int64_t outer = -1;
+  for (int64_t d : dims)
+    if (shape[d] != 1 && (outer < 0 || d < outer))
+      outer = d;
+  return outer;
+}
 
 std::optional<Split> chooseSplit(ArrayRef<int64_t> shape,
                                  ArrayRef<int64_t> dims,
@@ -100,9 +112,20 @@ std::optional<Split> chooseSplit(ArrayRef<int64_t> shape,
   double target = std::max<double>(
       2.0, std::min<double>(double(limits.parallelism) / double(threads),
                             double(perOutput) / double(kMinPartElements)));
+  // Contiguous parts: a part is a block of the outermost reduced
+  // dimension's slices, each slice one run when the reduced dims are
+  // innermost.
+  int64_t onlyDim = -1;
+  if (limits.contiguousParts) {
+    if (!reducesInnermost(shape, dims))
+      return std::nullopt;
+    onlyDim = outermostReduced(shape, dims);
+  }
   std::optional<Split> best;
   double bestScore = 0;
   for (int64_t d : dims) {
+    if (onlyDim >= 0 && d != onlyDim)
+      continue;
     for (int64_t p : divisors(shape[d])) {
       bool whole = p == shape[d];
       if (p < 2 || (whole && dims.size() < 2) || perOutput / p < 2)
@@ -178,7 +201,7 @@ struct SplitReductionsPass
         continue;
       std::optional<Split> split = chooseSplit(
           TensorBuilder::shapeOf(op.getOperand()), op.getDimensions(),
-          {parallelism, maxSerial, rowLanes, minLanedRow});
+          {parallelism, maxSerial, rowLanes, minLanedRow, contiguousParts});
       if (!split)
         continue;
       for (ReduceOp stage : splitReduce(op, *split))

@@ -181,7 +181,7 @@ TEST(SplitReductions, TheTreeComputesWhatTheReduceComputes) {
     std::vector<HostTensor> expected =
         testing::evaluateMain(*parsed.module, c.inputs);
     auto split = runOnCpu(c.source, c.inputs, splitBelow(32768));
-    auto whole = runOnCpu(c.source, c.inputs, splitBelow(0));
+    auto whole = runOnCpu(c.source, c.inputs, splitBelow(-1));
     ASSERT_TRUE(split.ok() && whole.ok()) << c.name;
     // Reductions of thousands of elements: the usual tolerance (4 ulp-ish
     // relative) is what the unsplit kernel meets too.
@@ -205,6 +205,49 @@ TEST(SplitReductions, GpuFormsComputeWhatTheReduceComputes) {
     ASSERT_TRUE(gpuLike.ok()) << c.name << ": " << gpuLike.status();
     testing::expectAllMatch(*gpuLike, expected, 1, c.name + ", gpu forms");
   }
+}
+
+TEST(SplitReductions, TheCpuSplitsFullSumsIntoContiguousParts) {
+  // The CPU's own setting (compileExecutable with the pipeline's defaults):
+  // a sum of 98976 elements to one output is one core's loop unless
+  // split; its parts are blocks of whole rows (the outermost reduced dim:
+  // 1031 rows, prime, so a part a row), never the 96 columns, each of
+  // which strides across every row. A column sum is left alone: its
+  // kernel walks column blocks on every core.
+  std::mt19937 rng(31);
+  const std::string source =
+      R"(func.func @main(%x: tensor<1031x96xf32>, %c: tensor<512x768xf32>) -> (tensor<1031x96xf32>, tensor<f32>, tensor<768xf32>) {
+  %k = kiln.constant dense<1.5> : tensor<1031x96xf32>
+  %y = kiln.mul %x, %k : tensor<1031x96xf32>
+  %q = kiln.mul %y, %y : tensor<1031x96xf32>
+  %s = kiln.reduce sum %q, dims = [0, 1] : tensor<1031x96xf32> -> tensor<f32>
+  %t = kiln.reduce sum %c, dims = [0] : tensor<512x768xf32> -> tensor<768xf32>
+  return %y, %s, %t : tensor<1031x96xf32>, tensor<f32>, tensor<768xf32>
+})";
+  std::vector<HostTensor> inputs = {randomTensor(DType::f32, {1031, 96}, rng),
+                                    randomTensor(DType::f32, {512, 768}, rng)};
+  testing::ParsedModule parsed = parseModule(source);
+  ASSERT_TRUE(parsed.module);
+  std::vector<HostTensor> expected =
+      testing::evaluateMain(*parsed.module, inputs);
+  auto program = testing::cpuPrograms()(*parsed.module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto results = (*program)->run(runtime::borrowAll(inputs));
+  ASSERT_TRUE(results.ok()) << results.status();
+  testing::expectAllMatch(*results, expected, 1, "split on the cpu");
+  // Compiled in place: the reduces the kernels run.
+  std::vector<std::string> reduces;
+  parsed.module->walk([&](ReduceOp reduce) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << reduce.getOperand().getType() << " over ";
+    llvm::interleaveComma(reduce.getDimensions(), os);
+    reduces.push_back(text);
+  });
+  llvm::sort(reduces);
+  EXPECT_EQ(reduces, std::vector<std::string>({"tensor<1031x96xf64> over 1",
+                                               "tensor<1031xf64> over 0",
+                                               "tensor<512x768xf32> over 0"}));
 }
 
 TEST(SplitReductions, CountsAWarpPerContiguousRowAsItsThreads) {
