@@ -84,7 +84,8 @@ class CpuProgram : public Program {
 public:
   CpuProgram(Executable executable, const CpuRuntimeOptions &options)
       : exe_(std::move(executable)), options_(options),
-        pool_(std::max(1, options.threads)),
+        pool_(options.threads > 0 ? options.threads
+                                  : ThreadPool::hostThreads()),
         buffers_(options.outputPool ? options.outputPool
                                     : BufferPool::create()) {}
   ~CpuProgram() override {

@@ -15,8 +15,9 @@
 namespace kiln::runtime {
 
 struct CpuRuntimeOptions {
-  /// Threads for kernel ranges, the caller included.
-  int threads = 2;
+  /// Threads for kernel ranges, the caller included; 0: as many as the
+  /// GEMM library's OpenMP runtime uses (ThreadPool::hostThreads).
+  int threads = 0;
   GemmLibrary gemm = GemmLibrary::onednn;
   /// A check of the memory plan, for tests (slow): after each thunk, fill
   /// with 0xFF (NaN in every float type) the arena bytes of every slot

@@ -2,7 +2,13 @@
 // items are large kernel ranges, so a static schedule balances them.
 #include "runtime/ThreadPool.h"
 
+#include <omp.h>
+
+#include <algorithm>
+
 namespace kiln::runtime {
+
+int ThreadPool::hostThreads() { return std::max(1, omp_get_max_threads()); }
 
 void ThreadPool::parallelFor(int64_t n,
                              const std::function<void(int64_t)> &task) {

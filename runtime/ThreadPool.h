@@ -19,6 +19,11 @@ public:
 
   int size() const { return threads_; }
 
+  /// The threads the OpenMP runtime gives a parallel region here (as the
+  /// GEMM library's do): OMP_NUM_THREADS, else one per core this process
+  /// may run on.
+  static int hostThreads();
+
   /// Runs task(i) for every i in [0, n), each once, on up to size()
   /// threads (the caller among them); returns when all have finished.
   void parallelFor(int64_t n, const std::function<void(int64_t)> &task);

@@ -176,6 +176,54 @@ TEST(CpuExecutable, OneDnnAndOpenBlasAgree) {
     EXPECT_EQ(compareTensors(x[i], y[i], 20), "") << "output " << i;
 }
 
+TEST(CpuExecutable, ResultsDoNotDependOnTheThreadCount) {
+  // The runtime takes as many threads as OpenMP gives it (one per core by
+  // default), so the same executable runs on 2 threads here and 64 on a
+  // bigger host: rows, columns, a sum split into parts and a dropout draw,
+  // each kernel large enough to be split, give the same bits on any count.
+  ParsedModule parsed = parseModule(R"mlir(
+func.func @main(%x: tensor<64x2048xf32>, %c: tensor<4096x96xf32>, %f: tensor<1031x96xf32>, %key: tensor<2xi64>)
+    -> (tensor<64x2048xf32>, tensor<96xf32>, tensor<f32>, tensor<256x512xf32>) {
+  %m = kiln.reduce max %x, dims = [1] : tensor<64x2048xf32> -> tensor<64xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0] : tensor<64xf32> -> tensor<64x2048xf32>
+  %d = kiln.sub %x, %mb : tensor<64x2048xf32>
+  %e = kiln.exp %d : tensor<64x2048xf32>
+  %s = kiln.reduce sum %e, dims = [1] : tensor<64x2048xf32> -> tensor<64xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [0] : tensor<64xf32> -> tensor<64x2048xf32>
+  %p = kiln.div %e, %sb : tensor<64x2048xf32>
+  %cs = kiln.reduce sum %c, dims = [0] : tensor<4096x96xf32> -> tensor<96xf32>
+  %f2 = kiln.mul %f, %f : tensor<1031x96xf32>
+  %fs = kiln.reduce sum %f2, dims = [0, 1] : tensor<1031x96xf32> -> tensor<f32>
+  %u, %next = kiln.rng_uniform %key : tensor<2xi64> -> tensor<256x512xf32>
+  return %p, %cs, %fs, %u : tensor<64x2048xf32>, tensor<96xf32>, tensor<f32>, tensor<256x512xf32>
+}
+)mlir");
+  ASSERT_TRUE(parsed.module);
+  auto exe = compiler::cpu::compileExecutable(*parsed.module, "main");
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  std::mt19937 rng(3);
+  std::vector<HostTensor> in = {randomTensor(DType::f32, {64, 2048}, rng),
+                                randomTensor(DType::f32, {4096, 96}, rng),
+                                randomTensor(DType::f32, {1031, 96}, rng),
+                                HostTensor(DType::i64, {2})};
+  std::vector<HostTensor> one;
+  for (int threads : {1, 3, 7, 0}) {
+    runtime::CpuRuntimeOptions options;
+    options.threads = threads;
+    auto program = runtime::loadCpuProgram(*exe, options);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    std::vector<HostTensor> out = mustRun(**program, in);
+    ASSERT_EQ(out.size(), 4u);
+    if (one.empty()) {
+      one = std::move(out);
+      continue;
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_TRUE(out[i].bitwiseEqual(one[i]))
+          << "output " << i << " on " << threads << " threads";
+  }
+}
+
 TEST(CpuExecutable, IdenticalKernelsAreCompiledOnce) {
   ParsedModule parsed = parseModule(R"mlir(
 func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
