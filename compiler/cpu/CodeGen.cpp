@@ -42,6 +42,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
@@ -240,11 +241,29 @@ struct HostTarget {
   std::string cpu, features;
 };
 
+/// LLVM's loop vectorizer sizes its vectors by a loop's widest type unless
+/// told to maximize bandwidth: a kernel computing in f32 while summing in
+/// f64 (every row and column reduction: the accumulators are f64) got 8
+/// lanes of f32, half a zmm register. At the narrowest type it takes 16,
+/// and its cost model still picks each loop's width: GELU's backward with
+/// its bias gradient ran 5.0-6.6 -> 3.3 ms alone, the loss chunk's
+/// log-sum-exp-and-gradient kernel 1.6-2.3x faster in GPT-2's step, the
+/// losses bit for bit the same (docs/PERFORMANCE.md). The switch is a
+/// process-wide LLVM option (XLA's CPU compiler sets LLVM options too);
+/// the cuda backend's PTX for GPT-2's step is byte-identical with it set.
+void vectorizeAtTheNarrowestType() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("vectorizer-maximize-bandwidth");
+  if (it != options.end())
+    it->second->addOccurrence(0, it->second->ArgStr, "true");
+}
+
 absl::StatusOr<HostTarget> hostTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    vectorizeAtTheNarrowestType();
   });
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;
@@ -352,9 +371,9 @@ absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
   // machine). lld keeps global state per invocation: one link at a time.
   // libgcc provides the f64 → f16 conversion LLVM calls; libm's symbols
   // resolve when the runtime loads the library.
-  std::vector<const char *> args = {"ld.lld", "-shared", "--hash-style=gnu",
-                                    "--threads=1", "-o",
-                                    libraryFile.path.c_str()};
+  std::vector<const char *> args = {
+      "ld.lld",      "-shared", "--hash-style=gnu",
+      "--threads=1", "-o",      libraryFile.path.c_str()};
   for (auto &object : objectFiles)
     args.push_back(object->path.c_str());
   args.push_back(linker->libgcc.c_str());
@@ -366,6 +385,11 @@ absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
     std::lock_guard<std::mutex> lock(lldMutex);
     result =
         lld::lldMain(args, logStream, logStream, {{lld::Gnu, &lld::elf::link}});
+    // lld resets every LLVM option to its default before parsing its own
+    // -mllvm ones (passing ours fails in tools with positional options):
+    // set again for the next compile. A compile optimizing on another
+    // thread meanwhile may see it off: its speed, never its results.
+    vectorizeAtTheNarrowestType();
   }
   if (result.retCode != 0 || !result.canRunAgain)
     return absl::InternalError(absl::StrCat(

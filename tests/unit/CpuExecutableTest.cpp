@@ -6,6 +6,8 @@
 
 #include "runtime/Executable.h"
 
+#include "llvm/Support/CommandLine.h"
+
 namespace kiln::testing {
 namespace {
 
@@ -222,6 +224,21 @@ func.func @main(%x: tensor<64x2048xf32>, %c: tensor<4096x96xf32>, %f: tensor<103
       EXPECT_TRUE(out[i].bitwiseEqual(one[i]))
           << "output " << i << " on " << threads << " threads";
   }
+}
+
+TEST(CpuExecutable, LoopsAreVectorizedAtTheirNarrowestType) {
+  // The cpu codegen turns on LLVM's vectorizer-maximize-bandwidth (f32
+  // kernels summing in f64 ran at half the vector width without it); an
+  // LLVM that renames the option fails here instead of silently slowing
+  // every reduction kernel. After a compile, which links its kernels with
+  // lld (which resets LLVM's options), the option is still on for the
+  // next.
+  compileSource();
+  compileSource();
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("vectorizer-maximize-bandwidth");
+  ASSERT_NE(it, options.end());
+  EXPECT_TRUE(static_cast<llvm::cl::opt<bool> *>(it->second)->getValue());
 }
 
 TEST(CpuExecutable, IdenticalKernelsAreCompiledOnce) {
