@@ -251,11 +251,21 @@ struct HostTarget {
 /// losses bit for bit the same (docs/PERFORMANCE.md). The switch is a
 /// process-wide LLVM option (XLA's CPU compiler sets LLVM options too);
 /// the cuda backend's PTX for GPT-2's step is byte-identical with it set.
+///
+/// The option's default becomes true, not only its value: lld, run
+/// in-process, resets every LLVM option to its default at each link, and
+/// another thread's compile may be vectorizing meanwhile. Set as a value
+/// and set again after each link, it flipped under that compile, whose
+/// vectorizer then read register usage it had not computed and crashed
+/// (two random-graph checks compiling at once). A default survives the
+/// reset. A command line that names the option keeps its choice.
 void vectorizeAtTheNarrowestType() {
   auto &options = llvm::cl::getRegisteredOptions();
   auto it = options.find("vectorizer-maximize-bandwidth");
-  if (it != options.end())
-    it->second->addOccurrence(0, it->second->ArgStr, "true");
+  if (it == options.end() || it->second->getNumOccurrences() > 0)
+    return;
+  // LoopVectorize declares it `static cl::opt<bool>`.
+  static_cast<llvm::cl::opt<bool> *>(it->second)->setInitialValue(true);
 }
 
 absl::StatusOr<HostTarget> hostTarget() {
@@ -383,13 +393,10 @@ absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
   lld::Result result;
   {
     std::lock_guard<std::mutex> lock(lldMutex);
+    // lld resets every LLVM option to its default before parsing its own
+    // -mllvm ones: vectorizeAtTheNarrowestType sets a default for that.
     result =
         lld::lldMain(args, logStream, logStream, {{lld::Gnu, &lld::elf::link}});
-    // lld resets every LLVM option to its default before parsing its own
-    // -mllvm ones (passing ours fails in tools with positional options):
-    // set again for the next compile. A compile optimizing on another
-    // thread meanwhile may see it off: its speed, never its results.
-    vectorizeAtTheNarrowestType();
   }
   if (result.retCode != 0 || !result.canRunAgain)
     return absl::InternalError(absl::StrCat(
