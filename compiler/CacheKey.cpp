@@ -107,6 +107,8 @@ std::string keyOptionsText(const KeyOptions &options) {
     absl::StrAppend(&text, ";small-products=0");
   if (layout.noGemmViews)
     absl::StrAppend(&text, ";gemm-views=0");
+  if (layout.noColumnPieces && options.backend == Backend::cpu)
+    absl::StrAppend(&text, ";column-pieces=0");
   if (layout.flashAttention && options.backend == Backend::cuda)
     absl::StrAppend(&text, ";attention=flash");
   return text;

@@ -142,6 +142,7 @@ const LayoutOverrides &layoutOverrides() {
     o.noGemmEpilogue = switchedOffInEnvironment("KILN_GEMM_EPILOGUE");
     o.noSmallProducts = switchedOffInEnvironment("KILN_SMALL_PRODUCTS");
     o.noGemmViews = switchedOffInEnvironment("KILN_GEMM_VIEWS");
+    o.noColumnPieces = switchedOffInEnvironment("KILN_COLUMN_PIECES");
     o.noKernelGroups = switchedOffInEnvironment("KILN_KERNEL_GROUPS");
     if (const char *attention = std::getenv("KILN_CUDA_ATTENTION");
         attention && *attention) {
@@ -202,6 +203,7 @@ KernelTarget kernelTargetFor(const CompileOptions &options) {
   target.cudaArch = options.cudaArch;
   target.tf32 = options.tf32;
   target.gemmOperandViews = !layoutOverrides().noGemmViews;
+  target.columnPieces = !layoutOverrides().noColumnPieces;
   return target;
 }
 

@@ -131,7 +131,8 @@ FunctionLowering::emitKernel(Operation *op) {
                       .rowUnroll = target_.rowUnroll,
                       .holdRows = target_.holdRows,
                       .innermostRows = target_.innermostRows,
-                      .mostScratchStashBytes = target_.mostScratchStashBytes})
+                      .mostScratchStashBytes = target_.mostScratchStashBytes,
+                      .columnPieces = target_.columnPieces})
                : emitOpKernel(op, *scratch, "kiln_kernel");
   if (failed(info))
     return absl::UnimplementedError(absl::StrCat(
@@ -616,6 +617,7 @@ compileExecutable(ModuleOp module, const std::string &function,
     kernels.holdRows = gpuHoldRows();
     kernels.innermostRows = false;
     kernels.mostScratchStashBytes = 0;
+    kernels.columnPieces = false;
     kernels.kernelGroups = !layoutOverrides().noKernelGroups;
     if (passes.splitReductionsBelow == 0) {
       passes.splitReductionsBelow = kGpuReductionThreads;

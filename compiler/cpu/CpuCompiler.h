@@ -67,6 +67,10 @@ struct KernelTarget {
   /// A fusion without reduces walks rows of its innermost dimension
   /// (FusionKernelOptions::innermostRows): on for the cpu, off for cuda.
   bool innermostRows = true;
+  /// Column-blocked fusions in pieces between their pads' and
+  /// concatenations' edges (FusionKernelOptions::columnPieces): on for the
+  /// cpu (off under $KILN_COLUMN_PIECES=0, kernelTargetFor), off for cuda.
+  bool columnPieces = true;
   /// A row's stash without a result to hold it goes to a stack array of at
   /// most this many bytes (FusionKernelOptions::mostScratchStashBytes):
   /// the cpu's 256 KiB (a 50257-wide loss row in f32) is a small part of
@@ -151,6 +155,9 @@ struct LayoutOverrides {
   /// (KernelTarget::gemmOperandViews off), to measure what reading them in
   /// place buys.
   bool noGemmViews = false;
+  /// KILN_COLUMN_PIECES=0: column-blocked fusions in one piece
+  /// (KernelTarget::columnPieces off), to measure what the pieces buy.
+  bool noColumnPieces = false;
   /// KILN_KERNEL_GROUPS=0: every cuda kernel a launch of its own
   /// (KernelTarget::kernelGroups off), to measure what the groups buy.
   bool noKernelGroups = false;

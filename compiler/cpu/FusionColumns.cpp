@@ -16,10 +16,6 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
   // they do, a second pass storing them; (3) the row-shaped (here:
   // column) results. Each column adds its rows in row-major order, as the
   // reference.
-  SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
-                       reducedShape = sizesOf(plan_.reduced);
-  SmallVector<int64_t> reducedStrides = rowMajorStrides(reducedShape);
-  int64_t columns = plan_.columns->columns;
   SmallVector<ReduceOp> reduces;
   SmallVector<Type> accTypes;
   SmallVector<Value> accs;
@@ -28,14 +24,41 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
     accTypes.push_back(accumulatorType(kb_.b, reduce.getKind(),
                                        elementOf(reduce.getOperand())));
   }
-  bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
-  bool fullInFirstPass = anyFull && !plan_.fullReadsReduce;
   int64_t chunk = kColumnChunk;
   while (chunk > 256 &&
          chunk * static_cast<int64_t>(reduces.size()) > kColumnChunk)
     chunk /= 2;
   for (Type type : accTypes)
     accs.push_back(kb_.stackArray(type, chunk));
+  // Each piece's blocks (FusionPieces.cpp) over the part of [begin, end)
+  // in it: its columns carry the piece as their range.
+  SmallVector<int64_t> pieces = columnPieces();
+  for (size_t p = 0; p + 1 < pieces.size(); ++p) {
+    Value lo = begin, hi = end;
+    if (pieces.size() > 2) {
+      piece_ = {pieces[p], pieces[p + 1]};
+      lo = arith::MaxSIOp::create(kb_.b, begin, kb_.index(pieces[p]));
+      hi = arith::MaxSIOp::create(
+          kb_.b, lo,
+          arith::MinSIOp::create(kb_.b, end, kb_.index(pieces[p + 1])));
+    }
+    emitColumnBlocks(lo, hi, chunk, accs, accTypes, reduces);
+  }
+  piece_.reset();
+}
+
+void FusionEmitter::emitColumnBlocks(Value begin, Value end, int64_t chunk,
+                                     ArrayRef<Value> accs,
+                                     ArrayRef<Type> accTypes,
+                                     ArrayRef<ReduceOp> reduceOps) {
+  // Op handles are used by value (their accessors are not const).
+  SmallVector<ReduceOp> reduces(reduceOps);
+  SmallVector<int64_t> rowShape = sizesOf(plan_.kept),
+                       reducedShape = sizesOf(plan_.reduced);
+  SmallVector<int64_t> reducedStrides = rowMajorStrides(reducedShape);
+  int64_t columns = plan_.columns->columns;
+  bool anyFull = llvm::is_contained(plan_.resultKind, ResultKind::full);
+  bool fullInFirstPass = anyFull && !plan_.fullReadsReduce;
   kb_.forChunks(begin, end, chunk, [&](Value c0, Value w) {
     scoped([&] {
       Value zero = kb_.index(0);
@@ -53,6 +76,8 @@ void FusionEmitter::emitColumns(Value begin, Value end) {
       // The point (ivs, column c0 + j), with both index forms.
       auto columnPoint = [&](ArrayRef<Value> ivs, Value rowBase, Value j) {
         Value c = arith::AddIOp::create(kb_.b, c0, j);
+        if (piece_)
+          ranges_[c] = *piece_;
         Index *x = point(keptIndices(c, rowShape), ivs);
         x->flat = arith::AddIOp::create(kb_.b, rowBase, c);
         return x;

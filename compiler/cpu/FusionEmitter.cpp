@@ -181,9 +181,7 @@ Value FusionEmitter::generateOp(Operation *op, Index *idx) {
               Value i = at[k];
               if (step[k] != 1)
                 i = arith::MulIOp::create(kb_.b, i, kb_.index(step[k]));
-              if (start[k] != 0)
-                i = arith::AddIOp::create(kb_.b, i, kb_.index(start[k]));
-              return i;
+              return offsetIndex(i, start[k]);
             }));
       })
       .Case([&](IotaOp o) {
@@ -223,17 +221,37 @@ Value FusionEmitter::padAt(PadOp p, Index *idx) {
   ArrayRef<Value> at = multiOf(idx);
   ArrayRef<int64_t> in = shapeOf(p.getOperand());
   ArrayRef<int64_t> low = p.getEdgePaddingLow();
-  Value inside = arith::ConstantIntOp::create(kb_.b, kb_.b.getI1Type(), 1);
-  SmallVector<Value> src;
+  auto padding = [&] {
+    return generate(p.getPaddingValue(), index({}, kb_.index(0)));
+  };
+  // Dims the pad does not widen, and dims whose index range (a column
+  // piece's) lies inside the operand, need no test; one whose range lies
+  // outside makes the point padding.
+  ArrayRef<int64_t> out = shapeOf(p);
+  SmallVector<size_t> tested;
   for (size_t k = 0; k < in.size(); ++k) {
-    Value j = arith::SubIOp::create(kb_.b, at[k], kb_.index(low[k]));
+    auto range = rangeOf(at[k]);
+    if (low[k] == 0 && in[k] == out[k])
+      continue;
+    if (!range)
+      tested.push_back(k);
+    else if (range->second - low[k] <= 0 || range->first - low[k] >= in[k])
+      return padding();
+    else if (range->first - low[k] < 0 || range->second - low[k] > in[k])
+      tested.push_back(k);
+  }
+  SmallVector<Value> src;
+  for (size_t k = 0; k < in.size(); ++k)
+    src.push_back(offsetIndex(at[k], -low[k]));
+  if (tested.empty())
+    return generate(p.getOperand(), index(in, Value(), src));
+  Value inside = arith::ConstantIntOp::create(kb_.b, kb_.b.getI1Type(), 1);
+  for (size_t k : tested)
     // Unsigned j < n also rejects negative j.
     inside = arith::AndIOp::create(
         kb_.b, inside,
-        arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::ult, j,
+        arith::CmpIOp::create(kb_.b, arith::CmpIPredicate::ult, src[k],
                               kb_.index(in[k])));
-    src.push_back(j);
-  }
   Type t = computeType(elementOf(p));
   auto ifOp = scf::IfOp::create(kb_.b, TypeRange{t}, inside, true);
   OpBuilder::InsertionGuard guard(kb_.b);
@@ -243,10 +261,7 @@ Value FusionEmitter::padAt(PadOp p, Index *idx) {
                                          index(in, Value(), src));
                        }));
   kb_.b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(kb_.b, scoped([&] {
-                         return generate(p.getPaddingValue(),
-                                         index({}, kb_.index(0)));
-                       }));
+  scf::YieldOp::create(kb_.b, scoped(padding));
   return ifOp.getResult(0);
 }
 
@@ -256,17 +271,22 @@ Value FusionEmitter::concatenateAt(ConcatenateOp c, Index *idx) {
   // Taken here: a position first made inside a branch would not dominate
   // the other branches' compares.
   Value position = multiOf(idx)[axis];
-  return kb_.pickRange(position, starts, computeType(elementOf(c)),
-                       [&](unsigned k) {
-                         return scoped([&] {
-                           Value input = c.getInputs()[k];
-                           SmallVector<Value> local(multiOf(idx));
-                           local[axis] = arith::SubIOp::create(
-                               kb_.b, local[axis], kb_.index(starts[k]));
-                           return generate(
-                               input, index(shapeOf(input), Value(), local));
-                         });
-                       });
+  auto inputAt = [&](unsigned k) {
+    Value input = c.getInputs()[k];
+    SmallVector<Value> local(multiOf(idx));
+    local[axis] = offsetIndex(local[axis], -starts[k]);
+    return generate(input, index(shapeOf(input), Value(), local));
+  };
+  // A position whose range (a column piece's) lies in one input reads it.
+  if (auto range = rangeOf(position))
+    for (size_t k = 0; k < starts.size(); ++k) {
+      int64_t end = k + 1 < starts.size() ? starts[k + 1] : shapeOf(c)[axis];
+      if (range->first >= starts[k] && range->second <= end)
+        return inputAt(k);
+    }
+  return kb_.pickRange(
+      position, starts, computeType(elementOf(c)),
+      [&](unsigned k) { return scoped([&] { return inputAt(k); }); });
 }
 
 Index *FusionEmitter::point(ArrayRef<Value> keptIdx,

@@ -54,7 +54,7 @@ public:
         elementsPerIndex_(options.elementsPerIndex),
         rowUnroll_(options.rowUnroll), holdRows_(options.holdRows),
         mostScratchStashBytes_(options.mostScratchStashBytes),
-        rowsPerIndex_(rowsPerIndex) {}
+        columnPieces_(options.columnPieces), rowsPerIndex_(rowsPerIndex) {}
 
   /// The whole kernel body over rows (or column blocks) [begin, end).
   void emit(Value begin, Value end);
@@ -107,6 +107,19 @@ private:
   /// Runs `fn` in lane 0 only (every lane when there is one).
   void inFirstLane(const std::function<void()> &fn);
   void emitColumns(Value begin, Value end);
+  /// emitColumns' blocks of `chunk` columns over [begin, end), accumulating
+  /// `reduces` in the stack arrays `accs` (of `accTypes`).
+  void emitColumnBlocks(Value begin, Value end, int64_t chunk,
+                        ArrayRef<Value> accs, ArrayRef<mlir::Type> accTypes,
+                        ArrayRef<ReduceOp> reduces);
+  /// Column mode with FusionKernelOptions::columnPieces: the columns where
+  /// a pad's operand or a concatenation's input begins or ends, 0 and the
+  /// column count included (FusionPieces.cpp); {0, columns} without.
+  SmallVector<int64_t> columnPieces() const;
+  /// [lo, hi) that index `index` lies in, where known (ranges_).
+  std::optional<std::pair<int64_t, int64_t>> rangeOf(Value index) const;
+  /// index + delta, with its range where index has one.
+  Value offsetIndex(Value index, int64_t delta);
   /// Results of ResultKind::once, stored by the range starting at 0.
   void emitOnceResults(Value begin);
   /// Each rng_uniform's (key, counter), generated once at kernel scope.
@@ -204,7 +217,15 @@ private:
   bool holdRows_;
   /// FusionKernelOptions::mostScratchStashBytes.
   int64_t mostScratchStashBytes_;
+  /// FusionKernelOptions::columnPieces.
+  bool columnPieces_;
   int64_t rowsPerIndex_;
+  /// Index values known to lie in [lo, hi): a column in its piece
+  /// (emitColumns), and indices offset from one (offsetIndex). padAt and
+  /// concatenateAt generate only the branch such a range allows.
+  DenseMap<Value, std::pair<int64_t, int64_t>> ranges_;
+  /// The piece emitColumns is emitting, if it split the columns.
+  std::optional<std::pair<int64_t, int64_t>> piece_;
   /// With several elements per index: each row value of the index's group
   /// → its position k in the group, and each rng_uniform's Philox lanes
   /// for the group (computed at the group's scope, shared by its rows).

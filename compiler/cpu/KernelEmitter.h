@@ -142,7 +142,16 @@ struct FusionKernelOptions {
   /// array would live in local memory). A CPU's row stays in its L1 or L2
   /// cache between the passes.
   int64_t mostScratchStashBytes = 0;
+  /// Column mode: blocks of columns never straddle a column where a pad's
+  /// operand or a concatenation's input begins or ends (FusionPieces.cpp),
+  /// and within a piece those ops generate only the branch they take there,
+  /// so the block's loops have no branch a point and vectorise. On for the
+  /// cpu; a GPU thread takes a column, whose branch a warp takes together.
+  bool columnPieces = false;
 };
+/// The most pieces columnPieces cuts a fusion's columns into: each is a
+/// copy of the block's loops.
+inline constexpr int64_t kMostColumnPieces = 8;
 /// The most points of a row one lane holds (FusionKernelOptions::holdRows):
 /// rows of up to 1024 at 32 lanes (GPT-2's 768, attention's keys).
 inline constexpr int64_t kMostHeldPoints = 32;

@@ -58,18 +58,9 @@ func.func @main(%x: tensor<9x130xf32>, %z: tensor<9x130xf32>) -> tensor<9x130xf3
 /// `mostScratchStashBytes`), before its lowering to LLVM.
 mlir::OwningOpRef<mlir::ModuleOp> emitFusion(ParsedModule &parsed,
                                              int64_t mostScratchStashBytes) {
-  mlir::Operation *fusion = onlyFusion(parsed);
-  EXPECT_TRUE(fusion);
-  if (!fusion)
-    return nullptr;
-  compiler::cpu::loadKernelDialects(*fusion->getContext());
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(fusion->getLoc());
   compiler::cpu::detail::FusionKernelOptions options;
   options.mostScratchStashBytes = mostScratchStashBytes;
-  EXPECT_TRUE(succeeded(compiler::cpu::detail::emitFusionKernel(
-      fusion, *module, "kernel", options)));
-  return module;
+  return emitFusionKernelModule(parsed, options);
 }
 
 /// How many exponentials the kernel of the fusion in `source` computes a

@@ -7,6 +7,9 @@
 #include "BackendTestModules.h"
 #include "CpuTestSupport.h"
 
+#include "compiler/cpu/CodeGen.h"
+#include "compiler/cpu/KernelEmitter.h"
+
 namespace kiln::testing {
 
 /// The last kiln.fusion in `parsed` (the tests hold one), or null.
@@ -15,6 +18,23 @@ inline mlir::Operation *onlyFusion(ParsedModule &parsed) {
   if (parsed.module)
     parsed.module->walk([&](FusionOp f) { fusion = f; });
   return fusion;
+}
+
+/// The kernel of `parsed`'s fusion emitted with `options`, before its
+/// lowering to LLVM.
+inline mlir::OwningOpRef<mlir::ModuleOp> emitFusionKernelModule(
+    ParsedModule &parsed,
+    const compiler::cpu::detail::FusionKernelOptions &options) {
+  mlir::Operation *fusion = onlyFusion(parsed);
+  EXPECT_TRUE(fusion);
+  if (!fusion)
+    return nullptr;
+  compiler::cpu::loadKernelDialects(*fusion->getContext());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(fusion->getLoc());
+  EXPECT_TRUE(succeeded(compiler::cpu::detail::emitFusionKernel(
+      fusion, *module, "kernel", options)));
+  return module;
 }
 
 struct Compiled {
