@@ -252,6 +252,27 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       llvm::cl::desc("nonzero: split reductions with fewer outputs than "
                      "this into a tree (kiln-split-reductions)"),
       llvm::cl::init(0)};
+  Option<int64_t> splitReductionsMaxSerial{
+      *this, "split-reductions-max-serial",
+      llvm::cl::desc("with split reductions: the most elements one thread "
+                     "reduces in a tree's first stage"),
+      llvm::cl::init(1024)};
+  Option<int64_t> splitReductionsRowLanes{
+      *this, "split-reductions-row-lanes",
+      llvm::cl::desc("with split reductions: threads a contiguous row takes "
+                     "(a GPU's warp: 32)"),
+      llvm::cl::init(1)};
+  Option<int64_t> splitReductionsMinLanedRow{
+      *this, "split-reductions-min-laned-row",
+      llvm::cl::desc("with split reductions: the shortest row that takes "
+                     "split-reductions-row-lanes threads"),
+      llvm::cl::init(64)};
+  Option<bool> splitReductionsContiguousParts{
+      *this, "split-reductions-contiguous-parts",
+      llvm::cl::desc("with split reductions: split only reductions over "
+                     "innermost dims, each part a run of memory (the "
+                     "cpu's form)"),
+      llvm::cl::init(false)};
   Option<bool> joinSums{
       *this, "join-sums",
       llvm::cl::desc("with split reductions: sum the split trees' first "
@@ -296,6 +317,11 @@ void registerKilnPipeline() {
         options.attentionKernel = cl.attentionKernel;
         options.lossChunkBytes = cl.lossChunkBytes;
         options.splitReductionsBelow = cl.splitReductionsBelow;
+        options.splitReductionsMaxSerial = cl.splitReductionsMaxSerial;
+        options.splitReductionsRowLanes = cl.splitReductionsRowLanes;
+        options.splitReductionsMinLanedRow = cl.splitReductionsMinLanedRow;
+        options.splitReductionsContiguousParts =
+            cl.splitReductionsContiguousParts;
         options.joinSums = cl.joinSums;
         options.partition = cl.partition;
         absl::StatusOr<DType> product = parseDType(cl.precision);

@@ -71,7 +71,9 @@ public:
   explicit PieceTrace(int64_t columns) : columns_(columns) {}
 
   void visit(Value v, const ColumnOffsets &offsets) {
-    if (llvm::all_of(offsets, [](int64_t o) { return o == kUnrelated; }))
+    // (A rank that differs would be a trace that lost its way: no edges.)
+    if (offsets.size() != shapeOf(v).size() ||
+        llvm::all_of(offsets, [](int64_t o) { return o == kUnrelated; }))
       return;
     if (!visited_.insert({v.getAsOpaquePointer(),
                           std::vector<int64_t>(offsets.begin(), offsets.end())})

@@ -15,6 +15,10 @@
 // RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=262144 max-serial=256 row-lanes=32" | FileCheck %s --check-prefix=GPU
 // RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=256 max-serial=65536 contiguous-parts=1" | FileCheck %s --check-prefix=CPU
 // RUN: kiln-opt %s --split-input-file --kiln-split-reductions="parallelism=16" | FileCheck %s --check-prefix=FEW
+// The pipeline's options reach the pass: the GPU's and the CPU's forms
+// through --kiln-pipeline (what compileExecutable sets for each backend).
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="fuse=false schedule=false partition=false join-sums=false split-reductions-below=262144 split-reductions-max-serial=256 split-reductions-row-lanes=32" | FileCheck %s --check-prefix=GPU
+// RUN: kiln-opt %s --split-input-file --kiln-pipeline="fuse=false schedule=false partition=false join-sums=false split-reductions-below=256 split-reductions-max-serial=65536 split-reductions-contiguous-parts=true" | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @full(
 // CHECK: %[[W:.+]] = kiln.convert %{{.+}} : tensor<4096x768xf32> -> tensor<4096x768xf64>
