@@ -50,6 +50,31 @@ Index *FusionEmitter::reshaped(Index *idx, ArrayRef<int64_t> shape) {
   return cached;
 }
 
+std::optional<SmallVector<ReshapeGroup>> reshapeGroups(ArrayRef<int64_t> from,
+                                                       ArrayRef<int64_t> to) {
+  SmallVector<ReshapeGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    size_t i0 = i, j0 = j;
+    int64_t a = i < from.size() ? from[i++] : 1;
+    int64_t b = j < to.size() ? to[j++] : 1;
+    while (a != b) {
+      if (a < b && i < from.size())
+        a *= from[i++];
+      else if (b < a && j < to.size())
+        b *= to[j++];
+      else
+        return std::nullopt;
+    }
+    while (i < from.size() && from[i] == 1)
+      ++i;
+    while (j < to.size() && to[j] == 1)
+      ++j;
+    groups.push_back({i0, i, j0, j});
+  }
+  return groups;
+}
+
 Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
   if (!idx->multi || llvm::is_contained(idx->shape, 0))
     return index(shape, flatOf(idx));
@@ -63,32 +88,19 @@ Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
   // the other indices on as they are.
   ArrayRef<int64_t> from = idx->shape;
   ArrayRef<Value> at = *idx->multi;
+  std::optional<SmallVector<ReshapeGroup>> groups = reshapeGroups(from, shape);
+  if (!groups)
+    return index(shape, flatOf(idx)); // not a reshape of these sizes
   SmallVector<Value> multi;
-  size_t i = 0, j = 0;
-  while (i < from.size() || j < shape.size()) {
-    size_t i0 = i, j0 = j;
-    int64_t a = i < from.size() ? from[i++] : 1;
-    int64_t b = j < shape.size() ? shape[j++] : 1;
-    while (a != b) {
-      if (a < b && i < from.size())
-        a *= from[i++];
-      else if (b < a && j < shape.size())
-        b *= shape[j++];
-      else
-        return index(shape, flatOf(idx)); // not a reshape of these sizes
-    }
-    while (i < from.size() && from[i] == 1)
-      ++i;
-    while (j < shape.size() && shape[j] == 1)
-      ++j;
+  for (const ReshapeGroup &g : *groups) {
     SmallVector<int64_t> sourceDims, targetDims;
     SmallVector<Value> sourceAt;
-    for (size_t k = i0; k < i; ++k)
+    for (size_t k = g.fromBegin; k < g.fromEnd; ++k)
       if (from[k] != 1) {
         sourceDims.push_back(from[k]);
         sourceAt.push_back(at[k]);
       }
-    for (size_t k = j0; k < j; ++k)
+    for (size_t k = g.toBegin; k < g.toEnd; ++k)
       if (shape[k] != 1)
         targetDims.push_back(shape[k]);
     SmallVector<Value> split;
@@ -102,7 +114,7 @@ Index *FusionEmitter::reshapedUncached(Index *idx, ArrayRef<int64_t> shape) {
         split = kb_.delinearize(linear, targetDims);
     }
     size_t next = 0;
-    for (size_t k = j0; k < j; ++k)
+    for (size_t k = g.toBegin; k < g.toEnd; ++k)
       multi.push_back(shape[k] == 1 ? kb_.index(0) : split[next++]);
   }
   return index(shape, idx->flat, multi);

@@ -32,6 +32,17 @@ struct Index {
   std::optional<SmallVector<Value>> multi;
 };
 
+/// Dims of `from` and of `to` that a reshape maps onto each other:
+/// [fromBegin, fromEnd) of `from` and [toBegin, toEnd) of `to`, runs of
+/// consecutive dims of equal product (unit dims join the run being built).
+struct ReshapeGroup {
+  size_t fromBegin, fromEnd, toBegin, toEnd;
+};
+/// The groups of a reshape from `from` to `to`, in order; none when the
+/// sizes do not group so (then only the flat index relates them).
+std::optional<SmallVector<ReshapeGroup>> reshapeGroups(ArrayRef<int64_t> from,
+                                                       ArrayRef<int64_t> to);
+
 /// Elements an index (a GPU thread, or a lane's step over a row) takes at a
 /// time: the most whole Philox blocks, 8 or 4 elements, that are at most
 /// `most` and divide `count`; else 1.

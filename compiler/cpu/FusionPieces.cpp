@@ -32,29 +32,20 @@ constexpr int64_t kUnrelated = std::numeric_limits<int64_t>::min();
 using ColumnOffsets = SmallVector<int64_t>;
 
 /// `offsets` of a value of shape `from` seen as shape `to`: a dim that a
-/// reshape keeps as it is (its group of dims is that one non-unit dim on
-/// both sides, as reshapedUncached groups them) keeps its offset; the
-/// others are unrelated.
+/// reshape keeps as it is (its group, reshapeGroups', is that one non-unit
+/// dim on both sides) keeps its offset; the others are unrelated.
 ColumnOffsets reshapeOffsets(ArrayRef<int64_t> from,
                              ArrayRef<int64_t> offsets, ArrayRef<int64_t> to) {
   ColumnOffsets out(to.size(), kUnrelated);
-  size_t i = 0, j = 0;
-  while (i < from.size() && j < to.size()) {
-    size_t i0 = i, j0 = j;
-    int64_t a = from[i++], b = to[j++];
-    while (a != b) {
-      if (a < b && i < from.size())
-        a *= from[i++];
-      else if (b < a && j < to.size())
-        b *= to[j++];
-      else
-        return out;
-    }
+  std::optional<SmallVector<ReshapeGroup>> groups = reshapeGroups(from, to);
+  if (!groups)
+    return out;
+  for (const ReshapeGroup &g : *groups) {
     SmallVector<size_t> sourceDims, targetDims;
-    for (size_t k = i0; k < i; ++k)
+    for (size_t k = g.fromBegin; k < g.fromEnd; ++k)
       if (from[k] != 1)
         sourceDims.push_back(k);
-    for (size_t k = j0; k < j; ++k)
+    for (size_t k = g.toBegin; k < g.toEnd; ++k)
       if (to[k] != 1)
         targetDims.push_back(k);
     if (sourceDims.size() == 1 && targetDims.size() == 1)

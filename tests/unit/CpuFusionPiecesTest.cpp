@@ -13,16 +13,9 @@ namespace {
 /// scf.if ops in the kernel of `source`'s fusion, emitted with
 /// FusionKernelOptions::columnPieces `pieces`.
 int branchesInKernel(const std::string &source, bool pieces) {
-  ParsedModule parsed = parseModule(source);
   compiler::cpu::detail::FusionKernelOptions options;
   options.columnPieces = pieces;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      emitFusionKernelModule(parsed, options);
-  if (!module)
-    return -1;
-  int count = 0;
-  module->walk([&](mlir::scf::IfOp) { ++count; });
-  return count;
+  return opsInKernel<mlir::scf::IfOp>(source, options);
 }
 
 /// One kernel matching the reference, with column pieces and without.
@@ -32,6 +25,15 @@ void expectOneKernelWithAndWithoutPieces(
   whole.columnPieces = false;
   for (const compiler::cpu::KernelTarget &target : {pieces, whole})
     expectOneKernel(source, inputs, 1, target);
+}
+
+/// The pieces take away every branch the whole kernel has, and both forms
+/// match the reference.
+void expectPiecesRemoveEveryBranch(const std::string &source,
+                                   const std::vector<HostTensor> &inputs) {
+  EXPECT_EQ(branchesInKernel(source, /*pieces=*/true), 0);
+  EXPECT_GT(branchesInKernel(source, /*pieces=*/false), 0);
+  expectOneKernelWithAndWithoutPieces(source, inputs);
 }
 
 TEST(CpuFusion, ColumnPiecesReadEachPaddedOperandWithoutABranch) {
@@ -66,13 +68,11 @@ func.func @main(%q: tensor<2x3x5x4xbf16>, %k: tensor<2x3x5x4xbf16>, %v: tensor<2
   return %r#0, %r#1 : tensor<36xf32>, tensor<10x36xbf16>
 }
 )mlir";
-  EXPECT_EQ(branchesInKernel(source, /*pieces=*/true), 0);
-  EXPECT_GT(branchesInKernel(source, /*pieces=*/false), 0);
-  expectOneKernelWithAndWithoutPieces(
-      source, randomInputs({{DType::bf16, {2, 3, 5, 4}},
-                            {DType::bf16, {2, 3, 5, 4}},
-                            {DType::bf16, {2, 3, 5, 4}}},
-                           41));
+  expectPiecesRemoveEveryBranch(source,
+                                randomInputs({{DType::bf16, {2, 3, 5, 4}},
+                                              {DType::bf16, {2, 3, 5, 4}},
+                                              {DType::bf16, {2, 3, 5, 4}}},
+                                             41));
 }
 
 TEST(CpuFusion, ColumnPiecesFollowConcatenationsAndSlices) {
@@ -95,9 +95,7 @@ func.func @main(%x: tensor<6x9xf32>, %y: tensor<6x4xf32>) -> (tensor<13xf32>, te
   return %r#0, %r#1 : tensor<13xf32>, tensor<6x13xf32>
 }
 )mlir";
-  EXPECT_EQ(branchesInKernel(source, /*pieces=*/true), 0);
-  EXPECT_GT(branchesInKernel(source, /*pieces=*/false), 0);
-  expectOneKernelWithAndWithoutPieces(
+  expectPiecesRemoveEveryBranch(
       source, randomInputs({{DType::f32, {6, 9}}, {DType::f32, {6, 4}}}, 42));
 }
 

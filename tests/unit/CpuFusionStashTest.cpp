@@ -69,14 +69,9 @@ mlir::OwningOpRef<mlir::ModuleOp> emitFusion(ParsedModule &parsed,
 /// the GPU's 0).
 int exponentialsPerPoint(const std::string &source,
                          int64_t mostScratchStashBytes) {
-  ParsedModule parsed = parseModule(source);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      emitFusion(parsed, mostScratchStashBytes);
-  if (!module)
-    return -1;
-  int count = 0;
-  module->walk([&](mlir::math::ExpOp) { ++count; });
-  return count;
+  compiler::cpu::detail::FusionKernelOptions options;
+  options.mostScratchStashBytes = mostScratchStashBytes;
+  return opsInKernel<mlir::math::ExpOp>(source, options);
 }
 
 /// `source` compiles to one kernel matching the reference, with the

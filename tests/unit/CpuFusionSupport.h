@@ -37,6 +37,21 @@ inline mlir::OwningOpRef<mlir::ModuleOp> emitFusionKernelModule(
   return module;
 }
 
+/// How many ops of type OpT the kernel of `source`'s fusion holds, emitted
+/// with `options` (-1 when it could not be emitted).
+template <typename OpT>
+int opsInKernel(const std::string &source,
+                const compiler::cpu::detail::FusionKernelOptions &options) {
+  ParsedModule parsed = parseModule(source);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      emitFusionKernelModule(parsed, options);
+  if (!module)
+    return -1;
+  int count = 0;
+  module->walk([&](OpT) { ++count; });
+  return count;
+}
+
 struct Compiled {
   compiler::cpu::CpuCompileStats stats;
   std::vector<HostTensor> actual, expected;
