@@ -299,10 +299,44 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
 
 } // namespace
 
+/// The first of `cl`'s sizes and counts that is negative, as "name=value"
+/// (none: empty). Each is a size, a count or a bound, where a negative
+/// value has no meaning (0 turns the optional ones off).
+std::string negativeOption(const PipelineCLOptions &cl) {
+  for (auto [name, value] :
+       {std::pair{"small-product-contraction",
+                  cl.smallProductContraction.getValue()},
+        std::pair{"small-product-min-result-bytes",
+                  cl.smallProductMinResultBytes.getValue()},
+        std::pair{"attention-chunk-bytes", cl.attentionChunkBytes.getValue()},
+        std::pair{"split-reductions-below", cl.splitReductionsBelow.getValue()},
+        std::pair{"split-reductions-max-serial",
+                  cl.splitReductionsMaxSerial.getValue()},
+        std::pair{"split-reductions-row-lanes",
+                  cl.splitReductionsRowLanes.getValue()},
+        std::pair{"split-reductions-min-laned-row",
+                  cl.splitReductionsMinLanedRow.getValue()},
+        std::pair{"loss-chunk-bytes", cl.lossChunkBytes.getValue()},
+        std::pair{"loss-vocab-multiple", cl.lossVocabMultiple.getValue()}})
+    if (value < 0)
+      return std::string(name) + "=" + std::to_string(value);
+  return "";
+}
+
 void registerKilnPipeline() {
-  PassPipelineRegistration<PipelineCLOptions>(
+  // PassPipelineRegistration's builder cannot refuse its options; the
+  // registry's own form can, through the handler that reports them.
+  registerPassPipeline(
       "kiln-pipeline", "kiln's pass pipeline (compiler/Pipeline.cpp)",
-      [](OpPassManager &pm, const PipelineCLOptions &cl) {
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler)
+          -> LogicalResult {
+        PipelineCLOptions cl;
+        if (failed(cl.parseFromString(text)))
+          return failure();
+        if (std::string bad = negativeOption(cl); !bad.empty())
+          return errorHandler("kiln-pipeline: " + bad +
+                              ": the option must not be negative");
         PipelineOptions options;
         options.dumpDir = cl.dumpDir;
         options.maxFusionOperands = cl.maxFusionOperands;
@@ -328,16 +362,20 @@ void registerKilnPipeline() {
         if (!product.ok() || (*product != DType::f32 &&
                               *product != DType::bf16 &&
                               *product != DType::f16)) {
-          // A pipeline builder cannot fail: kiln-autocast names the
-          // unknown type when the pipeline runs, and nothing else runs.
+          // kiln-autocast names the unknown type when the pipeline runs,
+          // and nothing else runs (its own test's message).
           pm.addNestedPass<func::FuncOp>(
               createAutocastPass({cl.precision.getValue(), false}));
-          return;
+          return success();
         }
         options.productType = *product;
         options.halfF32Results = cl.halfF32Results;
         options.lossVocabMultiple = cl.lossVocabMultiple;
         buildKilnPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(PipelineCLOptions());
       });
 }
 

@@ -263,7 +263,7 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.datasetName = f.datasetName, a.datasetConfigName = f.datasetConfigName;
   a.validationSplitPercentage = f.validationSplitPercentage;
   a.preprocessingNumWorkers = f.preprocessingNumWorkers;
-  a.useLora = f.useLora, a.mergeLora = f.mergeLora;
+  a.useLora = f.useLora, a.mergeLora = f.mergeLora, a.useRslora = f.useRslora;
   a.loraR = f.loraR, a.loraAlpha = f.loraAlpha, a.loraDropout = f.loraDropout;
   a.loraTargets.assign(f.loraTargetModules.begin(), f.loraTargetModules.end());
   a.loraModulesToSave.assign(f.loraModulesToSave.begin(),
@@ -530,11 +530,21 @@ std::string checkTraining(const TrainArgs &a) {
   std::error_code ec;
   if (a.resume == TrainArgs::Resume::path &&
       !std::filesystem::is_directory(a.resumeFromCheckpoint, ec))
-    return "--resume_from_checkpoint: no such directory: " +
+    return "--resume_from_checkpoint: " +
+           std::string(std::filesystem::exists(a.resumeFromCheckpoint, ec)
+                           ? "not a directory: "
+                           : "no such directory: ") +
            a.resumeFromCheckpoint;
   if (a.resume == TrainArgs::Resume::newest && a.outputDir.empty())
     return "--resume_from_checkpoint True needs --output_dir (the folder "
            "whose newest checkpoint-N to resume from)";
+  // run_clm.py resumes only under do_train; an evaluation alone scores the
+  // model it is given.
+  if (!a.doTrain && (a.resume == TrainArgs::Resume::path ||
+                     a.resume == TrainArgs::Resume::newest))
+    return "--resume_from_checkpoint continues a training run, and "
+           "--do_train is off; to evaluate a checkpoint, pass its folder as "
+           "--model_name_or_path";
   if (!a.backend.empty() && a.backend != "reference" && a.backend != "cpu" &&
       a.backend != "cuda")
     return "unknown --backend '" + a.backend +
@@ -587,6 +597,12 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   if (problem.empty() && a.autoFindBatchSize && a.eager)
     problem = "--auto_find_batch_size plans compiled steps; it does not "
               "apply to --eager";
+  if (problem.empty() && a.memoryBudget && a.eager)
+    problem = "--memory_budget plans compiled steps' memory; it does not "
+              "apply to --eager";
+  if (problem.empty() && !a.dumpGraphs.empty() && a.eager)
+    problem = "--dump_graphs writes the graphs of compiled steps; --eager "
+              "compiles none";
   if (!problem.empty())
     result.exitCode = usageError(problem);
   return result;

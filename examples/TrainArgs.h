@@ -50,7 +50,7 @@ struct TrainArgs {
   /// folder as --model_name_or_path sets adapterFolder (its weights are
   /// loaded after the branches are added) and, without --use_lora, the
   /// LoRA settings from its adapter_config.json.
-  bool useLora = false, mergeLora = false;
+  bool useLora = false, mergeLora = false, useRslora = false;
   int64_t loraR = 8;
   double loraAlpha = 16, loraDropout = 0.05;
   std::vector<std::string> loraTargets, loraModulesToSave;

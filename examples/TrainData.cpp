@@ -177,9 +177,14 @@ std::optional<Failure> prepareData(const TrainArgs &a, PreparedData &out) {
 std::optional<Failure> checkAgainstData(const TrainArgs &a,
                                         const PreparedData &d) {
   int64_t vocab = d.tokenizer->vocabSize();
+  // Without the flag, the size is a model folder's (takeConfig refuses
+  // both at once).
   if (a.vocabSize > 0 && a.vocabSize < vocab)
-    return Failure{"--vocab_size " + std::to_string(a.vocabSize) +
-                       " is smaller than the tokenizer's vocabulary (" +
+    return Failure{(a.given.count("vocab_size")
+                        ? "--vocab_size "
+                        : "the model's config.json has vocab_size ") +
+                       std::to_string(a.vocabSize) +
+                       ", smaller than the tokenizer's vocabulary (" +
                        std::to_string(vocab) + ")",
                    2};
   // A short epoch's one batch is padded, as the Trainer trains on a

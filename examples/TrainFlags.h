@@ -91,6 +91,11 @@ struct Flags {
                             cl::desc("LoRA alpha; the branch is scaled by "
                                      "alpha / r (default: 16)"),
                             cl::init(16.0), cl::cat(model)};
+  cl::opt<bool> useRslora{
+      "use_rslora",
+      cl::desc("rank-stabilised LoRA (PEFT's use_rslora): the branch is "
+               "scaled by alpha / sqrt(r) instead of alpha / r"),
+      cl::cat(model)};
   cl::opt<double> loraDropout{
       "lora_dropout", cl::desc("dropout on the LoRA branch's input (default: 0.05)"),
       cl::init(0.05), cl::cat(model)};
@@ -485,6 +490,7 @@ struct Flags {
   }
   std::vector<const cl::opt<bool> *> booleans() const {
     std::vector<const cl::opt<bool> *> all = {&useLora,
+                                              &useRslora,
                                               &mergeLora,
                                               &doTrain,
                                               &doEval,

@@ -9,6 +9,7 @@
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
 #include "frontends/nn/Lora.h"
+#include "frontends/nn/ModelConfig.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -44,6 +45,49 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model) {
 }
 
 namespace {
+
+/// "gpt2 n_layer 2, n_embd 64, n_head 4": a model's family and shape.
+std::string describeShape(const std::string &family, int64_t layers,
+                          int64_t width, int64_t heads) {
+  return absl::StrFormat("%s n_layer %d, n_embd %d, n_head %d", family, layers,
+                         width, heads);
+}
+
+/// Where checkpoint folder `dir` was saved by a model of another family or
+/// shape than the run's (its config.json says), what differs; else empty.
+/// The optimizer state's names or shapes would fail the load with less to
+/// go on.
+std::string checkpointModelMismatch(const std::string &dir,
+                                    const TrainArgs &a) {
+  fs::path file = fs::path(dir) / "config.json";
+  absl::StatusOr<std::string> text = data::readFile(file.string());
+  if (!text.ok())
+    return ""; // a LoRA checkpoint's adapters have their own checks
+  absl::StatusOr<std::string> type = nn::readModelType(*text, file.string());
+  if (!type.ok())
+    return "";
+  std::string saved;
+  if (nn::isLlamaFamily(*type)) {
+    absl::StatusOr<nn::LlamaConfig> c =
+        nn::parseLlamaConfigJson(*text, file.string());
+    if (!c.ok())
+      return "";
+    saved = describeShape("llama", c->num_hidden_layers, c->hidden_size,
+                          c->num_attention_heads);
+  } else {
+    absl::StatusOr<nn::GPT2Config> c =
+        nn::parseGPT2ConfigJson(*text, file.string());
+    if (!c.ok())
+      return "";
+    saved = describeShape("gpt2", c->n_layer, c->n_embd, c->n_head);
+  }
+  std::string running = describeShape(a.modelType == "llama" ? "llama" : "gpt2",
+                                      a.nLayer, a.nEmbd, a.nHead);
+  if (saved == running)
+    return "";
+  return file.string() + " is a " + saved + " model and this run builds " +
+         running + "; resume with the model flags the run started with";
+}
 
 /// PyTorch's GradScaler, or the loss scaling of --deepspeed's fp16 section.
 nn::GradScaler::Options scalerOptions(const TrainArgs &a) {
@@ -235,6 +279,7 @@ nn::NamedTensors Trainer::prepareModel() {
   }
   lora_.r = args_.loraR;
   lora_.alpha = args_.loraAlpha;
+  lora_.use_rslora = args_.useRslora;
   lora_.dropout = args_.loraDropout;
   lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
   lora_.modules_to_save = args_.loraModulesToSave;
@@ -292,6 +337,9 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
                     1};
     }
   }
+  if (std::string mismatch = checkpointModelMismatch(dir, args_);
+      !mismatch.empty())
+    throw Failure{mismatch, 1};
   set_graph_tag("checkpoint load");
   nn::CheckpointState state = nn::load_checkpoint(
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),

@@ -77,6 +77,12 @@ void configureKiln(const TrainArgs &a) {
   o.backend = backend == "cpu"    ? Backend::cpu
               : backend == "cuda" ? Backend::cuda
                                   : Backend::reference;
+  // As kilnc: a GPU's settings on another backend are a mistake, not a
+  // choice to ignore.
+  if (o.backend != Backend::cuda && (!a.cudaArch.empty() || a.tf32))
+    throw Failure{std::string(a.tf32 ? "--tf32" : "--cuda_arch") +
+                      " needs --backend cuda (the backend is " + backend + ")",
+                  2};
   if (!a.cudaArch.empty())
     o.cudaArch = a.cudaArch;
   o.tf32 = o.tf32 || a.tf32;
@@ -113,8 +119,13 @@ struct ResumePoint {
 // --resume_from_checkpoint names; else, unless it says False or
 // --overwrite_output_dir is given, the newest checkpoint-N of output_dir
 // whose file reads back whole (a damaged newer one is skipped, saying so).
+// Only a training run resumes (run_clm.py looks for checkpoints under
+// do_train alone): an evaluation scores the model it was given, never a
+// checkpoint that happens to lie in output_dir.
 std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
   using Resume = TrainArgs::Resume;
+  if (!a.doTrain) // parseTrainArgs refused --resume_from_checkpoint
+    return std::nullopt;
   if (a.resume == Resume::path) {
     absl::StatusOr<nn::SafetensorsData> file =
         nn::readCheckpointFolder(a.resumeFromCheckpoint);
@@ -165,10 +176,11 @@ std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
 // resumed from); otherwise they are named, since until this run saves
 // those steps again an automatic resume would pick them. A checkpoint-N
 // folder that is not kiln's is never deleted; one this run could save over
-// stops it here, before any training it would cost.
+// stops it here, before any training it would cost. A run that does not
+// train saves nothing, so it leaves every checkpoint as it is.
 void handleOldCheckpoints(const TrainArgs &a, const std::string &resumedFrom,
                           int64_t startStep, int64_t endStep) {
-  if (a.outputDir.empty())
+  if (a.outputDir.empty() || !a.doTrain)
     return;
   absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
       nn::listCheckpointFolders(a.outputDir);
@@ -330,6 +342,7 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
   if (!a.useLora) {
     a.useLora = true;
     a.loraR = saved.r, a.loraAlpha = saved.alpha;
+    a.useRslora = saved.use_rslora;
     a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
     a.loraModulesToSave = saved.modules_to_save;
   }
@@ -389,8 +402,8 @@ void resolveHubNames(TrainArgs &a) {
     }
   }
   for (const char *flag :
-       {"lora_r", "lora_alpha", "lora_dropout", "lora_target_modules",
-        "lora_modules_to_save", "merge_lora"})
+       {"lora_r", "lora_alpha", "use_rslora", "lora_dropout",
+        "lora_target_modules", "lora_modules_to_save", "merge_lora"})
     if (a.given.count(flag) && !a.useLora)
       throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
                     "adapter folder as --model_name_or_path)",
@@ -617,12 +630,18 @@ void matchDeepSpeedConfig(const TrainArgs &args) {
 /// process alone, the others waiting for it.
 void prepareOutputDirs(const TrainArgs &args) {
   if (args.worldRank == 0) {
-    for (auto [flag, dir] : {std::pair{"output_dir", args.outputDir},
-                             std::pair{"dump_graphs", args.dumpGraphs}}) {
+    // The graphs' folder may come from KILN_DUMP_GRAPHS (options_from_env):
+    // checked here too, not at the first step's compile.
+    std::string dumps = args.eager ? "" : options().dumpDir;
+    for (auto [source, dir] :
+         {std::pair{"--output_dir", args.outputDir},
+          std::pair{args.dumpGraphs.empty() ? "KILN_DUMP_GRAPHS"
+                                            : "--dump_graphs",
+                    dumps}}) {
       std::error_code ec;
       if (!dir.empty() && !fs::create_directories(dir, ec) && ec)
-        throw Failure{"--" + std::string(flag) + ": cannot create " + dir +
-                          ": " + ec.message(),
+        throw Failure{std::string(source) + ": cannot create " + dir + ": " +
+                          ec.message(),
                       2};
     }
     if (!args.outputDir.empty()) {

@@ -86,9 +86,16 @@ int runPlan(int argc, char **argv) {
     return fail("plan: --config (a config.json or a model folder) is "
                 "required",
                 kExitUsage);
-  if (args->has("--max_batch") == args->has("--batch"))
+  if (args->has("--max_batch") && args->has("--batch"))
+    return fail("plan: give one of --max_batch and --batch N, not both",
+                kExitUsage);
+  if (!args->has("--max_batch") && !args->has("--batch"))
     return fail("plan: give --max_batch (the largest batch that fits "
                 "--memory_budget) or --batch N (one batch's planned peak)",
+                kExitUsage);
+  if (args->has("--batch_limit") && !args->has("--max_batch"))
+    return fail("plan: --batch_limit bounds --max_batch's search; with "
+                "--batch N it has nothing to bound",
                 kExitUsage);
   compiler::KeyOptions key;
   if (!parseTargetFlags(*args, key))

@@ -174,6 +174,12 @@ void finishJob(const std::string &dumpDir, const Job &job, int status,
   }
   ++tally.failed;
   std::string what = describeStatus(status);
+  // Under a cap, a worker that dies by a signal (or cannot even load) has
+  // most likely run out of the address space it was given.
+  if (job.memoryCap > 0 && (!exited || code == 127))
+    what += "; the worker may have run out of its " +
+            formatByteSize(job.memoryCap) +
+            " of address space: raise --worker-memory";
   writeReproducer(dumpDir, job, what, log);
   std::printf("kilnc: %s: FAILED (%s): %s; reproducer in failures/ %s\n",
               job.graph.c_str(), what.c_str(), firstErrorLine(log).c_str(),

@@ -1,6 +1,8 @@
 // kiln-opt: mlir-opt over the kiln dialect and the MLIR dialects kiln's
 // pipeline uses; the driver of the lit tests. Unlike mlir-opt it refuses an
-// empty or non-UTF-8 input with a message and a non-zero exit.
+// empty or non-UTF-8 input with a message and a non-zero exit, and it
+// writes -o only when the run succeeds, whole (a failure leaves an existing
+// file, even its own input, as it was).
 #include "compiler/Pipeline.h"
 #include "compiler/tools/InputChecks.h"
 #include "ir/KilnDialect.h"
@@ -12,10 +14,11 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -45,17 +48,23 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // The output file is kept only when the run succeeds: a failed run leaves
-  // nothing behind.
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFile, &error);
-  if (!output) {
-    llvm::WithColor::error(llvm::errs(), "kiln-opt") << error << "\n";
+  // The output is held until the run succeeds, then written whole (to a
+  // temporary file renamed over the target): a failed run leaves an
+  // existing file as it was, even when -o names the input itself.
+  std::string result;
+  llvm::raw_string_ostream resultStream(result);
+  if (mlir::failed(
+          mlir::MlirOptMain(resultStream, std::move(input), registry, config)))
+    return 1;
+  if (llvm::Error written = llvm::writeToOutput(
+          outputFile, [&](llvm::raw_ostream &os) -> llvm::Error {
+            os << result;
+            return llvm::Error::success();
+          })) {
+    llvm::WithColor::error(llvm::errs(), "kiln-opt")
+        << "cannot write " << outputFile << ": "
+        << llvm::toString(std::move(written)) << "\n";
     return 1;
   }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry,
-                                     config)))
-    return 1;
-  output->keep();
   return 0;
 }

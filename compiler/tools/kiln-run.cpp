@@ -383,6 +383,14 @@ int main(int argc, char **argv) {
         << "--runs must be at least 1\n";
     return 1;
   }
+  // As kilnc and kiln-train: a GPU's setting on another backend is a
+  // mistake, not a choice to ignore.
+  if (cudaArch.getNumOccurrences() > 0 && backend != "cuda") {
+    llvm::WithColor::error(llvm::errs(), "kiln-run")
+        << "--cuda_arch needs --backend cuda (the backend is " << backend
+        << ")\n";
+    return 1;
+  }
   RunOptions options{inputFile, function, inputs,  seed,
                      backend,   cudaArch, runs,    printResults};
   return run(options);

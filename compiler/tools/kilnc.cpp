@@ -423,6 +423,21 @@ int runCompile(int argc, char **argv) {
   keyOptions.memoryBudget = *budget;
   bool quiet = args->has("--quiet");
   const std::string &input = args->positional[0];
+  for (const char *flag : {"-o", "--emit-ptx", "--dump-dir"})
+    if (args->has(flag) && args->get(flag).empty())
+      return fail(std::string(flag) + " needs a path; got an empty one",
+                  kExitUsage);
+  // The dumps' folder before any compiling: one that cannot be made would
+  // fail the run at its end.
+  if (args->has("--dump-dir")) {
+    std::error_code ec;
+    std::filesystem::create_directories(args->get("--dump-dir"), ec);
+    if (ec || !std::filesystem::is_directory(args->get("--dump-dir")))
+      return fail("--dump-dir " + args->get("--dump-dir") +
+                      ": cannot make a folder there" +
+                      (ec ? ": " + ec.message() : std::string()),
+                  kExitUsage);
+  }
   // gcc's "input file is the same as output file": the module would be
   // written over with the executable (or the PTX).
   for (const char *flag : {"-o", "--emit-ptx"}) {

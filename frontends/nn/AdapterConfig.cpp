@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontends/nn/JsonText.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -63,6 +64,108 @@ stringList(const llvm::json::Object &root, llvm::StringRef key) {
   return out;
 }
 
+/// What every refusal of a setting offers instead.
+constexpr const char *kWhatKilnLoads =
+    "kiln trains and loads plain LoRA adapters: one r and lora_alpha (scaled "
+    "by alpha / r, or alpha / sqrt(r) with use_rslora) on every module "
+    "target_modules names, in every layer, plus modules_to_save";
+
+/// adapter_config.json keys that, once set, make PEFT build a model kiln
+/// does not (other branches, other scalings, other modules adapted or
+/// trained); each with what it means there. Loading such an adapter as
+/// plain LoRA would run another model than the one it was trained as.
+struct UnsupportedKey {
+  const char *key;
+  const char *meaning;
+};
+constexpr UnsupportedKey kUnsupportedKeys[] = {
+    {"use_dora", "DoRA"},
+    {"use_qalora", "QA-LoRA"},
+    {"lora_bias", "a bias on lora_B"},
+    {"rank_pattern", "ranks per module"},
+    {"alpha_pattern", "lora_alpha per module"},
+    {"layers_to_transform", "adapters on these layers only"},
+    {"exclude_modules", "modules left out of target_modules"},
+    {"layer_replication", "layers repeated to deepen the model"},
+    {"trainable_token_indices", "trainable token embedding rows"},
+    {"target_parameters", "LoRA on bare parameters"},
+    {"alora_invocation_tokens", "activated LoRA"},
+    {"arrow_config", "Arrow routing"},
+};
+
+/// Whether `value` is PEFT's default for an optional setting: null, false,
+/// or an empty list, object or string. (0 is set: layers_to_transform 0
+/// names the first layer.)
+bool isUnset(const llvm::json::Value &value) {
+  using Kind = llvm::json::Value::Kind;
+  switch (value.kind()) {
+  case Kind::Null:
+    return true;
+  case Kind::Boolean:
+    return !*value.getAsBoolean();
+  case Kind::String:
+    return value.getAsString()->empty();
+  case Kind::Array:
+    return value.getAsArray()->empty();
+  case Kind::Object:
+    return value.getAsObject()->empty();
+  default:
+    return false;
+  }
+}
+
+/// `"key": value` as the file has it, cut short when long (a rank_pattern
+/// may list every module).
+std::string keyAndValue(llvm::StringRef key, const llvm::json::Value &value) {
+  std::string text = llvm::formatv("{0}", value).str();
+  if (text.size() > 80)
+    text = text.substr(0, 77) + "...";
+  return "\"" + key.str() + "\": " + text;
+}
+
+/// Why `root` describes an adapter kiln would load as another model than
+/// PEFT builds, or nullopt.
+std::optional<std::string> unsupportedSetting(const llvm::json::Object &root) {
+  auto refuse = [](llvm::StringRef key, const llvm::json::Value &value,
+                   const std::string &meaning, const char *supported) {
+    return keyAndValue(key, value) + " (" + meaning + ") is not supported; " +
+           supported;
+  };
+  // A string setting accepted as absent, null or one of its plain values.
+  auto other = [&](llvm::StringRef key,
+                   std::initializer_list<llvm::StringRef> accepted) {
+    const llvm::json::Value *value = root.get(key);
+    if (!value || value->kind() == llvm::json::Value::Null)
+      return (const llvm::json::Value *)nullptr;
+    std::optional<llvm::StringRef> s = value->getAsString();
+    for (llvm::StringRef ok : accepted)
+      if (s && *s == ok)
+        return (const llvm::json::Value *)nullptr;
+    return value;
+  };
+  if (const llvm::json::Value *type = other("peft_type", {"LORA"}))
+    return refuse("peft_type", *type, "not a LoRA adapter", kWhatKilnLoads);
+  if (const llvm::json::Value *task = other("task_type", {"CAUSAL_LM"}))
+    return refuse("task_type", *task, "not a causal language model",
+                  "kiln loads adapters on causal language models "
+                  "(CAUSAL_LM)");
+  if (const llvm::json::Value *bias = other("bias", {"none"}))
+    return refuse("bias", *bias, "the base's biases trained and saved too",
+                  kWhatKilnLoads);
+  for (const UnsupportedKey &unsupported : kUnsupportedKeys)
+    if (const llvm::json::Value *value = root.get(unsupported.key);
+        value && !isUnset(*value))
+      return refuse(unsupported.key, *value, unsupported.meaning,
+                    kWhatKilnLoads);
+  // Not checked, as they do not change the loaded model: init_lora_weights
+  // and the LoftQ / EVA / CorDA configs (how new branches start),
+  // fan_in_fan_out (PEFT sets it from the module type, warning when the
+  // file says otherwise), layers_pattern (used with layers_to_transform
+  // only), megatron_* (the same maths on tensor-parallel layers),
+  // inference_mode, revision, runtime_config and the like.
+  return std::nullopt;
+}
+
 } // namespace
 
 absl::StatusOr<AdapterConfigFile>
@@ -76,9 +179,8 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return fail("not a JSON object");
-  if (std::optional<llvm::StringRef> type = root->getString("peft_type");
-      type && *type != "LORA")
-    return fail("a " + type->str() + " adapter, not LORA");
+  if (std::optional<std::string> why = unsupportedSetting(*root))
+    return fail(*why);
 
   AdapterConfigFile file;
   LoraConfig &config = file.lora;
@@ -96,6 +198,13 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
     if (!p || !(*p >= 0 && *p < 1))
       return fail("\"lora_dropout\" must be a number in [0, 1)");
     config.dropout = *p;
+  }
+  if (const llvm::json::Value *rslora = root->get("use_rslora");
+      rslora && rslora->kind() != llvm::json::Value::Null) {
+    std::optional<bool> on = rslora->getAsBoolean();
+    if (!on)
+      return fail("\"use_rslora\" must be true or false");
+    config.use_rslora = *on;
   }
   std::optional<std::vector<std::string>> targets =
       stringList(*root, "target_modules");
@@ -146,7 +255,7 @@ std::string adapterConfigJson(const LoraConfig &config,
     json.attribute("target_modules", stringListOrNull(config.target_modules));
     json.attribute("task_type", "CAUSAL_LM");
     json.attribute("use_dora", false);
-    json.attribute("use_rslora", false);
+    json.attribute("use_rslora", config.use_rslora);
   });
   return text + "\n";
 }

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,9 @@ struct LoraConfig {
   int64_t r = 8;
   double alpha = 16;
   double dropout = 0.05;
+  /// PEFT's use_rslora (rank-stabilised LoRA, Kalajdzievski 2023): the
+  /// branch is scaled by alpha / sqrt(r) instead of alpha / r.
+  bool use_rslora = false;
   /// Module names as PEFT matches them: a module whose dotted name is a
   /// target or ends with "." + target.
   std::vector<std::string> target_modules;
@@ -29,6 +33,11 @@ struct LoraConfig {
   /// is the common case: with it frozen, a frozen tied head bounds every
   /// logit and the adapters cannot make an answer confident.
   std::vector<std::string> modules_to_save;
+
+  /// The factor on every branch's output, as PEFT's LoraLayer.scaling.
+  double scaling() const {
+    return alpha / (use_rslora ? std::sqrt(double(r)) : double(r));
+  }
 };
 
 /// PEFT's file names and key prefix.
@@ -49,16 +58,26 @@ struct AdapterConfigFile {
 };
 
 /// adapter_config.json's text → its settings. Fails, naming `what`, on text
-/// that is not a JSON object, a peft_type other than LORA, an r that is
-/// not an integer in [1, kMaxLoraRank], a lora_alpha that is not a finite
-/// number, a lora_dropout outside [0, 1), target_modules that are absent or
-/// empty, or a module list holding something other than strings.
+/// that is not a JSON object, an r that is not an integer in [1,
+/// kMaxLoraRank], a lora_alpha that is not a finite number, a lora_dropout
+/// outside [0, 1), a use_rslora that is not a boolean, target_modules that
+/// are absent or empty, or a module list holding something other than
+/// strings. Also fails, naming the key and its value, on a setting that
+/// would make PEFT build another model than kiln's plain LoRA: a peft_type
+/// other than LORA, a task_type other than CAUSAL_LM, a bias other than
+/// "none", or any of use_dora, use_qalora, lora_bias, rank_pattern,
+/// alpha_pattern, layers_to_transform, exclude_modules, layer_replication,
+/// trainable_token_indices, target_parameters, alora_invocation_tokens and
+/// arrow_config set. Keys that do not change the model (inference_mode,
+/// revision, init_lora_weights, fan_in_fan_out, which PEFT sets from the
+/// module type, ...) are accepted and ignored.
 absl::StatusOr<AdapterConfigFile> parseAdapterConfigJson(std::string_view text,
                                                          std::string_view what);
 
 /// The text of an adapter_config.json for `config` on `base_model`, as PEFT
-/// writes one for a causal LM (`fan_in_fan_out` when the adapted
-/// projections store their weights [in, out], as GPT-2's Conv1D does).
+/// writes one for a causal LM, use_rslora included (`fan_in_fan_out` when
+/// the adapted projections store their weights [in, out], as GPT-2's Conv1D
+/// does).
 std::string adapterConfigJson(const LoraConfig &config,
                               const std::string &base_model,
                               bool fan_in_fan_out);

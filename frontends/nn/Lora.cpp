@@ -163,13 +163,16 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
   // The adapters train: f32 master weights over a base stored in 16 bits.
   InitContext init(
       seed, compute_type(adaptableWeight(targets.front().second)->dtype()));
+  // The layers scale a branch by alpha / r: the alpha that gives the
+  // config's scaling (alpha / sqrt(r) under use_rslora) is scaling · r.
+  const double layerAlpha = config.scaling() * double(config.r);
   std::vector<std::string> names;
   for (auto &[name, module] : targets) {
     if (auto *projection = dynamic_cast<Projection *>(module))
-      projection->add_lora(config.r, config.alpha, config.dropout, init,
+      projection->add_lora(config.r, layerAlpha, config.dropout, init,
                            generator);
     else
-      static_cast<Embedding *>(module)->add_lora(config.r, config.alpha, init);
+      static_cast<Embedding *>(module)->add_lora(config.r, layerAlpha, init);
     names.push_back(name);
   }
   return names;
@@ -224,11 +227,15 @@ void check_lora_adapter_config(const LoraConfig &config,
   const std::string configPath = dir + "/" + kAdapterConfigFile;
   std::string baseModel;
   LoraConfig saved = read_lora_adapter_config(dir, baseModel);
-  if (saved.r != config.r || saved.alpha != config.alpha)
+  auto rslora = [](const LoraConfig &c) {
+    return c.use_rslora ? ", use_rslora" : "";
+  };
+  if (saved.r != config.r || saved.alpha != config.alpha ||
+      saved.use_rslora != config.use_rslora)
     throw Error(absl::StrCat(configPath, ": the adapter has r ", saved.r,
-                             ", lora_alpha ", saved.alpha,
+                             ", lora_alpha ", saved.alpha, rslora(saved),
                              "; this model's LoRA has r ", config.r,
-                             ", lora_alpha ", config.alpha));
+                             ", lora_alpha ", config.alpha, rslora(config)));
   auto differ = [&](const std::vector<std::string> &adapter,
                     const std::vector<std::string> &model,
                     const std::string &what, const std::string &after) {
@@ -258,6 +265,11 @@ void load_lora_adapter(Module &model, const LoraConfig &config,
     std::string name = t.name.rfind(prefix, 0) == 0
                            ? t.name.substr(prefix.size())
                            : t.name;
+    // DoRA's config key may have been edited away; its tensor remains.
+    if (absl::StrContains(name, "lora_magnitude_vector"))
+      throw Error(weightsPath + ": " + t.name +
+                  " is DoRA's magnitude vector; DoRA (use_dora) is not "
+                  "supported, kiln loads plain LoRA adapters");
     if (!isAdapterParameter(name, config))
       throw Error(weightsPath + ": " + t.name +
                   " is not a LoRA tensor or one of a module to save");

@@ -35,12 +35,12 @@ inline constexpr const char *kAllLinearTargets = "all-linear";
 std::vector<std::string> expand_lora_targets(Module &model,
                                              std::vector<std::string> targets);
 
-/// Adds a LoRA branch to every projection and embedding `config` targets
-/// and freezes every parameter that is not a branch's (requires_grad
-/// false). The branches' initial values come from `seed`; their dropout
-/// draws from `generator`. → the adapted modules' dotted names. Throws
-/// kiln::Error naming the targets when none matches (as PEFT) or when a
-/// matching module is not a Linear, Conv1D or Embedding.
+/// Adds a LoRA branch, scaled by config.scaling(), to every projection and
+/// embedding `config` targets and freezes every parameter that is not a
+/// branch's (requires_grad false). The branches' initial values come from
+/// `seed`; their dropout draws from `generator`. → the adapted modules' dotted
+/// names. Throws kiln::Error naming the targets when none matches (as PEFT) or
+/// when a matching module is not a Linear, Conv1D or Embedding.
 std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator);
 
@@ -55,28 +55,30 @@ void save_lora_adapter(const Module &model, const LoraConfig &config,
                        const std::string &dir, const std::string &base_model);
 
 /// `dir`/adapter_config.json → its LoRA config (r, lora_alpha,
-/// lora_dropout, target_modules) and, in `base_model`, its
-/// base_model_name_or_path ("" when null). Throws kiln::Error naming the
-/// file when it is missing, malformed, not a LoRA config or out of range
-/// (parseAdapterConfigJson).
+/// lora_dropout, use_rslora, target_modules, modules_to_save) and, in
+/// `base_model`, its base_model_name_or_path ("" when null). Throws kiln::Error
+/// naming the file when it is missing, malformed, not a LoRA config, out of
+/// range or asks for a variant kiln does not build (DoRA, per-module ranks,
+/// ...: parseAdapterConfigJson).
 LoraConfig read_lora_adapter_config(const std::string &dir,
                                     std::string &base_model);
 
 /// Throws kiln::Error naming `dir`/adapter_config.json when it is
-/// missing or malformed, or when its r, lora_alpha or target_modules
-/// differ from `config`.
+/// missing or malformed, or when its r, lora_alpha, use_rslora,
+/// target_modules or modules_to_save differ from `config`.
 void check_lora_adapter_config(const LoraConfig &config,
                                const std::string &dir);
 
 /// Reads `dir`'s adapter into `model`'s branches. Throws kiln::Error naming
-/// the file when it is missing or malformed, when its r, lora_alpha or
-/// target_modules differ from `config`, or when a branch has no tensor (or
-/// a tensor no branch).
+/// the file when it is missing or malformed, when its settings differ from
+/// `config` (check_lora_adapter_config), or when a branch has no tensor (or
+/// a tensor no branch, such as DoRA's magnitude vector).
 void load_lora_adapter(Module &model, const LoraConfig &config,
                        const std::string &dir);
 
 /// `model`'s state dict with every branch folded into its projection's or
-/// embedding's weight (W + B A * alpha / r, in the weight's layout) and the
+/// embedding's weight (W + B A * s in the weight's layout, s the branch's
+/// scaling: alpha / r, or alpha / sqrt(r) under use_rslora) and the
 /// branches' own parameters left out: the merged model, loadable without
 /// PEFT. Throws kiln::Error when a branch is on an embedding tied to the
 /// output layer (merged, it would change the head as well).

@@ -5,12 +5,16 @@
 // DeepSpeed config's are in DeepSpeedConfigTest.cpp). Each accepts what
 // Hugging Face's tools write and refuses, naming the file, what would hurt
 // kiln later: an adapter rank that would become an allocation of 10^12
-// floats, a shard path outside the folder, a torn log history.
+// floats, an adapter PEFT would build as another model than plain LoRA
+// (DoRA, ranks per module, ... each named with its value), a shard path
+// outside the folder, a torn log history.
 #include "examples/TrainerState.h"
 #include "frontends/nn/AdapterConfig.h"
 #include "frontends/nn/Safetensors.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace {
 
@@ -84,8 +88,8 @@ TEST(AdapterConfigTest, RefusesSettingsNoAdapterHas) {
   EXPECT_NE(adapterError(adapterJson("\"target_modules\": []"))
                 .find("no \"target_modules\""),
             std::string::npos);
-  EXPECT_NE(adapterError(adapterJson("\"peft_type\": \"IA3\""))
-                .find("a IA3 adapter, not LORA"),
+  EXPECT_NE(adapterError(adapterJson("\"use_rslora\": 1"))
+                .find("\"use_rslora\" must be true or false"),
             std::string::npos);
   EXPECT_NE(adapterError("[1]").find("a/adapter_config.json: not a JSON "
                                      "object"),
@@ -94,6 +98,125 @@ TEST(AdapterConfigTest, RefusesSettingsNoAdapterHas) {
             std::string::npos);
   // An absent or null dropout is none, as PEFT reads it.
   EXPECT_EQ(adapterError(adapterJson("\"lora_dropout\": null")), "");
+}
+
+TEST(AdapterConfigTest, UseRsloraIsReadAndWrittenBack) {
+  absl::StatusOr<nn::AdapterConfigFile> file =
+      nn::parseAdapterConfigJson(adapterJson(), "adapter_config.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_FALSE(file->lora.use_rslora);
+  EXPECT_DOUBLE_EQ(file->lora.scaling(), 16.0 / 8);
+  file = nn::parseAdapterConfigJson(adapterJson("\"use_rslora\": true"),
+                                    "adapter_config.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(file->lora.use_rslora);
+  EXPECT_DOUBLE_EQ(file->lora.scaling(), 16.0 / std::sqrt(8.0));
+
+  std::string written = nn::adapterConfigJson(file->lora, "base", true);
+  EXPECT_NE(written.find("\"use_rslora\": true"), std::string::npos) << written;
+  absl::StatusOr<nn::AdapterConfigFile> again =
+      nn::parseAdapterConfigJson(written, "written");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->lora.use_rslora);
+}
+
+// Settings that make PEFT build another model than plain LoRA: each is
+// refused by name, with the value the file holds and what kiln loads.
+TEST(AdapterConfigTest, RefusesSettingsThatChangeTheModelByName) {
+  const std::string plain = "kiln trains and loads plain LoRA adapters";
+  struct Case {
+    std::string field, message, supported;
+  };
+  for (const Case &c : std::vector<Case>{
+           {"\"use_dora\": true", "\"use_dora\": true (DoRA) is not supported",
+            plain},
+           {"\"use_qalora\": true", "\"use_qalora\": true (QA-LoRA)", plain},
+           {"\"lora_bias\": true", "\"lora_bias\": true (a bias on lora_B)",
+            plain},
+           {"\"rank_pattern\": {\"c_attn\": 4}",
+            "\"rank_pattern\": {\"c_attn\":4} (ranks per module)", plain},
+           {"\"alpha_pattern\": {\"c_attn\": 32}",
+            "\"alpha_pattern\": {\"c_attn\":32} (lora_alpha per module)",
+            plain},
+           {"\"layers_to_transform\": [5]",
+            "\"layers_to_transform\": [5] (adapters on these layers only)",
+            plain},
+           // Layer 0 is a layer, not an unset value.
+           {"\"layers_to_transform\": 0", "\"layers_to_transform\": 0 (",
+            plain},
+           {"\"exclude_modules\": [\"c_proj\"]",
+            "\"exclude_modules\": [\"c_proj\"] (modules left out", plain},
+           {"\"layer_replication\": [[0, 1], [0, 1]]",
+            "\"layer_replication\": [[0,1],[0,1]] (layers repeated", plain},
+           {"\"trainable_token_indices\": [3]",
+            "\"trainable_token_indices\": [3] (trainable token embedding "
+            "rows)",
+            plain},
+           {"\"target_parameters\": [\"experts\"]",
+            "\"target_parameters\": [\"experts\"] (LoRA on bare parameters)",
+            plain},
+           {"\"alora_invocation_tokens\": [7]",
+            "\"alora_invocation_tokens\": [7] (activated LoRA)", plain},
+           {"\"arrow_config\": {\"top_k\": 3}",
+            "\"arrow_config\": {\"top_k\":3} (Arrow routing)", plain},
+           {"\"bias\": \"all\"",
+            "\"bias\": \"all\" (the base's biases trained and saved too) "
+            "is not supported",
+            plain},
+           {"\"bias\": \"lora_only\"", "\"bias\": \"lora_only\" (", plain},
+           {"\"peft_type\": \"IA3\"",
+            "\"peft_type\": \"IA3\" (not a LoRA adapter) is not supported",
+            plain},
+           {"\"task_type\": \"SEQ_CLS\"",
+            "\"task_type\": \"SEQ_CLS\" (not a causal language model)",
+            "kiln loads adapters on causal language models (CAUSAL_LM)"},
+       }) {
+    std::string error = adapterError(adapterJson(c.field));
+    EXPECT_EQ(error.rfind("a/adapter_config.json: ", 0), 0u) << error;
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+    EXPECT_NE(error.find(c.supported), std::string::npos) << error;
+  }
+  // A long value is cut short.
+  std::string many = "\"rank_pattern\": {";
+  for (int i = 0; i < 40; ++i)
+    many += "\"h." + std::to_string(i) + ".c_attn\": 4, ";
+  many += "\"c_fc\": 2}";
+  std::string error = adapterError(adapterJson(many));
+  EXPECT_NE(error.find("... (ranks per module) is not supported"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(error.size(), 400u) << error;
+}
+
+// What PEFT writes for plain LoRA, and keys that do not change the model,
+// load.
+TEST(AdapterConfigTest, AcceptsDefaultsAndKeysThatLeaveTheModelAlone) {
+  for (const char *field : {
+           "\"use_dora\": false",
+           "\"rank_pattern\": {}",
+           "\"alpha_pattern\": {}",
+           "\"layers_to_transform\": null",
+           "\"layers_pattern\": null",
+           "\"exclude_modules\": null",
+           "\"bias\": \"none\"",
+           "\"task_type\": null",
+           "\"lora_bias\": false",
+           "\"trainable_token_indices\": null",
+           "\"target_parameters\": []",
+           "\"inference_mode\": true",
+           "\"revision\": \"main\"",
+           "\"init_lora_weights\": \"gaussian\"",
+           "\"fan_in_fan_out\": false",
+           "\"megatron_config\": null",
+           "\"runtime_config\": {\"ephemeral_gpu_offload\": false}",
+           "\"auto_mapping\": null",
+           "\"peft_version\": \"0.17.1\"",
+       })
+    EXPECT_EQ(adapterError(adapterJson(field)), "") << field;
+  // PEFT's own file for plain LoRA, every key as save_pretrained writes it.
+  nn::LoraConfig config;
+  config.target_modules = {"c_attn"};
+  EXPECT_EQ(adapterError(nn::adapterConfigJson(config, "base", true)), "");
 }
 
 std::string indexError(const std::string &shard) {

@@ -5,7 +5,9 @@
 // differences in f64 and the base gets none; the planned training step is
 // smaller than full fine-tuning's and AdamW keeps state for the branches
 // only; adapters round-trip through PEFT's files, and a config that does
-// not match them is an error naming the file. On the token embedding
+// not match them is an error naming the file; use_rslora scales by
+// alpha / sqrt(r) and round-trips, and DoRA adapters are refused naming
+// DoRA. On the token embedding
 // (PEFT's lora.Embedding) the branch is named and shaped as PEFT's, starts
 // at zero, moves GPT-2's input rows but not its tied head (so merging it
 // is refused), matches finite differences, round-trips, and merges into an
@@ -68,6 +70,13 @@ void randomiseBranches(Module &model, uint64_t seed) {
   }
   model.load_state_dict(state, /*strict=*/false);
   kiln::step();
+}
+
+double maxDifference(const HostTensor &a, const HostTensor &b) {
+  double worst = 0;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    worst = std::max(worst, std::abs(a.getDouble(i) - b.getDouble(i)));
+  return worst;
 }
 
 TEST(Lora, StartsAsTheBaseAndTrainsOnlyTheBranches) {
@@ -338,6 +347,111 @@ TEST(Lora, AdaptersRoundTripThroughPeftFilesAndMismatchesAreNamed) {
   ::rmdir(dir);
 }
 
+// PEFT's use_rslora: the branch is scaled by alpha / sqrt(r), so an
+// rslora model's logits are those of a plain one whose alpha is sqrt(r)
+// times larger (same branch values), and differ from the plain one's with
+// the same alpha. The setting round-trips through adapter_config.json: the
+// folder read back builds the rslora model (bit for bit), and a plain
+// model's LoRA refuses it by name.
+TEST(Lora, RsloraScalesByTheRootOfTheRankAndRoundTrips) {
+  Tensor ids = randomIds(2, 8, 40, 4);
+  auto logits = [&](LoraConfig config, std::string *saveTo = nullptr) {
+    GPT2LMHeadModel model(tinyConfig());
+    apply_lora(model, config, 7, &model.generator());
+    randomiseBranches(model, 3);
+    if (saveTo)
+      save_lora_adapter(model, config, *saveTo, "tiny-gpt2");
+    return model.forward(ids).to_host();
+  };
+  LoraConfig rslora = loraConfig({"c_attn", "wte"}); // r 4, alpha 8
+  rslora.use_rslora = true;
+  EXPECT_DOUBLE_EQ(rslora.scaling(), 8.0 / 2);
+  LoraConfig plain = loraConfig({"c_attn", "wte"});
+  LoraConfig plainScaledUp = plain;
+  plainScaledUp.alpha = 8 * std::sqrt(4.0);
+  char dir[] = "/tmp/kiln-lora-rslora-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string folder = dir;
+  HostTensor withRslora = logits(rslora, &folder);
+  EXPECT_LT(maxDifference(withRslora, logits(plainScaledUp)), 1e-5);
+  EXPECT_GT(maxDifference(withRslora, logits(plain)), 1e-2);
+
+  std::ifstream in(folder + "/adapter_config.json");
+  std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(json.find("\"use_rslora\": true"), std::string::npos) << json;
+  std::string baseModel;
+  LoraConfig read = read_lora_adapter_config(folder, baseModel);
+  EXPECT_TRUE(read.use_rslora);
+  GPT2LMHeadModel loaded(tinyConfig());
+  apply_lora(loaded, read, 99, &loaded.generator());
+  load_lora_adapter(loaded, read, folder);
+  kiln::step();
+  EXPECT_TRUE(loaded.forward(ids).to_host().bitwiseEqual(withRslora));
+
+  GPT2LMHeadModel asPlain(tinyConfig());
+  apply_lora(asPlain, plain, 1, nullptr);
+  try {
+    load_lora_adapter(asPlain, plain, folder);
+    ADD_FAILURE() << "loaded an rslora adapter as plain LoRA";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the adapter has r 4, lora_alpha 8, use_rslora; this "
+                  "model's LoRA has r 4, lora_alpha 8"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((folder + f).c_str());
+  ::rmdir(dir);
+}
+
+// An adapter folder whose config says DoRA is refused when read; one whose
+// config was edited to plain LoRA still holds DoRA's magnitude vectors,
+// which are named as DoRA's rather than as unknown tensors.
+TEST(Lora, DoraAdaptersAreRefusedNamingDora) {
+  char dir[] = "/tmp/kiln-lora-dora-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string folder = dir;
+  GPT2LMHeadModel model(tinyConfig());
+  LoraConfig config = loraConfig();
+  apply_lora(model, config, 7, &model.generator());
+  save_lora_adapter(model, config, folder, "tiny-gpt2");
+  const std::string weightsPath = folder + "/adapter_model.safetensors";
+  absl::StatusOr<SafetensorsData> weights = loadSafetensors(weightsPath);
+  ASSERT_TRUE(weights.ok());
+  HostTensor magnitude = weights->tensors.front().tensor;
+  weights->tensors.push_back(
+      {"base_model.model.transformer.h.0.attn.c_attn.lora_magnitude_vector",
+       magnitude});
+  ASSERT_TRUE(
+      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+  auto loadError = [&] {
+    GPT2LMHeadModel m(tinyConfig());
+    apply_lora(m, config, 1, nullptr);
+    try {
+      load_lora_adapter(m, config, folder);
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(loadError().find("lora_magnitude_vector is DoRA's magnitude "
+                             "vector; DoRA (use_dora) is not supported"),
+            std::string::npos)
+      << loadError();
+
+  std::string text = adapterConfigJson(config, "tiny-gpt2", true);
+  text.replace(text.find("\"use_dora\": false"), 17, "\"use_dora\": true");
+  std::ofstream(folder + "/adapter_config.json") << text;
+  EXPECT_NE(loadError().find("adapter_config.json: \"use_dora\": true (DoRA) "
+                             "is not supported"),
+            std::string::npos)
+      << loadError();
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((folder + f).c_str());
+  ::rmdir(dir);
+}
+
 // PEFT's modules_to_save: the named modules train whole beside the
 // branches, their tensors go into the adapter file under their own names
 // (as PEFT's get_peft_model_state_dict writes them) and come back on load;
@@ -432,13 +546,6 @@ TEST(Lora, ModulesToSaveTrainWholeAndRoundTrip) {
   for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
     ::unlink((std::string(dir) + f).c_str());
   ::rmdir(dir);
-}
-
-double maxDifference(const HostTensor &a, const HostTensor &b) {
-  double worst = 0;
-  for (int64_t i = 0; i < a.numElements(); ++i)
-    worst = std::max(worst, std::abs(a.getDouble(i) - b.getDouble(i)));
-  return worst;
 }
 
 TEST(LoraEmbedding, StartsAsTheBaseWithPeftsNamesAndShapes) {
