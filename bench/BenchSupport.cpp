@@ -5,9 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -108,10 +112,15 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
             "--", name, " expects a non-negative integer, got '", value, "'"));
       *it->second = v;
     } else if (auto it = reals.find(name); it != reals.end()) {
+      // strtod reads "nan" and "inf" too: refused here, or they would
+      // train nothing and reach results.json, which JSON cannot spell.
       double v = std::strtod(value.c_str(), &end);
-      if (errno || *end || value.empty() || v < 0)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--", name, " expects a non-negative number, got '", value, "'"));
+      if (errno || *end || value.empty() || !std::isfinite(v) || v < 0)
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name,
+                         " expects a finite non-negative number, "
+                         "got '",
+                         value, "'"));
       *it->second = v;
     } else if (auto it = strings.find(name); it != strings.end()) {
       *it->second = value;
@@ -167,6 +176,8 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
         "--torch_dtype bfloat16 stores a frozen base: it needs --lora_r");
   if (c.lora_dropout >= 1)
     return absl::InvalidArgumentError("--lora_dropout must be below 1");
+  if (c.dropout >= 1)
+    return absl::InvalidArgumentError("--dropout must be below 1");
   if (c.init != "shared" && c.init != "own")
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --init '", c.init, "' (shared, own)"));
@@ -174,6 +185,10 @@ absl::StatusOr<BenchConfig> parseFlags(int argc, char **argv) {
     c.peers = {"torch", "torch_compile"};
   if (absl::Status s = checkNames(c.peers, kPeers, "peer", ""); !s.ok())
     return s;
+  // The worker is told its one system by --mode; the driver needs one.
+  if (c.worker.empty() && c.modes.empty() && c.peers.empty())
+    return absl::InvalidArgumentError(
+        "nothing to run: --modes and --peers are both empty");
   for (const std::string &p : c.peers)
     if (p == "jax" && fineTuneRun(c))
       return absl::InvalidArgumentError(
@@ -308,6 +323,63 @@ absl::StatusOr<std::vector<int64_t>> readNpyInt64(const std::string &path,
               static_cast<std::streamsize>(count * sizeof(int64_t))))
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated data"));
   return ids;
+}
+
+//===--- Result files -----------------------------------------------------===//
+
+llvm::json::Value finiteOrNull(llvm::json::Value value) {
+  if (llvm::json::Array *array = value.getAsArray()) {
+    for (llvm::json::Value &element : *array)
+      element = finiteOrNull(std::move(element));
+  } else if (llvm::json::Object *object = value.getAsObject()) {
+    for (auto &entry : *object)
+      entry.second = finiteOrNull(std::move(entry.second));
+  } else if (std::optional<double> number = value.getAsNumber();
+             number && !std::isfinite(*number)) {
+    return nullptr;
+  }
+  return value;
+}
+
+absl::Status writeJsonFile(const std::string &path,
+                           const llvm::json::Value &value) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path, ": ", ec.message()));
+  os << llvm::formatv("{0:2}", finiteOrNull(value)) << "\n";
+  os.close();
+  if (os.has_error()) {
+    std::string why = os.error().message();
+    os.clear_error(); // else its destructor aborts on the error
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path, ": ", why));
+  }
+  return absl::OkStatus();
+}
+
+void markDiverged(llvm::json::Object &result) {
+  const llvm::json::Array *losses = result.getArray("losses");
+  if (!losses || result.getString("status") != "ok")
+    return;
+  for (size_t i = 0; i < losses->size(); ++i) {
+    std::optional<double> loss = (*losses)[i].getAsNumber();
+    if (loss && std::isfinite(*loss))
+      continue;
+    const int64_t step = static_cast<int64_t>(i) + 1;
+    result["status"] = "diverged";
+    result["first_nonfinite_step"] = step;
+    const char *what = !loss               ? "null"
+                       : std::isnan(*loss) ? "NaN"
+                       : *loss > 0         ? "+inf"
+                                           : "-inf";
+    result["note"] = llvm::formatv("the loss is first non-finite "
+                                   "({0}) at step {1} of {2}",
+                                   what, step, losses->size())
+                         .str();
+    return;
+  }
 }
 
 //===--- Subprocesses -----------------------------------------------------===//

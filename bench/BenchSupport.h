@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -146,6 +148,22 @@ RunOutcome runSubprocess(const std::vector<std::string> &argv,
 /// The kiln worker: trains `config` from its weights and batches files in
 /// this process and writes the result JSON to config.result → exit code.
 int runKilnWorker(const BenchConfig &config);
+
+/// A JSON value → the same with every non-finite number (NaN, ±inf: JSON
+/// has no spelling for them, and llvm::json would print `nan`) as null,
+/// which Python's json and most readers take as missing.
+llvm::json::Value finiteOrNull(llvm::json::Value value);
+/// value → `path` as indented JSON, non-finite numbers as null; an error
+/// names the file and why it could not be written.
+absl::Status writeJsonFile(const std::string &path,
+                           const llvm::json::Value &value);
+
+/// A run's result whose status is "ok" but whose "losses" are not all
+/// finite numbers (NaN or inf, or null once written) → status "diverged",
+/// "first_nonfinite_step" (1-based) and a note naming that step. A
+/// diverged run is a measured outcome (its times and memory stand), not a
+/// failed one. Other results are left alone.
+void markDiverged(llvm::json::Object &result);
 
 /// "a,b,c" → {"a", "b", "c"} (empty pieces dropped).
 std::vector<std::string> splitList(const std::string &text);

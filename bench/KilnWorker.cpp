@@ -6,15 +6,13 @@
 // weights), gradient clipping and a linear warmup/decay schedule, trained on
 // the shared batches in graph (compiled) or eager mode, one kiln::step() per
 // training step. Writes per-step losses and wall times plus kiln's compile
-// and execute metrics as JSON.
+// and execute metrics as JSON (status "diverged" when a loss is not finite).
 #include "bench/BenchModel.h"
 
 #include "frontends/nn/GradScaler.h"
 #include "frontends/nn/Optimizer.h"
 
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdio>
@@ -24,10 +22,19 @@
 namespace kiln::bench {
 namespace {
 
-void writeJson(const std::string &path, llvm::json::Object result) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(result))) << "\n";
+/// result → the result file (non-finite numbers as null); `exitCode`, or 1
+/// when the file cannot be written (the driver then says the run wrote no
+/// result, and this log says why).
+int writeResult(const std::string &path, llvm::json::Object result,
+                int exitCode) {
+  if (absl::Status s =
+          writeJsonFile(path, llvm::json::Value(std::move(result)));
+      !s.ok()) {
+    std::fprintf(stderr, "kiln-bench worker: %s\n",
+                 std::string(s.message()).c_str());
+    return 1;
+  }
+  return exitCode;
 }
 
 } // namespace
@@ -172,21 +179,24 @@ int runKilnWorker(const BenchConfig &c) {
         {"peak_rss_mib_self", usage.ru_maxrss / 1024.0}};
     if (!hostPlans) // the device memory kiln's programs held at most
       result["peak_gpu_mib"] = m.peakDeviceBytes / 1048576.0;
-    writeJson(c.result, std::move(result));
-    return 0;
+    // A loss that went NaN or inf: a measured outcome, so exit 0.
+    markDiverged(result);
+    return writeResult(c.result, std::move(result), 0);
   } catch (const kiln::OutOfMemoryError &e) {
     // The device's memory (or the budget's cap on it) ran out, or the step
     // cannot be planned within it: the batch does not fit, which a
     // largest-batch search expects to see.
     std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
-    writeJson(c.result, llvm::json::Object{{"status", "over budget"},
-                                           {"note", std::string(e.what())}});
-    return 1;
+    return writeResult(c.result,
+                       llvm::json::Object{{"status", "over budget"},
+                                          {"note", std::string(e.what())}},
+                       1);
   } catch (const kiln::Error &e) {
     std::fprintf(stderr, "kiln-bench worker: %s\n", e.what());
-    writeJson(c.result, llvm::json::Object{{"status", "error"},
-                                           {"note", std::string(e.what())}});
-    return 1;
+    return writeResult(c.result,
+                       llvm::json::Object{{"status", "error"},
+                                          {"note", std::string(e.what())}},
+                       1);
   }
 }
 

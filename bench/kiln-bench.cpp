@@ -12,6 +12,7 @@
 // average of the curves), as results.json, results.csv, table.md and PNG
 // plots (bench/plot.py).
 #include "bench/BenchModel.h"
+#include "bench/BenchParity.h"
 #include "bench/BenchSupport.h"
 
 #include "frontends/nn/Checkpoint.h"
@@ -25,9 +26,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <new>
@@ -56,6 +59,13 @@ std::map<std::string, std::string> threadEnv() {
 /// True when a run's result says it finished.
 bool isOk(const json::Object &r) {
   return r.getString("status") == std::optional<llvm::StringRef>("ok");
+}
+
+/// True when a run trained to its end: finished, or diverged (its loss
+/// went NaN or inf, a measured outcome whose times and memory stand).
+bool succeeded(const json::Object &r) {
+  return isOk(r) ||
+         r.getString("status") == std::optional<llvm::StringRef>("diverged");
 }
 
 struct Driver {
@@ -135,27 +145,53 @@ struct Driver {
     RunOutcome o = runSubprocess(command(system, batchFile, steps, result,
                                          dropout),
                                  env, log, budgetBytes, 1800);
-    json::Object out;
-    if (auto buf = llvm::MemoryBuffer::getFile(result)) {
-      if (auto v = json::parse((*buf)->getBuffer()); v && v->getAsObject())
-        out = std::move(*v->getAsObject());
-    }
+    std::string unreadable; // why the result file gave no result object
+    json::Object out = readResult(result, unreadable);
+    // A peer's "ok" with NaN losses (written as null) is a diverged run.
+    markDiverged(out);
     if (!out.get("status"))
       out["status"] = o.overBudget ? "over budget" : "error";
-    if (o.exitCode != 0 && isOk(out))
+    if (o.exitCode != 0 && succeeded(out))
       out["status"] = "error";
-    if (!isOk(out) && !out.get("note"))
+    if (!succeeded(out) && !out.get("note")) {
+      std::string exit = o.exitCode < 0 ? std::string("killed")
+                                        : "exit " + std::to_string(o.exitCode);
+      // A worker that exited 0 yet left no readable result: say which
+      // file and why, not just "exit 0".
+      if (o.exitCode == 0 && !unreadable.empty())
+        exit += " but " + unreadable;
       out["note"] = o.overBudget ? llvm::formatv("killed when its RSS passed "
                                                  "{0:f2} GiB",
                                                  budgetBytes / 1073741824.0)
                                        .str()
-                                 : (o.exitCode < 0 ? std::string("killed")
-                                                   : "exit " + std::to_string(
-                                                                   o.exitCode)) +
-                                       ", see " + log;
+                                 : exit + ", see " + log;
+    }
     out["peak_rss_mib"] = o.peakRssMiB;
     out["wall_s"] = o.wallSeconds;
     return out;
+  }
+
+  /// A run's result file → its object; empty, with `why` set, when the
+  /// file is missing, is not JSON or is not an object.
+  static json::Object readResult(const std::string &path, std::string &why) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
+        llvm::MemoryBuffer::getFile(path);
+    if (!buf) {
+      why =
+          "its result " + path + " cannot be read: " + buf.getError().message();
+      return {};
+    }
+    llvm::Expected<json::Value> v = json::parse((*buf)->getBuffer());
+    if (!v) {
+      why = "its result " + path +
+            " is not valid JSON: " + llvm::toString(v.takeError());
+      return {};
+    }
+    if (!v->getAsObject()) {
+      why = "its result " + path + " is not a JSON object";
+      return {};
+    }
+    return std::move(*v->getAsObject());
   }
 };
 
@@ -180,7 +216,7 @@ double median(std::vector<double> v) {
 /// compile time is the first step minus the steady state.
 void summarize(json::Object &r, int64_t batch) {
   std::vector<double> ms = numbers(r, "step_ms");
-  if (!isOk(r) || ms.empty())
+  if (!succeeded(r) || ms.empty())
     return;
   double steady = ms.size() > 1
                       ? median(std::vector<double>(ms.begin() + ms.size() / 2,
@@ -239,111 +275,6 @@ void addActivationMemory(json::Object &systems, const BenchConfig &c) {
   }
 }
 
-/// Max over the first `n` steps of |a - b| / |b|.
-json::Value maxRelDiff(const std::vector<double> &a,
-                       const std::vector<double> &b, size_t n) {
-  n = std::min({n, a.size(), b.size()});
-  if (n == 0)
-    return nullptr;
-  double worst = 0;
-  for (size_t i = 0; i < n; ++i)
-    worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
-  return worst;
-}
-
-/// Max over all common steps of |a - b| / |b|, and the (1-based) step.
-std::pair<double, int64_t> worstRelDiff(const std::vector<double> &a,
-                                        const std::vector<double> &b) {
-  double worst = 0;
-  int64_t at = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (double d = std::fabs(a[i] - b[i]) / std::fabs(b[i]);
-        d > worst || std::isnan(d)) {
-      worst = d;
-      at = static_cast<int64_t>(i) + 1;
-      if (std::isnan(d))
-        break;
-    }
-  return {worst, at};
-}
-
-/// The trailing moving average over `window` steps, full windows only:
-/// entry i is the mean of steps i+1 .. i+window (empty when too short).
-std::vector<double> movingAverage(const std::vector<double> &v,
-                                  size_t window) {
-  std::vector<double> out;
-  double sum = 0;
-  for (size_t i = 0; i < v.size(); ++i) {
-    sum += v[i];
-    if (i >= window)
-      sum -= v[i - window];
-    if (i + 1 >= window)
-      out.push_back(sum / static_cast<double>(window));
-  }
-  return out;
-}
-
-const std::pair<const char *, const char *> parityPairs[] = {
-    {"kiln_compiled", "torch"},
-    {"kiln_eager", "torch"},
-    {"kiln_compiled", "kiln_eager"}};
-
-/// The parity report of the loss curves (name → losses): for each pair the
-/// first `parity_steps` steps (the 1e-4 check), all steps and the
-/// smoothed curves (the 1% check over a long run).
-json::Object parityReport(std::map<std::string, std::vector<double>> curves,
-                          const BenchConfig &c, bool fromMainRuns) {
-  json::Object parity{
-      {"steps_compared", c.parity_steps},
-      {"dropout", 0.0},
-      {"source", fromMainRuns ? "main runs" : "parity runs"},
-      {"relative_difference", "|a - b| / |b|, b the second system of the pair"},
-      {"smoothing",
-       llvm::formatv("trailing moving average over {0} steps (mean of steps "
-                     "i-{1}..i, for i from {0} to the last step)",
-                     c.parity_window, c.parity_window - 1)
-           .str()},
-      {"smoothing_window", c.parity_window}};
-  // The 20-step figures under their original keys.
-  for (const auto &[a, b] : parityPairs)
-    if (curves.count(a) && curves.count(b))
-      parity[std::string(a) + "_vs_" + b + "_max_rel_diff"] =
-          maxRelDiff(curves[a], curves[b], c.parity_steps);
-  json::Object pairs;
-  for (const auto &[a, b] : parityPairs) {
-    if (!curves.count(a) || !curves.count(b))
-      continue;
-    const std::vector<double> &x = curves[a], &y = curves[b];
-    auto [all, at] = worstRelDiff(x, y);
-    json::Value worstStep = at ? json::Value(at) : nullptr; // null: equal
-    std::vector<double> mx = movingAverage(x, c.parity_window),
-                        my = movingAverage(y, c.parity_window);
-    json::Value smoothed = nullptr;
-    if (!mx.empty() && !my.empty())
-      smoothed = worstRelDiff(mx, my).first;
-    json::Value first = maxRelDiff(x, y, c.parity_steps);
-    auto within = [](const json::Value &v, double tol) -> json::Value {
-      std::optional<double> d = v.getAsNumber();
-      return d ? json::Value(*d <= tol) : nullptr;
-    };
-    pairs[std::string(a) + "_vs_" + b] = json::Object{
-        {"steps", static_cast<int64_t>(std::min(x.size(), y.size()))},
-        {"first_steps_max_rel_diff", first},
-        {"all_steps_max_rel_diff", all},
-        {"all_steps_worst_step", std::move(worstStep)},
-        {"smoothed_max_rel_diff", smoothed},
-        {"first_steps_within_1e-4", within(first, 1e-4)},
-        {"all_steps_within_1pct", within(all, 1e-2)},
-        {"smoothed_within_1pct", within(smoothed, 1e-2)}};
-  }
-  parity["pairs"] = std::move(pairs);
-  for (auto &[name, losses] : curves) {
-    losses.resize(std::min<size_t>(losses.size(), c.parity_steps));
-    parity[name + "_losses"] = json::Array(losses);
-  }
-  return parity;
-}
-
 /// kiln compiled's planned peak (what its memory planner reserved before
 /// the first step, plus the process's own memory outside any plan, measured
 /// then) next to its measured peak RSS, as a Markdown section.
@@ -367,42 +298,6 @@ std::string memoryPlanMarkdown(const json::Object &systems) {
       measured > 0 ? std::abs(measured - predicted) / measured * 100 : 0.0,
       measured >= predicted ? "above" : "below",
       r->getNumber("kiln_outside_plans_end_mib").value_or(0));
-}
-
-/// The parity report as a Markdown section (appended to table.md).
-std::string parityMarkdown(const json::Object &parity, const BenchConfig &c) {
-  auto fmt = [](const json::Object &o, llvm::StringRef k) {
-    std::optional<double> v = o.getNumber(k);
-    return v ? (*v == 0 ? std::string("0") : llvm::formatv("{0:e2}", *v).str())
-             : std::string("n/a");
-  };
-  std::string md = llvm::formatv(
-      "\n## Parity (dropout 0, {0})\n\nMax relative difference |a - b| / |b| "
-      "of the losses; smoothed: {1}.\n\n| pair | first {2} steps | all steps "
-      "(worst step) | smoothed |\n|---|---|---|---|\n",
-      parity.getString("source").value_or("?"),
-      parity.getString("smoothing").value_or("?"), c.parity_steps);
-  const json::Object *pairs = parity.getObject("pairs");
-  if (c.init == "own")
-    return md + "| (--init own: every system drew its own weights, so no "
-                "losses compare) | | | |\n";
-  if (!pairs || pairs->empty())
-    return md + "| (fewer than two of kiln_compiled, kiln_eager, torch ran) "
-                "| | | |\n";
-  for (const auto &[a, b] : parityPairs)
-    if (const json::Object *p =
-            pairs->getObject(std::string(a) + "_vs_" + b))
-      md += llvm::formatv(
-          "| {0} vs {1} | {2} | {3} over {4}{5} | {6} |\n", a, b,
-          fmt(*p, "first_steps_max_rel_diff"),
-          fmt(*p, "all_steps_max_rel_diff"), p->getInteger("steps").value_or(0),
-          p->getInteger("all_steps_worst_step")
-              ? llvm::formatv(" (step {0})",
-                              *p->getInteger("all_steps_worst_step"))
-                    .str()
-              : std::string(),
-          fmt(*p, "smoothed_max_rel_diff"));
-  return md;
 }
 
 /// Writes the initial weights (by Hugging Face name, LoRA's initial
@@ -495,14 +390,14 @@ const char *csvHeader =
     "system,status,batch,samples_per_s,step_ms,compile_s,kiln_compile_s,"
     "peak_rss_mib,largest_batch,first_loss,last_loss\n";
 
-void writeCsv(const std::string &path, const json::Object &systems,
-              const std::vector<std::string> &order) {
+absl::Status writeCsv(const std::string &path, const json::Object &systems,
+                      const std::vector<std::string> &order) {
   std::ofstream f(path);
   f << csvHeader;
   auto num = [](const json::Object *o, llvm::StringRef k) {
     std::optional<double> v = o ? o->getNumber(k) : std::nullopt;
-    char buf[32] = "";
-    if (v)
+    char buf[32] = ""; // empty when missing or not finite, as in the JSON
+    if (v && std::isfinite(*v))
       std::snprintf(buf, sizeof buf, "%.6g", *v);
     return std::string(buf);
   };
@@ -516,6 +411,11 @@ void writeCsv(const std::string &path, const json::Object &systems,
       << num(r, "peak_rss_mib") << "," << num(lb, "largest_batch") << ","
       << num(r, "first_loss") << "," << num(r, "last_loss") << "\n";
   }
+  f.close();
+  if (!f)
+    return absl::UnavailableError("cannot write " + path + ": " +
+                                  std::strerror(errno));
+  return absl::OkStatus();
 }
 
 int runDriver(const BenchConfig &c, const std::string &commandLine) {
@@ -550,8 +450,9 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     std::fprintf(stderr, "kiln-bench: %s\n", e.what());
     return 1;
   }
-  if (llvm::sys::fs::create_directories(c.out + "/runs")) {
-    std::fprintf(stderr, "kiln-bench: cannot create %s\n", c.out.c_str());
+  if (std::error_code ec = llvm::sys::fs::create_directories(c.out + "/runs")) {
+    std::fprintf(stderr, "kiln-bench: cannot create %s/runs: %s\n",
+                 c.out.c_str(), ec.message().c_str());
     return 1;
   }
   try {
@@ -575,6 +476,7 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
   const uint64_t budget = std::min(
       maxRss, static_cast<uint64_t>(c.budget_gib * (1ull << 30)));
   json::Object systems;
+  std::vector<std::string> failed;
   for (const std::string &s : order) {
     json::Object r;
     if (s.rfind("kiln_", 0) != 0 && !d.venvPresent()) {
@@ -600,6 +502,11 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
     std::fprintf(stderr, "kiln-bench: %s: %s%s%s\n", s.c_str(), status.c_str(),
                  note && status != "ok" ? " (" : "",
                  note && status != "ok" ? (note->str() + ")").c_str() : "");
+    // The exit status: a system asked for that neither trained to its end
+    // (ok, or diverged: a measured outcome) nor was skipped for a stated
+    // reason failed.
+    if (!succeeded(r) && status != "skipped")
+      failed.push_back(s);
     systems[s] = std::move(r);
   }
   addActivationMemory(systems, c);
@@ -698,12 +605,16 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
       {"order", std::move(orderJson)},
       {"systems", std::move(systems)},
       {"parity", std::move(parity)}};
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(c.out + "/results.json", ec);
-    os << llvm::formatv("{0:2}", json::Value(json::Object(results))) << "\n";
+  absl::Status written =
+      writeJsonFile(c.out + "/results.json", json::Object(results));
+  if (written.ok())
+    written =
+        writeCsv(c.out + "/results.csv", *results.getObject("systems"), order);
+  if (!written.ok()) {
+    std::fprintf(stderr, "kiln-bench: %s\n",
+                 std::string(written.message()).c_str());
+    return 1;
   }
-  writeCsv(c.out + "/results.csv", *results.getObject("systems"), order);
   std::string parityMd = parityMarkdown(*results.getObject("parity"), c);
 
   // Plots: the venv's python when present (it has matplotlib), else any.
@@ -728,7 +639,14 @@ int runDriver(const BenchConfig &c, const std::string &commandLine) {
                p.exitCode != 0 ? ", table.md (plots failed: see plot.log)"
                : plotted       ? ", table.md and plots"
                                : ", table.md (no plots: see plot.log)");
-  return 0;
+  if (failed.empty())
+    return 0;
+  std::string names;
+  for (const std::string &s : failed)
+    names += (names.empty() ? "" : ", ") + s;
+  std::fprintf(stderr, "kiln-bench: %zu of %zu systems failed: %s\n",
+               failed.size(), order.size(), names.c_str());
+  return 1;
 }
 
 } // namespace
@@ -755,6 +673,11 @@ constexpr const char *kUsage =
     "  parity: --parity_steps --parity_window\n"
     "  data: --dataset synthetic|sst2|text --train_file --tokenizer_dir\n"
     "  output: --out DIR (results.json, results.csv, table.md, plots)\n"
+    "exit status: 0 when every system asked for trained to its end (status\n"
+    "  ok, or diverged: its loss went NaN or inf) or was skipped for a stated\n"
+    "  reason; 1 when one failed (error, over budget, killed) or no results\n"
+    "  could be written; 2 for bad flags or input files (also when --modes\n"
+    "  and --peers are both empty: nothing to run).\n"
     "docs/PERFORMANCE.md has the commands behind its tables.\n";
 
 int main(int argc, char **argv) {

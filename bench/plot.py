@@ -1,10 +1,12 @@
 """Writes kiln-bench's summary as a Markdown table (table.md) from
 results.json, and draws its plots: throughput, steady step time, compile
 time, peak memory and largest batch under the budget as bar charts, and
-loss and step time per step as line charts, one PNG each. Without
+loss and step time per step as line charts, one PNG each (a diverged
+run's null losses are left out of its curve). Without
 matplotlib it writes the table alone and says so (exit 0), so kiln-bench
 runs without it. Usage: plot.py RESULTS_JSON OUT_DIR"""
 import json
+import math
 import os
 import sys
 
@@ -14,6 +16,11 @@ try:
     import matplotlib.pyplot as plt
 except ImportError:
     plt = None
+
+# The statuses of runs that trained to their end: a diverged run (its loss
+# went NaN or inf) is measured too, its times and memory drawn, its loss
+# curve up to the divergence.
+MEASURED = ("ok", "diverged")
 
 BARS = [("samples_per_s", "throughput (samples/s)", "throughput.png"),
         ("step_ms_median", "steady-state step time (ms)", "step_time.png"),
@@ -33,10 +40,23 @@ def bar(path, names, values, title, labels=None):
     plt.close(fig)
 
 
+def finite_points(values):
+    """(steps, values) of the numbers in `values`, steps from 1: a diverged
+    run's losses hold null (JSON's NaN or inf), which are left out."""
+    points = [(i + 1, v) for i, v in enumerate(values or [])
+              if isinstance(v, (int, float)) and math.isfinite(v)]
+    return [s for s, _ in points], [v for _, v in points]
+
+
+def label(name, r):
+    return f"{name} (diverged)" if r.get("status") == "diverged" else name
+
+
 def lines(path, runs, key, title, ylabel):
     fig, ax = plt.subplots(figsize=(6, 3.2), dpi=80)
     for name, r in runs:
-        ax.plot(range(1, len(r[key]) + 1), r[key], label=name, linewidth=1)
+        steps, values = finite_points(r.get(key))
+        ax.plot(steps, values, label=label(name, r), linewidth=1)
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
@@ -61,7 +81,7 @@ def table(path, res, runs):
             "|---|---|---|---|---|---|---|" + ("---|---|" if gpu else "")]
     for name in res["order"]:
         r = res["systems"].get(name, {})
-        if r.get("status") != "ok":
+        if r.get("status") not in MEASURED:
             rows.append(f"| {name} | {r.get('status', '?')}: {r.get('note', '')} | | | | | |"
                         + (" | |" if gpu else ""))
             continue
@@ -72,9 +92,13 @@ def table(path, res, runs):
             compile_s += f" ({r['kiln_compile_s']:.1f} measured)"
         gpu_cells = (f" {fmt(r.get('peak_gpu_mib'), '.0f')} | {fmt(r.get('activation_mib_per_sample'), '.1f')} |"
                      if gpu else "")
-        rows.append(f"| {name} | {fmt(r.get('samples_per_s'), '.2f')} | {fmt(r.get('step_ms_median'), '.0f')} "
+        # A diverged run's times stand; its loss column says where it went.
+        loss = (f"{fmt(r.get('first_loss'), '.4f')} → diverged at step {r.get('first_nonfinite_step', '?')}"
+                if r.get("status") == "diverged" else
+                f"{fmt(r.get('first_loss'), '.4f')} → {fmt(r.get('last_loss'), '.4f')}")
+        rows.append(f"| {label(name, r)} | {fmt(r.get('samples_per_s'), '.2f')} | {fmt(r.get('step_ms_median'), '.0f')} "
                     f"| {compile_s} | {fmt(r.get('peak_rss_mib'), '.0f')} |{gpu_cells} {largest} "
-                    f"| {r['first_loss']:.4f} → {r['last_loss']:.4f} |")
+                    f"| {loss} |")
     every = res["config"].get("logging_steps", 1)
     rows.append("")
     rows.append("Step time: median of the second half of the steps; the loss read back every step."
@@ -90,7 +114,7 @@ def main():
     with open(results_path) as f:
         res = json.load(f)
     runs = [(n, res["systems"][n]) for n in res["order"]
-            if res["systems"].get(n, {}).get("status") == "ok"]
+            if res["systems"].get(n, {}).get("status") in MEASURED]
     if not runs:
         print("plot.py: no successful runs to plot")
         return
@@ -101,7 +125,7 @@ def main():
     c = res["config"]
     tag = f"GPT-2 {c['n_layer']}L/{c['n_embd']}d, seq {c['seq']}, batch {c['batch']}"
     for key, title, name in BARS:
-        have = [(n, r[key]) for n, r in runs if key in r]
+        have = [(label(n, r), r[key]) for n, r in runs if isinstance(r.get(key), (int, float))]
         if have:
             bar(os.path.join(out, name), [n for n, _ in have], [v for _, v in have], f"{title}\n{tag}")
     budget = [(n, r["budget"]) for n, r in runs if "budget" in r]

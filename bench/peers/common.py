@@ -4,6 +4,7 @@ as safetensors by Hugging Face GPT-2 name, batches as an int64 .npy of
 kiln's AdamW setup, and writing the result JSON that kiln-bench reads."""
 import argparse
 import json
+import math
 import os
 import resource
 import time
@@ -91,16 +92,40 @@ def device_memory_limit():
     return int(text) if text.isdigit() and int(text) > 0 else None
 
 
+def finite_or_none(value):
+    """value with every NaN or inf float as None: json.dump would write
+    them as NaN / Infinity, which is not JSON and which kiln-bench (and most
+    readers) refuse; null is what kiln-bench's own writer uses."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    return value
+
+
+def dump_result(args, out):
+    with open(args.result, "w") as f:
+        json.dump(finite_or_none(out), f, indent=2, allow_nan=False)
+
+
 def write_over_budget(args, batch, note):
     """The result of a run whose device memory ran out (under the cap or
     the GPU's own): the batch does not fit."""
-    with open(args.result, "w") as f:
-        json.dump(dict(status="over budget", batch=int(batch), note=note[-2000:]), f, indent=2)
+    dump_result(args, dict(status="over budget", batch=int(batch), note=note[-2000:]))
 
 
 def write_result(args, batch, losses, step_ms, **extra):
+    """A finished run; "diverged" (as kiln's worker says it) when a loss is
+    NaN or inf, with the first such step (from 1)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    out = dict(status="ok", batch=int(batch), losses=[float(x) for x in losses],
+    losses = [float(x) for x in losses]
+    out = dict(status="ok", batch=int(batch), losses=losses,
                step_ms=step_ms, peak_rss_mib_self=peak, **extra)
-    with open(args.result, "w") as f:
-        json.dump(out, f, indent=2)
+    bad = next((i for i, x in enumerate(losses) if not math.isfinite(x)), None)
+    if bad is not None:
+        what = "NaN" if math.isnan(losses[bad]) else "+inf" if losses[bad] > 0 else "-inf"
+        out.update(status="diverged", first_nonfinite_step=bad + 1,
+                   note=f"the loss is first non-finite ({what}) at step {bad + 1} of {len(losses)}")
+    dump_result(args, out)
