@@ -268,6 +268,17 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.loraTargets.assign(f.loraTargetModules.begin(), f.loraTargetModules.end());
   a.loraModulesToSave.assign(f.loraModulesToSave.begin(),
                              f.loraModulesToSave.end());
+  a.loraLayers.assign(f.loraLayersToTransform.begin(),
+                      f.loraLayersToTransform.end());
+  a.loraLayersPattern.assign(f.loraLayersPattern.begin(),
+                             f.loraLayersPattern.end());
+  for (int64_t layer : a.loraLayers)
+    if (layer < 0)
+      return "--lora_layers_to_transform takes layer indices from 0, got " +
+             std::to_string(layer);
+  if (!a.loraLayersPattern.empty() && a.loraLayers.empty())
+    return "--lora_layers_pattern names the layers --lora_layers_to_transform "
+           "counts; give that too";
   std::optional<DType> storage = nn::parse_torch_dtype(f.torchDtype.getValue());
   if (!storage)
     return "--torch_dtype must be auto, float32, bfloat16 or float16, got '" +

@@ -54,6 +54,9 @@ struct TrainArgs {
   int64_t loraR = 8;
   double loraAlpha = 16, loraDropout = 0.05;
   std::vector<std::string> loraTargets, loraModulesToSave;
+  /// PEFT's layers_to_transform and layers_pattern (empty: every layer).
+  std::vector<int64_t> loraLayers;
+  std::vector<std::string> loraLayersPattern;
   std::string adapterFolder;
   /// --torch_dtype: the frozen base's storage type under --use_lora (f32:
   /// auto and float32).

@@ -104,6 +104,18 @@ struct Flags {
       cl::desc("modules to adapt, PEFT's names, comma-separated (default: "
                "the model type's, c_attn for gpt2)"),
       cl::CommaSeparated, cl::cat(model)};
+  cl::list<long> loraLayersToTransform{
+      "lora_layers_to_transform",
+      cl::desc("adapt the target modules in these layers only, "
+               "comma-separated indices (PEFT's layers_to_transform; "
+               "default: every layer)"),
+      cl::CommaSeparated, cl::cat(model)};
+  cl::list<std::string> loraLayersPattern{
+      "lora_layers_pattern",
+      cl::desc("the layer list whose index --lora_layers_to_transform "
+               "counts, e.g. h or layers (PEFT's layers_pattern; default: "
+               "the first numbered part of a module's name)"),
+      cl::CommaSeparated, cl::cat(model)};
   cl::list<std::string> loraModulesToSave{
       "lora_modules_to_save",
       cl::desc("modules trained whole beside the adapters and saved with "

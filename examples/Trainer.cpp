@@ -283,6 +283,8 @@ nn::NamedTensors Trainer::prepareModel() {
   lora_.dropout = args_.loraDropout;
   lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
   lora_.modules_to_save = args_.loraModulesToSave;
+  lora_.layers_to_transform = args_.loraLayers;
+  lora_.layers_pattern = args_.loraLayersPattern;
   adapted_ = nn::apply_lora(*model_, lora_, args_.seed, &model_->generator());
   if (args_.mergeLora)
     if (std::optional<std::string> why = nn::lora_merge_refusal(*model_))

@@ -345,6 +345,8 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
     a.useRslora = saved.use_rslora;
     a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
     a.loraModulesToSave = saved.modules_to_save;
+    a.loraLayers = saved.layers_to_transform;
+    a.loraLayersPattern = saved.layers_pattern;
   }
   if (a.tokenizerDir.empty() && data::hasTokenizer(adapterDir))
     a.tokenizerDir = adapterDir;
@@ -403,7 +405,8 @@ void resolveHubNames(TrainArgs &a) {
   }
   for (const char *flag :
        {"lora_r", "lora_alpha", "use_rslora", "lora_dropout",
-        "lora_target_modules", "lora_modules_to_save", "merge_lora"})
+        "lora_target_modules", "lora_modules_to_save",
+        "lora_layers_to_transform", "lora_layers_pattern", "merge_lora"})
     if (a.given.count(flag) && !a.useLora)
       throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
                     "adapter folder as --model_name_or_path)",

@@ -30,13 +30,19 @@ void adapterConfig(std::string_view text) {
   if (lora.r < 1 || lora.r > kMaxLoraRank || !std::isfinite(lora.alpha) ||
       !(lora.dropout >= 0 && lora.dropout < 1) || lora.target_modules.empty())
     std::abort(); // accepted settings out of range
+  for (int64_t layer : lora.layers_to_transform)
+    if (layer < 0)
+      std::abort();
   absl::StatusOr<AdapterConfigFile> again = parseAdapterConfigJson(
       adapterConfigJson(lora, file->base_model, false), "written back");
   if (!again.ok() || again->base_model != file->base_model ||
       again->lora.r != lora.r || again->lora.alpha != lora.alpha ||
       again->lora.dropout != lora.dropout ||
+      again->lora.use_rslora != lora.use_rslora ||
       again->lora.target_modules != lora.target_modules ||
-      again->lora.modules_to_save != lora.modules_to_save)
+      again->lora.modules_to_save != lora.modules_to_save ||
+      again->lora.layers_to_transform != lora.layers_to_transform ||
+      again->lora.layers_pattern != lora.layers_pattern)
     std::abort(); // what kiln writes does not read back the same
 }
 

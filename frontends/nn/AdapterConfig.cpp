@@ -68,7 +68,8 @@ stringList(const llvm::json::Object &root, llvm::StringRef key) {
 constexpr const char *kWhatKilnLoads =
     "kiln trains and loads plain LoRA adapters: one r and lora_alpha (scaled "
     "by alpha / r, or alpha / sqrt(r) with use_rslora) on every module "
-    "target_modules names, in every layer, plus modules_to_save";
+    "target_modules names (in the layers layers_to_transform lists, if "
+    "any), plus modules_to_save";
 
 /// adapter_config.json keys that, once set, make PEFT build a model kiln
 /// does not (other branches, other scalings, other modules adapted or
@@ -84,7 +85,6 @@ constexpr UnsupportedKey kUnsupportedKeys[] = {
     {"lora_bias", "a bias on lora_B"},
     {"rank_pattern", "ranks per module"},
     {"alpha_pattern", "lora_alpha per module"},
-    {"layers_to_transform", "adapters on these layers only"},
     {"exclude_modules", "modules left out of target_modules"},
     {"layer_replication", "layers repeated to deepen the model"},
     {"trainable_token_indices", "trainable token embedding rows"},
@@ -160,8 +160,8 @@ std::optional<std::string> unsupportedSetting(const llvm::json::Object &root) {
   // Not checked, as they do not change the loaded model: init_lora_weights
   // and the LoftQ / EVA / CorDA configs (how new branches start),
   // fan_in_fan_out (PEFT sets it from the module type, warning when the
-  // file says otherwise), layers_pattern (used with layers_to_transform
-  // only), megatron_* (the same maths on tensor-parallel layers),
+  // file says otherwise), megatron_* (the same maths on tensor-parallel
+  // layers),
   // inference_mode, revision, runtime_config and the like.
   return std::nullopt;
 }
@@ -217,6 +217,38 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
     return fail("no \"target_modules\"");
   config.target_modules = std::move(*targets);
   config.modules_to_save = std::move(*saved);
+  // PEFT's one index or list of them; null or [] is every layer.
+  if (const llvm::json::Value *layers = root->get("layers_to_transform");
+      layers && layers->kind() != llvm::json::Value::Null) {
+    const llvm::json::Array *list = layers->getAsArray();
+    llvm::json::Array one;
+    if (!list) {
+      one.push_back(*layers);
+      list = &one;
+    }
+    for (const llvm::json::Value &index : *list) {
+      std::optional<int64_t> layer = index.getAsInteger();
+      if (!layer || *layer < 0)
+        return fail("\"layers_to_transform\" must be a layer index or a "
+                    "list of them (integers from 0)");
+      config.layers_to_transform.push_back(*layer);
+    }
+  }
+  std::optional<std::vector<std::string>> patterns =
+      stringList(*root, "layers_pattern");
+  if (!patterns)
+    return fail("\"layers_pattern\" must be a name or a list of names");
+  // PEFT reads a pattern as a regular expression; the layer lists of the
+  // models kiln builds have plain names, which are all kiln matches.
+  for (const std::string &pattern : *patterns)
+    if (pattern.empty() ||
+        pattern.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
+            std::string::npos)
+      return fail("\"layers_pattern\" '" + pattern +
+                  "': kiln matches layer lists by their plain dotted names "
+                  "(\"h\", \"layers\"), not regular expressions");
+  config.layers_pattern = std::move(*patterns);
   file.base_model =
       root->getString("base_model_name_or_path").value_or("").str();
   return file;
@@ -243,8 +275,12 @@ std::string adapterConfigJson(const LoraConfig &config,
     json.attribute("fan_in_fan_out", fan_in_fan_out);
     json.attribute("inference_mode", true);
     json.attribute("init_lora_weights", true);
-    json.attribute("layers_pattern", nullptr);
-    json.attribute("layers_to_transform", nullptr);
+    json.attribute("layers_pattern", stringListOrNull(config.layers_pattern));
+    if (config.layers_to_transform.empty())
+      json.attribute("layers_to_transform", nullptr);
+    else
+      json.attribute("layers_to_transform",
+                     llvm::json::Array(config.layers_to_transform));
     number("lora_alpha", config.alpha);
     number("lora_dropout", config.dropout);
     json.attribute("modules_to_save", stringListOrNull(config.modules_to_save));

@@ -33,6 +33,14 @@ struct LoraConfig {
   /// is the common case: with it frozen, a frozen tied head bounds every
   /// logit and the adapters cannot make an answer confident.
   std::vector<std::string> modules_to_save;
+  /// PEFT's layers_to_transform: only the target modules in these layers
+  /// are adapted (a module's layer as lora_layer_index reads it from its
+  /// name); empty: every layer. PEFT's single index is a list of one.
+  std::vector<int64_t> layers_to_transform;
+  /// PEFT's layers_pattern: the dotted names of the layer lists whose
+  /// index counts for layers_to_transform (GPT-2's "h", Llama's "layers");
+  /// empty: the first numbered segment after another segment.
+  std::vector<std::string> layers_pattern;
 
   /// The factor on every branch's output, as PEFT's LoraLayer.scaling.
   double scaling() const {
@@ -61,12 +69,13 @@ struct AdapterConfigFile {
 /// that is not a JSON object, an r that is not an integer in [1,
 /// kMaxLoraRank], a lora_alpha that is not a finite number, a lora_dropout
 /// outside [0, 1), a use_rslora that is not a boolean, target_modules that
-/// are absent or empty, or a module list holding something other than
-/// strings. Also fails, naming the key and its value, on a setting that
-/// would make PEFT build another model than kiln's plain LoRA: a peft_type
-/// other than LORA, a task_type other than CAUSAL_LM, a bias other than
-/// "none", or any of use_dora, use_qalora, lora_bias, rank_pattern,
-/// alpha_pattern, layers_to_transform, exclude_modules, layer_replication,
+/// are absent or empty, a module list holding something other than
+/// strings, layers_to_transform other than indices from 0, or a
+/// layers_pattern that is not a plain dotted name. Also fails, naming the key
+/// and its value, on a setting that would make PEFT build another model than
+/// kiln's plain LoRA: a peft_type other than LORA, a task_type other than
+/// CAUSAL_LM, a bias other than "none", or any of use_dora, use_qalora,
+/// lora_bias, rank_pattern, alpha_pattern, exclude_modules, layer_replication,
 /// trainable_token_indices, target_parameters, alora_invocation_tokens and
 /// arrow_config set. Keys that do not change the model (inference_mode,
 /// revision, init_lora_weights, fan_in_fan_out, which PEFT sets from the

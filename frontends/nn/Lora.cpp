@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 #include <algorithm>
 #include <fstream>
@@ -28,6 +29,25 @@ bool isLoraParameter(const std::string &name) {
 /// PEFT's rule: the target is the whole name or its last dotted parts.
 bool matchesTarget(const std::string &name, const std::string &target) {
   return name == target || absl::EndsWith(name, "." + target);
+}
+
+/// Whether module `name` gets a branch: PEFT's check_target_module_exists
+/// for a list of targets. A module a target names whole is adapted; one
+/// whose name ends with "." + a target is, unless layers_to_transform
+/// leaves its layer out (PEFT applies the layers to that form only).
+bool isLoraTarget(const std::string &name, const LoraConfig &config) {
+  const std::vector<std::string> &targets = config.target_modules;
+  if (std::count(targets.begin(), targets.end(), name))
+    return true;
+  bool ends = std::any_of(targets.begin(), targets.end(),
+                          [&](const std::string &target) {
+                            return absl::EndsWith(name, "." + target);
+                          });
+  if (!ends || config.layers_to_transform.empty())
+    return ends;
+  std::optional<int64_t> layer = lora_layer_index(name, config.layers_pattern);
+  return layer && std::count(config.layers_to_transform.begin(),
+                             config.layers_to_transform.end(), *layer);
 }
 
 /// Whether `param` (a parameter's dotted name) belongs to one of the
@@ -104,16 +124,41 @@ std::vector<std::string> expand_lora_targets(Module &model,
   return expanded;
 }
 
+std::optional<int64_t>
+lora_layer_index(const std::string &name,
+                 const std::vector<std::string> &patterns) {
+  std::vector<std::string> parts = absl::StrSplit(name, '.');
+  auto digits = [&](size_t k) {
+    return k + 1 < parts.size() && !parts[k].empty() && parts[k].size() < 10 &&
+           std::all_of(parts[k].begin(), parts[k].end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  // PEFT's regex, lazily: `.*?\.[^.]*\.(\d+)\.`, a numbered part after
+  // any part but the first, followed by another; with patterns,
+  // `(?:^|.*?\.)PATTERN\.(\d+)\.`, each pattern in turn.
+  if (patterns.empty()) {
+    for (size_t k = 2; k < parts.size(); ++k)
+      if (digits(k))
+        return std::stoll(parts[k]);
+    return std::nullopt;
+  }
+  for (const std::string &pattern : patterns) {
+    std::vector<std::string> want = absl::StrSplit(pattern, '.');
+    for (size_t k = 0; k + want.size() < parts.size(); ++k)
+      if (std::equal(want.begin(), want.end(), parts.begin() + k) &&
+          digits(k + want.size()))
+        return std::stoll(parts[k + want.size()]);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator) {
   if (config.target_modules.empty())
     throw Error("apply_lora: no target modules");
   std::vector<std::pair<std::string, Module *>> targets;
   for (auto &[name, module] : model.named_modules()) {
-    bool wanted = false;
-    for (const std::string &target : config.target_modules)
-      wanted |= matchesTarget(name, target);
-    if (!wanted)
+    if (!isLoraTarget(name, config))
       continue;
     if (!adaptableWeight(module))
       throw Error("apply_lora: " + name +
@@ -250,6 +295,15 @@ void check_lora_adapter_config(const LoraConfig &config,
   differ(saved.target_modules, config.target_modules, "targets", "");
   differ(saved.modules_to_save, config.modules_to_save, "trains",
          " whole (modules_to_save)");
+  auto layers = [](const LoraConfig &c) {
+    std::vector<std::string> names;
+    for (int64_t layer : c.layers_to_transform)
+      names.push_back(std::to_string(layer));
+    return names;
+  };
+  differ(layers(saved), layers(config), "layers (layers_to_transform)", "");
+  differ(saved.layers_pattern, config.layers_pattern,
+         "layer lists (layers_pattern)", "");
 }
 
 void load_lora_adapter(Module &model, const LoraConfig &config,

@@ -35,6 +35,16 @@ inline constexpr const char *kAllLinearTargets = "all-linear";
 std::vector<std::string> expand_lora_targets(Module &model,
                                              std::vector<std::string> targets);
 
+/// The layer module `name` (dotted) lies in, as PEFT reads it for
+/// layers_to_transform: the first all-digit part that follows one of
+/// `patterns` (dotted names of layer lists, tried in order), or without
+/// patterns any part but the first, and that is followed by another part
+/// ("transformer.h.3.attn.c_attn" → 3, "model.layers.0.mlp.experts.5.up"
+/// → 0); none where no part qualifies.
+std::optional<int64_t>
+lora_layer_index(const std::string &name,
+                 const std::vector<std::string> &patterns = {});
+
 /// Adds a LoRA branch, scaled by config.scaling(), to every projection and
 /// embedding `config` targets and freezes every parameter that is not a
 /// branch's (requires_grad false). The branches' initial values come from
@@ -65,7 +75,8 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
 
 /// Throws kiln::Error naming `dir`/adapter_config.json when it is
 /// missing or malformed, or when its r, lora_alpha, use_rslora,
-/// target_modules or modules_to_save differ from `config`.
+/// target_modules, modules_to_save, layers_to_transform or layers_pattern
+/// differ from `config`.
 void check_lora_adapter_config(const LoraConfig &config,
                                const std::string &dir);
 

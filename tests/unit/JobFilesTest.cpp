@@ -138,12 +138,6 @@ TEST(AdapterConfigTest, RefusesSettingsThatChangeTheModelByName) {
            {"\"alpha_pattern\": {\"c_attn\": 32}",
             "\"alpha_pattern\": {\"c_attn\":32} (lora_alpha per module)",
             plain},
-           {"\"layers_to_transform\": [5]",
-            "\"layers_to_transform\": [5] (adapters on these layers only)",
-            plain},
-           // Layer 0 is a layer, not an unset value.
-           {"\"layers_to_transform\": 0", "\"layers_to_transform\": 0 (",
-            plain},
            {"\"exclude_modules\": [\"c_proj\"]",
             "\"exclude_modules\": [\"c_proj\"] (modules left out", plain},
            {"\"layer_replication\": [[0, 1], [0, 1]]",
@@ -188,6 +182,39 @@ TEST(AdapterConfigTest, RefusesSettingsThatChangeTheModelByName) {
   EXPECT_LT(error.size(), 400u) << error;
 }
 
+// layers_to_transform: PEFT's one index or list of them (layer 0 is a
+// layer, not an unset value); layers_pattern a name or a list of plain
+// dotted names. Anything else is refused naming the key.
+TEST(AdapterConfigTest, ReadsTheLayersToTransform) {
+  auto layers = [](const std::string &field) {
+    absl::StatusOr<nn::AdapterConfigFile> file =
+        nn::parseAdapterConfigJson(adapterJson(field), "a/adapter_config.json");
+    return file.ok() ? file->lora.layers_to_transform
+                     : std::vector<int64_t>{-1};
+  };
+  EXPECT_EQ(layers("\"layers_to_transform\": 0"), std::vector<int64_t>{0});
+  EXPECT_EQ(layers("\"layers_to_transform\": [2, 0]"),
+            (std::vector<int64_t>{2, 0}));
+  absl::StatusOr<nn::AdapterConfigFile> patterned = nn::parseAdapterConfigJson(
+      adapterJson("\"layers_to_transform\": [1], \"layers_pattern\": "
+                  "\"layers\""),
+      "a/adapter_config.json");
+  ASSERT_TRUE(patterned.ok()) << patterned.status();
+  EXPECT_EQ(patterned->lora.layers_pattern, std::vector<std::string>{"layers"});
+  for (const char *field :
+       {"\"layers_to_transform\": [-1]", "\"layers_to_transform\": [1.5]",
+        "\"layers_to_transform\": \"all\""})
+    EXPECT_NE(adapterError(adapterJson(field))
+                  .find("\"layers_to_transform\" must be a layer index"),
+              std::string::npos)
+        << field;
+  EXPECT_NE(adapterError(adapterJson("\"layers_to_transform\": [0], "
+                                     "\"layers_pattern\": \"h|layers\""))
+                .find("\"layers_pattern\" 'h|layers': kiln matches layer "
+                      "lists by their plain dotted names"),
+            std::string::npos);
+}
+
 // What PEFT writes for plain LoRA, and keys that do not change the model,
 // load.
 TEST(AdapterConfigTest, AcceptsDefaultsAndKeysThatLeaveTheModelAlone) {
@@ -196,6 +223,7 @@ TEST(AdapterConfigTest, AcceptsDefaultsAndKeysThatLeaveTheModelAlone) {
            "\"rank_pattern\": {}",
            "\"alpha_pattern\": {}",
            "\"layers_to_transform\": null",
+           "\"layers_to_transform\": []",
            "\"layers_pattern\": null",
            "\"exclude_modules\": null",
            "\"bias\": \"none\"",
