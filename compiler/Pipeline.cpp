@@ -197,6 +197,7 @@ LogicalResult runKilnPipeline(ModuleOp module, const PipelineOptions &options) {
 namespace {
 
 /// kiln-opt's spelling of PipelineOptions: --kiln-pipeline="dump-dir=..."
+/// (each default is PipelineOptions', so the two cannot drift apart)
 struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<std::string> dumpDir{*this, "dump-dir",
                               llvm::cl::desc("write the module after every "
@@ -204,7 +205,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<unsigned> maxFusionOperands{
       *this, "max-fusion-operands",
       llvm::cl::desc("the most inputs one fusion may take"),
-      llvm::cl::init(16)};
+      llvm::cl::init(PipelineOptions().maxFusionOperands)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("run the fusion passes"),
                     llvm::cl::init(true)};
   Option<bool> gemmEpilogue{
@@ -241,7 +242,7 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<int64_t> attentionChunkBytes{
       *this, "attention-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of attention scores may take"),
-      llvm::cl::init(64 << 20)};
+      llvm::cl::init(PipelineOptions().attentionChunkBytes)};
   Option<bool> attentionKernel{
       *this, "attention-kernel",
       llvm::cl::desc("keep whole the attention ops an attention kernel runs "
@@ -251,28 +252,28 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "split-reductions-below",
       llvm::cl::desc("nonzero: split reductions with fewer outputs than "
                      "this into a tree (kiln-split-reductions)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(PipelineOptions().splitReductionsBelow)};
   Option<int64_t> splitReductionsMaxSerial{
       *this, "split-reductions-max-serial",
       llvm::cl::desc("with split reductions: the most elements one thread "
                      "reduces in a tree's first stage"),
-      llvm::cl::init(1024)};
+      llvm::cl::init(PipelineOptions().splitReductionsMaxSerial)};
   Option<int64_t> splitReductionsRowLanes{
       *this, "split-reductions-row-lanes",
       llvm::cl::desc("with split reductions: threads a contiguous row takes "
                      "(a GPU's warp: 32)"),
-      llvm::cl::init(1)};
+      llvm::cl::init(PipelineOptions().splitReductionsRowLanes)};
   Option<int64_t> splitReductionsMinLanedRow{
       *this, "split-reductions-min-laned-row",
       llvm::cl::desc("with split reductions: the shortest row that takes "
                      "split-reductions-row-lanes threads"),
-      llvm::cl::init(64)};
+      llvm::cl::init(PipelineOptions().splitReductionsMinLanedRow)};
   Option<bool> splitReductionsContiguousParts{
       *this, "split-reductions-contiguous-parts",
       llvm::cl::desc("with split reductions: split only reductions over "
                      "innermost dims, each part a run of memory (the "
                      "cpu's form)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(PipelineOptions().splitReductionsContiguousParts)};
   Option<bool> joinSums{
       *this, "join-sums",
       llvm::cl::desc("with split reductions: sum the split trees' first "
@@ -281,11 +282,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<int64_t> lossChunkBytes{
       *this, "loss-chunk-bytes",
       llvm::cl::desc("the most bytes one chunk of lm_head logits may take"),
-      llvm::cl::init(64 << 20)};
+      llvm::cl::init(PipelineOptions().lossChunkBytes)};
   Option<int64_t> lossVocabMultiple{
       *this, "loss-vocab-multiple",
       llvm::cl::desc("pad the lm_head's vocabulary to a multiple of this"),
-      llvm::cl::init(1)};
+      llvm::cl::init(PipelineOptions().lossVocabMultiple)};
   Option<std::string> precision{
       *this, "precision",
       llvm::cl::desc("f32, or bf16 / f16: matrix products in that type "
