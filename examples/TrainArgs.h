@@ -54,6 +54,9 @@ struct TrainArgs {
   int64_t loraR = 8;
   double loraAlpha = 16, loraDropout = 0.05;
   std::vector<std::string> loraTargets, loraModulesToSave;
+  /// loraTargets holds one regular expression (an adapter folder's
+  /// target_modules given as a string: LoraConfig::target_modules_is_regex).
+  bool loraTargetsRegex = false;
   /// PEFT's layers_to_transform and layers_pattern (empty: every layer).
   std::vector<int64_t> loraLayers;
   std::vector<std::string> loraLayersPattern;

@@ -11,6 +11,7 @@
 #include "frontends/nn/Lora.h"
 #include "frontends/nn/ModelConfig.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -281,7 +282,11 @@ nn::NamedTensors Trainer::prepareModel() {
   lora_.alpha = args_.loraAlpha;
   lora_.use_rslora = args_.useRslora;
   lora_.dropout = args_.loraDropout;
-  lora_.target_modules = nn::expand_lora_targets(*model_, args_.loraTargets);
+  lora_.target_modules_is_regex = args_.loraTargetsRegex;
+  lora_.target_modules =
+      args_.loraTargetsRegex
+          ? args_.loraTargets
+          : nn::expand_lora_targets(*model_, args_.loraTargets);
   lora_.modules_to_save = args_.loraModulesToSave;
   lora_.layers_to_transform = args_.loraLayers;
   lora_.layers_pattern = args_.loraLayersPattern;
@@ -332,7 +337,7 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
                   1};
   if (args_.useLora && fs::exists(fs::path(dir) / nn::kAdapterConfigFile)) {
     try {
-      nn::check_lora_adapter_config(lora_, dir);
+      nn::check_lora_adapter_config(lora_, dir, *model_);
     } catch (const Error &e) {
       throw Failure{std::string(e.what()) +
                         " (resume with the LoRA flags the run started with)",
@@ -455,22 +460,37 @@ void Trainer::printBanner() const {
         describeDeepSpeed(*args_.deepSpeed, scaler_ != nullptr).c_str());
   if (args_.useLora)
     std::fprintf(stderr,
-                 "  LoRA = r %lld, alpha %g, dropout %g on %s (%zu modules)%s: "
-                 "%lld trainable of %lld parameters (%.3f%%), the base "
-                 "frozen%s\n",
-                 (long long)lora_.r, lora_.alpha, lora_.dropout,
-                 absl::StrJoin(lora_.target_modules, ",").c_str(),
-                 adapted_.size(),
-                 lora_.modules_to_save.empty()
-                     ? ""
-                     : (", " + absl::StrJoin(lora_.modules_to_save, ",") +
-                        " trained whole")
-                           .c_str(),
-                 (long long)trainable, (long long)model_->num_parameters(),
+                 "  LoRA = %s: %lld trainable of %lld parameters (%.3f%%), "
+                 "the base frozen%s\n",
+                 describeLora().c_str(), (long long)trainable,
+                 (long long)model_->num_parameters(),
                  100.0 * double(trainable) / double(model_->num_parameters()),
                  args_.adapterFolder.empty()
                      ? ""
                      : (", adapter from " + args_.adapterFolder).c_str());
+}
+
+std::string Trainer::describeLora() const {
+  std::string text = absl::StrFormat("r %d, alpha %g", lora_.r, lora_.alpha);
+  if (lora_.use_rslora)
+    absl::StrAppendFormat(&text, " (rsLoRA: scaled by %.4g)", lora_.scaling());
+  absl::StrAppendFormat(&text, ", dropout %g on ", lora_.dropout);
+  if (lora_.target_modules_is_regex)
+    absl::StrAppend(&text, "the modules matching '",
+                    lora_.target_modules.front(), "'");
+  else
+    absl::StrAppend(&text, absl::StrJoin(lora_.target_modules, ","));
+  if (!lora_.layers_to_transform.empty())
+    absl::StrAppend(&text, " in layers ",
+                    absl::StrJoin(lora_.layers_to_transform, ","),
+                    lora_.layers_pattern.empty()
+                        ? std::string()
+                        : " of " + absl::StrJoin(lora_.layers_pattern, ","));
+  absl::StrAppend(&text, " (", adapted_.size(), " modules)");
+  if (!lora_.modules_to_save.empty())
+    absl::StrAppend(&text, ", ", absl::StrJoin(lora_.modules_to_save, ","),
+                    " trained whole");
+  return text;
 }
 
 void Trainer::trainStep() {

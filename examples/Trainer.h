@@ -85,6 +85,9 @@ private:
   /// --merge_lora: `dir` as a plain model folder, the branches folded in.
   void writeMergedModel(const std::filesystem::path &dir);
   void printBanner() const;
+  /// The banner's LoRA settings: r, alpha (and rsLoRA's scaling), dropout,
+  /// the targets and their layers, the modules trained whole.
+  std::string describeLora() const;
   /// The data order's seed: --data_seed, else --seed.
   uint64_t dataSeed() const { return args_.dataSeed.value_or(args_.seed); }
   /// Epochs so far, fractional: micro-batches over batches per epoch.

@@ -344,6 +344,7 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
     a.loraR = saved.r, a.loraAlpha = saved.alpha;
     a.useRslora = saved.use_rslora;
     a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
+    a.loraTargetsRegex = saved.target_modules_is_regex;
     a.loraModulesToSave = saved.modules_to_save;
     a.loraLayers = saved.layers_to_transform;
     a.loraLayersPattern = saved.layers_pattern;

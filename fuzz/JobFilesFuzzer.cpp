@@ -40,6 +40,7 @@ void adapterConfig(std::string_view text) {
       again->lora.dropout != lora.dropout ||
       again->lora.use_rslora != lora.use_rslora ||
       again->lora.target_modules != lora.target_modules ||
+      again->lora.target_modules_is_regex != lora.target_modules_is_regex ||
       again->lora.modules_to_save != lora.modules_to_save ||
       again->lora.layers_to_transform != lora.layers_to_transform ||
       again->lora.layers_pattern != lora.layers_pattern)

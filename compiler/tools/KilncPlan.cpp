@@ -173,7 +173,10 @@ int runPlan(int argc, char **argv) {
                         (base.empty() ? std::string("BASE") : base) +
                         " --use_lora --lora_r " + std::to_string(adapter.r) +
                         " --lora_target_modules " +
-                        absl::StrJoin(adapter.target_modules, ",") +
+                        (adapter.target_modules_is_regex
+                             ? "<the modules matching '" +
+                                   adapter.target_modules.front() + "'>"
+                             : absl::StrJoin(adapter.target_modules, ",")) +
                         (adapter.modules_to_save.empty()
                              ? std::string()
                              : " --lora_modules_to_save " +

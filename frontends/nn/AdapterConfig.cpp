@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontends/nn/JsonText.h"
+#include "frontends/nn/PythonRegex.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -168,6 +169,17 @@ std::optional<std::string> unsupportedSetting(const llvm::json::Object &root) {
 
 } // namespace
 
+absl::StatusOr<llvm::Regex> lora_target_regex(const std::string &pattern) {
+  absl::StatusOr<llvm::Regex> regex = python_fullmatch_regex(pattern);
+  if (!regex.ok())
+    return absl::InvalidArgumentError(
+        "target_modules '" + pattern +
+        "' (one string: PEFT's regular expression, matched against each "
+        "module's whole name) " +
+        std::string(regex.status().message()));
+  return regex;
+}
+
 absl::StatusOr<AdapterConfigFile>
 parseAdapterConfigJson(std::string_view text, std::string_view what) {
   auto fail = [&](const std::string &message) {
@@ -216,6 +228,15 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
   if (targets->empty())
     return fail("no \"target_modules\"");
   config.target_modules = std::move(*targets);
+  // One string is PEFT's regular expression, but for its "all-linear".
+  std::optional<llvm::StringRef> one = root->getString("target_modules");
+  config.target_modules_is_regex =
+      one && !one->equals_insensitive(kAllLinearTargets);
+  if (config.target_modules_is_regex) {
+    if (absl::Status status = lora_target_regex(one->str()).status();
+        !status.ok())
+      return fail(std::string(status.message()));
+  }
   config.modules_to_save = std::move(*saved);
   // PEFT's one index or list of them; null or [] is every layer.
   if (const llvm::json::Value *layers = root->get("layers_to_transform");
@@ -249,6 +270,11 @@ parseAdapterConfigJson(std::string_view text, std::string_view what) {
                   "': kiln matches layer lists by their plain dotted names "
                   "(\"h\", \"layers\"), not regular expressions");
   config.layers_pattern = std::move(*patterns);
+  if (config.target_modules_is_regex &&
+      (!config.layers_to_transform.empty() || !config.layers_pattern.empty()))
+    return fail("\"layers_to_transform\" and \"layers_pattern\" cannot be "
+                "used when \"target_modules\" is a string (a regular "
+                "expression), as in PEFT");
   file.base_model =
       root->getString("base_model_name_or_path").value_or("").str();
   return file;
@@ -288,7 +314,10 @@ std::string adapterConfigJson(const LoraConfig &config,
     json.attribute("r", config.r);
     json.attributeObject("rank_pattern", [] {});
     json.attribute("revision", nullptr);
-    json.attribute("target_modules", stringListOrNull(config.target_modules));
+    if (config.target_modules_is_regex && config.target_modules.size() == 1)
+      json.attribute("target_modules", config.target_modules.front());
+    else
+      json.attribute("target_modules", stringListOrNull(config.target_modules));
     json.attribute("task_type", "CAUSAL_LM");
     json.attribute("use_dora", false);
     json.attribute("use_rslora", config.use_rslora);

@@ -7,6 +7,7 @@
 #define KILN_FRONTENDS_NN_ADAPTERCONFIG_H
 
 #include "absl/status/statusor.h"
+#include "frontends/nn/PythonRegex.h"
 
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,15 @@ struct LoraConfig {
   /// Module names as PEFT matches them: a module whose dotted name is a
   /// target or ends with "." + target.
   std::vector<std::string> target_modules;
+  /// PEFT's target_modules given as one string (other than "all-linear"):
+  /// target_modules then holds that one Python regular expression, and a
+  /// module is a target when it matches its whole dotted name
+  /// (re.fullmatch). kiln reads the part of Python's syntax such patterns
+  /// use (classes, groups, alternatives, repeats: PythonRegex.h) and
+  /// refuses the rest by name (named groups, inline flags, lookarounds,
+  /// \\A, ...). layers_to_transform and layers_pattern are refused beside
+  /// it, as PEFT refuses them.
+  bool target_modules_is_regex = false;
   /// PEFT's modules_to_save: modules trained whole beside the adapters,
   /// matched as targets are, saved with them in adapter_model.safetensors
   /// under their own names. A small base's output LayerNorm (GPT-2's ln_f)
@@ -47,6 +57,10 @@ struct LoraConfig {
     return alpha / (use_rslora ? std::sqrt(double(r)) : double(r));
   }
 };
+
+/// PEFT's shorthand for every Linear and Conv1D projection but the output
+/// layer (target_modules "all-linear", in any case).
+inline constexpr const char *kAllLinearTargets = "all-linear";
 
 /// PEFT's file names and key prefix.
 inline constexpr const char *kAdapterConfigFile = "adapter_config.json";
@@ -69,9 +83,11 @@ struct AdapterConfigFile {
 /// that is not a JSON object, an r that is not an integer in [1,
 /// kMaxLoraRank], a lora_alpha that is not a finite number, a lora_dropout
 /// outside [0, 1), a use_rslora that is not a boolean, target_modules that
-/// are absent or empty, a module list holding something other than
-/// strings, layers_to_transform other than indices from 0, or a
-/// layers_pattern that is not a plain dotted name. Also fails, naming the key
+/// are absent or empty, or one string that is not a regular expression
+/// kiln reads (with layers_to_transform or layers_pattern beside it), a
+/// module list holding something other than strings, layers_to_transform
+/// other than indices from 0, or a layers_pattern that is not a plain
+/// dotted name. Also fails, naming the key
 /// and its value, on a setting that would make PEFT build another model than
 /// kiln's plain LoRA: a peft_type other than LORA, a task_type other than
 /// CAUSAL_LM, a bias other than "none", or any of use_dora, use_qalora,
@@ -82,6 +98,12 @@ struct AdapterConfigFile {
 /// module type, ...) are accepted and ignored.
 absl::StatusOr<AdapterConfigFile> parseAdapterConfigJson(std::string_view text,
                                                          std::string_view what);
+
+/// `pattern`, target_modules given as one string, as the regular
+/// expression whose match(name) is PEFT's re.fullmatch(pattern, name)
+/// (frontends/nn/PythonRegex.h), or why kiln cannot read it as Python's re
+/// does, naming the pattern.
+absl::StatusOr<llvm::Regex> lora_target_regex(const std::string &pattern);
 
 /// The text of an adapter_config.json for `config` on `base_model`, as PEFT
 /// writes one for a causal LM, use_rslora included (`fan_in_fan_out` when

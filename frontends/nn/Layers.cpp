@@ -100,7 +100,7 @@ std::vector<Tensor> Linear::forward_split(
   return parts;
 }
 
-void Projection::add_lora(int64_t r, double alpha, double dropout,
+void Projection::add_lora(int64_t r, double scaling, double dropout,
                           InitContext &init, Generator *generator) {
   if (has_lora())
     throw Error("add_lora: the projection already has a LoRA branch");
@@ -117,7 +117,7 @@ void Projection::add_lora(int64_t r, double alpha, double dropout,
   }
   loraDropout_ = register_module("lora_dropout",
                                  std::make_shared<Dropout>(dropout, generator));
-  loraScaling_ = alpha / double(r);
+  loraScaling_ = scaling;
 }
 
 int64_t Projection::lora_r() const {
@@ -194,7 +194,7 @@ Tensor Embedding::forward(const Tensor &indices) const {
   return rows + ((u * 2.0 - 1.0) * magnitude).to(rows.dtype());
 }
 
-void Embedding::add_lora(int64_t r, double alpha, InitContext &init) {
+void Embedding::add_lora(int64_t r, double scaling, InitContext &init) {
   if (has_lora())
     throw Error("add_lora: the embedding already has a LoRA branch");
   checkLoraRank(r);
@@ -203,7 +203,7 @@ void Embedding::add_lora(int64_t r, double alpha, InitContext &init) {
                               init.full({r, weight.size(0)}, 0.0));
   loraB_ = register_parameter("lora_embedding_B",
                               init.normal({weight.size(1), r}, 0.0, 1.0));
-  loraScaling_ = alpha / double(r);
+  loraScaling_ = scaling;
 }
 
 Tensor Embedding::lora_delta() const {

@@ -42,8 +42,8 @@ class Dropout;
 
 /// A learned projection [..., in] → [..., out] (Linear or Conv1D) that can
 /// carry a LoRA branch (Hu et al., as PEFT's LoraLayer): y = base(x) +
-/// lora_B(lora_A(lora_dropout(x))) * alpha / r, where lora_A [r, in] starts
-/// as PyTorch's Linear does and lora_B [out, r] at zero, so an adapted
+/// lora_B(lora_A(lora_dropout(x))) * scaling (alpha / r), where lora_A [r, in]
+/// starts as PyTorch's Linear does and lora_B [out, r] at zero, so an adapted
 /// model starts as its base. The branch's modules are children named
 /// lora_A, lora_B and lora_dropout, so parameter names are PEFT's
 /// (`...c_attn.lora_A.weight`). frontends/nn/Lora.h applies and saves them.
@@ -51,8 +51,10 @@ class Projection : public Module {
 public:
   virtual int64_t in_features() const = 0;
   virtual int64_t out_features() const = 0;
-  /// Adds the LoRA branch (once; kiln::Error on a second call).
-  void add_lora(int64_t r, double alpha, double dropout, InitContext &init,
+  /// Adds the LoRA branch of rank `r` whose output is multiplied by
+  /// `scaling` (PEFT's alpha / r, or alpha / sqrt(r) with use_rslora);
+  /// once: kiln::Error on a second call.
+  void add_lora(int64_t r, double scaling, double dropout, InitContext &init,
                 Generator *generator);
   bool has_lora() const { return lora_A_ != nullptr; }
   int64_t lora_r() const;
@@ -132,7 +134,7 @@ protected:
 
 /// A table of `num` vectors of size `dim`; weight [num, dim], normal(0, std).
 /// It can carry a LoRA branch as PEFT's lora.Embedding does: each row gains
-/// lora_embedding_Aᵀ[id] lora_embedding_Bᵀ · alpha / r, where
+/// lora_embedding_Aᵀ[id] lora_embedding_Bᵀ · scaling, where
 /// lora_embedding_A [r, num] starts at zero (so an adapted model starts as
 /// its base) and lora_embedding_B [dim, r] normal(0, 1). The branch gives
 /// every token its own r trainable numbers, which a frozen table cannot.
@@ -149,11 +151,12 @@ public:
   /// of the [B, T, dim] rows moves by uniform noise in ±alpha / sqrt(T ·
   /// dim), drawn from `generator`. alpha 0: none.
   void set_noise(double alpha, Generator *generator);
-  /// Adds the LoRA branch, its parameters named as PEFT saves them
+  /// Adds the LoRA branch of rank `r` scaled by `scaling` (as
+  /// Projection::add_lora), its parameters named as PEFT saves them
   /// (`...wte.lora_embedding_A`); kiln::Error on a second call.
-  void add_lora(int64_t r, double alpha, InitContext &init);
+  void add_lora(int64_t r, double scaling, InitContext &init);
   bool has_lora() const { return loraA_.defined(); }
-  /// The branch's change to the table, (B A)ᵀ · alpha / r [num, dim];
+  /// The branch's change to the table, (B A)ᵀ · scaling [num, dim];
   /// kiln::Error without a branch.
   Tensor lora_delta() const;
   Tensor weight;

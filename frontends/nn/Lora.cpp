@@ -31,11 +31,16 @@ bool matchesTarget(const std::string &name, const std::string &target) {
   return name == target || absl::EndsWith(name, "." + target);
 }
 
-/// Whether module `name` gets a branch: PEFT's check_target_module_exists
-/// for a list of targets. A module a target names whole is adapted; one
-/// whose name ends with "." + a target is, unless layers_to_transform
-/// leaves its layer out (PEFT applies the layers to that form only).
-bool isLoraTarget(const std::string &name, const LoraConfig &config) {
+/// Whether module `name` gets a branch: PEFT's check_target_module_exists.
+/// Under a regular expression (`regex`, set when the config's targets are
+/// one), a module whose whole name it matches. Under a list, a module a
+/// target names whole; one whose name ends with "." + a target, unless
+/// layers_to_transform leaves its layer out (PEFT applies the layers to
+/// that form only).
+bool isLoraTarget(const std::string &name, const LoraConfig &config,
+                  const std::optional<llvm::Regex> &regex) {
+  if (regex)
+    return regex->match(name);
   const std::vector<std::string> &targets = config.target_modules;
   if (std::count(targets.begin(), targets.end(), name))
     return true;
@@ -115,9 +120,12 @@ std::vector<std::string> expand_lora_targets(Module &model,
     return targets;
   std::vector<std::string> expanded;
   for (auto &[name, module] : model.named_modules()) {
-    if (!dynamic_cast<Projection *>(module) || name == "lm_head")
-      continue;
     std::string last = name.substr(name.rfind('.') + 1);
+    // A LoRA branch's own lora_A and lora_B (when the model has branches
+    // already) are not the base's projections.
+    if (!dynamic_cast<Projection *>(module) || name == "lm_head" ||
+        last == "lora_A" || last == "lora_B")
+      continue;
     if (std::find(expanded.begin(), expanded.end(), last) == expanded.end())
       expanded.push_back(last);
   }
@@ -156,9 +164,17 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
                                     uint64_t seed, Generator *generator) {
   if (config.target_modules.empty())
     throw Error("apply_lora: no target modules");
+  std::optional<llvm::Regex> regex;
+  if (config.target_modules_is_regex) {
+    absl::StatusOr<llvm::Regex> compiled =
+        lora_target_regex(config.target_modules.front());
+    if (!compiled.ok())
+      throw Error("apply_lora: " + std::string(compiled.status().message()));
+    regex = std::move(*compiled);
+  }
   std::vector<std::pair<std::string, Module *>> targets;
   for (auto &[name, module] : model.named_modules()) {
-    if (!isLoraTarget(name, config))
+    if (!isLoraTarget(name, config, regex))
       continue;
     if (!adaptableWeight(module))
       throw Error("apply_lora: " + name +
@@ -178,6 +194,10 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
     throw Error("apply_lora: lm_head is tied to the input embeddings in "
                 "this model (one weight, no module of its own); LoRA on it "
                 "is not supported");
+  if (targets.empty() && regex)
+    throw Error("apply_lora: no module's name in the base model matches "
+                "target_modules '" +
+                config.target_modules.front() + "' whole");
   if (targets.empty())
     throw Error("apply_lora: target modules {" +
                 absl::StrJoin(config.target_modules, ", ") +
@@ -208,16 +228,15 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
   // The adapters train: f32 master weights over a base stored in 16 bits.
   InitContext init(
       seed, compute_type(adaptableWeight(targets.front().second)->dtype()));
-  // The layers scale a branch by alpha / r: the alpha that gives the
-  // config's scaling (alpha / sqrt(r) under use_rslora) is scaling · r.
-  const double layerAlpha = config.scaling() * double(config.r);
+  // PEFT's LoraLayer.scaling, computed as it computes it (alpha / r, or
+  // alpha / sqrt(r) under use_rslora), so the factor is its to the bit.
+  const double scaling = config.scaling();
   std::vector<std::string> names;
   for (auto &[name, module] : targets) {
     if (auto *projection = dynamic_cast<Projection *>(module))
-      projection->add_lora(config.r, layerAlpha, config.dropout, init,
-                           generator);
+      projection->add_lora(config.r, scaling, config.dropout, init, generator);
     else
-      static_cast<Embedding *>(module)->add_lora(config.r, layerAlpha, init);
+      static_cast<Embedding *>(module)->add_lora(config.r, scaling, init);
     names.push_back(name);
   }
   return names;
@@ -267,11 +286,14 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
   return std::move(file->lora);
 }
 
-void check_lora_adapter_config(const LoraConfig &config,
-                               const std::string &dir) {
+void check_lora_adapter_config(const LoraConfig &config, const std::string &dir,
+                               Module &model) {
   const std::string configPath = dir + "/" + kAdapterConfigFile;
   std::string baseModel;
   LoraConfig saved = read_lora_adapter_config(dir, baseModel);
+  // A hand-written "all-linear" names the modules PEFT expands it to.
+  if (!saved.target_modules_is_regex)
+    saved.target_modules = expand_lora_targets(model, saved.target_modules);
   auto rslora = [](const LoraConfig &c) {
     return c.use_rslora ? ", use_rslora" : "";
   };
@@ -292,6 +314,15 @@ void check_lora_adapter_config(const LoraConfig &config,
                   "; this model's LoRA " + what + " {" +
                   absl::StrJoin(ours, ", ") + "}");
   };
+  if (saved.target_modules_is_regex != config.target_modules_is_regex) {
+    auto targets = [](const LoraConfig &c) {
+      return c.target_modules_is_regex
+                 ? "the modules matching '" + c.target_modules.front() + "'"
+                 : "{" + absl::StrJoin(c.target_modules, ", ") + "}";
+    };
+    throw Error(configPath + ": the adapter targets " + targets(saved) +
+                "; this model's LoRA targets " + targets(config));
+  }
   differ(saved.target_modules, config.target_modules, "targets", "");
   differ(saved.modules_to_save, config.modules_to_save, "trains",
          " whole (modules_to_save)");
@@ -308,7 +339,7 @@ void check_lora_adapter_config(const LoraConfig &config,
 
 void load_lora_adapter(Module &model, const LoraConfig &config,
                        const std::string &dir) {
-  check_lora_adapter_config(config, dir);
+  check_lora_adapter_config(config, dir, model);
   const std::string weightsPath = dir + "/" + kAdapterWeightsFile;
   absl::StatusOr<SafetensorsData> file = loadSafetensors(weightsPath);
   if (!file.ok())

@@ -22,10 +22,6 @@ namespace kiln::nn {
 /// v_proj); empty for a type it has none for.
 std::vector<std::string> default_lora_targets(const std::string &model_type);
 
-/// PEFT's shorthand for every Linear and Conv1D projection but the output
-/// layer.
-inline constexpr const char *kAllLinearTargets = "all-linear";
-
 /// `targets` with PEFT's "all-linear" (any case) expanded as PEFT expands
 /// it: the last dotted part of every projection's name but lm_head's, in
 /// the order the model holds them (gpt2: c_attn, c_proj, c_fc; llama:
@@ -75,10 +71,10 @@ LoraConfig read_lora_adapter_config(const std::string &dir,
 
 /// Throws kiln::Error naming `dir`/adapter_config.json when it is
 /// missing or malformed, or when its r, lora_alpha, use_rslora,
-/// target_modules, modules_to_save, layers_to_transform or layers_pattern
-/// differ from `config`.
-void check_lora_adapter_config(const LoraConfig &config,
-                               const std::string &dir);
+/// target_modules (its "all-linear" expanded on `model`), modules_to_save,
+/// layers_to_transform or layers_pattern differ from `config`.
+void check_lora_adapter_config(const LoraConfig &config, const std::string &dir,
+                               Module &model);
 
 /// Reads `dir`'s adapter into `model`'s branches. Throws kiln::Error naming
 /// the file when it is missing or malformed, when its settings differ from

@@ -59,13 +59,15 @@ TEST(AdapterConfigTest, ReadsWhatPeftWritesAndWritesItBack) {
   EXPECT_EQ(again->lora.modules_to_save, std::vector<std::string>{"ln_f"});
   EXPECT_EQ(again->lora.target_modules, config.target_modules);
   EXPECT_EQ(again->base_model, "base");
-  // One string is one module, as PEFT's "all-linear".
+  // PEFT's "all-linear" is the one string that is not a regular
+  // expression (LoraTargetRegexTest has those).
   file = nn::parseAdapterConfigJson(
       adapterJson().replace(adapterJson().find("[\"c_attn\"]"), 10,
                             "\"all-linear\""),
       "adapter_config.json");
   ASSERT_TRUE(file.ok()) << file.status();
   EXPECT_EQ(file->lora.target_modules, std::vector<std::string>{"all-linear"});
+  EXPECT_FALSE(file->lora.target_modules_is_regex);
 }
 
 TEST(AdapterConfigTest, RefusesSettingsNoAdapterHas) {

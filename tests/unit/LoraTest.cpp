@@ -132,7 +132,7 @@ TEST(Lora, ASplitProjectionGivesTheSlicesOfTheWholeOne) {
     NoGradGuard noGrad;
     fused.bias.assign_(Tensor::rand({20}));
   }
-  fused.add_lora(/*r=*/4, /*alpha=*/8, /*dropout=*/0.0, init, nullptr);
+  fused.add_lora(/*r=*/4, /*scaling=*/8.0 / 4, /*dropout=*/0.0, init, nullptr);
   randomiseBranches(fused, 11);
   std::mt19937_64 rng(7);
   std::normal_distribution<double> normal(0.0, 1.0);
