@@ -589,6 +589,7 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   }
   result.args = copyFlags(flags);
   TrainArgs &a = result.args;
+  a.commandLine.assign(argv + std::min(argc, 1), argv + argc);
   std::string problem = copyHuggingFaceFlags(flags, a);
   if (problem.empty() && flags.configOverrides.getNumOccurrences())
     problem = applyConfigOverrides(flags.configOverrides, a);

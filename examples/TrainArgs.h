@@ -129,6 +129,9 @@ struct TrainArgs {
   /// (kiln::world_size(), world_rank(): set by kiln-train, not a flag).
   /// The batch size above is per process, as the Trainer's per device.
   int worldSize = 1, worldRank = 0;
+  /// The arguments kiln-train was started with (argv[1..]): a data-parallel
+  /// run's processes must have the same (ProcessAgreement.h).
+  std::vector<std::string> commandLine;
   /// The run's processes on this machine (WorldPlacement::localSize).
   int localWorldSize = 1;
   /// --deepspeed's zero_optimization.stage: 1 shards the optimizer's state

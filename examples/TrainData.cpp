@@ -188,18 +188,23 @@ std::optional<Failure> checkAgainstData(const TrainArgs &a,
                        std::to_string(vocab) + ")",
                    2};
   // A short epoch's one batch is padded, as the Trainer trains on a
-  // batch of what there is; only --dataloader_drop_last needs a full one.
+  // batch of what there is; only --dataloader_drop_last needs a full one:
+  // a full batch of every process's rows, which the loader draws at once.
   const int64_t blocks = d.train.numBlocks();
-  const int64_t needed = a.dataloaderDropLast ? a.trainBatchSize : 1;
+  const int64_t batch = a.trainBatchSize * a.worldSize;
+  const int64_t needed = a.dataloaderDropLast ? batch : 1;
+  const std::string processes =
+      a.worldSize == 1 ? ""
+                       : " (" + std::to_string(a.worldSize) + " processes of " +
+                             std::to_string(a.trainBatchSize) + ")";
   if (blocks < needed)
     return Failure{
         "the training data gives " + std::to_string(blocks) +
             (blocks == 1 ? " block of " : " blocks of ") +
             std::to_string(a.blockSize) + " tokens, " +
             (a.dataloaderDropLast
-                 ? "fewer than one full batch of " +
-                       std::to_string(a.trainBatchSize) +
-                       ", which --dataloader_drop_last True needs"
+                 ? "fewer than one full batch of " + std::to_string(batch) +
+                       processes + ", which --dataloader_drop_last True needs"
                  : std::string("none to train on")) +
             " (use more data, a smaller --block_size" +
             (a.dataloaderDropLast ? " or --per_device_train_batch_size)" : ")"),

@@ -217,7 +217,11 @@ data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
   o.dropLast = a.dataloaderDropLast;
   o.padId = tokenizer.eosId().value_or(0);
   auto loader = data::DataLoader::create(blocks, o);
-  // checkAgainstData() made sure that one batch fits.
+  // checkAgainstData() made sure that one batch fits; a loader that still
+  // cannot be made is said, not a crash.
+  if (!loader.ok())
+    throw Failure{
+        "the training data: " + std::string(loader.status().message()), 2};
   return std::move(*loader);
 }
 
@@ -351,22 +355,35 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   nn::CheckpointState state = nn::load_checkpoint(
       std::move(file), (fs::path(dir) / nn::kCheckpointFileName).string(),
       *model_, &optimizer_, {{"dropout", &model_->generator()}});
-  // The data order is a function of (data seed, step) only: a different
-  // batch size, block size or data seed would continue on other batches.
+  // The data order is a function of (data seed, step) only, given the
+  // batch the loader draws (every process's rows at once: processes ×
+  // per-device batch), the draws a step takes (gradient accumulation) and
+  // the block size: another of any of them continues on other batches,
+  // and the same ones continue exactly, whatever the processes' count.
   // Checkpoints from before --data_seed hold the seed, which was the data
-  // order's.
+  // order's; those from before the loader's batch was kept were one
+  // process's, drawing its train_batch_size a step.
   if (!state.metadata.count("data_seed") && state.metadata.count("seed"))
     state.metadata["data_seed"] = state.metadata["seed"];
-  for (auto [key, value] :
-       {std::pair{"train_batch_size", std::to_string(args_.trainBatchSize)},
-        std::pair{"block_size", std::to_string(args_.blockSize)},
-        std::pair{"data_seed", std::to_string(dataSeed())}}) {
+  if (!state.metadata.count(kLoaderBatchKey) &&
+      state.metadata.count("train_batch_size"))
+    state.metadata[kLoaderBatchKey] = state.metadata["train_batch_size"];
+  for (auto [key, what, value] :
+       {std::tuple{kLoaderBatchKey,
+                   "a total batch (processes x per-device "
+                   "batch) of",
+                   std::to_string(loaderBatchSize())},
+        std::tuple{kAccumulationKey, "gradient_accumulation_steps",
+                   std::to_string(accumulation_)},
+        std::tuple{"block_size", "block_size", std::to_string(args_.blockSize)},
+        std::tuple{"data_seed", "data_seed", std::to_string(dataSeed())}}) {
     auto it = state.metadata.find(key);
-    if (it != state.metadata.end() && it->second != value)
+    if (it != state.metadata.end() && it->second != value &&
+        args_.worldRank == 0)
       std::fprintf(stderr,
                    "kiln-train: warning: the checkpoint was trained with %s "
                    "%s, this run uses %s; the data order differs\n",
-                   key, it->second.c_str(), value.c_str());
+                   what, it->second.c_str(), value.c_str());
   }
   if (scaler_) {
     nn::GradScaler::HostState scale =
@@ -389,10 +406,11 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
           : state.step * accumulation_ * args_.trainBatchSize * args_.blockSize;
   scheduler_.set_step(state.step);
   loader_.seek(state.step * accumulation_);
-  std::fprintf(stderr,
-               "  Continuing training from checkpoint %s, global step "
-               "%lld\n",
-               dir.c_str(), (long long)state.step);
+  if (args_.worldRank == 0)
+    std::fprintf(stderr,
+                 "  Continuing training from checkpoint %s, global step "
+                 "%lld\n",
+                 dir.c_str(), (long long)state.step);
 }
 
 void Trainer::printBanner() const {

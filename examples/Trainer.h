@@ -33,6 +33,12 @@ nn::AdamW::Options adamOptions(const TrainArgs &a, nn::Module &model);
 /// Row-major int64 values of `shape` → a device-data tensor (a graph input).
 Tensor idsTensor(const std::vector<int64_t> &values, const Shape &shape);
 
+/// A checkpoint's metadata keys for what its data order depends on beside
+/// the step, the block size and the data seed: the loader's batch and the
+/// draws a step takes.
+inline constexpr const char *kLoaderBatchKey = "total_train_batch_size";
+inline constexpr const char *kAccumulationKey = "gradient_accumulation_steps";
+
 /// The training run: model, optimizer, schedule, loader and the counters
 /// that the logs report.
 class Trainer {
@@ -90,6 +96,11 @@ private:
   std::string describeLora() const;
   /// The data order's seed: --data_seed, else --seed.
   uint64_t dataSeed() const { return args_.dataSeed.value_or(args_.seed); }
+  /// The rows the loader draws at once: every process's batch (each takes
+  /// its share).
+  int64_t loaderBatchSize() const {
+    return args_.trainBatchSize * args_.worldSize;
+  }
   /// Epochs so far, fractional: micro-batches over batches per epoch.
   double epoch() const {
     return double(globalStep_ * accumulation_) /

@@ -76,6 +76,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   state.step = globalStep_;
   state.metadata = {{"epoch", pythonFloat(epoch())},
                     {"train_batch_size", std::to_string(args_.trainBatchSize)},
+                    {kLoaderBatchKey, std::to_string(loaderBatchSize())},
+                    {kAccumulationKey, std::to_string(accumulation_)},
                     {"block_size", std::to_string(args_.blockSize)},
                     {"seed", std::to_string(args_.seed)},
                     {"data_seed", std::to_string(dataSeed())},

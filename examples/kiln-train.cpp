@@ -21,6 +21,7 @@
 #include "compiler/MemoryPlanner.h"
 #include "examples/HubFolders.h"
 #include "examples/Models.h"
+#include "examples/ProcessAgreement.h"
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/Trainer.h"
@@ -152,8 +153,11 @@ std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
       });
   if (!choice.ok())
     throw outputDirFailure(choice.status());
+  // Every process chooses the same; the main one says so.
+  const bool speaks = a.worldRank == 0;
   for (const std::string &skipped : choice->skipped)
-    warn("skipping the unfinished or damaged checkpoint " + skipped);
+    if (speaks)
+      warn("skipping the unfinished or damaged checkpoint " + skipped);
   if (!choice->folder) {
     if (a.resume == Resume::newest)
       throw Failure{"--resume_from_checkpoint True: no valid checkpoint "
@@ -162,7 +166,7 @@ std::optional<ResumePoint> chooseResumePoint(const TrainArgs &a) {
                     2};
     return std::nullopt;
   }
-  if (a.resume == Resume::detect)
+  if (a.resume == Resume::detect && speaks)
     std::fprintf(stderr,
                  "Checkpoint detected, resuming training at %s. To avoid "
                  "this behavior, change the `--output_dir` or add "
@@ -595,6 +599,7 @@ void joinTheRun(TrainArgs &args) {
     if (!std::freopen("/dev/null", "w", stdout))
       throw Failure{"cannot silence a secondary process's stdout", 1};
   }
+  requireOneCommand(args);
 }
 
 /// --deepspeed's values against the flags, as the Trainer checks them once

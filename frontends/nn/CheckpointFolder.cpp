@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -140,6 +141,16 @@ std::optional<int64_t> checkpointFolderStep(std::string_view name) {
 bool isKilnCheckpointFolder(const std::string &folder) {
   std::error_code ec;
   return fs::is_regular_file(fs::path(folder) / kCheckpointFileName, ec);
+}
+
+// Whether `entry` is the temporary file of an atomic write
+// (support/AtomicFile.h, mkstemp's "<name>.tmp-XXXXXX": six letters or
+// digits) that a killed writer left.
+bool isAbandonedTempFile(const std::string &entry) {
+  size_t at = entry.rfind(".tmp-");
+  return at != std::string::npos && at > 0 && entry.size() == at + 11 &&
+         std::all_of(entry.begin() + at + 5, entry.end(),
+                     [](char c) { return std::isalnum((unsigned char)c); });
 }
 
 bool isCheckpointLeftover(const std::string &entryName) {
@@ -373,13 +384,37 @@ recoverCheckpointFolders(const std::string &outputDir) {
   if (!fs::exists(outputDir, ec))
     return notes;
   std::vector<std::pair<std::string, Leftover>> leftovers;
-  for (fs::directory_iterator it(outputDir, ec), end; !ec && it != end;
-       it.increment(ec))
-    if (auto leftover = parseLeftover(it->path().filename().string()))
-      leftovers.push_back({it->path().string(), *leftover});
-  if (ec)
-    return absl::InternalError(
-        absl::StrCat("cannot list '", outputDir, "': ", ec.message()));
+  std::vector<std::string> tempFiles;
+  // The final save's files are in the folder and, with --merge_lora, in
+  // merged/ (a checkpoint's own are inside its temporary folder).
+  for (const fs::path &dir :
+       {fs::path(outputDir), fs::path(outputDir) / "merged"}) {
+    if (!fs::is_directory(dir, ec))
+      continue;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::string entry = it->path().filename().string();
+      if (std::optional<Leftover> leftover = parseLeftover(entry);
+          leftover && dir == fs::path(outputDir))
+        leftovers.push_back({it->path().string(), *leftover});
+      else if (isAbandonedTempFile(entry) &&
+               it->symlink_status(ec).type() == fs::file_type::regular)
+        tempFiles.push_back(it->path().string());
+    }
+    if (ec)
+      return absl::InternalError(
+          absl::StrCat("cannot list '", dir.string(), "': ", ec.message()));
+  }
+  // mkstemp's names carry no pid: this runs before the run saves anything,
+  // and another run saving into the same folder would clash anyway.
+  std::sort(tempFiles.begin(), tempFiles.end());
+  for (const std::string &path : tempFiles) {
+    if (!fs::remove(path, ec) && ec)
+      return absl::InternalError(
+          absl::StrCat("cannot remove '", path, "': ", ec.message()));
+    notes.push_back(absl::StrCat("removed ", path,
+                                 ", the unfinished file of a killed save"));
+  }
   // Replaced checkpoints first: one may have to get its name back, which
   // must not wait on deleting anything else.
   std::stable_partition(leftovers.begin(), leftovers.end(),

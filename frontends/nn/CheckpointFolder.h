@@ -135,8 +135,10 @@ absl::Status removeCheckpointFolder(const std::string &folder);
 /// outputDir is tidied. Temporary and half-deleted folders are removed; a
 /// replaced checkpoint moved aside but never deleted is deleted, or put back
 /// when its replacement never got its name. Folders of a live process (by
-/// the pid in the name, this process excepted) are left alone. → a message
-/// per folder handled.
+/// the pid in the name, this process excepted) are left alone. An atomic
+/// write's temporary file ("model.safetensors.tmp-XXXXXX",
+/// support/AtomicFile.h) in outputDir or outputDir/merged is removed. → a
+/// message per folder or file handled.
 absl::StatusOr<std::vector<std::string>>
 recoverCheckpointFolders(const std::string &outputDir);
 

@@ -327,5 +327,38 @@ TEST(CheckpointFolder, RecoveryTidiesWhatAKilledWriterLeft) {
   EXPECT_EQ(notes->size(), 1u);
 }
 
+TEST(CheckpointFolder, RecoveryRemovesTheFinalSavesUnfinishedFiles) {
+  OutputDir out;
+  // A final save killed before its renames: the temporary files of
+  // support/AtomicFile.h and the safetensors writer, in the folder and in
+  // merged/ (--merge_lora).
+  kiln::testing::writeWholeFile(out / "model.safetensors", "x");
+  kiln::testing::writeWholeFile(out / "model.safetensors.tmp-za0Nri", "xx");
+  kiln::testing::writeWholeFile(out / "config.json.tmp-AbC123", "{");
+  fs::create_directories(out / "merged");
+  kiln::testing::writeWholeFile(out / "merged/config.json.tmp-q1w2e3", "{");
+  // Names that are not a temporary file's: kept.
+  kiln::testing::writeWholeFile(out / "notes.tmp-ab", "mine");
+  kiln::testing::writeWholeFile(out / "notes.tmp-abcdefg", "mine");
+  kiln::testing::writeWholeFile(out / ".tmp-abcdef", "mine");
+  fs::create_directories(out / "folder.tmp-abcdef");
+
+  absl::StatusOr<std::vector<std::string>> notes =
+      recoverCheckpointFolders(out.path);
+  ASSERT_TRUE(notes.ok()) << notes.status();
+  EXPECT_EQ(names(out.path),
+            (std::vector<std::string>{".tmp-abcdef", "folder.tmp-abcdef",
+                                      "merged", "model.safetensors",
+                                      "notes.tmp-ab", "notes.tmp-abcdefg"}));
+  EXPECT_TRUE(names(out / "merged").empty());
+  std::vector<std::string> expected;
+  for (const char *file :
+       {"config.json.tmp-AbC123", "merged/config.json.tmp-q1w2e3",
+        "model.safetensors.tmp-za0Nri"})
+    expected.push_back("removed " + (out / file) +
+                       ", the unfinished file of a killed save");
+  EXPECT_EQ(*notes, expected);
+}
+
 } // namespace
 } // namespace kiln::nn

@@ -1,0 +1,173 @@
+// The processes' command lines compared; see ProcessAgreement.h.
+#include "examples/ProcessAgreement.h"
+
+#include "examples/TrainArgs.h"
+#include "examples/TrainData.h"
+#include "frontends/lazy/Tensor.h"
+#include "support/Collectives.h"
+
+#include "absl/strings/str_join.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace kiln::train {
+namespace {
+
+/// The flags of one command line and their values, in the order given,
+/// but those in `mayDiffer`.
+std::vector<std::pair<std::string, std::string>>
+flagsOf(const std::vector<std::string> &arguments,
+        const std::vector<std::string> &mayDiffer) {
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (const std::string &argument : arguments) {
+    // "-1" and "-.5" are values (--max_steps -1), not flags.
+    bool flag = argument.size() > 1 && argument[0] == '-' &&
+                !std::isdigit(static_cast<unsigned char>(argument[1])) &&
+                argument[1] != '.';
+    if (flag || flags.empty()) {
+      size_t equals = argument.find('=');
+      flags.emplace_back(
+          argument.substr(0, equals),
+          equals == std::string::npos ? "" : argument.substr(equals + 1));
+      continue;
+    }
+    std::string &value = flags.back().second;
+    value += (value.empty() ? "" : " ") + argument;
+  }
+  flags.erase(std::remove_if(flags.begin(), flags.end(),
+                             [&](const auto &flag) {
+                               std::string name = flag.first.substr(
+                                   flag.first.find_first_not_of('-'));
+                               return std::count(mayDiffer.begin(),
+                                                 mayDiffer.end(), name) > 0;
+                             }),
+              flags.end());
+  return flags;
+}
+
+/// Sums `values` over the world in place.
+absl::Status sumOverWorld(std::vector<int64_t> &values) {
+  return allReduceSumInPlace(values.data(), int64_t(values.size()), DType::i64);
+}
+
+} // namespace
+
+std::optional<std::string> commandLineDifferences(
+    const std::vector<std::vector<std::string>> &commandLines,
+    const std::vector<std::string> &mayDiffer) {
+  std::vector<std::string> differences;
+  const auto first = flagsOf(commandLines.front(), mayDiffer);
+  for (size_t rank = 1; rank < commandLines.size(); ++rank) {
+    const auto other = flagsOf(commandLines[rank], mayDiffer);
+    if (other == first)
+      continue;
+    // Each flag's values joined, so a repeated flag compares whole.
+    auto valuesOf = [](const auto &flags) {
+      std::map<std::string, std::string> values;
+      for (const auto &[flag, value] : flags)
+        values[flag] += (values.count(flag) ? " " : "") +
+                        (value.empty() ? "(given)" : value);
+      return values;
+    };
+    std::map<std::string, std::string> mine = valuesOf(first),
+                                       theirs = valuesOf(other);
+    std::vector<std::string> names;
+    for (const auto &[flag, value] : first)
+      names.push_back(flag);
+    for (const auto &[flag, value] : other)
+      if (!mine.count(flag))
+        names.push_back(flag);
+    auto shown = [](const std::map<std::string, std::string> &values,
+                    const std::string &flag) {
+      auto it = values.find(flag);
+      return it == values.end() ? std::string("absent") : it->second;
+    };
+    bool named = false;
+    for (const std::string &flag : names) {
+      if (shown(mine, flag) == shown(theirs, flag) ||
+          std::count(differences.begin(), differences.end(), flag))
+        continue;
+      differences.push_back(flag + ": " + shown(mine, flag) +
+                            " on process 0, " + shown(theirs, flag) +
+                            " on process " + std::to_string(rank));
+      named = true;
+    }
+    // The same flags in another order.
+    if (!named)
+      differences.push_back("process " + std::to_string(rank) +
+                            " has process 0's arguments in another order");
+  }
+  if (differences.empty())
+    return std::nullopt;
+  return absl::StrJoin(differences, "; ");
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>>
+gatherCommandLines(const std::vector<std::string> &arguments, int worldRank,
+                   int worldSize) {
+  if (worldSize == 1)
+    return std::vector<std::vector<std::string>>{arguments};
+  // The arguments as one text, each ended by a NUL; the texts' lengths
+  // first, then each text's bytes in its process's slot of one sum.
+  std::string text;
+  for (const std::string &argument : arguments)
+    text += argument + '\0';
+  std::vector<int64_t> lengths(size_t(worldSize), 0);
+  lengths[size_t(worldRank)] = int64_t(text.size());
+  if (absl::Status status = sumOverWorld(lengths); !status.ok())
+    return status;
+  std::vector<int64_t> offsets(size_t(worldSize) + 1, 0);
+  for (int rank = 0; rank < worldSize; ++rank)
+    offsets[size_t(rank) + 1] = offsets[size_t(rank)] + lengths[size_t(rank)];
+  std::vector<int64_t> bytes(size_t(offsets.back()), 0);
+  for (size_t k = 0; k < text.size(); ++k)
+    bytes[size_t(offsets[size_t(worldRank)]) + k] = (unsigned char)text[k];
+  if (absl::Status status = sumOverWorld(bytes); !status.ok())
+    return status;
+  std::vector<std::vector<std::string>> commandLines(
+      static_cast<size_t>(worldSize));
+  for (int rank = 0; rank < worldSize; ++rank) {
+    std::string argument;
+    for (int64_t k = offsets[size_t(rank)]; k < offsets[size_t(rank) + 1];
+         ++k) {
+      if (bytes[size_t(k)] == 0) {
+        commandLines[size_t(rank)].push_back(argument);
+        argument.clear();
+      } else {
+        argument += char(bytes[size_t(k)]);
+      }
+    }
+  }
+  return commandLines;
+}
+
+void requireOneCommand(const TrainArgs &args) {
+  if (args.worldSize == 1)
+    return;
+  absl::StatusOr<std::vector<std::vector<std::string>>> commandLines =
+      gatherCommandLines(args.commandLine, args.worldRank, args.worldSize);
+  if (!commandLines.ok())
+    throw Failure{"comparing the processes' arguments: " +
+                      std::string(commandLines.status().message()),
+                  1};
+  std::vector<std::string> mayDiffer;
+  if (args.autoFindBatchSize)
+    mayDiffer.push_back("per_device_train_batch_size");
+  std::optional<std::string> differences =
+      commandLineDifferences(*commandLines, mayDiffer);
+  if (!differences)
+    return;
+  if (args.worldRank == 0)
+    throw Failure{"the " + std::to_string(args.worldSize) +
+                      " processes were started with different arguments, "
+                      "and would train different models or wait for each "
+                      "other forever (every process of a data-parallel run "
+                      "runs one command: mpirun -np N kiln-train ...): " +
+                      *differences,
+                  2};
+  barrier();
+}
+
+} // namespace kiln::train
