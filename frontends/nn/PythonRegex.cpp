@@ -80,6 +80,10 @@ public:
       char c = p_[i_];
       if (static_cast<unsigned char>(c) > 0x7f)
         return refuse("holds a character outside ASCII");
+      // Whether what comes before can be repeated: Python refuses a repeat
+      // at the start, after '(', '|', '^', '$' or another repeat.
+      const bool repeatable = repeatable_;
+      repeatable_ = true;
       switch (c) {
       case '\\':
         if (absl::Status s = escape(); !s.ok())
@@ -89,7 +93,15 @@ public:
         if (absl::Status s = charClass(); !s.ok())
           return s;
         break;
+      case '|':
+      case '^':
+      case '$':
+        out_ += c;
+        ++i_;
+        repeatable_ = false;
+        break;
       case '(':
+        repeatable_ = false;
         if (p_.substr(i_, 3) == "(?:") {
           i_ += 3;
         } else if (p_.substr(i_, 2) == "(?") {
@@ -103,20 +115,23 @@ public:
       case '*':
       case '+':
       case '?':
+        if (!repeatable)
+          return nothingToRepeat();
         out_ += c;
         ++i_;
         if (absl::Status s = afterQuantifier(); !s.ok())
           return s;
+        repeatable_ = false;
         break;
       case '{':
-        if (absl::Status s = braces(); !s.ok())
+        if (absl::Status s = braces(repeatable); !s.ok())
           return s;
         break;
       case '}':
         out_ += "\\}";
         ++i_;
         break;
-      default: // . ^ $ | ) and literals mean the same in POSIX
+      default: // . ) and literals mean the same in POSIX
         out_ += c;
         ++i_;
       }
@@ -127,6 +142,11 @@ public:
 private:
   absl::Status refuse(const std::string &why) const {
     return absl::InvalidArgumentError(why);
+  }
+
+  absl::Status nothingToRepeat() const {
+    return refuse("repeats nothing (a repeat at the start, after '(', '|', "
+                  "'^', '$' or another repeat), which Python refuses");
   }
 
   /// A backslash and the character after it, outside a class.
@@ -161,8 +181,9 @@ private:
   }
 
   /// {m}, {m,}, {,n}, {,} or {m,n} (to POSIX, {,n} as {0,n} and {,} as
-  /// {0,}); any other '{' is a literal, as Python reads it.
-  absl::Status braces() {
+  /// {0,}) after what `repeatable` says can be repeated; any other '{' is a
+  /// literal, as Python reads it.
+  absl::Status braces(bool repeatable) {
     size_t close = p_.find('}', i_);
     std::string_view body = close == std::string_view::npos
                                 ? ""
@@ -180,6 +201,9 @@ private:
       ++i_;
       return absl::OkStatus();
     }
+    if (!repeatable)
+      return nothingToRepeat();
+    repeatable_ = false;
     out_ += "{" + std::string(low.empty() ? "0" : low) +
             (comma == std::string_view::npos ? "" : ",") + std::string(high) +
             "}";
@@ -237,8 +261,9 @@ private:
       absl::StatusOr<CharSet> atom = classAtom(low);
       if (!atom.ok())
         return atom.status();
-      bool range =
-          low && i_ + 1 < p_.size() && p_[i_] == '-' && p_[i_ + 1] != ']';
+      bool range = i_ + 1 < p_.size() && p_[i_] == '-' && p_[i_ + 1] != ']';
+      if (range && !low) // \d-z
+        return refuse("holds a bad range in a class");
       if (!range) {
         set |= *atom;
         continue;
@@ -266,6 +291,7 @@ private:
   std::string_view p_;
   size_t i_ = 0;
   std::string out_;
+  bool repeatable_ = false;
 };
 
 } // namespace
