@@ -11,6 +11,7 @@
 #include "compiler/Pipeline.h"
 
 #include "passes/Passes.h"
+#include "support/AtomicFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -22,32 +23,43 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 using namespace mlir;
 
 namespace kiln {
 namespace {
 
-/// Writes the module to `<dir>/<NN>-<name>.mlir`; a file that cannot be
-/// written is a warning, never a failed compile. Locations are printed when
-/// some op has one (the frontend's KILN_CHECK_NUMERICS gives each op its
-/// call site), so a dump of a module without any stays as it was.
+/// Writes the module to `<dir>/<NN>-<name>.mlir`, atomically (a failed
+/// write leaves no truncated dump). A dump that cannot be written (a full
+/// disk) is one warning on stderr and the pipeline runs on without the
+/// rest: MLIR drops a pass's warnings when the compile succeeds, and an
+/// unchecked raw_fd_ostream ended the process on a full disk. Locations
+/// are printed when some op has one (the frontend's KILN_CHECK_NUMERICS
+/// gives each op its call site), so a dump of a module without any stays
+/// as it was.
 struct DumpModulePass
     : public PassWrapper<DumpModulePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DumpModulePass)
 
-  DumpModulePass(std::string dir, unsigned index, std::string name)
-      : dir(std::move(dir)), index(index), name(std::move(name)) {}
+  /// `failed` is shared by the pipeline's dump passes.
+  DumpModulePass(std::string dir, unsigned index, std::string name,
+                 std::shared_ptr<std::atomic<bool>> failed)
+      : dir(std::move(dir)), index(index), name(std::move(name)),
+        failed(std::move(failed)) {}
 
   StringRef getArgument() const override { return "kiln-dump-module"; }
 
   void runOnOperation() override {
+    markAllAnalysesPreserved();
+    if (failed->load())
+      return;
     SmallString<256> path(dir);
     llvm::sys::path::append(
         path, llvm::formatv("{0:D2}-{1}.mlir", index, name).str());
-    std::error_code error = llvm::sys::fs::create_directories(dir);
     OpPrintingFlags flags;
     bool located = getOperation()
                        ->walk([](Operation *op) {
@@ -58,20 +70,20 @@ struct DumpModulePass
                        .wasInterrupted();
     if (located)
       flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-    if (!error) {
-      llvm::raw_fd_ostream os(path, error);
-      if (!error)
-        getOperation()->print(os, flags);
-    }
-    if (error)
-      getOperation().emitWarning()
-          << "cannot write the dump " << path << ": " << error.message();
-    markAllAnalysesPreserved();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    getOperation()->print(os, flags);
+    absl::Status written = writeFileAtomically(path.str().str(), text);
+    if (!written.ok() && !failed->exchange(true))
+      llvm::errs() << "kiln: warning: cannot write the pass dump '" << path
+                   << "': " << std::string(written.message())
+                   << "; compiling without the rest\n";
   }
 
   std::string dir;
   unsigned index;
   std::string name;
+  std::shared_ptr<std::atomic<bool>> failed;
 };
 
 /// Whether the pass dumps can go to `dir` (made if missing). A folder that
@@ -99,15 +111,17 @@ bool canDumpTo(const std::string &dir) {
 void buildKilnPipeline(OpPassManager &pm, const PipelineOptions &options) {
   unsigned index = 0;
   bool dump = canDumpTo(options.dumpDir);
+  auto failed = std::make_shared<std::atomic<bool>>(false);
   auto add = [&](std::unique_ptr<Pass> pass) {
     std::string name = pass->getArgument().str();
     pm.addNestedPass<func::FuncOp>(std::move(pass));
     if (dump)
-      pm.addPass(
-          std::make_unique<DumpModulePass>(options.dumpDir, ++index, name));
+      pm.addPass(std::make_unique<DumpModulePass>(options.dumpDir, ++index,
+                                                  name, failed));
   };
   if (dump)
-    pm.addPass(std::make_unique<DumpModulePass>(options.dumpDir, 0, "input"));
+    pm.addPass(
+        std::make_unique<DumpModulePass>(options.dumpDir, 0, "input", failed));
 
   add(createSimplifyPass());
   add(createCSEPass());

@@ -3,8 +3,11 @@
 // and the directory walks behind list/verify/prune/clear. Every file system
 // race with another process (an entry evicted or replaced under us) is
 // treated as the state it leaves: a vanished file is a miss or is skipped.
+// Entries are read without blocking and no further than their checks need,
+// so a FIFO or a link to a device named like one is a bad entry, not a hang.
 #include "runtime/PersistentCache.h"
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 
 #include <zlib.h>
@@ -31,6 +34,8 @@ constexpr char kEntryMagic[8] = {'K', 'I', 'L', 'N', 'C', 'E', 'N', 'T'};
 constexpr uint32_t kEntryFormatVersion = 1;
 // magic, entry format, header length, header crc32, payload length.
 constexpr size_t kPrefixBytes = 8 + 4 + 4 + 4 + 8;
+// The header is a few hundred bytes plus the target's feature list.
+constexpr uint64_t kMaxHeaderBytes = 1 << 16;
 constexpr std::string_view kSuffix = ".kce";
 constexpr std::string_view kTempPrefix = ".tmp-";
 // A temp file older than this belongs to a writer that died.
@@ -63,30 +68,108 @@ bool endsWith(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
-/// The whole file, or nullopt (errno set) when it cannot be read.
-std::optional<std::string> readFile(const std::string &path,
-                                    size_t limit = SIZE_MAX) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
+/// What a path that is not a regular file names, for a message.
+std::string fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "an unknown kind of file";
+}
+
+/// How many bytes of a file starting with `prefix` (its first kPrefixBytes)
+/// the checks need: the entry the prefix declares; the prefix alone when
+/// that already fails them (not an entry, another format, an oversized
+/// header); prefix and header when the declared size overflows.
+uint64_t bytesToCheck(std::string_view prefix) {
+  if (std::memcmp(prefix.data(), kEntryMagic, sizeof kEntryMagic) != 0 ||
+      getLE(prefix, 8, 4) != kEntryFormatVersion)
+    return kPrefixBytes;
+  uint64_t header = getLE(prefix, 12, 4), payload = getLE(prefix, 20, 8);
+  if (header > kMaxHeaderBytes)
+    return kPrefixBytes;
+  if (payload > UINT64_MAX - kPrefixBytes - header)
+    return kPrefixBytes + header;
+  return kPrefixBytes + header + payload;
+}
+
+/// A file's bytes as read, and its size on disk when it was opened.
+struct FileBytes {
   std::string bytes;
-  char buffer[1 << 16];
-  while (bytes.size() < limit) {
-    ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - bytes.size()));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return std::nullopt;
-    }
-    if (n == 0)
-      break;
-    bytes.append(buffer, static_cast<size_t>(n));
+  uint64_t sizeOnDisk = 0;
+};
+
+/// Reads at most `limit` bytes of the regular file at `path`. Anything
+/// else named like an entry is refused without blocking (docs/CACHE.md: a
+/// cache problem costs caching, never the run): a FIFO would block the
+/// open and the read forever, a device behind a symlink (/dev/zero) never
+/// ends. The read stops at the size the file had when opened and, for an
+/// entry, at what its checks need (bytesToCheck), so a huge or growing file
+/// costs no more memory than a valid entry would. NotFound when the path is
+/// gone (a concurrent eviction), FailedPrecondition when it is not a
+/// regular file, Unavailable when it cannot be read.
+absl::StatusOr<FileBytes> readRegularFile(const std::string &path,
+                                          size_t limit = SIZE_MAX) {
+  // O_NONBLOCK: opening a FIFO without a writer returns at once.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    std::string text = absl::StrCat("cannot read ", path, ": ", errnoText());
+    return errno == ENOENT ? absl::NotFoundError(text)
+                           : absl::UnavailableError(text);
   }
+  auto fail = [&](absl::Status status) {
+    ::close(fd);
+    return status;
+  };
+  // fstat of the open file, not stat of the path: the path may be
+  // replaced in between.
+  struct stat st;
+  if (::fstat(fd, &st) != 0)
+    return fail(absl::UnavailableError(
+        absl::StrCat("cannot stat ", path, ": ", errnoText())));
+  if (!S_ISREG(st.st_mode))
+    return fail(absl::FailedPreconditionError(
+        absl::StrCat("not a regular file: ", fileKind(st.st_mode))));
+  FileBytes file;
+  file.sizeOnDisk = static_cast<uint64_t>(st.st_size);
+  // Reads on until `end` bytes are in or the file ends (it shrank since the
+  // fstat: the checks then say truncated); 0, or the read's errno.
+  auto readUpTo = [&](size_t end) -> int {
+    size_t done = file.bytes.size();
+    file.bytes.resize(std::max(done, end));
+    int error = 0;
+    while (done < end) {
+      ssize_t n = ::read(fd, file.bytes.data() + done, end - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        error = errno;
+      if (n <= 0)
+        break;
+      done += static_cast<size_t>(n);
+    }
+    file.bytes.resize(done);
+    return error;
+  };
+  size_t want = static_cast<size_t>(
+      std::min<uint64_t>(limit, static_cast<uint64_t>(st.st_size)));
+  // The prefix first, then no more than the entry it declares: the size
+  // checks need no more bytes than that.
+  int error = readUpTo(std::min(want, kPrefixBytes));
+  if (error == 0 && file.bytes.size() == kPrefixBytes)
+    error = readUpTo(static_cast<size_t>(
+        std::min<uint64_t>(want, bytesToCheck(file.bytes))));
+  if (error != 0)
+    return fail(absl::UnavailableError(
+        absl::StrCat("cannot read ", path, ": ", std::strerror(error))));
   ::close(fd);
-  return bytes;
+  return file;
 }
 
 bool writeAll(int fd, std::string_view bytes) {
@@ -129,7 +212,7 @@ std::string parseHeader(std::string_view file, HeaderFields &fields,
   uint64_t headerBytes = getLE(file, 12, 4);
   uint32_t headerCrc = getLE(file, 16, 4);
   payloadBytes = getLE(file, 20, 8);
-  if (headerBytes > 1 << 16 || file.size() < kPrefixBytes + headerBytes)
+  if (headerBytes > kMaxHeaderBytes || file.size() < kPrefixBytes + headerBytes)
     return "truncated or damaged entry header";
   std::string_view header = file.substr(kPrefixBytes, headerBytes);
   if (crcOf(header) != headerCrc)
@@ -227,9 +310,13 @@ std::string encodeCacheEntry(const CacheEntryIdentity &identity,
   return out;
 }
 
-absl::Status checkCacheEntry(std::string_view file,
-                             const CacheEntryIdentity &expected,
-                             CacheMiss *reason, std::string_view *payload) {
+namespace {
+
+/// checkCacheEntry for the first bytes of a file of `sizeOnDisk` bytes
+/// (readRegularFile reads no further than the entry's declared size).
+absl::Status checkEntry(std::string_view file, uint64_t sizeOnDisk,
+                        const CacheEntryIdentity &expected, CacheMiss *reason,
+                        std::string_view *payload) {
   HeaderFields fields;
   uint64_t payloadBytes = 0;
   CacheMiss why;
@@ -254,9 +341,12 @@ absl::Status checkCacheEntry(std::string_view file,
     return fail(CacheMiss::targetMismatch,
                 absl::StrCat("entry built for target '", fields.target, "'"));
   size_t start = kPrefixBytes + getLE(file, 12, 4);
-  if (file.size() - start != payloadBytes)
+  // Both: the file may have shrunk after its size was taken.
+  uint64_t onDisk = sizeOnDisk - start, read = file.size() - start;
+  if (onDisk != payloadBytes || read != payloadBytes)
     return fail(CacheMiss::corruptEntry,
-                absl::StrCat("payload is ", file.size() - start,
+                absl::StrCat("payload is ",
+                             onDisk != payloadBytes ? onDisk : read,
                              " bytes, header says ", payloadBytes,
                              " (truncated or padded)"));
   std::string_view body = file.substr(start);
@@ -269,6 +359,14 @@ absl::Status checkCacheEntry(std::string_view file,
   if (payload)
     *payload = body;
   return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status checkCacheEntry(std::string_view file,
+                             const CacheEntryIdentity &expected,
+                             CacheMiss *reason, std::string_view *payload) {
+  return checkEntry(file, file.size(), expected, reason, payload);
 }
 
 //===--- PersistentCache --------------------------------------------------===//
@@ -372,16 +470,17 @@ CacheLookup PersistentCache::lookup(const CacheEntryIdentity &identity) {
   if (!enabled_)
     return miss(identity, CacheMiss::disabled, "");
   std::string path = entryPath(identity.key);
-  std::optional<std::string> file = readFile(path);
-  if (!file) {
-    if (errno == ENOENT)
+  absl::StatusOr<FileBytes> file = readRegularFile(path);
+  if (!file.ok()) {
+    if (absl::IsNotFound(file.status()))
       return classifyAbsent(identity);
     return miss(identity, CacheMiss::corruptEntry,
-                absl::StrCat("cannot read ", path, ": ", errnoText()));
+                std::string(file.status().message()));
   }
   CacheMiss reason = CacheMiss::corruptEntry;
   std::string_view payload;
-  if (absl::Status s = checkCacheEntry(*file, identity, &reason, &payload);
+  if (absl::Status s = checkEntry(file->bytes, file->sizeOnDisk, identity,
+                                  &reason, &payload);
       !s.ok())
     return miss(identity, reason, std::string(s.message()));
   absl::StatusOr<Executable> executable = deserializeExecutable(payload);
@@ -460,7 +559,8 @@ bool PersistentCache::store(const CacheEntryIdentity &identity,
 
 namespace {
 /// The entries of `directory` with their paths, sizes and times (from stat
-/// alone); an entry another process evicts meanwhile is skipped.
+/// alone, which never blocks, even on a FIFO); an entry another process
+/// evicts meanwhile is skipped.
 std::vector<CacheEntryInfo> statEntries(const std::string &directory) {
   std::vector<CacheEntryInfo> entries;
   for (const std::string &name : fileNames(directory)) {
@@ -469,7 +569,9 @@ std::vector<CacheEntryInfo> statEntries(const std::string &directory) {
     CacheEntryInfo info;
     info.path = absl::StrCat(directory, "/", name);
     struct stat st;
-    if (::stat(info.path.c_str(), &st) != 0)
+    // A folder named like an entry is the user's (clear keeps it too); any
+    // other file that is not a regular one is listed, and reads as bad.
+    if (::stat(info.path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
       continue;
     info.bytes = static_cast<uint64_t>(st.st_size);
     info.mtimeSeconds = st.st_mtim.tv_sec;
@@ -488,13 +590,17 @@ std::vector<CacheEntryInfo> PersistentCache::list() const {
   for (CacheEntryInfo &info : statEntries(options_.directory)) {
     std::string name = info.path.substr(options_.directory.size() + 1);
     // The header is a few hundred bytes plus the feature list.
-    std::optional<std::string> head = readFile(info.path, 16 << 10);
-    if (!head)
-      continue;
+    absl::StatusOr<FileBytes> head = readRegularFile(info.path, 16 << 10);
+    if (absl::IsNotFound(head.status()))
+      continue; // evicted meanwhile
     HeaderFields fields;
     uint64_t payloadBytes;
     CacheMiss why;
-    info.headerError = parseHeader(*head, fields, payloadBytes, why);
+    // An entry that cannot be read (a FIFO, a link to a device) is listed
+    // as bad, so `kilnc cache verify` reports and removes it.
+    info.headerError = head.ok()
+                           ? parseHeader(head->bytes, fields, payloadBytes, why)
+                           : std::string(head.status().message());
     info.key = fields.key.empty() ? name.substr(0, name.size() - kSuffix.size())
                                   : fields.key;
     info.graphId = fields.graphId;
@@ -509,14 +615,16 @@ std::vector<std::pair<CacheEntryInfo, std::string>>
 PersistentCache::verify(bool removeBad) {
   std::vector<std::pair<CacheEntryInfo, std::string>> bad;
   for (const CacheEntryInfo &info : list()) {
-    std::optional<std::string> file = readFile(info.path);
-    if (!file)
-      continue;
+    absl::StatusOr<FileBytes> file = readRegularFile(info.path);
+    if (absl::IsNotFound(file.status()))
+      continue; // evicted meanwhile
     CacheEntryIdentity expected;
     expected.key = info.path.substr(options_.directory.size() + 1);
     expected.key.resize(expected.key.size() - kSuffix.size());
     std::string_view payload;
-    absl::Status status = checkCacheEntry(*file, expected, nullptr, &payload);
+    absl::Status status = file.ok() ? checkEntry(file->bytes, file->sizeOnDisk,
+                                                 expected, nullptr, &payload)
+                                    : file.status();
     if (status.ok())
       status = deserializeExecutable(payload).status();
     if (status.ok())

@@ -8,7 +8,9 @@
 // is kept by evicting the least recently used entries (hits touch the
 // file's mtime). Every miss is counted and logged with its reason; a
 // missing, full, unwritable or read-only directory only ever costs caching:
-// a warning, never a failure. No MLIR or LLVM here.
+// a warning, never a failure, and an entry that is not a regular file (a
+// FIFO, a link to a device) is a corrupt entry, found without blocking. No
+// MLIR or LLVM here.
 #ifndef KILN_RUNTIME_PERSISTENTCACHE_H
 #define KILN_RUNTIME_PERSISTENTCACHE_H
 

@@ -3,14 +3,13 @@
 // library): names are escaped, numbers printed in fixed notation.
 #include "runtime/Profile.h"
 #include "runtime/Executable.h"
+#include "support/AtomicFile.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 
 namespace kiln::runtime {
@@ -109,14 +108,12 @@ size_t Profiler::runs() const {
 }
 
 absl::Status Profiler::writeChromeTrace(const std::string &path) const {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out.is_open())
-    return absl::UnavailableError("cannot write the trace to '" + path +
-                                  "': " + std::strerror(errno));
-  out << chromeTrace();
-  out.close();
-  if (!out)
-    return absl::UnavailableError("cannot write the trace to '" + path + "'");
+  // Atomically: a full disk left a truncated trace.json that Perfetto then
+  // failed to parse; now a failed write leaves no file (or the old one).
+  absl::Status written = writeFileAtomically(path, chromeTrace());
+  if (!written.ok())
+    return absl::UnavailableError(absl::StrCat("cannot write the trace to '",
+                                               path, "': ", written.message()));
   return absl::OkStatus();
 }
 

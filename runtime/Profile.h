@@ -73,7 +73,8 @@ public:
   /// complete event ("ph": "X") per thunk, a process per device and a
   /// thread (track) per stream, named by metadata events.
   std::string chromeTrace() const;
-  /// chromeTrace() written to `path` (replaced whole), or why it could not.
+  /// chromeTrace() written to `path` atomically (a failed write leaves no
+  /// partial file: support/AtomicFile.h), or why it could not.
   absl::Status writeChromeTrace(const std::string &path) const;
 
   /// Per program (the ones that took the most time first) and per thunk

@@ -7,6 +7,7 @@
 // a share of the kernels), (7) link the objects into one shared object with
 // lld, in process.
 #include "compiler/cpu/CodeGen.h"
+#include "compiler/TempFile.h"
 #include "compiler/cpu/KernelBuilder.h"
 #include "runtime/HostLanes.h"
 
@@ -215,9 +216,8 @@ absl::Status lowerKernelsToLLVMDialect(ModuleOp module) {
   populateMathPolynomialApproximationPatterns(patterns);
   arith::populateExpandBFloat16Patterns(patterns);
   if (failed(applyPatternsGreedily(module, std::move(patterns))))
-    return absl::InternalError(
-        absl::StrCat("codegen: math/bf16 expansion did not converge\n",
-                     diagnostics.text()));
+    return absl::InternalError(absl::StrCat(
+        "codegen: math/bf16 expansion did not converge\n", diagnostics.text()));
   PassManager pm(module.getContext());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -226,9 +226,8 @@ absl::Status lowerKernelsToLLVMDialect(ModuleOp module) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(module)))
-    return absl::InternalError(
-        absl::StrCat("codegen: lowering to the LLVM dialect failed\n",
-                     diagnostics.text()));
+    return absl::InternalError(absl::StrCat(
+        "codegen: lowering to the LLVM dialect failed\n", diagnostics.text()));
   markParallelLoops(module);
   markTaggedParallelLoops(module);
   return absl::OkStatus();
@@ -321,14 +320,11 @@ void optimize(llvm::Module &module, HostTarget &host) {
   mpm.run(module, mam);
 }
 
-/// A temporary file that removes itself.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
+/// A temporary file's error as the cpu code generator reports it.
+absl::Status codegenError(const absl::Status &status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("cpu codegen: ", status.message()));
+}
 
 struct LinkerSetup {
   std::string libgcc;
@@ -343,15 +339,15 @@ absl::StatusOr<LinkerSetup> linkerSetup() {
       return absl::FailedPreconditionError(
           "cpu codegen: kernels need libgcc, found through `cc`; install gcc");
     TempFile out;
-    if (llvm::sys::fs::createTemporaryFile("kiln-libgcc", "txt", out.path))
-      return absl::InternalError("cpu codegen: cannot create a temporary file");
+    if (absl::Status s = out.create("kiln-libgcc", "txt"); !s.ok())
+      return codegenError(s);
     llvm::SmallVector<llvm::StringRef> args = {*cc, "-print-libgcc-file-name"};
-    std::optional<llvm::StringRef> redirects[] = {std::nullopt, out.path,
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, out.path(),
                                                   std::nullopt};
     if (llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects) != 0)
       return absl::InternalError(
           "cpu codegen: `cc -print-libgcc-file-name` failed");
-    auto text = llvm::MemoryBuffer::getFile(out.path);
+    auto text = llvm::MemoryBuffer::getFile(out.path());
     if (!text)
       return absl::InternalError("cpu codegen: cannot read libgcc's path");
     return LinkerSetup{(*text)->getBuffer().trim().str()};
@@ -360,20 +356,28 @@ absl::StatusOr<LinkerSetup> linkerSetup() {
 }
 
 absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
+  // Every file is removed on the way out, a failed write's too.
   std::vector<std::unique_ptr<TempFile>> objectFiles;
   TempFile libraryFile;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
-                                         libraryFile.path))
-    return absl::InternalError("cpu codegen: cannot create temporary files");
-  for (size_t i = 0; i < objects.size(); ++i) {
-    int fd;
+  if (absl::Status s = libraryFile.create("kiln-kernels", "so"); !s.ok())
+    return codegenError(s);
+  uint64_t objectBytes = 0;
+  for (llvm::StringRef object : objects) {
     objectFiles.push_back(std::make_unique<TempFile>());
-    if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd,
-                                           objectFiles.back()->path))
-      return absl::InternalError("cpu codegen: cannot create temporary files");
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << objects[i];
+    if (absl::Status s =
+            objectFiles.back()->create("kiln-kernels", "o", object);
+        !s.ok())
+      return codegenError(s);
+    objectBytes += object.size();
   }
+  // lld writes the library through a mapping of a sparse file, and in a
+  // folder without room for it the process died of SIGBUS (LLVM 22's lld
+  // maps it even with --no-mmap-output-file). A library is smaller than
+  // its objects: ask for their size and a margin first.
+  if (absl::Status s = libraryFile.checkRoom(objectBytes + objectBytes / 4 +
+                                             (uint64_t{64} << 10));
+      !s.ok())
+    return codegenError(s);
   absl::StatusOr<LinkerSetup> linker = linkerSetup();
   if (!linker.ok())
     return linker.status();
@@ -383,9 +387,9 @@ absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
   // resolve when the runtime loads the library.
   std::vector<const char *> args = {
       "ld.lld",      "-shared", "--hash-style=gnu",
-      "--threads=1", "-o",      libraryFile.path.c_str()};
+      "--threads=1", "-o",      libraryFile.path().c_str()};
   for (auto &object : objectFiles)
-    args.push_back(object->path.c_str());
+    args.push_back(object->path().c_str());
   args.push_back(linker->libgcc.c_str());
   std::string log;
   llvm::raw_string_ostream logStream(log);
@@ -401,9 +405,11 @@ absl::StatusOr<std::string> link(llvm::ArrayRef<llvm::StringRef> objects) {
   if (result.retCode != 0 || !result.canRunAgain)
     return absl::InternalError(absl::StrCat(
         "cpu codegen: linking kernels failed (", result.retCode, ")\n", log));
-  auto library = llvm::MemoryBuffer::getFile(libraryFile.path);
+  auto library = llvm::MemoryBuffer::getFile(libraryFile.path());
   if (!library)
-    return absl::InternalError("cpu codegen: cannot read the linked library");
+    return absl::InternalError(
+        absl::StrCat("cpu codegen: cannot read the linked library ",
+                     libraryFile.path(), ": ", library.getError().message()));
   return (*library)->getBuffer().str();
 }
 
@@ -427,7 +433,8 @@ struct Part {
 /// truncation it implements): round to nearest even, a NaN kept quiet.
 void defineBFloat16Truncation(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
-  llvm::Type *f32 = llvm::Type::getFloatTy(ctx), *i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type *f32 = llvm::Type::getFloatTy(ctx),
+             *i32 = llvm::Type::getInt32Ty(ctx);
   auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(ctx), {f32},
                                        /*isVarArg=*/false);
   auto *f = llvm::dyn_cast<llvm::Function>(
@@ -472,16 +479,17 @@ void addHostLanes(llvm::Module &module,
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::get(ctx, 0);
   auto *tableType = llvm::ArrayType::get(ptr, kRunLanes + 1);
-  llvm::GlobalVariable *table = module.getGlobalVariable(
-      runtime::kHostLaneHooksSymbol);
+  llvm::GlobalVariable *table =
+      module.getGlobalVariable(runtime::kHostLaneHooksSymbol);
   if (!table)
-    table = new llvm::GlobalVariable(
-        module, tableType, /*isConstant=*/false,
-        llvm::GlobalValue::WeakAnyLinkage,
-        llvm::ConstantAggregateZero::get(tableType),
-        runtime::kHostLaneHooksSymbol);
+    table =
+        new llvm::GlobalVariable(module, tableType, /*isConstant=*/false,
+                                 llvm::GlobalValue::WeakAnyLinkage,
+                                 llvm::ConstantAggregateZero::get(tableType),
+                                 runtime::kHostLaneHooksSymbol);
   auto hook = [&](llvm::IRBuilder<> &b, unsigned k) {
-    return b.CreateLoad(ptr, b.CreateConstInBoundsGEP2_32(tableType, table, 0, k));
+    return b.CreateLoad(ptr,
+                        b.CreateConstInBoundsGEP2_32(tableType, table, 0, k));
   };
   for (auto [k, name] : llvm::enumerate(kPrimitives)) {
     llvm::Function *f = module.getFunction(name);
@@ -550,9 +558,9 @@ SmallVector<OwningOpRef<ModuleOp>> splitModule(ModuleOp module) {
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())
     if (!func.isExternal())
       definitions.push_back(func);
-  unsigned n = std::max(1u, std::min<unsigned>(
-                                std::thread::hardware_concurrency(),
-                                definitions.size() / kMinKernelsPerPart));
+  unsigned n =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                      definitions.size() / kMinKernelsPerPart));
   SmallVector<OwningOpRef<ModuleOp>> parts;
   for (unsigned i = 0; i < n; ++i) {
     parts.push_back(ModuleOp::create(module.getLoc()));
@@ -618,7 +626,8 @@ compileKernelModule(ModuleOp module, const llvm::StringMap<unsigned> &lanes) {
       return part->status;
     result.optimizeSeconds = std::max(result.optimizeSeconds, part->optimize);
     result.emitSeconds = std::max(result.emitSeconds, part->emit);
-    objects.push_back(llvm::StringRef(part->object.data(), part->object.size()));
+    objects.push_back(
+        llvm::StringRef(part->object.data(), part->object.size()));
   }
   start = Clock::now();
   absl::StatusOr<std::string> library = link(objects);

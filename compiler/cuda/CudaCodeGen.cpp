@@ -9,6 +9,7 @@
 // (7) ptxas, out of process, for a cubin.
 #include "compiler/cuda/CudaCodeGen.h"
 
+#include "compiler/TempFile.h"
 #include "compiler/cpu/CodeGen.h"
 #include "runtime/Executable.h"
 
@@ -29,13 +30,13 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 // Only the NVPTX target is initialised (not every target LLVM was built
@@ -71,7 +72,8 @@ nvptxMachine(const std::string &arch) {
   });
   llvm::Triple triple("nvptx64-nvidia-cuda");
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return absl::InternalError(absl::StrCat("cuda codegen: ", error));
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
@@ -134,15 +136,16 @@ void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
     // then merge a thread's neighbouring f32 accesses into one 16-byte one.
     static_assert(runtime::kSlotAlignment % 16 == 0);
     for (unsigned i = 0; i < numBuffers; ++i)
-      entry->addParamAttr(i, llvm::Attribute::getWithAlignment(
-                                 ctx, llvm::Align(16)));
+      entry->addParamAttr(
+          i, llvm::Attribute::getWithAlignment(ctx, llvm::Align(16)));
     // Exclusive buffers as C's restrict (the body, inlined here, reads the
     // parameters themselves once SROA removes the table): LLVM and ptxas
     // may then move loads ahead of stores, and NVPTX reads a `const
     // restrict` one through the read-only cache (NVPTXTagInvariantLoads).
     auto access = options.bufferAccess.find(name);
-    for (unsigned i = 0; access != options.bufferAccess.end() &&
-                         i < std::min<size_t>(numBuffers, access->second.size());
+    for (unsigned i = 0;
+         access != options.bufferAccess.end() &&
+         i < std::min<size_t>(numBuffers, access->second.size());
          ++i) {
       BufferAccess a = access->second[i];
       if (a == BufferAccess::shared)
@@ -156,14 +159,14 @@ void addEntryPoints(llvm::Module &module, const CudaCodegenOptions &options) {
     auto *run = llvm::BasicBlock::Create(ctx, "run", entry);
     auto *done = llvm::BasicBlock::Create(ctx, "done", entry);
     llvm::IRBuilder<> b(start);
-    llvm::Value *table = b.CreateAlloca(ptr, b.getInt32(std::max(1u, numBuffers)));
+    llvm::Value *table =
+        b.CreateAlloca(ptr, b.getInt32(std::max(1u, numBuffers)));
     for (unsigned i = 0; i < numBuffers; ++i)
       b.CreateStore(entry->getArg(i), b.CreateConstGEP1_64(ptr, table, i));
     auto sreg = [&](llvm::Intrinsic::ID id) {
-      return b.CreateZExt(
-          b.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type *>{},
-                            llvm::ArrayRef<llvm::Value *>{}),
-          i64);
+      return b.CreateZExt(b.CreateIntrinsic(id, llvm::ArrayRef<llvm::Type *>{},
+                                            llvm::ArrayRef<llvm::Value *>{}),
+                          i64);
     };
     llvm::Value *index = b.CreateAdd(
         b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
@@ -202,7 +205,8 @@ void defineWarpPrimitives(llvm::Module &module) {
     llvm::Value *out = fn(b, f);
     out ? b.CreateRet(out) : b.CreateRetVoid();
   };
-  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx), *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx),
+             *i64 = llvm::Type::getInt64Ty(ctx);
   auto shuffle = [](llvm::IRBuilder<> &b, llvm::Intrinsic::ID id,
                     llvm::Value *v, llvm::Value *mask) {
     // All 32 lanes, the butterfly partner, clamp 31 (the whole warp).
@@ -224,8 +228,10 @@ void defineWarpPrimitives(llvm::Module &module) {
     llvm::Value *bits = b.CreateBitCast(f->getArg(0), i64);
     llvm::Value *low = b.CreateTrunc(bits, i32);
     llvm::Value *high = b.CreateTrunc(b.CreateLShr(bits, 32), i32);
-    low = shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, low, f->getArg(1));
-    high = shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, high, f->getArg(1));
+    low =
+        shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, low, f->getArg(1));
+    high = shuffle(b, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, high,
+                   f->getArg(1));
     llvm::Value *joined = b.CreateOr(b.CreateZExt(low, i64),
                                      b.CreateShl(b.CreateZExt(high, i64), 32));
     return b.CreateBitCast(joined, b.getDoubleTy());
@@ -356,15 +362,6 @@ bool dropExclusiveBuffers(llvm::Module &module,
   return dropped;
 }
 
-/// A temporary file that removes itself.
-struct TempFile {
-  llvm::SmallString<128> path;
-  ~TempFile() {
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-};
-
 } // namespace
 
 absl::Status checkCudaArch(const std::string &arch) {
@@ -385,36 +382,33 @@ std::string findPtxas() {
 
 absl::StatusOr<std::string>
 assemblePtx(const std::string &ptx, const std::string &arch,
-            const std::vector<std::string> &extraFlags,
-            std::string *messages) {
+            const std::vector<std::string> &extraFlags, std::string *messages) {
   std::string ptxas = findPtxas();
   if (ptxas.empty())
     return absl::FailedPreconditionError(
         "ptxas not found (set KILN_PTXAS or install the CUDA toolkit)");
+  // Every file is removed on the way out, a failed write's too.
   TempFile input, output, log;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "ptx", fd,
-                                         input.path) ||
-      llvm::sys::fs::createTemporaryFile("kiln-kernels", "cubin",
-                                         output.path) ||
-      llvm::sys::fs::createTemporaryFile("kiln-ptxas", "log", log.path))
-    return absl::InternalError("cuda codegen: cannot create temporary files");
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << ptx;
-  }
+  absl::Status created = input.create("kiln-kernels", "ptx", ptx);
+  if (created.ok())
+    created = output.create("kiln-kernels", "cubin");
+  if (created.ok())
+    created = log.create("kiln-ptxas", "log");
+  if (!created.ok())
+    return absl::Status(created.code(),
+                        absl::StrCat("cuda codegen: ", created.message()));
   std::string archFlag = absl::StrCat("-arch=", arch);
-  llvm::SmallVector<llvm::StringRef> args = {ptxas, archFlag, "-O3",
-                                             input.path, "-o", output.path};
+  llvm::SmallVector<llvm::StringRef> args = {
+      ptxas, archFlag, "-O3", input.path(), "-o", output.path()};
   for (const std::string &flag : extraFlags)
     args.push_back(flag);
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path,
-                                                log.path};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path(),
+                                                log.path()};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                     &error);
-  auto logged = llvm::MemoryBuffer::getFile(log.path);
+  int rc =
+      llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
+  auto logged = llvm::MemoryBuffer::getFile(log.path());
   std::string text = logged ? (*logged)->getBuffer().str() : "";
   if (messages)
     *messages = text;
@@ -422,10 +416,10 @@ assemblePtx(const std::string &ptx, const std::string &arch,
     std::string command;
     for (llvm::StringRef arg : args)
       absl::StrAppend(&command, command.empty() ? "" : " ", arg.str());
-    return absl::InternalError(absl::StrCat(command, " failed (", rc, ") ",
-                                            error, "\n", text));
+    return absl::InternalError(
+        absl::StrCat(command, " failed (", rc, ") ", error, "\n", text));
   }
-  auto cubin = llvm::MemoryBuffer::getFile(output.path);
+  auto cubin = llvm::MemoryBuffer::getFile(output.path());
   if (!cubin)
     return absl::InternalError("cuda codegen: ptxas wrote no cubin");
   return (*cubin)->getBuffer().str();

@@ -15,6 +15,7 @@
 #include "ir/Serialization.h"
 #include "runtime/Executable.h"
 #include "runtime/Profile.h"
+#include "support/AtomicFile.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -23,16 +24,13 @@
 
 #include <cctype>
 #include <cerrno>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <new>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace kiln::kilnc {
 
@@ -176,65 +174,14 @@ cacheOptions(const Args &args, bool readOnly, bool quiet) {
 
 namespace {
 
-/// bytes → `path`, through a temp file in the same directory and a rename,
-/// so no reader (and no failed run) ever leaves a partial file there. A
-/// symlink is followed; a device or FIFO (`-o /dev/null`, `-o /dev/stdout`)
-/// is written in place: renaming over it would replace the device itself.
-absl::Status writeFileAtomically(std::string path, const std::string &bytes) {
-  // A device or FIFO, possibly behind links (/dev/stdout), is written in
-  // place; a link to a regular (or not yet existing) file is resolved so the
-  // rename replaces the file, not the link.
-  struct stat st;
-  bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-  if (special && S_ISDIR(st.st_mode))
-    return absl::InvalidArgumentError("cannot write " + path +
-                                      ": it is a directory");
-  for (int hops = 0; !special && ::lstat(path.c_str(), &st) == 0 &&
-                     S_ISLNK(st.st_mode);
-       ++hops) {
-    char target[PATH_MAX];
-    ssize_t n = ::readlink(path.c_str(), target, sizeof target - 1);
-    if (n < 0 || hops > 40)
-      return absl::InternalError("cannot resolve the link " + path);
-    std::string next(target, static_cast<size_t>(n));
-    size_t slash = path.find_last_of('/');
-    path = next[0] == '/' || slash == std::string::npos
-               ? next
-               : path.substr(0, slash + 1) + next;
-  }
-  std::string temp =
-      special ? path : path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(),
-                  special ? O_WRONLY | O_CLOEXEC
-                          : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
-  if (fd < 0)
-    return absl::InternalError("cannot write " + path + ": " +
-                               std::strerror(errno));
-  size_t done = 0;
-  bool ok = true;
-  while (ok && done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    ok = n > 0;
-    done += ok ? static_cast<size_t>(n) : 0;
-  }
-  ok = ok && (special || ::fsync(fd) == 0);
-  std::string error = ok ? "" : std::strerror(errno);
-  ok = ::close(fd) == 0 && ok;
-  if (special)
-    return ok ? absl::OkStatus()
-              : absl::InternalError("cannot write " + path + ": " + error);
-  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    error = std::strerror(errno);
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
-    return absl::InternalError("cannot write " + path + ": " + error);
-  }
-  return absl::OkStatus();
+/// bytes → `path` atomically (support/AtomicFile.h: no failed run leaves a
+/// partial file; `-o /dev/null` or `/dev/stdout` is written in place).
+absl::Status writeOutput(const std::string &path, const std::string &bytes) {
+  absl::Status written = writeFileAtomically(path, bytes);
+  if (written.ok())
+    return written;
+  return absl::Status(written.code(), absl::StrCat("cannot write ", path, ": ",
+                                                   written.message()));
 }
 
 std::string planText(const runtime::Executable &exe) {
@@ -362,9 +309,9 @@ int writeDumps(const std::string &dir, const compiler::CacheKey &key,
                mlir::ModuleOp module, const runtime::Executable &exe) {
   ::mkdir(dir.c_str(), 0755);
   std::string base = dir + "/" + key.hex;
-  absl::Status s = writeFileAtomically(base + ".mlir", canonicalText(module));
+  absl::Status s = writeOutput(base + ".mlir", canonicalText(module));
   if (s.ok())
-    s = writeFileAtomically(base + ".plan.txt", planText(exe));
+    s = writeOutput(base + ".plan.txt", planText(exe));
   return s.ok() ? 0 : fail(std::string(s.message()));
 }
 
@@ -384,7 +331,7 @@ int emitPtx(mlir::ModuleOp module, const compiler::KeyOptions &keyOptions,
       compiler::cpu::kernelTargetFor(request));
   if (!exe.ok())
     return fail(input + ": " + std::string(exe.status().message()));
-  if (absl::Status s = writeFileAtomically(path, stats.ptx); !s.ok())
+  if (absl::Status s = writeOutput(path, stats.ptx); !s.ok())
     return fail(std::string(s.message()));
   return 0;
 }
@@ -497,7 +444,7 @@ int runCompile(int argc, char **argv) {
       args->get("-o", args->has("--cache") ? "" : defaultOutput(input));
   if (!output.empty())
     if (absl::Status s =
-            writeFileAtomically(output, runtime::serializeExecutable(*exe));
+            writeOutput(output, runtime::serializeExecutable(*exe));
         !s.ok())
       return fail(std::string(s.message()));
   if (cache) {

@@ -7,14 +7,15 @@
 // confined to this file and Localize.cpp.
 #include "frontends/lazy/Lower.h"
 
+#include "compiler/MemoryPlanner.h"
+#include "compiler/cpu/CpuCompiler.h"
 #include "frontends/lazy/CallSites.h"
 #include "frontends/lazy/Graph.h"
 #include "frontends/lazy/GraphLowering.h"
-#include "compiler/MemoryPlanner.h"
-#include "compiler/cpu/CpuCompiler.h"
 #include "ir/KilnDialect.h"
 #include "ir/Serialization.h"
 #include "ir/TensorConversion.h"
+#include "support/AtomicFile.h"
 
 #include "absl/status/status.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +30,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace kiln::lazy {
 
@@ -398,23 +402,23 @@ std::string jsonString(const std::string &text) {
 }
 
 /// Writes the graph's canonical text (the very text the cache key hashes,
-/// so `kilnc precompile` reproduces the key) and appends its manifest line
+/// so `kilnc precompile` reproduces the key) atomically, so a failed write
+/// (a full disk) leaves no truncated graph, then appends its manifest line
 /// with one write(), which O_APPEND keeps whole across processes.
-absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
-                       const GraphCompileRequest &request) {
-  std::error_code error = llvm::sys::fs::create_directories(request.dumpDir);
+absl::Status writeGraphDump(mlir::ModuleOp module, const Graph &graph,
+                            const GraphCompileRequest &request) {
   char name[40];
   std::snprintf(name, sizeof name, "graph-%016llx.mlir",
                 static_cast<unsigned long long>(request.graphHash));
   std::string path = request.dumpDir + "/" + name;
-  if (!error) {
-    llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
-    if (!error)
-      out << canonicalText(module);
-  }
+  std::error_code error = llvm::sys::fs::create_directories(request.dumpDir);
   if (error)
-    return absl::InternalError("cannot write " + path + ": " +
-                               error.message());
+    return absl::UnavailableError("cannot write " + path + ": " +
+                                  error.message());
+  if (absl::Status s = writeFileAtomically(path, canonicalText(module));
+      !s.ok())
+    return absl::UnavailableError("cannot write " + path + ": " +
+                                  std::string(s.message()));
   compiler::KeyOptions keyOptions;
   keyOptions.function = "main";
   if (request.backend != compiler::Backend::reference)
@@ -431,16 +435,35 @@ absl::Status dumpGraph(mlir::ModuleOp module, const Graph &graph,
       ", \"nodes\": " + std::to_string(graph.nodes.size()) +
       ", \"inputs\": " + std::to_string(graph.inputs.size()) +
       ", \"outputs\": " + std::to_string(graph.outputs.size()) + "}\n";
-  int fd = ::open((request.dumpDir + "/manifest.jsonl").c_str(),
-                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) ==
-                           static_cast<ssize_t>(line.size());
-  if (fd >= 0)
-    ::close(fd);
-  if (!ok)
-    return absl::InternalError("cannot append to " + request.dumpDir +
-                               "/manifest.jsonl");
+  std::string manifest = request.dumpDir + "/manifest.jsonl";
+  int fd =
+      ::open(manifest.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  ssize_t written = fd >= 0 ? ::write(fd, line.data(), line.size()) : -1;
+  std::string reason = written < 0 ? std::strerror(errno)
+                       : written != static_cast<ssize_t>(line.size())
+                           ? "short write"
+                           : "";
+  if (fd >= 0 && ::close(fd) != 0 && reason.empty())
+    reason = std::strerror(errno);
+  if (!reason.empty())
+    return absl::UnavailableError("cannot append to " + manifest + ": " +
+                                  reason);
   return absl::OkStatus();
+}
+
+/// Dumps the graph for KILN_DUMP_GRAPHS / --dump_graphs. A dump is a
+/// debugging aid and must not end a training run: the first one that
+/// cannot be written (a full disk, a path under a file) is one warning,
+/// and the process goes on without dumps.
+void dumpGraph(mlir::ModuleOp module, const Graph &graph,
+               const GraphCompileRequest &request) {
+  static std::atomic<bool> failed{false};
+  if (failed.load())
+    return;
+  absl::Status s = writeGraphDump(module, graph, request);
+  if (!s.ok() && !failed.exchange(true))
+    std::fprintf(stderr, "kiln: warning: %s; continuing without graph dumps\n",
+                 std::string(s.message()).c_str());
 }
 
 } // namespace
@@ -474,8 +497,7 @@ absl::StatusOr<uint64_t> planGraph(const Graph &graph,
         "the reference backend plans no memory; plan for cpu or cuda");
   mlir::OwningOpRef<mlir::ModuleOp> module = lowerGraph(graph, false);
   if (!request.dumpDir.empty())
-    if (absl::Status s = dumpGraph(*module, graph, request); !s.ok())
-      return s;
+    dumpGraph(*module, graph, request);
   compiler::CompileOptions options = compileOptionsFor(request);
   compiler::cpu::KernelTarget target = compiler::cpu::kernelTargetFor(options);
   target.planOnly = true;
@@ -500,8 +522,7 @@ compileGraph(const Graph &graph, const GraphCompileRequest &request) {
     options.passDumpDir = request.passDumpDir + name;
   }
   if (!request.dumpDir.empty())
-    if (absl::Status s = dumpGraph(*module, graph, request); !s.ok())
-      return s;
+    dumpGraph(*module, graph, request);
   GraphCompileResult result;
   auto program =
       compiler::compileCached(*module, options, request.cache, &result.cache);

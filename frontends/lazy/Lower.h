@@ -23,7 +23,8 @@ struct GraphCompileRequest {
   /// The persistent cache (cpu and cuda backends), or null.
   runtime::PersistentCache *cache = nullptr;
   /// When not empty: write `graph-<graphHash>.mlir` (canonical text) there
-  /// and append a line to its `manifest.jsonl`.
+  /// and append a line to its `manifest.jsonl`. A dump that cannot be
+  /// written is a warning (once; no dumps follow), never a failed compile.
   std::string dumpDir;
   /// Options::passDumpDir, Options::memoryBudgetBytes, Options::partition.
   std::string passDumpDir;

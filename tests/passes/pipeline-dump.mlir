@@ -12,6 +12,20 @@
 // NODIR: kiln: warning: cannot write the pass dumps to '{{.*}}.file': Not a directory; compiling without them
 // NODIR-NOT: warning
 // NODIR: kiln.fusion loop
+// A dump that cannot be written mid-way (a full disk; here a folder in the
+// way of the second) is one warning naming it, never a truncated file or
+// LLVM's "IO failure on output stream", and the pipeline runs on with no
+// more dumps.
+// RUN: rm -rf %t.mid && mkdir -p %t.mid/01-kiln-simplify.mlir
+// RUN: kiln-opt %s --kiln-pipeline="dump-dir=%t.mid" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MIDWAY
+// MIDWAY: kiln: warning: cannot write the pass dump '{{.*}}mid/01-kiln-simplify.mlir': it is a directory; compiling without the rest
+// MIDWAY-NOT: warning
+// MIDWAY: kiln.fusion loop
+// RUN: ls -A %t.mid | FileCheck %s --check-prefix=MIDFILES
+// MIDFILES: 00-input.mlir
+// MIDFILES-NEXT: 01-kiln-simplify.mlir
+// MIDFILES-NOT: {{.}}
 
 // FILES: 00-input.mlir
 // FILES-NEXT: 01-kiln-simplify.mlir

@@ -1,6 +1,7 @@
 // The persistent cache's robustness: damaged entries (truncated at many
-// offsets, flipped bits, renamed files) are logged misses that the next
-// store replaces and that never come back as executables; writers killed
+// offsets, flipped bits, renamed files, padding, a FIFO or a link to a
+// device) are logged misses that the next store replaces and that never
+// come back as executables; writers killed
 // with SIGKILL at random moments never leave a partial entry visible;
 // eight processes share one directory without errors; a full, unusable or
 // read-only directory costs caching only; LRU eviction keeps the cap.
@@ -330,6 +331,79 @@ TEST_F(PersistentCacheTest, EightProcessesShareOneDirectory) {
   PersistentCache cache(options());
   EXPECT_EQ(cache.list().size(), 10u);
   EXPECT_TRUE(cache.verify(/*removeBad=*/false).empty());
+}
+
+// A FIFO named like an entry blocked the lookup's open forever (kiln-train
+// hung before its first step, `kilnc cache ls` and `verify` too), and a
+// link to /dev/zero was read until std::bad_alloc ended the run. Both are
+// bad entries now, found at once. The lookups run in a child that an
+// alarm ends, so that a regression fails here instead of hanging.
+TEST_F(PersistentCacheTest, EntriesThatAreNotRegularFilesAreMissesAtOnce) {
+  std::string exe = serializeExecutable(makeExecutable(100, 13));
+  {
+    PersistentCache cache(options());
+    ASSERT_TRUE(cache.store(identity("good"), exe));
+  }
+  std::string fifo = dir_ + "/cache/fifo.kce", zero = dir_ + "/cache/zero.kce";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  auto start = std::chrono::steady_clock::now();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::alarm(20);
+    PersistentCacheOptions o = options();
+    o.log = [](const CacheLogRecord &) {};
+    PersistentCache cache(o);
+    int errors = 0;
+    for (const char *name : {"fifo", "zero"})
+      errors += cache.lookup(identity(name)).reason != CacheMiss::corruptEntry;
+    errors += cache.list().size() != 3;
+    errors += cache.verify(/*removeBad=*/false).size() != 2;
+    ::_exit(errors);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status))
+      << "the child hung (ended by signal " << WTERMSIG(status) << ")";
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "checks failed in the child";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+
+  // Safe to repeat here: what each bad entry says, and verify removes them
+  // (the names only: /dev/zero stays) and keeps the good one.
+  PersistentCache cache(options());
+  CacheLookup found = cache.lookup(identity("fifo"));
+  EXPECT_FALSE(found.executable.has_value());
+  EXPECT_EQ(found.detail, "not a regular file: a FIFO");
+  found = cache.lookup(identity("zero"));
+  EXPECT_EQ(found.reason, CacheMiss::corruptEntry);
+  EXPECT_EQ(found.detail, "not a regular file: a character device");
+  for (const CacheEntryInfo &info : cache.list())
+    EXPECT_EQ(info.headerError.empty(), info.key == "good") << info.key;
+  EXPECT_EQ(cache.verify(/*removeBad=*/true).size(), 2u);
+  struct stat st;
+  EXPECT_NE(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_NE(::lstat(zero.c_str(), &st), 0);
+  EXPECT_TRUE(cache.lookup(identity("good")).executable.has_value());
+}
+
+// An entry padded far past what its header declares (a sparse GiB) is read
+// no further than the declared size, and its miss says how long it is.
+TEST_F(PersistentCacheTest, APaddedEntryIsReadOnlyAsFarAsItsHeaderSays) {
+  PersistentCache cache(options());
+  std::string exe = serializeExecutable(makeExecutable(100, 14));
+  ASSERT_TRUE(cache.store(identity("pad"), exe));
+  std::string path = dir_ + "/cache/pad.kce";
+  uint64_t size = readAll(path).size(), padded = size + (uint64_t{1} << 30);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(padded)), 0);
+  CacheLookup found = cache.lookup(identity("pad"));
+  EXPECT_EQ(found.reason, CacheMiss::corruptEntry);
+  uint64_t payload = exe.size() + (uint64_t{1} << 30);
+  EXPECT_NE(found.detail.find("payload is " + std::to_string(payload) +
+                              " bytes, header says " +
+                              std::to_string(exe.size())),
+            std::string::npos)
+      << found.detail;
 }
 
 } // namespace

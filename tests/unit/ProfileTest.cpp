@@ -2,7 +2,8 @@
 // on reports every thunk of a run, in order, inside the run, with its bytes
 // and (GEMMs) its work; the Chrome trace is valid JSON with one complete
 // event per thunk on one track and names for its process and thread; the
-// summary leaves each program's first run out and names the thunks.
+// summary leaves each program's first run out and names the thunks; a
+// trace that cannot be written whole leaves no partial file.
 #include "CpuTestSupport.h"
 
 #include "runtime/Profile.h"
@@ -10,6 +11,14 @@
 #include "llvm/Support/JSON.h"
 
 #include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace kiln {
 namespace {
@@ -203,6 +212,80 @@ TEST(Profile, NamesAreEscapedInTheTrace) {
       trace->getAsObject()->getArray("traceEvents");
   ASSERT_EQ(events->size(), 3u);
   EXPECT_EQ((*events)[2].getAsObject()->getString("name")->str(), e.name);
+}
+
+/// The names in `dir` (not . and ..).
+std::vector<std::string> namesIn(const std::string &dir) {
+  std::vector<std::string> names;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (dirent *entry = ::readdir(d))
+      if (std::string(entry->d_name) != "." &&
+          std::string(entry->d_name) != "..")
+        names.push_back(entry->d_name);
+    ::closedir(d);
+  }
+  return names;
+}
+
+// A trace write that failed part-way (a full disk) left a truncated
+// trace.json that Perfetto could not parse. RLIMIT_FSIZE fails a write
+// past a few KiB as a full disk does, without a mount: the old file stays
+// whole and no temporary file is left. A path under a regular file fails
+// cleanly too.
+TEST(Profile, AFailedTraceWriteLeavesNoPartialFile) {
+  char dir[] = "/tmp/kiln-profile-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/trace.json";
+  {
+    std::ofstream old(path);
+    old << "{\"old\": true}";
+  }
+  runtime::Profiler profiler;
+  for (int r = 0; r < 10; ++r) {
+    runtime::RunProfile run;
+    run.device = "cpu";
+    for (int i = 0; i < 20; ++i) {
+      runtime::ThunkEvent e;
+      e.thunk = i;
+      e.name = "fusion{add, exp} number " + std::to_string(i);
+      e.category = "kernel";
+      run.events.push_back(e);
+    }
+    profiler.add(std::move(run), 1000.0 * r);
+  }
+  ASSERT_GT(profiler.chromeTrace().size(), 16u << 10);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN); // a write past the limit fails with EFBIG
+    struct rlimit limit = {8 << 10, 8 << 10};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    absl::Status written = profiler.writeChromeTrace(path);
+    ::_exit(!written.ok() && written.message().find(
+                                 "cannot write the trace to '" + path +
+                                 "': File too large") != std::string::npos
+                ? 0
+                : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the write did not fail as a full disk makes it fail";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{\"old\": true}");
+  EXPECT_EQ(namesIn(dir), std::vector<std::string>{"trace.json"});
+
+  // Without the limit the trace replaces the old file whole.
+  ASSERT_TRUE(profiler.writeChromeTrace(path).ok());
+  EXPECT_TRUE(bool(llvm::json::parse(profiler.chromeTrace())));
+  EXPECT_EQ(namesIn(dir), std::vector<std::string>{"trace.json"});
+
+  absl::Status underFile = profiler.writeChromeTrace(path + "/trace.json");
+  EXPECT_EQ(underFile.message(), "cannot write the trace to '" + path +
+                                     "/trace.json': Not a directory");
+  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 } // namespace
