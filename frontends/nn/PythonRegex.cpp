@@ -155,6 +155,8 @@ private:
       return refuse("ends in a lone '\\'");
     char next = p_[i_ + 1];
     i_ += 2;
+    if (static_cast<unsigned char>(next) > 0x7f)
+      return refuse("holds a character outside ASCII");
     if (std::optional<CharSet> set = shorthandClass(next)) {
       out_ += bracket(*set);
       return absl::OkStatus();
@@ -230,6 +232,9 @@ private:
     if (i_ >= p_.size())
       return refuse("ends in a lone '\\'");
     char next = p_[i_++];
+    // An escaped byte too (a CharSet holds ASCII only).
+    if (static_cast<unsigned char>(next) > 0x7f)
+      return refuse("holds a character outside ASCII");
     if (std::optional<CharSet> shorthand = shorthandClass(next)) {
       literal = 0;
       return *shorthand;

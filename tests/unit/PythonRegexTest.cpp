@@ -105,6 +105,11 @@ TEST(PythonRegex, WhatPythonReadsOtherwiseIsRefused) {
            {"*a", "repeats nothing"},
            {"a{1000}", "is not a regular expression kiln reads"},
            {"caf\xc3\xa9", "outside ASCII"},
+           // JobFilesFuzzer: an escaped non-ASCII byte in a class threw
+           // std::out_of_range out of a bitset (terminate), and outside one
+           // went through unchecked.
+           {"[\\\xd5\x9c_]", "outside ASCII"},
+           {"a\\\xd5\x9c", "outside ASCII"},
            {"$+", "repeats nothing"},
            {"a**", "repeats nothing"},
            {"a*{2}", "repeats nothing"},
