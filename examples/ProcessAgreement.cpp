@@ -38,8 +38,11 @@ flagsOf(const std::vector<std::string> &arguments,
   }
   flags.erase(std::remove_if(flags.begin(), flags.end(),
                              [&](const auto &flag) {
-                               std::string name = flag.first.substr(
-                                   flag.first.find_first_not_of('-'));
+                               size_t start = flag.first.find_first_not_of('-');
+                               std::string name =
+                                   start == std::string::npos
+                                       ? std::string()
+                                       : flag.first.substr(start);
                                return std::count(mayDiffer.begin(),
                                                  mayDiffer.end(), name) > 0;
                              }),
@@ -73,12 +76,12 @@ std::optional<std::string> commandLineDifferences(
     };
     std::map<std::string, std::string> mine = valuesOf(first),
                                        theirs = valuesOf(other);
+    // Each flag once, in the order process 0 gives them, then the others'.
     std::vector<std::string> names;
-    for (const auto &[flag, value] : first)
-      names.push_back(flag);
-    for (const auto &[flag, value] : other)
-      if (!mine.count(flag))
-        names.push_back(flag);
+    for (const auto *flags : {&first, &other})
+      for (const auto &[flag, value] : *flags)
+        if (std::find(names.begin(), names.end(), flag) == names.end())
+          names.push_back(flag);
     auto shown = [](const std::map<std::string, std::string> &values,
                     const std::string &flag) {
       auto it = values.find(flag);
@@ -86,8 +89,7 @@ std::optional<std::string> commandLineDifferences(
     };
     bool named = false;
     for (const std::string &flag : names) {
-      if (shown(mine, flag) == shown(theirs, flag) ||
-          std::count(differences.begin(), differences.end(), flag))
+      if (shown(mine, flag) == shown(theirs, flag))
         continue;
       differences.push_back(flag + ": " + shown(mine, flag) +
                             " on process 0, " + shown(theirs, flag) +
