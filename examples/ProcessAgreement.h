@@ -4,7 +4,8 @@
 // until its sums stop matching theirs) or ends while the others wait for it
 // forever. torch.distributed's DDP checks the model's shapes and
 // broadcasts rank 0's weights; kiln compares the processes' command lines
-// when they join and refuses to start on any difference, naming it.
+// when they join, and the data they read, and refuses to start on any
+// difference, naming it.
 #ifndef KILN_EXAMPLES_PROCESSAGREEMENT_H
 #define KILN_EXAMPLES_PROCESSAGREEMENT_H
 
@@ -32,7 +33,13 @@ absl::StatusOr<std::vector<std::vector<std::string>>>
 gatherCommandLines(const std::vector<std::string> &arguments, int worldRank,
                    int worldSize);
 
+/// Each process's `words` (the same count in every process), gathered in
+/// rank order through one sum; `words` alone in a world of one.
+absl::StatusOr<std::vector<std::vector<int64_t>>>
+gatherWords(const std::vector<int64_t> &words, int worldRank, int worldSize);
+
 struct TrainArgs;
+struct PreparedData;
 
 /// A data-parallel run's check that every process was started with the
 /// main one's arguments (--per_device_train_batch_size may differ under
@@ -41,6 +48,16 @@ struct TrainArgs;
 /// (exit 2) and ends the run; the others wait in a barrier for that end,
 /// so the message is said once. Nothing to do for one process.
 void requireOneCommand(const TrainArgs &args);
+
+/// A data-parallel run's check that every process read the main one's
+/// data: each reads the whole data set and takes its share of every batch,
+/// so a process whose files differ (a relative path read from another
+/// working directory, a copy on another machine) trains on rows no other
+/// process skips, and one with more steps waits for the others forever.
+/// The training and evaluation blocks' counts and a hash of their tokens
+/// and labels are compared; a difference is a Failure the main process
+/// throws naming each process's count (exit 2), as requireOneCommand.
+void requireOneDataSet(const TrainArgs &args, const PreparedData &data);
 
 } // namespace kiln::train
 

@@ -11,6 +11,7 @@
 #include "frontends/nn/AdapterConfig.h"
 #include "frontends/nn/ModelConfig.h"
 #include "support/ByteSize.h"
+#include "support/CollectiveTimeout.h"
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -287,6 +288,13 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.gradientAccumulationSteps = f.gradientAccumulationSteps;
   a.warmupRatio = f.warmupRatio;
   a.dataloaderDropLast = f.dataloaderDropLast;
+  if (a.given.count("ddp_timeout")) {
+    absl::StatusOr<absl::Duration> limit =
+        parseTimeoutSeconds(f.ddpTimeout.getValue(), "--ddp_timeout");
+    if (!limit.ok())
+      return std::string(limit.status().message());
+    a.ddpTimeoutSeconds = absl::ToInt64Seconds(*limit);
+  }
   a.progressBar = !f.disableTqdm;
   if (std::string problem = copyTrainerFlags(f, a); !problem.empty())
     return problem;

@@ -132,6 +132,9 @@ struct TrainArgs {
   /// The arguments kiln-train was started with (argv[1..]): a data-parallel
   /// run's processes must have the same (ProcessAgreement.h).
   std::vector<std::string> commandLine;
+  /// --ddp_timeout: each collective's deadline in seconds (0: not given,
+  /// KILN_COLLECTIVE_TIMEOUT's or the default; support/CollectiveTimeout.h).
+  int64_t ddpTimeoutSeconds = 0;
   /// The run's processes on this machine (WorldPlacement::localSize).
   int localWorldSize = 1;
   /// --deepspeed's zero_optimization.stage: 1 shards the optimizer's state

@@ -438,6 +438,12 @@ struct Flags {
                             kDefaultBackend + ")";
   cl::opt<std::string> backend{"backend", cl::desc(backendHelp),
                                cl::init(kDefaultBackend), cl::cat(execution)};
+  cl::opt<std::string> ddpTimeout{
+      "ddp_timeout",
+      cl::desc("seconds a data-parallel run's collective waits for the other "
+               "processes before the run ends with an error naming it "
+               "(default: $KILN_COLLECTIVE_TIMEOUT, else 1800)"),
+      cl::value_desc("seconds"), cl::cat(execution)};
   cl::opt<bool> useCpu{"use_cpu", cl::desc("train on the CPU: --backend cpu"),
                        cl::cat(execution)};
   cl::opt<bool> noCuda{"no_cuda", cl::desc("the older name of --use_cpu"),

@@ -21,8 +21,8 @@ constexpr const char *kNoFsdpConfig =
     "not built), and nothing of an FSDP config";
 constexpr const char *kMpiExchange =
     "kiln's processes sum every parameter's gradient through MPI each step "
-    "(mpirun): there are no unused parameters to find, and no backend or "
-    "timeout to choose";
+    "(mpirun): there are no unused parameters to find, and no backend to "
+    "choose";
 constexpr const char *kMainSaves =
     "the main process saves, and every process resumes from its "
     "checkpoints: output_dir must be a folder they all see";
@@ -105,7 +105,6 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
       {"fsdp_config", false, {""}, R::refuse, kNoFsdpConfig},
       {"ddp_find_unused_parameters", true, {"false"}, R::note, kMpiExchange},
       {"ddp_backend", false, {}, R::note, kMpiExchange},
-      {"ddp_timeout", false, {}, R::note, kMpiExchange},
       {"save_on_each_node", true, {"false"}, R::note, kMainSaves},
       {"push_to_hub", true, {"false"}, R::refuse, kNoUpload},
       {"hub_model_id", false, {""}, R::refuse, kNoUpload},

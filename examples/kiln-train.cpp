@@ -26,6 +26,7 @@
 #include "examples/TrainData.h"
 #include "examples/Trainer.h"
 #include "support/ByteSize.h"
+#include "support/CollectiveTimeout.h"
 #include "support/Collectives.h"
 
 #include "frontends/data/DataLoader.h"
@@ -587,6 +588,12 @@ void joinTheRun(TrainArgs &args) {
   }
   if (args.worldSize == 1)
     return;
+  // Before the first collective (the command lines' sums below); the flag
+  // wins over KILN_COLLECTIVE_TIMEOUT, which joining the world read.
+  if (args.ddpTimeoutSeconds > 0)
+    setCollectiveTimeout(
+        {absl::Seconds(args.ddpTimeoutSeconds),
+         "--ddp_timeout " + std::to_string(args.ddpTimeoutSeconds)});
   // world_size() read the same variables without an error.
   args.localWorldSize = launcherPlacement()->localSize;
   if (options().backend == Backend::cuda)
@@ -683,6 +690,7 @@ int runMain(const TrainArgs &askedArgs) {
     throw *failure;
   if (auto failure = checkAgainstData(args, data))
     throw *failure;
+  requireOneDataSet(args, data);
   if (args.given.count("do_eval") && args.doEval &&
       !(data.eval && data.eval->numBlocks() > 0)) {
     if (!args.validationFile.empty())

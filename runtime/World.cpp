@@ -1,5 +1,6 @@
 #include "runtime/World.h"
 
+#include "support/CollectiveTimeout.h"
 #include "support/Collectives.h"
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,16 @@ absl::Status join() {
     return placement.status();
   if (placement->size == 1)
     return absl::OkStatus();
+  // Read before MPI starts, so that a malformed value stops no one midway.
+  if (const char *text = std::getenv("KILN_COLLECTIVE_TIMEOUT");
+      text && *text) {
+    absl::StatusOr<absl::Duration> limit =
+        parseTimeoutSeconds(text, "KILN_COLLECTIVE_TIMEOUT");
+    if (!limit.ok())
+      return limit.status();
+    setCollectiveTimeout(
+        {*limit, absl::StrCat("KILN_COLLECTIVE_TIMEOUT=", text)});
+  }
   const char *named = std::getenv("KILN_MPI_PLUGIN");
   std::string path = named && *named ? named : defaultPluginPath();
   std::string where =
@@ -64,7 +75,9 @@ absl::Status join() {
     return absl::FailedPreconditionError(
         absl::StrCat(where, ": MPI placed this process as rank ",
                      communicator->rank(), " of ", communicator->size()));
-  setWorldCommunicator(communicator);
+  // Each collective under the deadline (support/CollectiveTimeout.h).
+  // Never freed, as the plugin's own: collectives may run until exit.
+  setWorldCommunicator(withCollectiveTimeout(*communicator).release());
   return absl::OkStatus();
 }
 

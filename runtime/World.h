@@ -15,7 +15,9 @@ namespace kiln::runtime {
 /// result): nothing for a process alone; else loads the plugin
 /// (KILN_MPI_PLUGIN names it, by default lib/libkiln-mpi.so beside the
 /// program's bin/), initialises MPI and makes its communicator the one
-/// kiln.all_reduce uses. An error names what was missing.
+/// kiln.all_reduce uses, each of its collectives under the deadline of
+/// support/CollectiveTimeout.h (KILN_COLLECTIVE_TIMEOUT=SECONDS sets it;
+/// 1800 by default). An error names what was missing or malformed.
 absl::Status joinWorld();
 
 } // namespace kiln::runtime
