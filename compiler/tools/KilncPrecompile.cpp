@@ -5,7 +5,11 @@
 // leaves a reproducer (its module and the worker's output) in
 // DUMP_DIR/failures/. The workers compute the same key the training run
 // does, so coverage here is coverage there.
+#include "compiler/Compiler.h"
 #include "compiler/tools/KilncCommon.h"
+#include "support/HostTensor.h"
+
+#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -103,9 +107,12 @@ pid_t startWorker(const std::string &dumpDir, const Job &job,
   ::_exit(kExitFailure);
 }
 
-/// Records a failed graph: its module and what the worker said.
+/// Records a failed graph: its module, what the worker said, and the
+/// command that compiles it for the same target (a cuda-only failure does
+/// not reproduce on the default cpu backend).
 void writeReproducer(const std::string &dumpDir, const Job &job,
-                     const std::string &status, const std::string &log) {
+                     const Args &args, const std::string &status,
+                     const std::string &log) {
   std::string failures = dumpDir + "/failures";
   ::mkdir(failures.c_str(), 0755);
   std::string base = failures + "/" + job.graph;
@@ -113,13 +120,16 @@ void writeReproducer(const std::string &dumpDir, const Job &job,
     std::ofstream copy(base, std::ios::binary);
     copy << slurp(dumpDir + "/" + job.graph);
   }
+  std::string command = "kilnc compile " + base;
+  for (const std::string &word : targetFlagWords(args))
+    command += " " + word;
   std::ofstream error(base.substr(0, base.size() - 5) + ".error");
   error << "graph: " << job.graph << "\nworker: " << status << "\n"
         << "reproduce: "
         << (job.memoryCap
-                ? "(ulimit -v " + std::to_string(job.memoryCap / 1024) +
-                      "; kilnc compile " + base + ")"
-                : "kilnc compile " + base)
+                ? "(ulimit -v " + std::to_string(job.memoryCap / 1024) + "; " +
+                      command + ")"
+                : command)
         << "\n\n"
         << log;
 }
@@ -141,8 +151,8 @@ std::string firstErrorLine(const std::string &log) {
 
 /// Counts a finished worker and prints its line, prefixed with the
 /// progress over the dump ("[3/12]") and what the graph took.
-void finishJob(const std::string &dumpDir, const Job &job, int status,
-               Tally &tally) {
+void finishJob(const std::string &dumpDir, const Job &job, const Args &args,
+               int status, Tally &tally) {
   std::string log = slurp(job.logPath);
   ::unlink(job.logPath.c_str());
   bool exited = WIFEXITED(status);
@@ -180,7 +190,7 @@ void finishJob(const std::string &dumpDir, const Job &job, int status,
     what += "; the worker may have run out of its " +
             formatByteSize(job.memoryCap) +
             " of address space: raise --worker-memory";
-  writeReproducer(dumpDir, job, what, log);
+  writeReproducer(dumpDir, job, args, what, log);
   std::printf("kilnc: %s: FAILED (%s): %s; reproducer in failures/ %s\n",
               job.graph.c_str(), what.c_str(), firstErrorLine(log).c_str(),
               progress().c_str());
@@ -218,6 +228,61 @@ int parseWorkerFlags(const Args &args, int &jobs, uint64_t &memoryCap) {
     memoryCap = *cap;
   }
   return 0;
+}
+
+/// A target as the flags that ask for it: "--backend cuda --cuda_arch
+/// sm_90 --bf16".
+std::string targetText(const std::string &backend, const std::string &precision,
+                       const std::string &cudaArch, bool tf32) {
+  std::string text = "--backend " + backend;
+  if (backend == "cuda")
+    text += " --cuda_arch " + cudaArch + (tf32 ? " --tf32" : "");
+  if (precision == "bf16")
+    text += " --bf16";
+  else if (precision == "f16")
+    text += " --fp16";
+  return text;
+}
+
+/// The targets the run that dumped these graphs compiled them for
+/// (manifest.jsonl; older dumps name no precision and are left out), and
+/// how many graphs each, when any is not `target`: a run finds
+/// precompiled entries only under its own target, so "N of N graphs
+/// cached" would otherwise promise hits the run never gets.
+void noteOtherTargets(const std::string &dumpDir,
+                      const compiler::KeyOptions &target) {
+  std::ifstream manifest(dumpDir + "/manifest.jsonl");
+  const std::string mine = targetText(
+      std::string(compiler::backendName(target.backend)),
+      std::string(dtypeName(target.productType)), target.cudaArch, target.tf32);
+  std::map<std::string, int> others;
+  std::string line;
+  while (std::getline(manifest, line)) {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(line);
+    if (!value) {
+      llvm::consumeError(value.takeError());
+      continue;
+    }
+    const llvm::json::Object *entry = value->getAsObject();
+    if (!entry || !entry->getString("precision"))
+      continue;
+    auto text = [&](llvm::StringRef key) {
+      return entry->getString(key).value_or("").str();
+    };
+    std::string theirs =
+        targetText(text("backend"), text("precision"), text("cuda_arch"),
+                   entry->getBoolean("tf32").value_or(false));
+    if (theirs != mine)
+      ++others[theirs];
+  }
+  for (const auto &[theirs, count] : others)
+    std::printf("kilnc: note: precompile: the run that dumped %d of these "
+                "graphs compiled them for %s, and this precompile compiles "
+                "for %s: a run finds these entries only with this "
+                "precompile's target (give precompile the run's flags to "
+                "warm that run)\n",
+                count, theirs.c_str(), mine.c_str());
+  std::fflush(stdout);
 }
 
 } // namespace
@@ -258,6 +323,7 @@ int runPrecompile(int argc, char **argv) {
   if (!cache.writable())
     return fail("precompile: cannot write the cache " + options->directory);
 
+  noteOtherTargets(dumpDir, target);
   auto start = std::chrono::steady_clock::now();
   Tally tally;
   tally.total = graphs.size();
@@ -273,7 +339,7 @@ int runPrecompile(int argc, char **argv) {
       ++next;
       pid_t pid = startWorker(dumpDir, job, *args, memoryCap);
       if (pid < 0) {
-        finishJob(dumpDir, job, 1 << 8, tally);
+        finishJob(dumpDir, job, *args, 1 << 8, tally);
         continue;
       }
       running[pid] = job;
@@ -285,7 +351,7 @@ int runPrecompile(int argc, char **argv) {
     auto it = running.find(done);
     if (it == running.end())
       continue;
-    finishJob(dumpDir, it->second, status, tally);
+    finishJob(dumpDir, it->second, *args, status, tally);
     running.erase(it);
   }
   ::rmdir(logDir);

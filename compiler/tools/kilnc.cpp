@@ -30,7 +30,9 @@
 #include <cstring>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <sys/stat.h>
+#include <utility>
 
 namespace kiln::kilnc {
 
@@ -305,11 +307,14 @@ absl::StatusOr<std::string> readInput(const std::string &path) {
   return contents;
 }
 
+/// <key>.mlir (the canonical input, as the cache keys it) and
+/// <key>.plan.txt; `key` and `input` are taken before compiling, which
+/// rewrites the module.
 int writeDumps(const std::string &dir, const compiler::CacheKey &key,
-               mlir::ModuleOp module, const runtime::Executable &exe) {
+               const std::string &input, const runtime::Executable &exe) {
   ::mkdir(dir.c_str(), 0755);
   std::string base = dir + "/" + key.hex;
-  absl::Status s = writeOutput(base + ".mlir", canonicalText(module));
+  absl::Status s = writeOutput(base + ".mlir", input);
   if (s.ok())
     s = writeOutput(base + ".plan.txt", planText(exe));
   return s.ok() ? 0 : fail(std::string(s.message()));
@@ -362,6 +367,12 @@ int runCompile(int argc, char **argv) {
       return fail("--print-floor: no limits known for '" +
                       args->get("--print-floor") +
                       "' (known: H100, H200, A100)",
+                  kExitUsage);
+    // A GPU's floor of the cpu backend's kernels would be a number about
+    // no program that GPU runs.
+    if (keyOptions.backend != compiler::Backend::cuda)
+      return fail("--print-floor needs --backend cuda (the floor of the "
+                  "kernels the GPU runs)",
                   kExitUsage);
   }
   std::optional<uint64_t> budget = memoryBudgetFlag(*args);
@@ -419,6 +430,11 @@ int runCompile(int argc, char **argv) {
     return fail(std::string(module.status().message()));
   if (args->has("--emit-ptx"))
     return emitPtx(**module, keyOptions, input, args->get("--emit-ptx"));
+  // The dumps' key and input, before compiling changes the module.
+  std::optional<std::pair<compiler::CacheKey, std::string>> dumped;
+  if (args->has("--dump-dir"))
+    dumped.emplace(compiler::computeCacheKey(**module, keyOptions),
+                   canonicalText(**module));
   compiler::CacheOutcome outcome;
   absl::StatusOr<runtime::Executable> exe = compiler::compileExecutableCached(
       **module, keyOptions, cache ? &*cache : nullptr, &outcome,
@@ -433,10 +449,9 @@ int runCompile(int argc, char **argv) {
     std::printf("floor on %s:\n%s", args->get("--print-floor").c_str(),
                 runtime::floorTable(runtime::describeThunks(*exe), floorLimits)
                     .c_str());
-  if (args->has("--dump-dir"))
-    if (int rc = writeDumps(args->get("--dump-dir"),
-                            compiler::computeCacheKey(**module, keyOptions),
-                            **module, *exe))
+  if (dumped)
+    if (int rc = writeDumps(args->get("--dump-dir"), dumped->first,
+                            dumped->second, *exe))
       return rc;
   // A cache named on the command line is the output; one the environment
   // names is used beside the default output file.

@@ -427,11 +427,17 @@ absl::Status writeGraphDump(mlir::ModuleOp module, const Graph &graph,
   keyOptions.tf32 = request.tf32;
   keyOptions.productType = request.productType;
   std::string line =
-      "{\"file\": " + jsonString(name) + ", \"tag\": " +
-      jsonString(request.tag) + ", \"key\": " +
+      "{\"file\": " + jsonString(name) +
+      ", \"tag\": " + jsonString(request.tag) + ", \"key\": " +
       jsonString(compiler::computeCacheKey(module, keyOptions).hex) +
       ", \"backend\": " +
       jsonString(std::string(compiler::backendName(request.backend))) +
+      // The rest of the key's target, so that kilnc precompile can say
+      // when it compiles for another one.
+      ", \"precision\": " +
+      jsonString(std::string(dtypeName(request.productType))) +
+      ", \"cuda_arch\": " + jsonString(request.cudaArch) +
+      ", \"tf32\": " + (request.tf32 ? "true" : "false") +
       ", \"nodes\": " + std::to_string(graph.nodes.size()) +
       ", \"inputs\": " + std::to_string(graph.inputs.size()) +
       ", \"outputs\": " + std::to_string(graph.outputs.size()) + "}\n";
