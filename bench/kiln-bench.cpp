@@ -14,6 +14,7 @@
 #include "bench/BenchModel.h"
 #include "bench/BenchParity.h"
 #include "bench/BenchSupport.h"
+#include "compiler/Version.h"
 
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/Safetensors.h"
@@ -684,6 +685,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
       std::printf("%s", kUsage);
+      return 0;
+    } else if (std::string(argv[i]) == "--version") {
+      std::printf("kiln-bench: %s\n", kiln::compiler::versionText().c_str());
       return 0;
     }
   absl::StatusOr<BenchConfig> config = parseFlags(argc, argv);

@@ -41,8 +41,6 @@ std::string hexOf(llvm::SHA256 &hasher) {
 
 } // namespace
 
-std::string_view buildId() { return KILN_BUILD_ID; }
-
 const KeyEnvironment &hostKeyEnvironment() {
   static const KeyEnvironment environment = [] {
     KeyEnvironment e;

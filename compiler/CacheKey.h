@@ -8,6 +8,7 @@
 #define KILN_COMPILER_CACHEKEY_H
 
 #include "compiler/Compiler.h"
+#include "compiler/Version.h"
 #include "runtime/PersistentCache.h"
 
 #include <cstdint>
@@ -18,10 +19,6 @@ class ModuleOp;
 } // namespace mlir
 
 namespace kiln::compiler {
-
-/// The build id configured by CMake (see compiler/CMakeLists.txt): git
-/// describe plus a hash of the compiler's sources at configure time.
-std::string_view buildId();
 
 /// What the key takes from outside the module; the host's by default,
 /// replaceable so tests can change one part at a time.

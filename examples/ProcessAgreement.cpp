@@ -5,7 +5,9 @@
 #include "examples/TrainData.h"
 #include "frontends/lazy/Tensor.h"
 #include "support/Collectives.h"
+#include "support/EnvironmentSwitch.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 
 #include "llvm/Support/xxhash.h"
@@ -13,6 +15,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
+#include <unistd.h>
 
 namespace kiln::train {
 namespace {
@@ -52,6 +56,89 @@ flagsOf(const std::vector<std::string> &arguments,
   return flags;
 }
 
+/// Two spellings of one value: "0" and "0.0", a bare switch and "True";
+/// "absent" and a false switch value ("False"), as a flag not given is off.
+bool sameValue(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  double x = 0, y = 0;
+  if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y))
+    return x == y;
+  auto asSwitch = [](const std::string &value) -> std::optional<bool> {
+    if (value == "(given)")
+      return true;
+    if (value == "absent")
+      return false;
+    // Numbers are not switches here: "0" is a value, not "off".
+    if (!value.empty() && std::isdigit(static_cast<unsigned char>(value[0])))
+      return std::nullopt;
+    return switchValue(value);
+  };
+  std::optional<bool> p = asSwitch(a), q = asSwitch(b);
+  return p && q && *p == *q;
+}
+
+/// The process's KILN_* variables as NAME=value, sorted, but those that
+/// may differ between processes: paths and diagnostics (a cache or dump
+/// folder per machine, a trace per process, the check of numerics).
+std::vector<std::string> kilnEnvironment() {
+  static const std::set<std::string> mayDiffer = {"KILN_PROFILE",
+                                                  "KILN_DUMP_DIR",
+                                                  "KILN_DUMP_GRAPHS",
+                                                  "KILN_CACHE_DIR",
+                                                  "KILN_MPI_PLUGIN",
+                                                  "KILN_DATA_DIR",
+                                                  "KILN_CHECK_NUMERICS",
+                                                  "KILN_COLLECTIVE_TIMEOUT",
+                                                  "KILN_FLASH_PRINT_ERRORS",
+                                                  "KILN_PTXAS",
+                                                  "KILN_LIBDEVICE",
+                                                  "KILN_CUDNN_LIBRARY"};
+  std::vector<std::string> variables;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    std::string text = *entry;
+    size_t equals = text.find('=');
+    if (text.rfind("KILN_", 0) != 0 || equals == std::string::npos ||
+        mayDiffer.count(text.substr(0, equals)))
+      continue;
+    variables.push_back(text);
+  }
+  std::sort(variables.begin(), variables.end());
+  return variables;
+}
+
+/// What the processes' KILN_* variables differ in ("KILN_FP16: unset on
+/// process 0, 1 on process 1"), empty when nothing.
+std::vector<std::string>
+environmentDifferences(const std::vector<std::vector<std::string>> &all) {
+  auto valuesOf = [](const std::vector<std::string> &variables) {
+    std::map<std::string, std::string> values;
+    for (const std::string &variable : variables) {
+      size_t equals = variable.find('=');
+      values[variable.substr(0, equals)] = variable.substr(equals + 1);
+    }
+    return values;
+  };
+  std::vector<std::string> differences;
+  const std::map<std::string, std::string> mine = valuesOf(all.front());
+  for (size_t rank = 1; rank < all.size(); ++rank) {
+    std::map<std::string, std::string> theirs = valuesOf(all[rank]), names;
+    names.insert(mine.begin(), mine.end());
+    names.insert(theirs.begin(), theirs.end());
+    auto shown = [](const std::map<std::string, std::string> &values,
+                    const std::string &name) {
+      auto it = values.find(name);
+      return it == values.end() ? std::string("unset") : it->second;
+    };
+    for (const auto &[name, unused] : names)
+      if (shown(mine, name) != shown(theirs, name))
+        differences.push_back(name + ": " + shown(mine, name) +
+                              " on process 0, " + shown(theirs, name) +
+                              " on process " + std::to_string(rank));
+  }
+  return differences;
+}
+
 /// Sums `values` over the world in place.
 absl::Status sumOverWorld(std::vector<int64_t> &values) {
   return allReduceSumInPlace(values.data(), int64_t(values.size()), DType::i64);
@@ -66,8 +153,6 @@ std::optional<std::string> commandLineDifferences(
   const auto first = flagsOf(commandLines.front(), mayDiffer);
   for (size_t rank = 1; rank < commandLines.size(); ++rank) {
     const auto other = flagsOf(commandLines[rank], mayDiffer);
-    if (other == first)
-      continue;
     // Each flag's values joined, so a repeated flag compares whole.
     auto valuesOf = [](const auto &flags) {
       std::map<std::string, std::string> values;
@@ -89,19 +174,13 @@ std::optional<std::string> commandLineDifferences(
       auto it = values.find(flag);
       return it == values.end() ? std::string("absent") : it->second;
     };
-    bool named = false;
-    for (const std::string &flag : names) {
-      if (shown(mine, flag) == shown(theirs, flag))
-        continue;
-      differences.push_back(flag + ": " + shown(mine, flag) +
-                            " on process 0, " + shown(theirs, flag) +
-                            " on process " + std::to_string(rank));
-      named = true;
-    }
-    // The same flags in another order.
-    if (!named)
-      differences.push_back("process " + std::to_string(rank) +
-                            " has process 0's arguments in another order");
+    // Flags given in another order, or values spelled otherwise, are
+    // the same run.
+    for (const std::string &flag : names)
+      if (!sameValue(shown(mine, flag), shown(theirs, flag)))
+        differences.push_back(flag + ": " + shown(mine, flag) +
+                              " on process 0, " + shown(theirs, flag) +
+                              " on process " + std::to_string(rank));
   }
   if (differences.empty())
     return std::nullopt;
@@ -177,16 +256,42 @@ void requireOneCommand(const TrainArgs &args) {
     mayDiffer.push_back("per_device_train_batch_size");
   std::optional<std::string> differences =
       commandLineDifferences(*commandLines, mayDiffer);
-  if (!differences)
+  // kiln's variables choose the precision, the mode and the backend as
+  // flags do (KILN_FP16=1 on one process summed scaled gradients with
+  // unscaled ones).
+  absl::StatusOr<std::vector<std::vector<std::string>>> environments =
+      gatherCommandLines(kilnEnvironment(), args.worldRank, args.worldSize);
+  if (!environments.ok())
+    throw Failure{"comparing the processes' KILN_* variables: " +
+                      std::string(environments.status().message()),
+                  1};
+  std::vector<std::string> variables = environmentDifferences(*environments);
+  if (!differences && variables.empty())
     return;
   if (args.worldRank == 0)
-    throw Failure{"the " + std::to_string(args.worldSize) +
-                      " processes were started with different arguments, "
-                      "and would train different models or wait for each "
-                      "other forever (every process of a data-parallel run "
-                      "runs one command: mpirun -np N kiln-train ...): " +
-                      *differences,
-                  2};
+    throw Failure{
+        "the " + std::to_string(args.worldSize) + " processes were started " +
+            (!differences ? "with different KILN_* variables"
+             : variables.empty()
+                 ? "with different arguments"
+                 : "with different arguments and KILN_* variables") +
+            ", and would train different models or wait for each other "
+            "forever (every process of a data-parallel run runs one "
+            "command: mpirun -np N kiln-train ..." +
+            (variables.empty()
+                 ? std::string()
+                 : "; mpirun -x NAME passes a variable to every process") +
+            "): " +
+            absl::StrJoin(
+                [&] {
+                  std::vector<std::string> all;
+                  if (differences)
+                    all.push_back(*differences);
+                  all.insert(all.end(), variables.begin(), variables.end());
+                  return all;
+                }(),
+                "; "),
+        2};
   barrier();
 }
 

@@ -21,7 +21,9 @@ namespace kiln::train {
 /// flag by flag ("--seed: 1 on process 0, 2 on process 1"), or nullopt when
 /// every process has process 0's. A flag is a "-" or "--" argument with the
 /// arguments up to the next flag as its value ("--key=value" split at '=');
-/// flags named in `mayDiffer` (without dashes) are left out.
+/// flags named in `mayDiffer` (without dashes) are left out. Values are
+/// compared as values: "0" and "0.0", a bare switch and "True", an absent
+/// flag and "False" are the same; the flags' order does not matter.
 std::optional<std::string> commandLineDifferences(
     const std::vector<std::vector<std::string>> &commandLines,
     const std::vector<std::string> &mayDiffer = {});
@@ -42,7 +44,9 @@ struct TrainArgs;
 struct PreparedData;
 
 /// A data-parallel run's check that every process was started with the
-/// main one's arguments (--per_device_train_batch_size may differ under
+/// main one's arguments and KILN_* variables (but those naming paths or
+/// diagnostics: a cache, a dump, a trace, the numerics check)
+/// (--per_device_train_batch_size may differ under
 /// --auto_find_batch_size: each process's starting point, agreed on
 /// later). On a difference the main process throws Failure naming it
 /// (exit 2) and ends the run; the others wait in a barrier for that end,

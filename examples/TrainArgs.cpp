@@ -3,6 +3,7 @@
 // TrainArgs.h). Flag names are Hugging Face's, underscores included, so a
 // run_clm.py command line carries over.
 #include "examples/TrainArgs.h"
+#include "compiler/Version.h"
 #include "examples/ConfigOverrides.h"
 #include "examples/DeepSpeedConfig.h"
 #include "examples/Schedule.h"
@@ -348,6 +349,10 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
              "'; expected no, steps or epoch";
     *field = *strategy;
   }
+  // TrainingArguments: an evaluation strategy other than no sets do_eval,
+  // and run_clm then evaluates after training too.
+  if (a.evalStrategy != TrainArgs::Strategy::no)
+    a.doEval = true;
   a.evalSteps = f.evalSteps ? long(f.evalSteps) : a.loggingSteps;
   a.evalDelay = f.evalDelay;
   if (!(a.evalDelay >= 0) || !std::isfinite(a.evalDelay))
@@ -586,6 +591,9 @@ ParseResult parseTrainArgs(int argc, char **argv) {
   std::vector<const char *> argPointers;
   for (const std::string &arg : args)
     argPointers.push_back(arg.c_str());
+  cl::SetVersionPrinter([](llvm::raw_ostream &out) {
+    out << "kiln-train: " << compiler::versionText() << "\n";
+  });
   if (!cl::ParseCommandLineOptions(
           int(argPointers.size()), argPointers.data(),
           "kiln-train: causal language-model training and fine-tuning (GPT-2 "

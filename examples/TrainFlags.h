@@ -326,8 +326,8 @@ struct Flags {
   cl::opt<bool> includeNumInputTokensSeen{
       "include_num_input_tokens_seen",
       cl::desc("logs add num_input_tokens_seen: the tokens of the training "
-               "batches so far, padding rows included, as the Trainer "
-               "counts them (default: false)"),
+               "batches' real rows so far (a padded batch's padding rows "
+               "left out), as the Trainer counts them (default: false)"),
       cl::cat(training)};
   cl::opt<std::string> loggingStrategy{
       "logging_strategy",

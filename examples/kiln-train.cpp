@@ -88,16 +88,33 @@ void configureKiln(const TrainArgs &a) {
   if (!a.cudaArch.empty())
     o.cudaArch = a.cudaArch;
   o.tf32 = o.tf32 || a.tf32;
-  // A flag wins over KILN_BF16 / KILN_FP16.
+  // A flag wins over KILN_BF16 / KILN_FP16, `--bf16 False` too.
   if (a.productType != DType::f32)
     o.productType = a.productType;
+  else if ((a.given.count("bf16") && o.productType == DType::bf16) ||
+           (a.given.count("fp16") && o.productType == DType::f16))
+    o.productType = DType::f32;
   check_backend_available(o.backend);
   if (!a.dumpGraphs.empty())
     o.dumpDir = a.dumpGraphs;
   if (!a.cacheDir.empty())
     o.cacheDir = a.cacheDir;
-  if (a.eager)
-    o.mode = Mode::eager;
+  if (a.given.count("eager")) // `--eager False` wins over KILN_MODE too
+    o.mode = a.eager ? Mode::eager : Mode::graph;
+  // parseTrainArgs refused these beside --eager; KILN_MODE=eager runs each
+  // op at once as well, and would silently drop them.
+  if (o.mode == Mode::eager && !a.eager) {
+    const char *flag = a.autoFindBatchSize     ? "--auto_find_batch_size"
+                       : a.memoryBudget        ? "--memory_budget"
+                       : !a.dumpGraphs.empty() ? "--dump_graphs"
+                                               : nullptr;
+    if (flag)
+      throw Failure{std::string(flag) +
+                        " applies to compiled steps, and KILN_MODE=eager "
+                        "runs each op at once (unset it, or give "
+                        "--eager False)",
+                    2};
+  }
   if (a.memoryBudget)
     o.memoryBudgetBytes = *a.memoryBudget;
   set_options(o);
@@ -270,8 +287,7 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   fs::path file = folder / "config.json";
   absl::StatusOr<std::string> text = data::readFile(file.string());
   if (!text.ok())
-    throw Failure{"--" + flag + ": " + std::string(text.status().message()),
-                  1};
+    throw Failure{"--" + flag + ": " + std::string(text.status().message()), 1};
   absl::StatusOr<std::string> type = nn::readModelType(*text, file.string());
   if (!type.ok())
     throw Failure{std::string(type.status().message()), 1};
@@ -280,9 +296,10 @@ void takeConfig(TrainArgs &a, const std::string &flag, const fs::path &folder) {
   for (const char *shape :
        {"n_layer", "n_embd", "n_head", "n_positions", "vocab_size"})
     if (a.given.count(shape))
-      throw Failure{"--" + std::string(shape) + ": the model's shape comes "
-                    "from " + file.string() + " (--" + flag + "); drop --" +
-                        shape,
+      throw Failure{"--" + std::string(shape) +
+                        ": the model's shape comes "
+                        "from " +
+                        file.string() + " (--" + flag + "); drop --" + shape,
                     2};
   if (nn::isLlamaFamily(*type)) {
     absl::StatusOr<nn::LlamaConfig> config =
@@ -414,8 +431,9 @@ void resolveHubNames(TrainArgs &a) {
         "lora_target_modules", "lora_modules_to_save",
         "lora_layers_to_transform", "lora_layers_pattern", "merge_lora"})
     if (a.given.count(flag) && !a.useLora)
-      throw Failure{"--" + std::string(flag) + " needs --use_lora (or an "
-                    "adapter folder as --model_name_or_path)",
+      throw Failure{"--" + std::string(flag) +
+                        " needs --use_lora (or an "
+                        "adapter folder as --model_name_or_path)",
                     2};
   if (a.frozenType != DType::f32 && !a.useLora)
     throw Failure{"--torch_dtype " +

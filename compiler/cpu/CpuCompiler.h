@@ -9,6 +9,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/MemoryPlanner.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Version.h"
 #include "runtime/Executable.h"
 #include "runtime/Program.h"
 
@@ -24,7 +25,7 @@ class ModuleOp;
 namespace kiln::compiler::cpu {
 
 /// The version written into executables; bump when codegen changes.
-inline constexpr const char *kCompilerVersion = "kiln 0.2";
+inline constexpr const char *kCompilerVersion = kKilnVersion;
 
 /// The device kernels are generated for.
 struct KernelTarget {

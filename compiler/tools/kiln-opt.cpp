@@ -4,6 +4,7 @@
 // writes -o only when the run succeeds, whole (a failure leaves an existing
 // file, even its own input, as it was).
 #include "compiler/Pipeline.h"
+#include "compiler/Version.h"
 #include "compiler/tools/InputChecks.h"
 #include "ir/KilnDialect.h"
 #include "passes/Passes.h"
@@ -30,6 +31,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<kiln::KilnDialect, mlir::func::FuncDialect>();
 
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &out) {
+    out << "kiln-opt: " << kiln::compiler::versionText() << "\n";
+  });
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "kiln-opt: the kiln dialect's optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

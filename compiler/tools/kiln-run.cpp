@@ -8,14 +8,15 @@
 // function's thunks alone (bench/kernels/). Every user mistake (a bad file,
 // flag, seed, type or size) ends in a message and a non-zero exit, never an
 // abort.
+#include "compiler/Compiler.h"
+#include "compiler/Signature.h"
+#include "compiler/Version.h"
 #include "compiler/tools/InputChecks.h"
 #include "ir/KilnDialect.h"
 #include "ir/Serialization.h"
 #include "ir/TensorConversion.h"
-#include "compiler/Compiler.h"
-#include "compiler/Signature.h"
-#include "support/HostTensor.h"
 #include "runtime/Profile.h"
+#include "support/HostTensor.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -356,7 +357,9 @@ int main(int argc, char **argv) {
                                llvm::cl::desc("seed of --inputs random"),
                                llvm::cl::init(0), llvm::cl::cat(category));
   llvm::cl::opt<std::string> backend(
-      "backend", llvm::cl::desc("where to run: reference, cpu or cuda"),
+      "backend",
+      llvm::cl::desc("where to run: reference, cpu or cuda (default: "
+                     "reference)"),
       llvm::cl::init("reference"), llvm::cl::cat(category));
   llvm::cl::opt<std::string> cudaArch(
       "cuda_arch", llvm::cl::desc("GPU architecture for --backend cuda"),
@@ -369,12 +372,17 @@ int main(int argc, char **argv) {
       llvm::cl::init(1), llvm::cl::cat(category));
   llvm::cl::opt<bool> printResults(
       "print_results",
-      llvm::cl::desc("print the results (default true; false when only "
-                     "timing the run)"),
+      llvm::cl::desc(
+          "print the results (default true; false to run "
+          "without printing them, e.g. under KILN_PROFILE=trace.json, "
+          "which times each run's thunks)"),
       llvm::cl::init(true), llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
   // Bad flags and bad values (a non-numeric --seed) exit(1) with a message
   // from here.
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &out) {
+    out << "kiln-run: " << kiln::compiler::versionText() << "\n";
+  });
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "kiln-run: compile and run a kiln function\n");
 

@@ -8,6 +8,7 @@
 // and an output file is written to a temp name and renamed, never partly.
 #include "compiler/CachedCompiler.h"
 #include "compiler/MemoryPlanner.h"
+#include "compiler/Version.h"
 #include "compiler/cpu/CpuCompiler.h"
 #include "compiler/cuda/CudaCodeGen.h"
 #include "compiler/tools/InputChecks.h"
@@ -523,6 +524,10 @@ int main(int argc, char **argv) {
   std::string command = argv[1];
   if (isHelpFlag(command) || command == "help")
     return usage(0);
+  if (command == "--version") {
+    std::printf("kilnc: %s\n", kiln::compiler::versionText().c_str());
+    return 0;
+  }
   // Shapes or files this host cannot hold are an error that says so, not
   // an abort.
   try {

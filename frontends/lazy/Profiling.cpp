@@ -20,10 +20,13 @@ struct Session {
   ~Session() {
     if (!used || options().profilePath.empty())
       return;
+    // The summary is printed whether or not the trace can be written: a
+    // full disk or a mistyped folder loses the file, not the figures.
+    std::fprintf(stderr, "%s", profile::summary().c_str());
     try {
       profile::write();
-      std::fprintf(stderr, "%swrote the trace to %s\n",
-                   profile::summary().c_str(), options().profilePath.c_str());
+      std::fprintf(stderr, "wrote the trace to %s\n",
+                   options().profilePath.c_str());
     } catch (const Error &e) {
       std::fprintf(stderr, "kiln: warning: KILN_PROFILE: %s\n", e.what());
     }

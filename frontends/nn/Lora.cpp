@@ -31,6 +31,13 @@ bool matchesTarget(const std::string &name, const std::string &target) {
   return name == target || absl::EndsWith(name, "." + target);
 }
 
+/// Whether module `name` is one of modules_to_save's `wanted`: PEFT's
+/// _set_trainable tests a plain suffix, so "norm" also names every
+/// "input_layernorm" (unlike the targets' rule above).
+bool isModuleToSave(const std::string &name, const std::string &wanted) {
+  return !name.empty() && absl::EndsWith(name, wanted);
+}
+
 /// Whether module `name` gets a branch: PEFT's check_target_module_exists.
 /// Under a regular expression (`regex`, set when the config's targets are
 /// one), a module whose whole name it matches. Under a list, a module a
@@ -64,7 +71,7 @@ bool isSavedModuleParameter(const std::string &param,
        dot = param.find('.', dot + 1)) {
     std::string module = param.substr(0, dot);
     for (const std::string &wanted : config.modules_to_save)
-      if (matchesTarget(module, wanted))
+      if (isModuleToSave(module, wanted))
         return true;
   }
   return false;
@@ -206,7 +213,7 @@ std::vector<std::string> apply_lora(Module &model, const LoraConfig &config,
   for (const std::string &wanted : config.modules_to_save) {
     size_t before = saved.size();
     for (auto &[name, module] : modules) {
-      if (!matchesTarget(name, wanted))
+      if (!isModuleToSave(name, wanted))
         continue;
       if (module == tiedEmbedding)
         throw Error("apply_lora: " + name +

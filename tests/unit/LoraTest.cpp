@@ -100,9 +100,10 @@ TEST(Lora, StartsAsTheBaseAndTrainsOnlyTheBranches) {
     apply_lora(other, loraConfig({"q_proj", "v_proj"}), 7, nullptr);
     ADD_FAILURE() << "applied LoRA to no module";
   } catch (const Error &e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "target modules {q_proj, v_proj} not found in the base model"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find(
+            "target modules {q_proj, v_proj} not found in the base model"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_THROW(apply_lora(other, loraConfig({"ln_1"}), 7, nullptr), Error);
@@ -188,8 +189,8 @@ TEST(Lora, LogitsAreTheMergedModelsAndMergingChangesOnlyTargets) {
   HostTensor viaMerge = plain.forward(ids).to_host();
   double worst = 0;
   for (int64_t i = 0; i < adapted.numElements(); ++i)
-    worst = std::max(worst,
-                     std::abs(adapted.getDouble(i) - viaMerge.getDouble(i)));
+    worst =
+        std::max(worst, std::abs(adapted.getDouble(i) - viaMerge.getDouble(i)));
   EXPECT_LT(worst, 2e-5);
   // The branches changed the output (the comparison is not vacuous), and
   // untargeted weights are carried over untouched.
@@ -197,15 +198,15 @@ TEST(Lora, LogitsAreTheMergedModelsAndMergingChangesOnlyTargets) {
   HostTensor baseLogits = base.forward(ids).to_host();
   double moved = 0;
   for (int64_t i = 0; i < adapted.numElements(); ++i)
-    moved = std::max(moved, std::abs(adapted.getDouble(i) -
-                                     baseLogits.getDouble(i)));
+    moved = std::max(moved,
+                     std::abs(adapted.getDouble(i) - baseLogits.getDouble(i)));
   EXPECT_GT(moved, 1e-2);
   EXPECT_TRUE(state.at("transformer.h.0.attn.c_proj.weight")
-                  .bitwiseEqual(base.transformer->h[0]->attn->c_proj->weight
-                                    .to_host()));
+                  .bitwiseEqual(
+                      base.transformer->h[0]->attn->c_proj->weight.to_host()));
   EXPECT_FALSE(state.at("transformer.h.0.attn.c_attn.weight")
-                   .bitwiseEqual(base.transformer->h[0]->attn->c_attn->weight
-                                     .to_host()));
+                   .bitwiseEqual(
+                       base.transformer->h[0]->attn->c_attn->weight.to_host()));
 }
 
 TEST(Lora, BranchGradientsMatchFiniteDifferencesAndTheBaseGetsNone) {
@@ -236,9 +237,9 @@ TEST(Lora, BranchGradientsMatchFiniteDifferencesAndTheBaseGetsNone) {
         return l.item();
       };
       const double h = 1e-4;
-      double numeric = (lossAt(-2 * h) - 8 * lossAt(-h) + 8 * lossAt(h) -
-                        lossAt(2 * h)) /
-                       (12 * h);
+      double numeric =
+          (lossAt(-2 * h) - 8 * lossAt(-h) + 8 * lossAt(h) - lossAt(2 * h)) /
+          (12 * h);
       EXPECT_NEAR(grad.getDouble(index), numeric,
                   1e-6 * std::abs(numeric) + 1e-10)
           << name << "[" << index << "]";
@@ -318,7 +319,8 @@ TEST(Lora, AdaptersRoundTripThroughPeftFilesAndMismatchesAreNamed) {
   apply_lora(loaded, config, 99, &loaded.generator());
   load_lora_adapter(loaded, config, dir);
   kiln::step();
-  NamedTensors a = trainable_parameters(model), b = trainable_parameters(loaded);
+  NamedTensors a = trainable_parameters(model),
+               b = trainable_parameters(loaded);
   for (size_t i = 0; i < a.size(); ++i)
     EXPECT_TRUE(a[i].second.to_host().bitwiseEqual(b[i].second.to_host()))
         << a[i].first;
@@ -540,6 +542,21 @@ TEST(Lora, ModulesToSaveTrainWholeAndRoundTrip) {
   for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
     ::unlink((std::string(mlpDir) + f).c_str());
   ::rmdir(mlpDir);
+  // PEFT names a module to save by a plain suffix of its name: "_1" is
+  // every block's ln_1 (the targets' rule, a whole dotted part, found
+  // none; with Llama's "norm", PEFT trains every input_layernorm too).
+  GPT2LMHeadModel suffix(tinyConfig());
+  LoraConfig bySuffix = loraConfig();
+  bySuffix.modules_to_save = {"_1"};
+  apply_lora(suffix, bySuffix, 1, nullptr);
+  std::vector<std::string> whole;
+  for (auto &[name, param] : suffix.named_parameters())
+    if (param.requires_grad() && name.find("lora_") == std::string::npos)
+      whole.push_back(name);
+  EXPECT_EQ(whole, (std::vector<std::string>{"transformer.h.0.ln_1.weight",
+                                             "transformer.h.0.ln_1.bias",
+                                             "transformer.h.1.ln_1.weight",
+                                             "transformer.h.1.ln_1.bias"}));
   LoraConfig missing = loraConfig();
   missing.modules_to_save = {"score"};
   EXPECT_THROW(apply_lora(tied, missing, 1, nullptr), Error);
