@@ -100,10 +100,10 @@ TrainArgs copyFlags(const Flags &f) {
   a.maxTrainSamples = f.maxTrainSamples, a.maxEvalSamples = f.maxEvalSamples;
   a.trainBatchSize = f.trainBatch, a.evalBatchSize = f.evalBatch;
   a.learningRate = f.learningRate, a.weightDecay = f.weightDecay;
-  a.maxGradNorm = f.maxGradNorm, a.warmupSteps = f.warmupSteps;
+  a.maxGradNorm = f.maxGradNorm;
   a.lrSchedulerType = f.scheduler, a.numTrainEpochs = f.epochs;
-  a.maxSteps = f.maxSteps, a.loggingSteps = f.loggingSteps, a.seed = f.seed;
-  a.outputDir = f.outputDir, a.saveSteps = f.saveSteps;
+  a.maxSteps = f.maxSteps, a.seed = f.seed;
+  a.outputDir = f.outputDir;
   a.saveTotalLimit = f.saveTotalLimit;
   a.overwriteOutputDir = f.overwriteOutputDir;
   // True and False (any case) are the words; anything else is a folder
@@ -141,12 +141,38 @@ std::string copyBestModelFlags(const Flags &f, TrainArgs &a) {
                           ? bool(f.greaterIsBetter)
                           : !llvm::StringRef(metric).ends_with("loss");
   a.loadBestModelAtEnd = f.loadBestModelAtEnd;
+  a.evalOnStart = f.evalOnStart;
   return "";
 }
 
 // The Trainer's flags beyond run_clm's core (optimizer, loss, schedule,
 // logging, device, best model, and those kiln-train does not act on) →
 // `a`; the first problem, or "".
+/// A --*_steps flag, where it goes and where its share of the run goes.
+using StepsFlag = std::tuple<const char *, double, int64_t *, double *>;
+
+/// A --*_steps value as TrainingArguments reads it: below 1 (and above 0),
+/// a share of the run's steps, kept in `ratio`; else a whole number of
+/// steps (warmup's: --warmup_ratio, which the share replaces).
+std::string readSteps(const char *name, double value, int64_t &steps,
+                      double &ratio) {
+  if (!std::isfinite(value) || value < 0 || value > 1e15)
+    return absl::StrFormat("--%s must be a non-negative number of steps, "
+                           "got %g",
+                           name, value);
+  if (value > 0 && value < 1) {
+    ratio = value, steps = 0;
+    return "";
+  }
+  if (value != std::floor(value))
+    return absl::StrFormat("--%s must be a whole number of steps when 1 or "
+                           "more (below 1 it is a share of the run's "
+                           "steps), got %g",
+                           name, value);
+  steps = int64_t(value);
+  return "";
+}
+
 std::string copyTrainerFlags(const Flags &f, TrainArgs &a) {
   // The Trainer's names for PyTorch's AdamW formula, which kiln's is
   // (adamw_hf, transformers' own, with a note below).
@@ -288,6 +314,16 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   a.frozenType = *storage;
   a.gradientAccumulationSteps = f.gradientAccumulationSteps;
   a.warmupRatio = f.warmupRatio;
+  for (auto [name, value, steps, ratio] :
+       {StepsFlag{"logging_steps", f.loggingSteps, &a.loggingSteps,
+                  &a.loggingStepsRatio},
+        StepsFlag{"save_steps", f.saveSteps, &a.saveSteps, &a.saveStepsRatio},
+        StepsFlag{"eval_steps", f.evalSteps, &a.evalSteps, &a.evalStepsRatio},
+        StepsFlag{"warmup_steps", f.warmupSteps, &a.warmupSteps,
+                  &a.warmupRatio}})
+    if (std::string problem = readSteps(name, value, *steps, *ratio);
+        !problem.empty())
+      return problem;
   a.dataloaderDropLast = f.dataloaderDropLast;
   if (a.given.count("ddp_timeout")) {
     absl::StatusOr<absl::Duration> limit =
@@ -320,8 +356,7 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
     nn::LlamaConfig llama; // transformers' LlamaConfig(): Llama 2 7B's shape
     bool isLlama = a.modelType == "llama";
     for (auto [flag, field, gpt2, llamaValue] :
-         {std::tuple{"n_layer", &a.nLayer, hf.n_layer,
-                     llama.num_hidden_layers},
+         {std::tuple{"n_layer", &a.nLayer, hf.n_layer, llama.num_hidden_layers},
           std::tuple{"n_embd", &a.nEmbd, hf.n_embd, llama.hidden_size},
           std::tuple{"n_head", &a.nHead, hf.n_head, llama.num_attention_heads},
           std::tuple{"n_positions", &a.nPositions, hf.n_positions,
@@ -333,7 +368,8 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   }
   std::string evalWord = f.evalStrategy;
   if (f.evaluationStrategy.getNumOccurrences()) {
-    if (f.evalStrategy.getNumOccurrences() && f.evalStrategy != f.evaluationStrategy)
+    if (f.evalStrategy.getNumOccurrences() &&
+        f.evalStrategy != f.evaluationStrategy)
       return "--eval_strategy and --evaluation_strategy (its older name) "
              "disagree; give one";
     evalWord = f.evaluationStrategy;
@@ -353,7 +389,9 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   // and run_clm then evaluates after training too.
   if (a.evalStrategy != TrainArgs::Strategy::no)
     a.doEval = true;
-  a.evalSteps = f.evalSteps ? long(f.evalSteps) : a.loggingSteps;
+  // Without --eval_steps it is --logging_steps, a share or a count.
+  if (a.evalSteps == 0 && a.evalStepsRatio == 0)
+    a.evalSteps = a.loggingSteps, a.evalStepsRatio = a.loggingStepsRatio;
   a.evalDelay = f.evalDelay;
   if (!(a.evalDelay >= 0) || !std::isfinite(a.evalDelay))
     return absl::StrFormat("--eval_delay must be a non-negative number, got "
@@ -383,7 +421,7 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
     return "--warmup_ratio must be in [0, 1], got " +
            std::to_string(a.warmupRatio);
   // Without --eval_steps it is --logging_steps (the Trainer's default).
-  if (a.evalSteps < 1)
+  if (a.evalSteps < 1 && a.evalStepsRatio == 0)
     return std::string(a.given.count("eval_steps") ? "--eval_steps"
                                                    : "--logging_steps") +
            " must be positive, got " + std::to_string(a.evalSteps);
@@ -434,8 +472,7 @@ std::string checkModelAndData(const TrainArgs &a) {
     return "--n_layer must be at most " + std::to_string(nn::kMaxLayers) +
            ", got " + std::to_string(a.nLayer);
   if (a.modelType != "gpt2" && a.modelType != "llama")
-    return "unknown --model_type '" + a.modelType +
-           "'; expected gpt2 or llama";
+    return "unknown --model_type '" + a.modelType + "'; expected gpt2 or llama";
   // (A loaded Llama config may set head_dim apart from n_embd / n_head.)
   if (!a.llamaConfig && a.nEmbd % a.nHead != 0)
     return "--n_embd (" + std::to_string(a.nEmbd) +
@@ -522,11 +559,12 @@ std::string checkTraining(const TrainArgs &a) {
     return absl::StrFormat("--num_train_epochs must be positive and below "
                            "10^6 (--max_steps counts steps past that), got %g",
                            a.numTrainEpochs);
-  if (a.loggingSteps < 1)
+  if (a.loggingSteps < 1 && a.loggingStepsRatio == 0)
     return "--logging_steps must be positive, got " + str(a.loggingSteps);
   if (a.saveSteps < 0)
     return "--save_steps must not be negative, got " + str(a.saveSteps);
-  if (a.given.count("save_steps") && a.saveSteps > 0 && a.outputDir.empty())
+  if (a.given.count("save_steps") &&
+      (a.saveSteps > 0 || a.saveStepsRatio > 0) && a.outputDir.empty())
     return "--save_steps needs --output_dir";
   if (a.loadBestModelAtEnd) {
     using Strategy = TrainArgs::Strategy;
@@ -540,10 +578,23 @@ std::string checkTraining(const TrainArgs &a) {
                          "strategies to match, got --eval_strategy ") +
              name(a.evalStrategy) + " and --save_strategy " +
              name(a.saveStrategy);
-    if (a.evalStrategy == Strategy::steps && a.saveSteps % a.evalSteps != 0)
-      return "--load_best_model_at_end needs --save_steps (" +
-             str(a.saveSteps) + ") to be a multiple of --eval_steps (" +
-             str(a.evalSteps) + ")";
+    // Shares of the run resolve to counts later: both shares, a whole
+    // multiple (as the Trainer checks them); a share and a count, never.
+    const bool shares = a.saveStepsRatio > 0 || a.evalStepsRatio > 0;
+    if (a.evalStrategy == Strategy::steps && shares &&
+        !(a.saveStepsRatio > 0 && a.evalStepsRatio > 0))
+      return "--load_best_model_at_end needs --save_steps to be a multiple "
+             "of --eval_steps, which a share of the run's steps and a count "
+             "of steps cannot promise; give both as shares or both as "
+             "counts";
+    const double multiple = shares ? a.saveStepsRatio / a.evalStepsRatio
+                                   : double(a.saveSteps) / double(a.evalSteps);
+    if (a.evalStrategy == Strategy::steps &&
+        std::abs(multiple - std::round(multiple)) > 1e-9)
+      return absl::StrFormat("--load_best_model_at_end needs --save_steps "
+                             "(%g) to be a multiple of --eval_steps (%g)",
+                             shares ? a.saveStepsRatio : double(a.saveSteps),
+                             shares ? a.evalStepsRatio : double(a.evalSteps));
     if (a.evalStrategy != Strategy::no && a.outputDir.empty())
       return "--load_best_model_at_end needs --output_dir (its checkpoints "
              "are where the best model is kept)";

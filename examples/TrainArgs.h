@@ -168,11 +168,19 @@ struct TrainArgs {
   /// (all but one that --resume_from_checkpoint names).
   bool overwriteOutputDir = false;
   int64_t saveSteps = 500;
+  /// --logging_steps, --eval_steps, --save_steps below 1
+  /// (TrainingArguments' ratios): that share of the run's steps, rounded
+  /// up, which the Trainer resolves once it knows them (0: the whole
+  /// number above applies).
+  double loggingStepsRatio = 0, evalStepsRatio = 0, saveStepsRatio = 0;
   /// --load_best_model_at_end: after training, the model of the
   /// checkpoint whose evaluation scored best on metricForBestModel (an
   /// "eval_" key of the evaluation's dict) becomes the final model;
   /// greaterIsBetter says which way is best.
   bool loadBestModelAtEnd = false;
+  /// --eval_on_start: one evaluation before the first step (the Trainer's,
+  /// a resumed run's too).
+  bool evalOnStart = false;
   std::string metricForBestModel = "eval_loss";
   bool greaterIsBetter = false;
   /// Keep at most this many checkpoint-N folders (0: all), deleting the

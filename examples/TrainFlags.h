@@ -85,8 +85,8 @@ struct Flags {
                "base; the final model is adapter_config.json + "
                "adapter_model.safetensors, which peft's PeftModel loads"),
       cl::cat(model)};
-  cl::opt<long> loraR{"lora_r", cl::desc("LoRA rank (default: 8)"),
-                      cl::init(8), cl::cat(model)};
+  cl::opt<long> loraR{"lora_r", cl::desc("LoRA rank (default: 8)"), cl::init(8),
+                      cl::cat(model)};
   cl::opt<double> loraAlpha{"lora_alpha",
                             cl::desc("LoRA alpha; the branch is scaled by "
                                      "alpha / r (default: 16)"),
@@ -97,7 +97,8 @@ struct Flags {
                "scaled by alpha / sqrt(r) instead of alpha / r"),
       cl::cat(model)};
   cl::opt<double> loraDropout{
-      "lora_dropout", cl::desc("dropout on the LoRA branch's input (default: 0.05)"),
+      "lora_dropout",
+      cl::desc("dropout on the LoRA branch's input (default: 0.05)"),
       cl::init(0.05), cl::cat(model)};
   cl::list<std::string> loraTargetModules{
       "lora_target_modules",
@@ -238,9 +239,11 @@ struct Flags {
       "max_grad_norm",
       cl::desc("gradient clipping norm (0: none) (default: 1.0)"),
       cl::init(1.0), cl::cat(training)};
-  cl::opt<long> warmupSteps{"warmup_steps",
-                            cl::desc("linear warmup steps (default: 0)"),
-                            cl::init(0), cl::cat(training)};
+  cl::opt<double> warmupSteps{
+      "warmup_steps",
+      cl::desc("linear warmup steps; below 1, that share of the run's steps, "
+               "rounded up (default: 0)"),
+      cl::init(0), cl::cat(training)};
   cl::opt<double> warmupRatio{
       "warmup_ratio",
       cl::desc("warmup as a fraction of the total steps, rounded up (when "
@@ -316,8 +319,10 @@ struct Flags {
       "max_steps",
       cl::desc("total training steps (overrides epochs) (default: -1)"),
       cl::init(-1), cl::cat(training)};
-  cl::opt<long> loggingSteps{
-      "logging_steps", cl::desc("steps between loss log lines (default: 10)"),
+  cl::opt<double> loggingSteps{
+      "logging_steps",
+      cl::desc("steps between loss log lines; below 1, that share of the "
+               "run's steps, rounded up (default: 10)"),
       cl::init(10), cl::cat(training)};
   cl::opt<bool> loggingFirstStep{
       "logging_first_step",
@@ -340,11 +345,17 @@ struct Flags {
                "steps (every --eval_steps) | epoch (default: no)"),
       cl::init("no"), cl::cat(training)};
   cl::opt<std::string> evaluationStrategy{
-      "evaluation_strategy",
-      cl::desc("the older name of --eval_strategy"), cl::cat(training)};
-  cl::opt<long> evalSteps{
+      "evaluation_strategy", cl::desc("the older name of --eval_strategy"),
+      cl::cat(training)};
+  cl::opt<bool> evalOnStart{
+      "eval_on_start",
+      cl::desc("evaluate once before the first training step, a check of "
+               "the evaluation before a long run (default: false)"),
+      cl::cat(training)};
+  cl::opt<double> evalSteps{
       "eval_steps",
-      cl::desc("steps between evaluations (default: --logging_steps)"),
+      cl::desc("steps between evaluations; below 1, that share of the "
+               "run's steps, rounded up (default: --logging_steps)"),
       cl::init(0), cl::cat(training)};
   cl::opt<double> evalDelay{
       "eval_delay",
@@ -382,10 +393,11 @@ struct Flags {
   cl::opt<std::string> outputDir{
       "output_dir", cl::desc("where checkpoints and the final model go"),
       cl::value_desc("dir"), cl::cat(checkpoints)};
-  cl::opt<long> saveSteps{
+  cl::opt<double> saveSteps{
       "save_steps",
       cl::desc("steps between checkpoints in output_dir/checkpoint-N (0: "
-               "none) (default: 500)"),
+               "none); below 1, that share of the run's steps, rounded up "
+               "(default: 500)"),
       cl::init(500), cl::cat(checkpoints)};
   cl::opt<std::string> resume{
       "resume_from_checkpoint",
@@ -526,6 +538,7 @@ struct Flags {
                                               &useCpu,
                                               &noCuda,
                                               &loadBestModelAtEnd,
+                                              &evalOnStart,
                                               &greaterIsBetter,
                                               &keepLinebreaks};
     for (const cl::opt<bool> *flag : notActedOn.booleans())

@@ -5,6 +5,7 @@
 #include "examples/TrainerState.h"
 
 #include "frontends/data/Files.h"
+#include "frontends/data/GroupTexts.h"
 #include "frontends/data/Tokenizer.h"
 #include "frontends/nn/Checkpoint.h"
 #include "frontends/nn/CheckpointFolder.h"
@@ -225,6 +226,26 @@ data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
   return std::move(*loader);
 }
 
+/// The tokens a batch's loss is over: its labels after the shift (each
+/// row's first is no target) that are not the ignore index, as the
+/// Trainer's num_items_in_batch counts them; a padding row's none.
+int64_t predictedTokens(const data::Batch &batch) {
+  int64_t count = 0;
+  for (int64_t row = 0; row < batch.batchSize; ++row)
+    for (int64_t t = 1; t < batch.blockSize; ++t)
+      count +=
+          batch.labels[size_t(row * batch.blockSize + t)] != data::kIgnoreIndex;
+  return count;
+}
+
+/// A --*_steps count, or its share of the run's `total` steps rounded up
+/// (the Trainer's TrainerState.compute_steps), at least 1.
+int64_t stepsOfRun(int64_t steps, double ratio, int64_t total) {
+  if (ratio <= 0)
+    return steps;
+  return std::max<int64_t>(int64_t(std::ceil(double(total) * ratio)), 1);
+}
+
 int64_t totalSteps(const TrainArgs &a, int64_t updatesPerEpoch) {
   if (a.maxSteps > 0)
     return a.maxSteps;
@@ -243,9 +264,13 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
       accumulation_(
           std::min<int64_t>(args.gradientAccumulationSteps,
                             std::max<int64_t>(loader_.batchesPerEpoch(), 1))),
-      updatesPerEpoch_(
-          std::max<int64_t>(loader_.batchesPerEpoch() / accumulation_, 1)),
+      steps_{std::max<int64_t>(loader_.batchesPerEpoch(), 1), accumulation_},
+      updatesPerEpoch_(steps_.perEpoch()),
       totalSteps_(totalSteps(args, updatesPerEpoch_)),
+      loggingSteps_(
+          stepsOfRun(args.loggingSteps, args.loggingStepsRatio, totalSteps_)),
+      evalSteps_(stepsOfRun(args.evalSteps, args.evalStepsRatio, totalSteps_)),
+      saveSteps_(stepsOfRun(args.saveSteps, args.saveStepsRatio, totalSteps_)),
       scheduler_(optimizer_, makeSchedule(args, totalSteps_)) {
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>(scalerOptions(args));
@@ -400,12 +425,12 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   }
   // Checkpoints from before the count: every micro-batch counted whole.
   auto tokens = state.metadata.find("num_input_tokens_seen");
-  tokensSeen_ =
-      tokens != state.metadata.end()
-          ? std::strtoll(tokens->second.c_str(), nullptr, 10)
-          : state.step * accumulation_ * args_.trainBatchSize * args_.blockSize;
+  tokensSeen_ = tokens != state.metadata.end()
+                    ? std::strtoll(tokens->second.c_str(), nullptr, 10)
+                    : steps_.microBatchesBefore(state.step) *
+                          args_.trainBatchSize * args_.blockSize;
   scheduler_.set_step(state.step);
-  loader_.seek(state.step * accumulation_);
+  loader_.seek(steps_.microBatchesBefore(state.step));
   if (args_.worldRank == 0)
     std::fprintf(stderr,
                  "  Continuing training from checkpoint %s, global step "
@@ -512,27 +537,53 @@ std::string Trainer::describeLora() const {
 }
 
 void Trainer::trainStep() {
-  const int64_t micro = accumulation_;
-  std::vector<Tensor> losses;
+  // The Trainer draws the step's micro-batches first (get_batch_samples)
+  // to count the tokens their loss is over: fewer in the epoch's last step.
+  const int64_t micro = steps_.microBatches(globalStep_);
+  const int world = args_.worldSize;
+  std::vector<data::Batch> batches;
+  std::vector<int64_t> tokens; // this process's, a micro-batch
+  int64_t allTokens = 0;       // over the step and every process
   for (int64_t i = 0; i < micro; ++i) {
     data::Batch batch = *loader_.next();
     // The Trainer counts the rows it has, the ragged last batch's fewer,
     // over every process.
     tokensSeen_ += batch.numRows * args_.blockSize;
-    if (args_.worldSize > 1)
-      batch = data::shardBatch(batch, args_.worldRank, args_.worldSize);
+    // Every process draws the whole batch, so each counts every process's
+    // share here: the Trainer's gathered count, with no collective.
+    for (int rank = 0; rank < world; ++rank) {
+      data::Batch shard =
+          world > 1 ? data::shardBatch(batch, rank, world) : batch;
+      int64_t count = predictedTokens(shard);
+      allTokens += count;
+      if (rank == args_.worldRank) {
+        tokens.push_back(count);
+        batches.push_back(std::move(shard));
+      }
+    }
+  }
+  std::vector<Tensor> losses;
+  for (int64_t i = 0; i < micro; ++i) {
+    const data::Batch &batch = batches[size_t(i)];
     // The model shifts the labels: they are the inputs, with the loss's
     // ignore index on padding rows.
     Tensor ids = idsTensor(batch.inputIds, batch.shape());
     Tensor labels = idsTensor(batch.labels, batch.shape());
     Tensor loss = model_->loss(ids, labels);
-    // Logged as the mean over the processes, as the Trainer gathers it.
-    losses.push_back(args_.worldSize > 1
-                         ? all_reduce(loss.detach()) * (1.0 / args_.worldSize)
-                         : loss);
-    // As the Trainer: each micro-batch's loss over their number, so the
-    // summed gradients are those of the mean.
-    Tensor part = micro > 1 ? loss * (1.0 / double(micro)) : loss;
+    // As the Trainer with num_items_in_batch (and its default
+    // average_tokens_across_devices): the summed token losses over the
+    // step's tokens on every process, times the processes' count that the
+    // gradients' average divides out. The weight is a graph input, so the
+    // epoch's ragged last step runs the same compiled graphs.
+    Tensor part = loss;
+    if (accumulation_ > 1 || world > 1)
+      part = loss * Tensor::scalar(double(tokens[size_t(i)]) * world /
+                                       double(std::max<int64_t>(allTokens, 1)),
+                                   loss.dtype());
+    // The step's loss is the sum of its parts (on every process the mean
+    // of theirs, as the Trainer gathers it).
+    losses.push_back(world > 1 ? all_reduce(part.detach()) * (1.0 / world)
+                               : part.detach());
     if (i + 1 < micro) {
       (scaler_ ? scaler_->scale(part) : part).backward();
       kiln::step(); // gradients so far become device data
@@ -541,27 +592,24 @@ void Trainer::trainStep() {
     // The schedule advances on a skipped fp16 step too (PyTorch's AMP
     // recipe; the Trainer would hold it back, which needs the host to
     // know).
-    gradNorm_ =
-        nn::backward_and_step(part, optimizer_, args_.maxGradNorm, scaler_.get());
+    gradNorm_ = nn::backward_and_step(part, optimizer_, args_.maxGradNorm,
+                                      scaler_.get());
     scheduler_.step();
     kiln::step();
   }
   // Left on the device until a log reads them (readLosses): as the
   // Trainer, which syncs only to log, so on a GPU the host records the
   // next step while the device runs this one.
-  unreadLosses_.insert(unreadLosses_.end(), losses.begin(), losses.end());
+  unreadLosses_.push_back(std::move(losses));
   ++windowSteps_;
   ++globalStep_;
 }
 
 void Trainer::readLosses() {
-  const int64_t micro = accumulation_;
-  for (size_t first = 0; first + micro <= unreadLosses_.size();
-       first += micro) {
+  for (const std::vector<Tensor> &parts : unreadLosses_) {
     double value = 0;
-    for (int64_t i = 0; i < micro; ++i)
-      value += unreadLosses_[first + i].item();
-    value /= double(micro);
+    for (const Tensor &part : parts)
+      value += part.item();
     windowLoss_ += value;
     runLoss_ += value;
   }
@@ -571,7 +619,7 @@ void Trainer::readLosses() {
 void Trainer::maybeLog(bool epochEnded, bool last) {
   using Strategy = TrainArgs::Strategy;
   bool due = args_.loggingStrategy == Strategy::steps
-                 ? globalStep_ % args_.loggingSteps == 0 || last
+                 ? globalStep_ % loggingSteps_ == 0 || last
              : args_.loggingStrategy == Strategy::epoch ? epochEnded || last
                                                         : false;
   // As the Trainer's DefaultFlowCallback, whatever the strategy.
@@ -658,18 +706,27 @@ void Trainer::train() {
   ProgressBar bar(totalSteps_, globalStep_, args_.progressBar);
   bar_ = &bar;
   auto start = std::chrono::steady_clock::now();
+  // The Trainer's eval_on_start: before the loop, whatever the strategy.
+  if (args_.evalOnStart)
+    evaluateAndLog();
   while (globalStep_ < totalSteps_) {
     // Names the graphs in --dump_graphs' manifest (kilnc precompile's
     // input); an evaluation in between names its own.
     set_graph_tag("train step");
     trainStep();
-    bool epochEnded = globalStep_ % updatesPerEpoch_ == 0;
     bool last = globalStep_ == totalSteps_;
+    // The Trainer's on_epoch_end also runs when max_steps stops the loop
+    // mid-epoch (--max_steps, fractional --num_train_epochs): the epoch
+    // strategies log, evaluate and save at the last step too
+    // (trainer.py _run_epoch; trainer_callback.py DefaultFlowCallback).
+    bool epochEnded = globalStep_ % updatesPerEpoch_ == 0 || last;
     // The Trainer's order: log, evaluate, save.
     maybeLog(epochEnded, last);
-    // --eval_delay counts steps or epochs, as the strategy does.
+    // --eval_delay counts steps or epochs, as the strategy does. The steps
+    // strategy evaluates at the last step too (DefaultFlowCallback's
+    // on_step_end: global_step >= max_steps and not already due).
     if ((args_.evalStrategy == Strategy::steps &&
-         globalStep_ % args_.evalSteps == 0 &&
+         (globalStep_ % evalSteps_ == 0 || last) &&
          args_.evalDelay <= double(globalStep_)) ||
         (args_.evalStrategy == Strategy::epoch && epochEnded &&
          args_.evalDelay <= epoch()))
@@ -677,8 +734,8 @@ void Trainer::train() {
     // The steps strategy also saves at the last step (the Trainer's
     // DefaultFlowCallback), so a longer run resumes where this one ended.
     if (!args_.outputDir.empty() &&
-        ((args_.saveStrategy == Strategy::steps && args_.saveSteps > 0 &&
-          (globalStep_ % args_.saveSteps == 0 || last)) ||
+        ((args_.saveStrategy == Strategy::steps && saveSteps_ > 0 &&
+          (globalStep_ % saveSteps_ == 0 || last)) ||
          (args_.saveStrategy == Strategy::epoch && epochEnded)))
       saveCheckpoint();
     bar.update(globalStep_);
@@ -692,12 +749,19 @@ void Trainer::train() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   int64_t steps = globalStep_ - startStep_;
-  int64_t samplesPerStep =
-      args_.trainBatchSize * accumulation_ * args_.worldSize;
+  // The Trainer's count: the schedule's samples (max_steps × the total
+  // batch, else the data set × the epochs), the share of its steps run
+  // here (a resumed run's part).
+  const double scheduleSamples =
+      args_.maxSteps > 0
+          ? double(totalSteps_) *
+                double(args_.trainBatchSize * accumulation_ * args_.worldSize)
+          : double(data_.train.numBlocks()) * args_.numTrainEpochs;
+  const double samples = scheduleSamples * double(steps) /
+                         double(std::max<int64_t>(totalSteps_, 1));
   LogDict summary = {
       {"train_runtime", pythonRound(runtime, 4)},
-      {"train_samples_per_second",
-       pythonRound(double(steps * samplesPerStep) / runtime, 3)},
+      {"train_samples_per_second", pythonRound(samples / runtime, 3)},
       {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
       // No step run (resumed at the last step): 0.0, as the Trainer's
       // total loss over no steps.

@@ -8,6 +8,7 @@
 #define KILN_EXAMPLES_TRAINER_H
 
 #include "examples/Models.h"
+#include "examples/Schedule.h"
 #include "examples/TrainArgs.h"
 #include "examples/TrainData.h"
 #include "examples/TrainerLog.h"
@@ -101,11 +102,8 @@ private:
   int64_t loaderBatchSize() const {
     return args_.trainBatchSize * args_.worldSize;
   }
-  /// Epochs so far, fractional: micro-batches over batches per epoch.
-  double epoch() const {
-    return double(globalStep_ * accumulation_) /
-           double(loader_.batchesPerEpoch());
-  }
+  /// Epochs so far, fractional, as the Trainer's state.epoch.
+  double epoch() const { return steps_.epoch(globalStep_); }
 
   const TrainArgs &args_;
   PreparedData &data_;
@@ -123,10 +121,15 @@ private:
   /// last update of an epoch takes the batches left; an update never spans
   /// epochs).
   int64_t accumulation_;
-  /// Optimizer steps per epoch, as the Trainer counts them:
-  /// max(batches per epoch / accumulation_, 1).
+  /// The epoch's split into optimizer steps, as the Trainer's: each
+  /// accumulation_ micro-batches, the epoch's last the batches left.
+  EpochSteps steps_;
+  /// Optimizer steps per epoch: steps_.perEpoch().
   int64_t updatesPerEpoch_;
   int64_t totalSteps_;
+  /// --logging_steps, --eval_steps and --save_steps as counts: a share of
+  /// the run resolved against totalSteps_.
+  int64_t loggingSteps_, evalSteps_, saveSteps_;
   nn::LambdaLR scheduler_;
   /// f16 mixed precision's loss scaling (absent otherwise).
   std::unique_ptr<nn::GradScaler> scaler_;
@@ -134,9 +137,10 @@ private:
   int64_t skippedAtLastLog_ = 0;
   int64_t globalStep_ = 0, startStep_ = 0;
   double windowLoss_ = 0, runLoss_ = 0;
-  /// The micro-batch losses of the steps not logged yet, in order
-  /// (accumulation_ per step): device data until read.
-  std::vector<Tensor> unreadLosses_;
+  /// The losses of the steps not logged yet, in order, each step's as its
+  /// micro-batches' parts (summing to the step's loss): device data until
+  /// read.
+  std::vector<std::vector<Tensor>> unreadLosses_;
   /// The last step's gradient norm (device data; read when logged).
   Tensor gradNorm_;
   int64_t windowSteps_ = 0;

@@ -36,6 +36,19 @@ constexpr const char *kNoDownload =
 constexpr const char *kNoRemoteCode =
     "kiln-train builds GPT-2 and Llama from config.json and runs no model "
     "code of a folder's";
+constexpr const char *kDeterministic =
+    "kiln's steps are deterministic already: the same seed and flags give "
+    "the same losses bit for bit on a backend";
+constexpr const char *kNanInfLogged =
+    "kiln-train logs a NaN or infinite loss as it is (KILN_CHECK_NUMERICS=1 "
+    "names the op that made it; docs/DEBUGGING.md)";
+constexpr const char *kTokensAcrossProcesses =
+    "kiln-train weights each micro-batch's loss by the tokens of the whole "
+    "step on every process, the Trainer's default";
+constexpr const char *kResidentBuffers =
+    "kiln's runtime keeps its buffers resident between steps by design; "
+    "there is no cache of freed blocks to empty";
+constexpr const char *kNoCallbacks = "kiln-train has no callbacks";
 constexpr const char *kPartitioner =
     "kiln's partitioner chooses what the compiled step saves and "
     "recomputes (elementwise work is recomputed, matrix products and "
@@ -122,6 +135,11 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
       {"half_precision_backend", false, {"auto"}, R::note, kOwnMixedPrecision},
       {"skip_memory_metrics", true, {"true"}, R::note, kMemoryFigures},
       {"adafactor", true, {"false"}, R::refuse, kAdamW},
+      {"full_determinism", true, {"false"}, R::note, kDeterministic},
+      {"average_tokens_across_devices", true, {"true"}, R::refuse,
+       kTokensAcrossProcesses},
+      {"torch_empty_cache_steps", false, {"", "None"}, R::note,
+       kResidentBuffers},
       // Data.
       {"streaming", true, {"false"}, R::refuse, kWholeFiles},
       {"use_fast_tokenizer", true, {"true"}, R::note, kOneTokenizer},
@@ -144,6 +162,9 @@ const std::vector<UnsupportedFlagInfo> &unsupportedFlagTable() {
       {"logging_dir", false, {""}, R::note, kNoIntegrations},
       {"run_name", false, {""}, R::note, kNoIntegrations},
       {"log_level", false, {"passive"}, R::note, kOneLevel},
+      {"logging_nan_inf_filter", true, {"false"}, R::note, kNanInfLogged},
+      {"restore_callback_states_from_checkpoint", true, {"false"}, R::note,
+       kNoCallbacks},
   };
   // clang-format on
   return table;
