@@ -769,6 +769,12 @@ void Trainer::train() {
   appendEpoch(summary);
   std::printf("%s\n", formatLogDict(summary).c_str());
   std::fflush(stdout);
+  // The Trainer logs the summary into log_history too; run_clm adds the
+  // training set's size for train_results.json.
+  trainResults_ = summary;
+  trainResults_.push_back({"train_samples", double(data_.train.numBlocks())});
+  summary.push_back({"step", double(globalStep_)});
+  history_.push_back(summary);
 }
 
 void Trainer::run() {
@@ -776,10 +782,14 @@ void Trainer::run() {
     train();
   // Without --do_eval given, evaluation runs where there is validation
   // data; with it, kiln-train checked that there is.
-  if (args_.doEval && data_.eval)
+  if (args_.doEval && data_.eval) {
     evaluateAndLog();
+    evalResults_ = lastEval_;
+  }
   if (args_.worldRank != 0) // the main process saves
     return;
+  if (!args_.outputDir.empty() && (args_.doTrain || !evalResults_.empty()))
+    writeResults(args_.outputDir);
   if (args_.doTrain && !args_.outputDir.empty()) {
     writeFiles(args_.outputDir, /*withOptimizer=*/false);
     std::fprintf(stderr, "Saving model checkpoint to %s%s\n",

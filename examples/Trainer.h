@@ -87,6 +87,10 @@ private:
   void saveCheckpointFiles();
   /// The files of a checkpoint (with the optimizer) or of the final model.
   void writeFiles(const std::filesystem::path &dir, bool withOptimizer);
+  /// run_clm's save_metrics: train_results.json (the training's summary),
+  /// eval_results.json (the final evaluation's dict) and all_results.json
+  /// (both) in `dir`, each of what this run did.
+  void writeResults(const std::filesystem::path &dir) const;
   /// The tokenizer's files (if it has any) into `dir`.
   void writeTokenizerFiles(const std::filesystem::path &dir) const;
   /// --merge_lora: `dir` as a plain model folder, the branches folded in.
@@ -152,6 +156,9 @@ private:
   std::vector<std::string> resumedLogs_;
   /// The last evaluation's dict (empty before one).
   LogDict lastEval_;
+  /// The training's summary dict with run_clm's train_samples (empty
+  /// before training ends), and the final evaluation's dict.
+  LogDict trainResults_, evalResults_;
   /// --load_best_model_at_end: the best checkpoint so far and its metric
   /// ("" and NaN before one).
   std::string bestCheckpoint_;

@@ -205,4 +205,39 @@ void Trainer::saveCheckpointFiles() {
         folder.c_str());
 }
 
+namespace {
+/// A metrics dict as save_metrics writes it: json.dump(indent=4,
+/// sort_keys=True), a non-finite value as null.
+std::string resultsJson(LogDict dict) {
+  std::sort(dict.begin(), dict.end());
+  std::string out = "{";
+  for (size_t i = 0; i < dict.size(); ++i)
+    out +=
+        std::string(i ? "," : "") + "\n    \"" + dict[i].first + "\": " +
+        (std::isfinite(dict[i].second) ? logValue(dict[i].first, dict[i].second)
+                                       : std::string("null"));
+  return out + "\n}";
+}
+} // namespace
+
+void Trainer::writeResults(const fs::path &dir) const {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  LogDict all;
+  if (!trainResults_.empty()) {
+    writeText(dir / "train_results.json", resultsJson(trainResults_));
+    all = trainResults_;
+  }
+  if (!evalResults_.empty()) {
+    writeText(dir / "eval_results.json", resultsJson(evalResults_));
+    for (const auto &entry : evalResults_)
+      if (std::none_of(all.begin(), all.end(), [&](const auto &kept) {
+            return kept.first == entry.first;
+          }))
+        all.push_back(entry);
+  }
+  if (!all.empty())
+    writeText(dir / "all_results.json", resultsJson(all));
+}
+
 } // namespace kiln::train

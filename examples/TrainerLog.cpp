@@ -64,8 +64,8 @@ double pythonRound(double value, int digits) {
 }
 
 std::string logValue(const std::string &key, double value) {
-  bool count =
-      key == "step" || key == "eval_samples" || key == "num_input_tokens_seen";
+  bool count = key == "step" || key == "eval_samples" ||
+               key == "train_samples" || key == "num_input_tokens_seen";
   if (count && std::isfinite(value) && value == std::floor(value) &&
       std::abs(value) < 9e15)
     return std::to_string(static_cast<long long>(value));
@@ -99,9 +99,9 @@ std::string clockText(double seconds) {
 } // namespace
 
 ProgressBar::ProgressBar(int64_t total, int64_t initial, bool enabled)
-    : enabled_(enabled && isatty(STDERR_FILENO) != 0), total_(total), initial_(initial),
-      position_(initial), start_(std::chrono::steady_clock::now()),
-      lastDraw_(start_) {}
+    : enabled_(enabled && isatty(STDERR_FILENO) != 0), total_(total),
+      initial_(initial), position_(initial),
+      start_(std::chrono::steady_clock::now()), lastDraw_(start_) {}
 
 void ProgressBar::update(int64_t step) {
   position_ = step;

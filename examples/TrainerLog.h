@@ -26,8 +26,9 @@ using LogDict = std::vector<std::pair<std::string, double>>;
 std::string formatLogDict(const LogDict &dict);
 
 /// A log dict's value as Python prints it: the counts the Trainer and
-/// run_clm log as ints (step, eval_samples, num_input_tokens_seen) without
-/// a fraction ("72"), every other value as a float (pythonFloat).
+/// run_clm log as ints (step, eval_samples, train_samples,
+/// num_input_tokens_seen) without a fraction ("72"), every other value as a
+/// float (pythonFloat).
 std::string logValue(const std::string &key, double value);
 
 /// A tqdm-style bar (" 40%|████      | 80/200 [00:10<00:15, 7.90it/s]")
