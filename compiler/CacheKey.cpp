@@ -45,7 +45,7 @@ const KeyEnvironment &hostKeyEnvironment() {
   static const KeyEnvironment environment = [] {
     KeyEnvironment e;
     e.compilerVersion =
-        absl::StrCat(cpu::kCompilerVersion, " build ", std::string(buildId()),
+        absl::StrCat(kKilnVersion, " build ", std::string(buildId()),
                      " exe-format ", runtime::kExecutableFormatVersion);
     e.targetCpu = llvm::sys::getHostCPUName().str();
     std::vector<std::string> features;

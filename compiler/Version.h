@@ -9,6 +9,8 @@
 
 namespace kiln::compiler {
 
+/// The version written into executables and cache keys; bump when
+/// codegen changes.
 inline constexpr const char *kKilnVersion = "kiln 0.2";
 
 /// The build id configured by CMake (see compiler/CMakeLists.txt): git

@@ -56,6 +56,14 @@ flagsOf(const std::vector<std::string> &arguments,
   return flags;
 }
 
+/// `values[key]`, or `missing` when it has none: how a difference names
+/// what a process lacks.
+std::string valueOr(const std::map<std::string, std::string> &values,
+                    const std::string &key, const char *missing) {
+  auto it = values.find(key);
+  return it == values.end() ? std::string(missing) : it->second;
+}
+
 /// Two spellings of one value: "0" and "0.0", a bare switch and "True";
 /// "absent" and a false switch value ("False"), as a flag not given is off.
 bool sameValue(const std::string &a, const std::string &b) {
@@ -127,8 +135,7 @@ environmentDifferences(const std::vector<std::vector<std::string>> &all) {
     names.insert(theirs.begin(), theirs.end());
     auto shown = [](const std::map<std::string, std::string> &values,
                     const std::string &name) {
-      auto it = values.find(name);
-      return it == values.end() ? std::string("unset") : it->second;
+      return valueOr(values, name, "unset");
     };
     for (const auto &[name, unused] : names)
       if (shown(mine, name) != shown(theirs, name))
@@ -171,8 +178,7 @@ std::optional<std::string> commandLineDifferences(
           names.push_back(flag);
     auto shown = [](const std::map<std::string, std::string> &values,
                     const std::string &flag) {
-      auto it = values.find(flag);
-      return it == values.end() ? std::string("absent") : it->second;
+      return valueOr(values, flag, "absent");
     };
     // Flags given in another order, or values spelled otherwise, are
     // the same run.

@@ -570,7 +570,7 @@ absl::StatusOr<runtime::Executable> FunctionLowering::run() {
   if (!signature.ok())
     return signature.status();
   exe_.signature = std::move(*signature);
-  exe_.compilerVersion = kCompilerVersion;
+  exe_.compilerVersion = kKilnVersion;
   for (auto [i, arg] : llvm::enumerate(function_.getArguments())) {
     runtime::BufferSlot slot;
     slot.kind = runtime::BufferSlot::Kind::input;

@@ -24,9 +24,6 @@ class ModuleOp;
 
 namespace kiln::compiler::cpu {
 
-/// The version written into executables; bump when codegen changes.
-inline constexpr const char *kCompilerVersion = kKilnVersion;
-
 /// The device kernels are generated for.
 struct KernelTarget {
   runtime::Device device = runtime::Device::cpu;
