@@ -52,8 +52,8 @@ GenerationScore scoreGeneration(nn::CausalLM &model,
   const auto promptRoom =
       size_t(data::instructionPromptRoom(blockSize, longest));
   // Every row stops by then (a step is a forward of the whole batch); the
-  // block's end stops a row too.
-  const int64_t maxNew = std::min<int64_t>(longest + 1, blockSize / 2);
+  // block's end stops a row too, as it bounded the responses in training.
+  const int64_t maxNew = longest + 1;
 
   model.eval();
   set_graph_tag("generate step");

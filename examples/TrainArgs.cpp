@@ -274,6 +274,8 @@ std::optional<TrainArgs::Strategy> parseStrategy(const std::string &word) {
     return Strategy::steps;
   if (word == "epoch")
     return Strategy::epoch;
+  if (word == "best")
+    return Strategy::best;
   return std::nullopt;
 }
 
@@ -379,10 +381,13 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
        {Named{"logging_strategy", f.loggingStrategy, &a.loggingStrategy},
         Named{"eval_strategy", evalWord, &a.evalStrategy},
         Named{"save_strategy", f.saveStrategy, &a.saveStrategy}}) {
+    // best is a save strategy alone (TrainingArguments' SaveStrategy).
+    const bool saving = field == &a.saveStrategy;
     std::optional<TrainArgs::Strategy> strategy = parseStrategy(word);
-    if (!strategy)
+    if (!strategy || (*strategy == TrainArgs::Strategy::best && !saving))
       return "--" + std::string(flag) + ": unknown strategy '" + word +
-             "'; expected no, steps or epoch";
+             "'; expected no, steps" +
+             (saving ? ", epoch or best" : " or epoch");
     *field = *strategy;
   }
   // TrainingArguments: an evaluation strategy other than no sets do_eval,
@@ -566,8 +571,23 @@ std::string checkTraining(const TrainArgs &a) {
   if (a.given.count("save_steps") &&
       (a.saveSteps > 0 || a.saveStepsRatio > 0) && a.outputDir.empty())
     return "--save_steps needs --output_dir";
-  if (a.loadBestModelAtEnd) {
-    using Strategy = TrainArgs::Strategy;
+  using Strategy = TrainArgs::Strategy;
+  if (a.saveStrategy == Strategy::best) {
+    // The Trainer saves after an evaluation that found a new best metric;
+    // without evaluations in training it would save nothing, silently.
+    if (a.evalStrategy == Strategy::no)
+      return "--save_strategy best saves when an evaluation during training "
+             "finds a new best --metric_for_best_model; give --eval_strategy "
+             "steps or epoch";
+    if (!a.loadBestModelAtEnd && !a.given.count("metric_for_best_model"))
+      return "--save_strategy best needs --metric_for_best_model (or "
+             "--load_best_model_at_end, whose default metric is loss), as the "
+             "Trainer does";
+    if (a.outputDir.empty())
+      return "--save_strategy best needs --output_dir (where its checkpoints "
+             "go)";
+  }
+  if (a.loadBestModelAtEnd && a.saveStrategy != Strategy::best) {
     auto name = [](Strategy s) {
       return s == Strategy::no      ? "no"
              : s == Strategy::steps ? "steps"

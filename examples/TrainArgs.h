@@ -112,8 +112,10 @@ struct TrainArgs {
   /// Train, then evaluate on the validation set (--do_train / --do_eval;
   /// neither given: train, and evaluate when there is validation data).
   bool doTrain = true, doEval = false;
-  /// When to log the loss, evaluate and save (TrainingArguments' strategies).
-  enum class Strategy { no, steps, epoch };
+  /// When to log the loss, evaluate and save (TrainingArguments' strategies;
+  /// best, for saving alone: when an evaluation in training finds a new
+  /// best --metric_for_best_model).
+  enum class Strategy { no, steps, epoch, best };
   Strategy loggingStrategy = Strategy::steps, evalStrategy = Strategy::no,
            saveStrategy = Strategy::steps;
   /// Steps between evaluations under Strategy::steps (0: loggingSteps).

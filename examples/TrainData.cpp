@@ -64,9 +64,10 @@ absl::StatusOr<data::LmBlocks> toBlocks(const data::Tokenizer &tokenizer,
         data::instructionBlocks(tokenizer, texts, blockSize, *eos, &cuts);
     if (blocks.ok() && (cuts.prompts || cuts.responses))
       std::fprintf(stderr,
-                   "kiln-train: warning: %s records longer than --block_size "
-                   "%lld: %lld of %zu prompts kept their last %lld tokens, "
-                   "%lld responses lost their ends\n",
+                   "kiln-train: warning: %s records cut to --block_size "
+                   "%lld: %lld of %zu prompts kept their last %lld tokens "
+                   "(every prompt's room: the block less the longest "
+                   "response's), %lld responses lost their ends\n",
                    which, (long long)blockSize, (long long)cuts.prompts,
                    texts.size(), (long long)cuts.promptRoom,
                    (long long)cuts.responses);

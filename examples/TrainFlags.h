@@ -388,7 +388,8 @@ struct Flags {
   cl::opt<std::string> saveStrategy{
       "save_strategy",
       cl::desc("when checkpoints are saved in output_dir: steps (every "
-               "--save_steps) | epoch | no (default: steps)"),
+               "--save_steps) | epoch | best (after an evaluation that found "
+               "a new best --metric_for_best_model) | no (default: steps)"),
       cl::init("steps"), cl::cat(checkpoints)};
   cl::opt<std::string> outputDir{
       "output_dir", cl::desc("where checkpoints and the final model go"),
@@ -414,8 +415,9 @@ struct Flags {
       "load_best_model_at_end",
       cl::desc("after training, load the checkpoint that evaluated best on "
                "--metric_for_best_model as the final model; needs "
-               "--save_strategy equal to --eval_strategy (and --save_steps "
-               "a multiple of --eval_steps); rotation keeps that checkpoint"),
+               "--save_strategy best or equal to --eval_strategy (and "
+               "--save_steps a multiple of --eval_steps); rotation keeps that "
+               "checkpoint"),
       cl::cat(checkpoints)};
   cl::opt<std::string> metricForBestModel{
       "metric_for_best_model",

@@ -162,6 +162,8 @@ data::DataLoader makeLoader(const TrainArgs &a, const data::LmBlocks &blocks,
   // shape, so the same compiled step) unless --dataloader_drop_last.
   o.dropLast = a.dataloaderDropLast;
   o.padId = tokenizer.eosId().value_or(0);
+  // As Accelerate's even_batches: every process trains on whole batches.
+  o.completeLastFromEpochStart = a.worldSize > 1;
   auto loader = data::DataLoader::create(blocks, o);
   // checkAgainstData() made sure that one batch fits; a loader that still
   // cannot be made is said, not a crash.
@@ -220,10 +222,12 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
   if (options().productType == DType::f16)
     scaler_ = std::make_unique<nn::GradScaler>(scalerOptions(args));
   model_->train();
-  if (args.loadBestModelAtEnd) {
+  nonEmbeddingParameters_ = model_->num_parameters(/*exclude_embeddings=*/true);
+  if (tracksBest()) {
     // The keys the evaluation's dict has (evaluateAndLog).
-    std::vector<std::string> metrics = {"eval_loss", "eval_runtime",
-                                        "eval_samples"};
+    std::vector<std::string> metrics = {
+        "eval_loss", "eval_runtime", "eval_samples_per_second",
+        "eval_steps_per_second", "eval_samples"};
     if (data.evalRecords)
       metrics.insert(metrics.begin() + 1, "eval_accuracy");
     if (std::find(metrics.begin(), metrics.end(), args.metricForBestModel) ==
@@ -363,11 +367,16 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   }
   globalStep_ = startStep_ = state.step;
   resumedLogs_ = readLogHistory(dir);
-  auto best = state.metadata.find("best_model_checkpoint");
-  if (best != state.metadata.end()) {
-    bestCheckpoint_ = best->second;
-    bestMetric_ = std::strtod(state.metadata["best_metric"].c_str(), nullptr);
-  }
+  // The best evaluation so far and its checkpoint, which later ones must
+  // beat (each absent when there was none).
+  if (auto it = state.metadata.find("best_model_checkpoint");
+      it != state.metadata.end())
+    bestCheckpoint_ = it->second;
+  if (auto it = state.metadata.find("best_metric"); it != state.metadata.end())
+    bestMetric_ = std::strtod(it->second.c_str(), nullptr);
+  if (auto it = state.metadata.find("best_global_step");
+      it != state.metadata.end())
+    bestStep_ = std::strtoll(it->second.c_str(), nullptr, 10);
   // Checkpoints from before the count: every micro-batch counted whole.
   auto tokens = state.metadata.find("num_input_tokens_seen");
   tokensSeen_ = tokens != state.metadata.end()
@@ -386,7 +395,9 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
 void Trainer::printBanner() const {
   if (args_.worldRank != 0) // the main process's
     return;
-  const int64_t accumulation = accumulation_;
+  // The Trainer's figures: the accumulation asked, whatever an epoch holds
+  // (the warning above says what a step takes).
+  const int64_t accumulation = args_.gradientAccumulationSteps;
   const bool parallel = args_.worldSize > 1;
   int64_t trainable = 0, owned = 0;
   for (size_t i = 0; i < optimizer_.params().size(); ++i) {
@@ -409,7 +420,7 @@ void Trainer::printBanner() const {
       "  Data = %s\n  Num examples = %lld (%s of %lld tokens)\n"
       "  Num Epochs = %lld\n"
       "  Instantaneous batch size per device = %lld\n"
-      "  Total train batch size (w. %s) = %lld\n%s"
+      "  Total train batch size (w. %s) = %.0f\n%s"
       "  Gradient Accumulation steps = %lld\n"
       "  Total optimization steps = %lld\n"
       "  Number of trainable parameters = %lld\n"
@@ -423,7 +434,9 @@ void Trainer::printBanner() const {
       (long long)((totalSteps_ + updatesPerEpoch_ - 1) / updatesPerEpoch_),
       (long long)args_.trainBatchSize,
       parallel ? "parallel, distributed & accumulation" : "accumulation",
-      (long long)(args_.trainBatchSize * accumulation * args_.worldSize),
+      // In double: an absurd accumulation must not overflow.
+      double(args_.trainBatchSize) * double(accumulation) *
+          double(args_.worldSize),
       parallel ? ("  Processes = " + std::to_string(args_.worldSize) +
                   " (data parallel: each takes its share of a batch, the "
                   "gradients averaged over them" +
@@ -539,6 +552,7 @@ void Trainer::trainStep() {
     // know).
     gradNorm_ = nn::backward_and_step(part, optimizer_, args_.maxGradNorm,
                                       scaler_.get());
+    stepLearningRate_ = scheduler_.last_lr();
     scheduler_.step();
     kiln::step();
   }
@@ -563,8 +577,13 @@ void Trainer::readLosses() {
 
 void Trainer::maybeLog(bool epochEnded, bool last) {
   using Strategy = TrainArgs::Strategy;
+  // The steps strategy logs at multiples of --logging_steps alone, the
+  // last step no exception (the Trainer's DefaultFlowCallback; the
+  // summary's train_loss covers the steps after the last log); the epoch
+  // strategy at an epoch's end or where training stops mid-epoch (its
+  // on_epoch_end).
   bool due = args_.loggingStrategy == Strategy::steps
-                 ? globalStep_ % loggingSteps_ == 0 || last
+                 ? globalStep_ % loggingSteps_ == 0
              : args_.loggingStrategy == Strategy::epoch ? epochEnded || last
                                                         : false;
   // As the Trainer's DefaultFlowCallback, whatever the strategy.
@@ -572,13 +591,14 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
   if (!due || windowSteps_ == 0)
     return;
   readLosses();
-  // As the Trainer: mean loss of the window rounded to 4 digits, the
-  // learning rate of the next step, the fractional epoch;
-  // grad_norm: the last step's, before clipping (none without clipping).
+  // As the Trainer (transformers 5): mean loss of the window rounded to 4
+  // digits, the learning rate the last step used, the fractional epoch;
+  // grad_norm: the last step's, before clipping (measured without clipping
+  // too, as transformers 5's Trainer).
   LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)}};
   if (gradNorm_.defined())
     log.push_back({"grad_norm", gradNorm_.item()});
-  log.push_back({"learning_rate", scheduler_.last_lr()});
+  log.push_back({"learning_rate", stepLearningRate_});
   appendEpoch(log);
   int64_t windowStepsLogged = windowSteps_;
   windowLoss_ = 0;
@@ -633,18 +653,23 @@ void Trainer::train() {
     // --eval_delay counts steps or epochs, as the strategy does. The steps
     // strategy evaluates at the last step too (DefaultFlowCallback's
     // on_step_end: global_step >= max_steps and not already due).
+    bool newBest = false;
     if ((args_.evalStrategy == Strategy::steps &&
          (globalStep_ % evalSteps_ == 0 || last) &&
          args_.evalDelay <= double(globalStep_)) ||
         (args_.evalStrategy == Strategy::epoch && epochEnded &&
-         args_.evalDelay <= epoch()))
+         args_.evalDelay <= epoch())) {
       evaluateAndLog();
+      newBest = judgeEvaluation();
+    }
     // The steps strategy also saves at the last step (the Trainer's
-    // DefaultFlowCallback), so a longer run resumes where this one ended.
+    // DefaultFlowCallback), so a longer run resumes where this one ended;
+    // best saves after an evaluation that found a new best.
     if (!args_.outputDir.empty() &&
         ((args_.saveStrategy == Strategy::steps && saveSteps_ > 0 &&
           (globalStep_ % saveSteps_ == 0 || last)) ||
-         (args_.saveStrategy == Strategy::epoch && epochEnded)))
+         (args_.saveStrategy == Strategy::epoch && epochEnded) ||
+         (args_.saveStrategy == Strategy::best && newBest)))
       saveCheckpoint();
     bar.update(globalStep_);
   }
@@ -658,12 +683,13 @@ void Trainer::train() {
           .count();
   int64_t steps = globalStep_ - startStep_;
   // The Trainer's count: the schedule's samples (max_steps × the total
-  // batch, else the data set × the epochs), the share of its steps run
-  // here (a resumed run's part).
+  // batch, the accumulation asked, else the data set × the epochs), the
+  // share of its steps run here (a resumed run's part).
   const double scheduleSamples =
       args_.maxSteps > 0
-          ? double(totalSteps_) *
-                double(args_.trainBatchSize * accumulation_ * args_.worldSize)
+          ? double(totalSteps_) * double(args_.trainBatchSize) *
+                double(args_.gradientAccumulationSteps) *
+                double(args_.worldSize)
           : double(data_.train.numBlocks()) * args_.numTrainEpochs;
   const double samples = scheduleSamples * double(steps) /
                          double(std::max<int64_t>(totalSteps_, 1));
@@ -671,11 +697,18 @@ void Trainer::train() {
       {"train_runtime", pythonRound(runtime, 4)},
       {"train_samples_per_second", pythonRound(samples / runtime, 3)},
       {"train_steps_per_second", pythonRound(double(steps) / runtime, 3)},
+      {"total_flos", totalFlos()},
       // No step run (resumed at the last step): 0.0, as the Trainer's
       // total loss over no steps.
       {"train_loss", steps ? runLoss_ / double(steps) : 0.0}};
   appendEpoch(summary);
-  std::printf("%s\n", formatLogDict(summary).c_str());
+  // The Trainer's printers leave total_flos out; its history keeps it.
+  LogDict printed = summary;
+  printed.erase(
+      std::remove_if(printed.begin(), printed.end(),
+                     [](auto &kv) { return kv.first == "total_flos"; }),
+      printed.end());
+  std::printf("%s\n", formatLogDict(printed).c_str());
   std::fflush(stdout);
   // The Trainer logs the summary into log_history too; run_clm adds the
   // training set's size for train_results.json.

@@ -73,8 +73,15 @@ private:
   /// The tail of every log dict: the epoch, and the tokens seen with
   /// --include_num_input_tokens_seen.
   void appendEpoch(LogDict &log) const;
-  /// --load_best_model_at_end: a checkpoint about to be saved at `path`
-  /// becomes the best when the last evaluation beat the best so far.
+  /// Whether evaluations in training pick a best model (the Trainer's
+  /// _determine_best_metric): --metric_for_best_model given,
+  /// --load_best_model_at_end or --save_strategy best.
+  bool tracksBest() const;
+  /// After an evaluation in training: whether its metric beats the best so
+  /// far (strictly); it then becomes the best, at this step.
+  bool judgeEvaluation();
+  /// A checkpoint about to be saved at `path` becomes the best checkpoint
+  /// when this step's evaluation was the best so far.
   void noteBest(const std::string &path);
   /// --load_best_model_at_end: the best checkpoint's model → model_ (a
   /// warning, and the last model kept, when its folder is gone).
@@ -105,6 +112,11 @@ private:
   /// its share).
   int64_t loaderBatchSize() const {
     return args_.trainBatchSize * args_.worldSize;
+  }
+  /// The Trainer's total_flos: 6 × the input tokens so far × the
+  /// non-embedding parameters.
+  double totalFlos() const {
+    return 6.0 * double(tokensSeen_) * double(nonEmbeddingParameters_);
   }
   /// Epochs so far, fractional, as the Trainer's state.epoch.
   double epoch() const { return steps_.epoch(globalStep_); }
@@ -147,6 +159,9 @@ private:
   std::vector<std::vector<Tensor>> unreadLosses_;
   /// The last step's gradient norm (device data; read when logged).
   Tensor gradNorm_;
+  /// The learning rate the last step applied (the schedule has moved on
+  /// since): what the Trainer logs.
+  double stepLearningRate_ = 0;
   int64_t windowSteps_ = 0;
   /// Tokens of the training batches so far (their real rows).
   int64_t tokensSeen_ = 0;
@@ -163,6 +178,12 @@ private:
   /// ("" and NaN before one).
   std::string bestCheckpoint_;
   double bestMetric_ = std::nan("");
+  /// The step whose evaluation was the best so far (-1: none in this run).
+  int64_t bestStep_ = -1;
+  /// The model's parameters but its embeddings' tables, the Trainer's
+  /// num_parameters(exclude_embeddings=True): total_flos counts 6 a token
+  /// for each.
+  int64_t nonEmbeddingParameters_ = 0;
   ProgressBar *bar_ = nullptr;
 };
 

@@ -94,8 +94,15 @@ void Trainer::evaluateAndLog() {
   LogDict eval = {{"eval_loss", loss}, {"perplexity", std::exp(loss)}};
   if (data_.evalRecords)
     eval.push_back({"eval_accuracy", pythonRound(sums.answers.accuracy(), 4)});
+  // The Trainer's speed_metrics: every process's samples and batches.
+  const auto samples = double(data_.eval->numBlocks());
+  const double batches =
+      std::ceil(samples / double(args_.evalBatchSize * args_.worldSize));
   eval.push_back({"eval_runtime", pythonRound(seconds, 4)});
-  eval.push_back({"eval_samples", double(data_.eval->numBlocks())});
+  eval.push_back(
+      {"eval_samples_per_second", pythonRound(samples / seconds, 3)});
+  eval.push_back({"eval_steps_per_second", pythonRound(batches / seconds, 3)});
+  eval.push_back({"eval_samples", samples});
   appendEpoch(eval);
   if (bar_)
     bar_->clear();

@@ -82,10 +82,12 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
                     {"seed", std::to_string(args_.seed)},
                     {"data_seed", std::to_string(dataSeed())},
                     {"num_input_tokens_seen", std::to_string(tokensSeen_)}};
-  if (!bestCheckpoint_.empty()) {
+  if (!bestCheckpoint_.empty())
     state.metadata["best_model_checkpoint"] = bestCheckpoint_;
+  if (!std::isnan(bestMetric_))
     state.metadata["best_metric"] = pythonFloat(bestMetric_);
-  }
+  if (bestStep_ >= 0)
+    state.metadata["best_global_step"] = std::to_string(bestStep_);
   if (scaler_ && withOptimizer)
     state.metadata.merge(scaler_->state().metadata());
   // A checkpoint holds what a resume needs; with LoRA it is also a PEFT
@@ -116,31 +118,52 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   record.epoch = epoch();
   record.max_steps = totalSteps_;
   record.train_batch_size = args_.trainBatchSize;
-  if (!bestCheckpoint_.empty()) {
+  record.logging_steps = loggingSteps_;
+  record.eval_steps = evalSteps_;
+  record.save_steps = saveSteps_;
+  record.num_train_epochs = (totalSteps_ + updatesPerEpoch_ - 1) /
+                            std::max<int64_t>(updatesPerEpoch_, 1);
+  record.total_flos = totalFlos();
+  if (args_.includeNumInputTokensSeen)
+    record.num_input_tokens_seen = tokensSeen_;
+  if (!std::isnan(bestMetric_))
     record.best_metric = bestMetric_;
-    record.best_model_checkpoint = bestCheckpoint_;
-  }
+  if (bestStep_ >= 0)
+    record.best_global_step = bestStep_;
+  record.best_model_checkpoint = bestCheckpoint_;
   record.log_history = resumedLogs_;
   for (const LogDict &log : history_)
     record.log_history.push_back(logEntryJson(log));
   writeText(dir / kTrainerStateFile, trainerStateJson(record));
 }
 
-void Trainer::noteBest(const std::string &path) {
-  if (!args_.loadBestModelAtEnd)
-    return;
+bool Trainer::tracksBest() const {
+  return args_.loadBestModelAtEnd ||
+         args_.saveStrategy == TrainArgs::Strategy::best ||
+         args_.given.count("metric_for_best_model");
+}
+
+bool Trainer::judgeEvaluation() {
+  if (!tracksBest())
+    return false;
   auto it = std::find_if(lastEval_.begin(), lastEval_.end(), [&](auto &kv) {
     return kv.first == args_.metricForBestModel;
   });
   if (it == lastEval_.end() || std::isnan(it->second))
-    return;
+    return false;
   // Strictly better, as the Trainer's: a tie keeps the earlier checkpoint.
   double metric = it->second;
-  if (bestCheckpoint_.empty() ||
-      (args_.greaterIsBetter ? metric > bestMetric_ : metric < bestMetric_)) {
-    bestMetric_ = metric;
+  if (!std::isnan(bestMetric_) &&
+      !(args_.greaterIsBetter ? metric > bestMetric_ : metric < bestMetric_))
+    return false;
+  bestMetric_ = metric;
+  bestStep_ = globalStep_;
+  return true;
+}
+
+void Trainer::noteBest(const std::string &path) {
+  if (bestStep_ == globalStep_)
     bestCheckpoint_ = path;
-  }
 }
 
 void Trainer::loadBestModel() {
@@ -153,8 +176,9 @@ void Trainer::loadBestModel() {
                  bestCheckpoint_.c_str());
     return;
   }
-  std::fprintf(stderr, "Loading best model from %s (score: %s).\n",
-               bestCheckpoint_.c_str(), pythonFloat(bestMetric_).c_str());
+  if (args_.worldRank == 0) // every process loads it; the main one says so
+    std::fprintf(stderr, "Loading best model from %s (score: %s).\n",
+                 bestCheckpoint_.c_str(), pythonFloat(bestMetric_).c_str());
   set_graph_tag("checkpoint load");
   // The model alone: training is over, its optimizer state no longer
   // matters (a LoRA checkpoint's adapters load onto the base as it is).

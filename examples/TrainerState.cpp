@@ -38,17 +38,38 @@ std::string trainerStateJson(const TrainerState &state) {
   std::string logs;
   for (const std::string &entry : state.log_history)
     logs += (logs.empty() ? "\n    " : ",\n    ") + entry;
-  return "{\n  \"global_step\": " + std::to_string(state.global_step) +
-         ",\n  \"epoch\": " + pythonFloat(state.epoch) +
-         ",\n  \"max_steps\": " + std::to_string(state.max_steps) +
-         ",\n  \"train_batch_size\": " +
-         std::to_string(state.train_batch_size) +
-         (state.best_metric
-              ? ",\n  \"best_metric\": " + pythonFloat(*state.best_metric) +
-                    ",\n  \"best_model_checkpoint\": " +
-                    jsonString(state.best_model_checkpoint)
-              : std::string()) +
-         ",\n  \"log_history\": [" + logs + "\n  ]\n}\n";
+  auto integer = [](int64_t value) { return std::to_string(value); };
+  auto optional = [](const auto &value, auto text) {
+    return value ? text(*value) : std::string("null");
+  };
+  // Sorted by key; log_history's entries one a line (parseLogHistory).
+  const std::pair<const char *, std::string> fields[] = {
+      {"best_global_step", optional(state.best_global_step, integer)},
+      {"best_metric", optional(state.best_metric, pythonFloat)},
+      {"best_model_checkpoint", state.best_model_checkpoint.empty()
+                                    ? std::string("null")
+                                    : jsonString(state.best_model_checkpoint)},
+      {"epoch", pythonFloat(state.epoch)},
+      {"eval_steps", integer(state.eval_steps)},
+      {"global_step", integer(state.global_step)},
+      {"is_hyper_param_search", "false"},
+      {"is_local_process_zero", "true"},
+      {"is_world_process_zero", "true"},
+      {"log_history", "[" + logs + "\n  ]"},
+      {"logging_steps", integer(state.logging_steps)},
+      {"max_steps", integer(state.max_steps)},
+      {"num_input_tokens_seen", integer(state.num_input_tokens_seen)},
+      {"num_train_epochs", integer(state.num_train_epochs)},
+      {"save_steps", integer(state.save_steps)},
+      {"total_flos", pythonFloat(state.total_flos)},
+      {"train_batch_size", integer(state.train_batch_size)},
+      {"trial_name", "null"},
+      {"trial_params", "null"}};
+  std::string out = "{";
+  for (const auto &[key, value] : fields)
+    out += std::string(out.size() > 1 ? ",\n  \"" : "\n  \"") + key +
+           "\": " + value;
+  return out + "\n}\n";
 }
 
 absl::StatusOr<std::vector<std::string>>
@@ -61,14 +82,17 @@ parseLogHistory(std::string_view text) {
   for (absl::string_view line :
        absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
     absl::string_view entry = absl::StripAsciiWhitespace(line);
+    // Keys are sorted, so others may follow the history: its end is "]" or
+    // "],".
     if (!inHistory) {
       inHistory = absl::StartsWith(entry, "\"log_history\": [");
-      closed = inHistory && absl::EndsWith(entry, "]");
+      closed = inHistory &&
+               (absl::EndsWith(entry, "]") || absl::EndsWith(entry, "],"));
       if (closed)
         break;
       continue;
     }
-    if (entry == "]") {
+    if (entry == "]" || entry == "],") {
       closed = true;
       break;
     }

@@ -21,14 +21,25 @@ namespace kiln::train {
 /// The file's name in a checkpoint folder (and beside the final model).
 inline constexpr const char *kTrainerStateFile = "trainer_state.json";
 
-/// The fields kiln writes.
+/// The fields kiln writes: the Trainer's TrainerState less its callbacks'
+/// states and hyperparameter search's.
 struct TrainerState {
   int64_t global_step = 0;
   double epoch = 0;
   int64_t max_steps = 0;
   int64_t train_batch_size = 0;
-  /// best_metric and best_model_checkpoint, with --load_best_model_at_end.
+  /// The run's intervals (the resolved counts) and epochs (rounded up).
+  int64_t logging_steps = 0, eval_steps = 0, save_steps = 0;
+  int64_t num_train_epochs = 0;
+  /// The Trainer's estimate: 6 × input tokens × the non-embedding
+  /// parameters, over every step so far.
+  double total_flos = 0;
+  /// --include_num_input_tokens_seen's count (0 without it).
+  int64_t num_input_tokens_seen = 0;
+  /// The best evaluation so far under --metric_for_best_model, its step
+  /// and the checkpoint saved at that step (empty before one is).
   std::optional<double> best_metric;
+  std::optional<int64_t> best_global_step;
   std::string best_model_checkpoint;
   /// Each a JSON object on one line (logEntryJson's, or read back).
   std::vector<std::string> log_history;
@@ -38,7 +49,8 @@ struct TrainerState {
 /// them, null for NaN and infinities (which JSON lacks).
 std::string logEntryJson(const LogDict &dict);
 
-/// The text of trainer_state.json for `state`.
+/// The text of trainer_state.json for `state`, its keys sorted as the
+/// Trainer's json.dumps(sort_keys=True) writes them.
 std::string trainerStateJson(const TrainerState &state);
 
 /// The log_history entries of trainer_state.json's text as trainerStateJson

@@ -361,16 +361,25 @@ std::string takeAdapter(TrainArgs &a, const std::string &adapterDir,
                   1};
   a.adapterFolder = adapterDir;
   a.baseModelName = baseName;
-  if (!a.useLora) {
-    a.useLora = true;
-    a.loraR = saved.r, a.loraAlpha = saved.alpha;
-    a.useRslora = saved.use_rslora;
-    a.loraDropout = saved.dropout, a.loraTargets = saved.target_modules;
-    a.loraTargetsRegex = saved.target_modules_is_regex;
-    a.loraModulesToSave = saved.modules_to_save;
-    a.loraLayers = saved.layers_to_transform;
-    a.loraLayersPattern = saved.layers_pattern;
-  }
+  // The adapter's settings, but those given on the command line (with or
+  // without --use_lora): a given dropout trains with it, a given shape that
+  // differs from the adapter's is an error when it loads
+  // (check_lora_adapter_config), never silently the adapter's.
+  a.useLora = true;
+  auto take = [&](const char *flag, auto &field, const auto &value) {
+    if (!a.given.count(flag))
+      field = value;
+  };
+  take("lora_r", a.loraR, saved.r);
+  take("lora_alpha", a.loraAlpha, saved.alpha);
+  take("use_rslora", a.useRslora, saved.use_rslora);
+  take("lora_dropout", a.loraDropout, saved.dropout);
+  take("lora_target_modules", a.loraTargets, saved.target_modules);
+  take("lora_target_modules", a.loraTargetsRegex,
+       saved.target_modules_is_regex);
+  take("lora_modules_to_save", a.loraModulesToSave, saved.modules_to_save);
+  take("lora_layers_to_transform", a.loraLayers, saved.layers_to_transform);
+  take("lora_layers_pattern", a.loraLayersPattern, saved.layers_pattern);
   if (a.tokenizerDir.empty() && data::hasTokenizer(adapterDir))
     a.tokenizerDir = adapterDir;
   try {

@@ -101,10 +101,17 @@ Batch DataLoader::batchAt(int64_t step) {
   batch.inputIds.assign(size, options_.padId);
   batch.labels.assign(size, kIgnoreIndex);
   batch.attentionMask.assign(size, 0);
+  // Accelerate's even_batches: the rows after the epoch's last continue
+  // from its first, cycling through an epoch shorter than a batch.
+  const int64_t realRows = batch.numRows;
+  if (options_.completeLastFromEpochStart)
+    batch.numRows = batch.batchSize;
   for (int64_t row = 0; row < batch.numRows; ++row) {
-    absl::Span<const int32_t> ids = blocks_.block(order_[first + row]);
-    absl::Span<const int32_t> labels =
-        blocks_.blockLabels(order_[first + row]);
+    const int64_t index = row < realRows
+                              ? order_[first + row]
+                              : order_[(row - realRows) % blocks_.numBlocks()];
+    absl::Span<const int32_t> ids = blocks_.block(index);
+    absl::Span<const int32_t> labels = blocks_.blockLabels(index);
     size_t offset = size_t(row * batch.blockSize);
     for (size_t j = 0; j < ids.size(); ++j) {
       batch.inputIds[offset + j] = ids[j];

@@ -10,7 +10,9 @@
 //   Trainer's dataloader_drop_last does;
 // - dropLast = false: the last batch of an epoch is padded to full size with
 //   rows of padId whose labels are kIgnoreIndex (-100, ignored by the loss)
-//   and whose attention mask is 0; numRows says how many rows are real.
+//   and whose attention mask is 0; numRows says how many rows are real
+//   (or, with completeLastFromEpochStart, completed with the epoch's first
+//   blocks, as data-parallel processes' last round is).
 #ifndef KILN_FRONTENDS_DATA_DATALOADER_H
 #define KILN_FRONTENDS_DATA_DATALOADER_H
 
@@ -31,6 +33,12 @@ struct LoaderOptions {
   bool dropLast = true;
   /// Input id of padding rows (dropLast = false only).
   int64_t padId = 0;
+  /// dropLast = false: instead of padding rows, an epoch's short last
+  /// batch is completed with the epoch's first blocks (cyclically when the
+  /// epoch has fewer than a batch), as Accelerate's even_batches completes
+  /// the last round of data-parallel processes for the Trainer; numRows is
+  /// then the whole batch.
+  bool completeLastFromEpochStart = false;
   /// Epochs next() runs through; 0 means without end.
   int64_t numEpochs = 1;
 };
@@ -59,11 +67,12 @@ struct Batch {
 
 /// Process `rank`'s share of a batch that `size` data-parallel processes
 /// split: the batch holds size × B rows and each process takes B, rank r
-/// rows [r B, (r + 1) B). A padded last batch's real rows are spread
-/// evenly instead: ceil(numRows / size) to each process, the batch's first
-/// rows repeated where they run out (Accelerate's even_batches), then
-/// padding, so that no process gets only padding (a loss of 0/0). The
-/// batch size must divide by `size`.
+/// rows [r B, (r + 1) B), as Accelerate shards the Trainer's batches. A
+/// padded last batch (a loader without completeLastFromEpochStart, which
+/// kiln-train sets for data parallelism) has its real rows spread evenly
+/// instead: ceil(numRows / size) to each process, the batch's first rows
+/// repeated where they run out, then padding, so that no process gets only
+/// padding (a loss of 0/0). The batch size must divide by `size`.
 Batch shardBatch(const Batch &batch, int rank, int size);
 
 /// Epochs of shuffled, fixed-shape batches over LmBlocks.

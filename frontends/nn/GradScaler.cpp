@@ -222,9 +222,10 @@ Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
   optimizer.average_gradients();
   if (scaler)
     scaler->unscale_(optimizer);
-  Tensor norm;
-  if (max_grad_norm > 0)
-    norm = clip_grad_norm_(optimizer, max_grad_norm);
+  // Measured without clipping too, as the Trainer logs it.
+  Tensor norm = clip_grad_norm_(
+      optimizer, max_grad_norm > 0 ? max_grad_norm
+                                   : std::numeric_limits<double>::infinity());
   if (scaler)
     scaler->step(optimizer);
   else

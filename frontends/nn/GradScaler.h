@@ -115,7 +115,7 @@ private:
 /// (Optimizer::average_gradients), unscaled, clipped to `max_grad_norm` when it
 /// is > 0, the optimizer's step (skipped on an overflow under a scaler) and
 /// zero_grad. → the gradients' total norm before clipping (the Trainer's
-/// grad_norm), a 0-d tensor, or an undefined Tensor when there is no clipping.
+/// grad_norm, measured without clipping too), a 0-d tensor.
 Tensor backward_and_step(const Tensor &loss, Optimizer &optimizer,
                          double max_grad_norm, GradScaler *scaler);
 

@@ -156,6 +156,7 @@ public:
   /// (`...wte.lora_embedding_A`); kiln::Error on a second call.
   void add_lora(int64_t r, double scaling, InitContext &init);
   bool has_lora() const { return loraA_.defined(); }
+  std::vector<Tensor> lookup_tables() const override { return {weight}; }
   /// The branch's change to the table, (B A)ᵀ · scaling [num, dim];
   /// kiln::Error without a branch.
   Tensor lora_delta() const;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include <algorithm>
 #include <fstream>
@@ -362,6 +363,23 @@ void load_lora_adapter(Module &model, const LoraConfig &config,
       throw Error(weightsPath + ": " + t.name +
                   " is DoRA's magnitude vector; DoRA (use_dora) is not "
                   "supported, kiln loads plain LoRA adapters");
+    // PEFT's save_embedding_layers: an adapter on an embedding or the
+    // output layer carries that layer's whole base weight, which PEFT
+    // loads over the base's (a vocabulary trained or resized with it).
+    if (absl::string_view module = name;
+        absl::ConsumeSuffix(&module, ".base_layer.weight")) {
+      const std::string branch = absl::StrCat(module, ".lora_");
+      bool adapted = false;
+      for (const auto &[param, tensor] : model.named_parameters())
+        adapted = adapted ||
+                  (isLoraParameter(param) && absl::StartsWith(param, branch));
+      if (!adapted)
+        throw Error(weightsPath + ": " + t.name +
+                    " is the base weight of a module without a LoRA branch "
+                    "here");
+      state.emplace(absl::StrCat(module, ".weight"), std::move(t.tensor));
+      continue;
+    }
     if (!isAdapterParameter(name, config))
       throw Error(weightsPath + ": " + t.name +
                   " is not a LoRA tensor or one of a module to save");

@@ -2,6 +2,8 @@
 // see Module.h.
 #include "frontends/nn/Module.h"
 
+#include <algorithm>
+
 #include <set>
 #include <sstream>
 
@@ -124,11 +126,23 @@ std::vector<Tensor> Module::parameters() const {
   return out;
 }
 
-int64_t Module::num_parameters() const {
+int64_t Module::num_parameters(bool exclude_embeddings) const {
+  std::vector<Tensor> tables;
+  if (exclude_embeddings)
+    collectLookupTables(tables);
   int64_t n = 0;
   for (const Tensor &p : parameters())
-    n += p.numel();
+    if (std::none_of(tables.begin(), tables.end(),
+                     [&](const Tensor &table) { return table.is_same(p); }))
+      n += p.numel();
   return n;
+}
+
+void Module::collectLookupTables(std::vector<Tensor> &out) const {
+  for (Tensor &table : lookup_tables())
+    out.push_back(std::move(table));
+  for (const auto &entry : children_)
+    entry.second->collectLookupTables(out);
 }
 
 std::vector<std::pair<std::string, Module *>> Module::named_modules() {

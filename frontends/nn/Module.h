@@ -40,8 +40,13 @@ public:
   NamedTensors named_parameters() const;
   /// The tensors of named_parameters().
   std::vector<Tensor> parameters() const;
-  /// Total elements over parameters().
-  int64_t num_parameters() const;
+  /// Total elements over parameters(); without the embeddings' tables
+  /// (whose rows are looked up, not multiplied) when `exclude_embeddings`,
+  /// as transformers' num_parameters(exclude_embeddings=True).
+  int64_t num_parameters(bool exclude_embeddings = false) const;
+  /// The parameters this module looks rows up in (an embedding's table):
+  /// none but where a layer says so.
+  virtual std::vector<Tensor> lookup_tables() const { return {}; }
   /// Children → (dotted name, module), depth first, in registration order.
   std::vector<std::pair<std::string, Module *>> named_modules();
 
@@ -93,6 +98,8 @@ protected:
   void register_alias(const std::string &alias, const std::string &target);
 
 private:
+  /// Every module's lookup_tables() in the tree, this one's included.
+  void collectLookupTables(std::vector<Tensor> &out) const;
   /// Walks the tree: (prefix + name, tensor) for every registration, with
   /// duplicates.
   void collect(const std::string &prefix, NamedTensors &out) const;

@@ -418,7 +418,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm) {
   if (!sumSq.defined())
     return Tensor::scalar(0.0);
   Tensor norm = sumSq.sqrt();
-  scaleByNorm(params, norm, max_norm);
+  if (std::isfinite(max_norm))
+    scaleByNorm(params, norm, max_norm);
   return norm;
 }
 
@@ -453,7 +454,8 @@ Tensor clip_grad_norm_(Optimizer &optimizer, double max_norm) {
     sumSq = sumSq.defined() ? sumSq + s : s;
   }
   Tensor norm = sumSq.sqrt();
-  scaleByNorm(params, norm, max_norm);
+  if (std::isfinite(max_norm))
+    scaleByNorm(params, norm, max_norm);
   return norm;
 }
 

@@ -226,7 +226,9 @@ void average_gradients(const NamedTensors &params);
 /// Scales the gradients of `params` in place so that their global L2 norm is
 /// at most `max_norm` (PyTorch's clip_grad_norm_: coefficient
 /// max_norm / (norm + 1e-6), clamped to 1) → the norm before clipping, a
-/// 0-d pending tensor (reading it forces no sync until step()).
+/// 0-d pending tensor (reading it forces no sync until step()). An infinite
+/// `max_norm` measures the norm and leaves the gradients as they are (the
+/// Trainer's clip_grad_norm_(..., inf) for its grad_norm without clipping).
 Tensor clip_grad_norm_(const std::vector<Tensor> &params, double max_norm);
 /// The same over the parameters of `optimizer`. With sharded gradients each
 /// process squares the gradients it holds and one sum over the processes

@@ -414,6 +414,31 @@ TEST(DataLoader, PadsTheLastBatchWhenNotDropping) {
   EXPECT_EQ(batch->indexInEpoch, 3);
 }
 
+TEST(DataLoader, CompletesTheLastBatchFromTheEpochsStartAsAccelerate) {
+  // Accelerate's even_batches (BatchSamplerShard) for data-parallel
+  // processes: ten blocks in batches of 4, the last round's 2 real rows are
+  // followed by the epoch's first 2 (in the epoch's order), all real.
+  LoaderOptions options;
+  options.batchSize = 4;
+  options.dropLast = false;
+  options.completeLastFromEpochStart = true;
+  options.seed = 3;
+  DataLoader loader = makeLoader(options);
+  std::vector<int64_t> order = loader.epochOrder(0);
+  Batch last = loader.batchAt(2);
+  EXPECT_EQ(last.numRows, 4);
+  EXPECT_EQ(firstColumn(last),
+            (std::vector<int64_t>{order[8], order[9], order[0], order[1]}));
+  EXPECT_EQ(last.attentionMask, std::vector<int64_t>(8, 1));
+  EXPECT_EQ(last.labels, last.inputIds);
+  // An epoch shorter than a batch cycles through itself.
+  options.batchSize = 12;
+  options.shuffle = false;
+  DataLoader short_ = makeLoader(options);
+  EXPECT_EQ(firstColumn(short_.batchAt(0)),
+            (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1}));
+}
+
 TEST(ShardBatch, SplitsAWholeBatchInRankOrder) {
   // Data parallelism: every process draws the same batch of size x B rows
   // and takes B of them, rank r rows [r B, (r + 1) B).

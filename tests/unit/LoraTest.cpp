@@ -683,6 +683,61 @@ TEST(LoraEmbedding, RoundTripsThroughPeftFiles) {
   ::rmdir(dir);
 }
 
+// PEFT's save_embedding_layers: an adapter on an embedding carries the
+// table's whole base weight as "...wte.base_layer.weight", which PEFT
+// loads over the base's (kiln refused the folder); a base weight of a
+// module without a branch is still refused.
+TEST(LoraEmbedding, LoadsPeftsBaseLayerOfAnAdaptedTable) {
+  char dir[] = "/tmp/kiln-lora-base-layer-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string folder = dir;
+  GPT2LMHeadModel model(tinyConfig());
+  LoraConfig config = loraConfig({"wte", "c_fc"});
+  apply_lora(model, config, 7, &model.generator());
+  save_lora_adapter(model, config, folder, "tiny-gpt2");
+  const std::string weightsPath = folder + "/adapter_model.safetensors";
+  absl::StatusOr<SafetensorsData> weights = loadSafetensors(weightsPath);
+  ASSERT_TRUE(weights.ok());
+  Tensor table;
+  for (auto &[name, param] : model.named_parameters())
+    if (name == "transformer.wte.weight")
+      table = param;
+  ASSERT_TRUE(table.defined());
+  HostTensor trained = (table * 2.0).to_host();
+  weights->tensors.push_back(
+      {"base_model.model.transformer.wte.base_layer.weight", trained});
+  ASSERT_TRUE(
+      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+
+  GPT2LMHeadModel loaded(tinyConfig());
+  apply_lora(loaded, config, 99, &loaded.generator());
+  load_lora_adapter(loaded, config, folder);
+  for (auto &[name, param] : loaded.named_parameters())
+    if (name == "transformer.wte.weight")
+      EXPECT_TRUE(param.to_host().bitwiseEqual(trained));
+
+  weights->tensors.push_back(
+      {"base_model.model.transformer.h.0.attn.c_proj.base_layer.weight",
+       trained});
+  ASSERT_TRUE(
+      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+  GPT2LMHeadModel refused(tinyConfig());
+  apply_lora(refused, config, 99, &refused.generator());
+  try {
+    load_lora_adapter(refused, config, folder);
+    ADD_FAILURE() << "a base weight of a module without a branch loaded";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "c_proj.base_layer.weight is the base weight of a module "
+                  "without a LoRA branch here"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const char *f : {"/adapter_config.json", "/adapter_model.safetensors"})
+    ::unlink((folder + f).c_str());
+  ::rmdir(dir);
+}
+
 // Llama's head is its own tensor: the branch merges into embed_tokens, and
 // a plain model on the merged weights computes the adapted model's logits.
 TEST(LoraEmbedding, MergesIntoAnUntiedTable) {
