@@ -394,8 +394,10 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   // and run_clm then evaluates after training too.
   if (a.evalStrategy != TrainArgs::Strategy::no)
     a.doEval = true;
-  // Without --eval_steps it is --logging_steps, a share or a count.
-  if (a.evalSteps == 0 && a.evalStepsRatio == 0)
+  // Without --eval_steps the steps strategy takes --logging_steps, a share
+  // or a count (TrainingArguments; other strategies leave it unset).
+  if (a.evalStrategy == TrainArgs::Strategy::steps && a.evalSteps == 0 &&
+      a.evalStepsRatio == 0)
     a.evalSteps = a.loggingSteps, a.evalStepsRatio = a.loggingStepsRatio;
   a.evalDelay = f.evalDelay;
   if (!(a.evalDelay >= 0) || !std::isfinite(a.evalDelay))
@@ -425,8 +427,11 @@ std::string copyHuggingFaceFlags(const Flags &f, TrainArgs &a) {
   if (!(a.warmupRatio >= 0 && a.warmupRatio <= 1))
     return "--warmup_ratio must be in [0, 1], got " +
            std::to_string(a.warmupRatio);
-  // Without --eval_steps it is --logging_steps (the Trainer's default).
-  if (a.evalSteps < 1 && a.evalStepsRatio == 0)
+  // Without --eval_steps the steps strategy takes --logging_steps (the
+  // Trainer's default); other strategies need none.
+  if ((a.evalStrategy == TrainArgs::Strategy::steps ||
+       a.given.count("eval_steps")) &&
+      a.evalSteps < 1 && a.evalStepsRatio == 0)
     return std::string(a.given.count("eval_steps") ? "--eval_steps"
                                                    : "--logging_steps") +
            " must be positive, got " + std::to_string(a.evalSteps);

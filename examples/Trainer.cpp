@@ -225,9 +225,10 @@ Trainer::Trainer(const TrainArgs &args, PreparedData &data)
   nonEmbeddingParameters_ = model_->num_parameters(/*exclude_embeddings=*/true);
   if (tracksBest()) {
     // The keys the evaluation's dict has (evaluateAndLog).
-    std::vector<std::string> metrics = {
-        "eval_loss", "eval_runtime", "eval_samples_per_second",
-        "eval_steps_per_second", "eval_samples"};
+    // (eval_samples, a constant, is no measure of a model.)
+    std::vector<std::string> metrics = {"eval_loss", "eval_runtime",
+                                        "eval_samples_per_second",
+                                        "eval_steps_per_second"};
     if (data.evalRecords)
       metrics.insert(metrics.begin() + 1, "eval_accuracy");
     if (std::find(metrics.begin(), metrics.end(), args.metricForBestModel) ==
@@ -370,8 +371,17 @@ void Trainer::resume(const std::string &dir, nn::SafetensorsData file) {
   // The best evaluation so far and its checkpoint, which later ones must
   // beat (each absent when there was none).
   if (auto it = state.metadata.find("best_model_checkpoint");
-      it != state.metadata.end())
-    bestCheckpoint_ = it->second;
+      it != state.metadata.end()) {
+    std::error_code ec;
+    if (fs::is_directory(it->second, ec))
+      bestCheckpoint_ = it->second;
+    else if (args_.worldRank == 0) // as the Trainer's resume
+      std::fprintf(stderr,
+                   "kiln-train: warning: the best checkpoint %s recorded in "
+                   "the resumed state does not exist anymore; ignoring it "
+                   "for this run\n",
+                   it->second.c_str());
+  }
   if (auto it = state.metadata.find("best_metric"); it != state.metadata.end())
     bestMetric_ = std::strtod(it->second.c_str(), nullptr);
   if (auto it = state.metadata.find("best_global_step");
@@ -678,6 +688,7 @@ void Trainer::train() {
   bar_ = nullptr;
   if (args_.loadBestModelAtEnd && !bestCheckpoint_.empty())
     loadBestModel();
+  keepOnlyTheBestCheckpoint();
   double runtime =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -716,6 +727,7 @@ void Trainer::train() {
   trainResults_.push_back({"train_samples", double(data_.train.numBlocks())});
   summary.push_back({"step", double(globalStep_)});
   history_.push_back(summary);
+  trainedHistory_ = history_.size();
 }
 
 void Trainer::run() {

@@ -86,6 +86,10 @@ private:
   /// --load_best_model_at_end: the best checkpoint's model → model_ (a
   /// warning, and the last model kept, when its folder is gone).
   void loadBestModel();
+  /// After training, --save_total_limit 1 with a best checkpoint: every
+  /// other checkpoint of kiln's goes, as the Trainer's end of training
+  /// (rotation during training kept the newest beside it).
+  void keepOnlyTheBestCheckpoint();
   /// Evaluates on the validation set and prints the metrics dict.
   void evaluateAndLog();
   /// output_dir/checkpoint-N, written crash-safely by the main process
@@ -166,6 +170,10 @@ private:
   /// Tokens of the training batches so far (their real rows).
   int64_t tokensSeen_ = 0;
   std::vector<LogDict> history_;
+  /// history_'s length when training ended: output_dir's
+  /// trainer_state.json holds these (run_clm saves the state before its
+  /// final evaluation).
+  size_t trainedHistory_ = 0;
   /// The log history of the checkpoint resumed from, as its
   /// trainer_state.json wrote it: written again before history_.
   std::vector<std::string> resumedLogs_;

@@ -86,7 +86,9 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
     state.metadata["best_model_checkpoint"] = bestCheckpoint_;
   if (!std::isnan(bestMetric_))
     state.metadata["best_metric"] = pythonFloat(bestMetric_);
-  if (bestStep_ >= 0)
+  // The Trainer records the best step only where it saves checkpoints.
+  const bool saves = args_.saveStrategy != TrainArgs::Strategy::no;
+  if (bestStep_ >= 0 && saves)
     state.metadata["best_global_step"] = std::to_string(bestStep_);
   if (scaler_ && withOptimizer)
     state.metadata.merge(scaler_->state().metadata());
@@ -119,7 +121,8 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   record.max_steps = totalSteps_;
   record.train_batch_size = args_.trainBatchSize;
   record.logging_steps = loggingSteps_;
-  record.eval_steps = evalSteps_;
+  // The TrainerState's default (500) where no steps strategy set one.
+  record.eval_steps = evalSteps_ > 0 ? evalSteps_ : 500;
   record.save_steps = saveSteps_;
   record.num_train_epochs = (totalSteps_ + updatesPerEpoch_ - 1) /
                             std::max<int64_t>(updatesPerEpoch_, 1);
@@ -128,12 +131,16 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
     record.num_input_tokens_seen = tokensSeen_;
   if (!std::isnan(bestMetric_))
     record.best_metric = bestMetric_;
-  if (bestStep_ >= 0)
+  if (bestStep_ >= 0 && saves)
     record.best_global_step = bestStep_;
   record.best_model_checkpoint = bestCheckpoint_;
   record.log_history = resumedLogs_;
-  for (const LogDict &log : history_)
-    record.log_history.push_back(logEntryJson(log));
+  // The final files' history ends with the training (its summary).
+  const size_t logs = withOptimizer || !args_.doTrain
+                          ? history_.size()
+                          : std::min(history_.size(), trainedHistory_);
+  for (size_t i = 0; i < logs; ++i)
+    record.log_history.push_back(logEntryJson(history_[i]));
   writeText(dir / kTrainerStateFile, trainerStateJson(record));
 }
 
@@ -183,6 +190,30 @@ void Trainer::loadBestModel() {
   // The model alone: training is over, its optimizer state no longer
   // matters (a LoRA checkpoint's adapters load onto the base as it is).
   nn::load_checkpoint(file.string(), *model_, nullptr, {});
+}
+
+void Trainer::keepOnlyTheBestCheckpoint() {
+  if (args_.worldRank != 0 || args_.saveTotalLimit != 1 ||
+      bestCheckpoint_.empty() || args_.outputDir.empty())
+    return;
+  std::error_code ec;
+  if (!fs::is_directory(bestCheckpoint_, ec))
+    return;
+  absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
+      nn::listCheckpointFolders(args_.outputDir);
+  if (!folders.ok())
+    throw Failure{
+        "--save_total_limit 1: " + std::string(folders.status().message()), 1};
+  for (const nn::CheckpointFolder &folder : *folders) {
+    if (!nn::isKilnCheckpointFolder(folder.path) ||
+        fs::equivalent(folder.path, bestCheckpoint_, ec))
+      continue;
+    if (absl::Status s = nn::removeCheckpointFolder(folder.path); !s.ok())
+      throw Failure{"--save_total_limit 1: " + std::string(s.message()), 1};
+    std::fprintf(
+        stderr, "Deleting older checkpoint [%s] due to args.save_total_limit\n",
+        folder.path.c_str());
+  }
 }
 
 void Trainer::saveCheckpoint() {
