@@ -440,8 +440,7 @@ void Trainer::printBanner() const {
       data_.instruction ? "instruction records, the loss on the responses, "
                           "one a block"
                         : "blocks",
-      (long long)args_.blockSize,
-      (long long)((totalSteps_ + updatesPerEpoch_ - 1) / updatesPerEpoch_),
+      (long long)args_.blockSize, (long long)epochsOfRun(),
       (long long)args_.trainBatchSize,
       parallel ? "parallel, distributed & accumulation" : "accumulation",
       // In double: an absurd accumulation must not overflow.
@@ -605,10 +604,9 @@ void Trainer::maybeLog(bool epochEnded, bool last) {
   // digits, the learning rate the last step used, the fractional epoch;
   // grad_norm: the last step's, before clipping (measured without clipping
   // too, as transformers 5's Trainer).
-  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)}};
-  if (gradNorm_.defined())
-    log.push_back({"grad_norm", gradNorm_.item()});
-  log.push_back({"learning_rate", stepLearningRate_});
+  LogDict log = {{"loss", pythonRound(windowLoss_ / double(windowSteps_), 4)},
+                 {"grad_norm", gradNorm_.item()},
+                 {"learning_rate", stepLearningRate_}};
   appendEpoch(log);
   int64_t windowStepsLogged = windowSteps_;
   windowLoss_ = 0;

@@ -19,6 +19,7 @@
 #include "frontends/nn/Optimizer.h"
 #include "frontends/nn/Safetensors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -90,6 +91,10 @@ private:
   /// other checkpoint of kiln's goes, as the Trainer's end of training
   /// (rotation during training kept the newest beside it).
   void keepOnlyTheBestCheckpoint();
+  /// --save_total_limit's rotation (nn::rotateCheckpoints) in output_dir,
+  /// never `keep` nor the best checkpoint (nor, with `keepNewest`, the
+  /// highest step), each deletion said as the Trainer says it.
+  void rotateCheckpoints(const std::string &keep, bool keepNewest);
   /// Evaluates on the validation set and prints the metrics dict.
   void evaluateAndLog();
   /// output_dir/checkpoint-N, written crash-safely by the main process
@@ -121,6 +126,12 @@ private:
   /// non-embedding parameters.
   double totalFlos() const {
     return 6.0 * double(tokensSeen_) * double(nonEmbeddingParameters_);
+  }
+  /// The run's epochs, its last maybe partial, counted whole (the banner's
+  /// and the Trainer state's num_train_epochs).
+  int64_t epochsOfRun() const {
+    return (totalSteps_ + updatesPerEpoch_ - 1) /
+           std::max<int64_t>(updatesPerEpoch_, 1);
   }
   /// Epochs so far, fractional, as the Trainer's state.epoch.
   double epoch() const { return steps_.epoch(globalStep_); }

@@ -124,8 +124,7 @@ void Trainer::writeFiles(const fs::path &dir, bool withOptimizer) {
   // The TrainerState's default (500) where no steps strategy set one.
   record.eval_steps = evalSteps_ > 0 ? evalSteps_ : 500;
   record.save_steps = saveSteps_;
-  record.num_train_epochs = (totalSteps_ + updatesPerEpoch_ - 1) /
-                            std::max<int64_t>(updatesPerEpoch_, 1);
+  record.num_train_epochs = epochsOfRun();
   record.total_flos = totalFlos();
   if (args_.includeNumInputTokensSeen)
     record.num_input_tokens_seen = tokensSeen_;
@@ -199,21 +198,19 @@ void Trainer::keepOnlyTheBestCheckpoint() {
   std::error_code ec;
   if (!fs::is_directory(bestCheckpoint_, ec))
     return;
-  absl::StatusOr<std::vector<nn::CheckpointFolder>> folders =
-      nn::listCheckpointFolders(args_.outputDir);
-  if (!folders.ok())
+  rotateCheckpoints(bestCheckpoint_, /*keepNewest=*/false);
+}
+
+void Trainer::rotateCheckpoints(const std::string &keep, bool keepNewest) {
+  absl::StatusOr<std::vector<std::string>> deleted = nn::rotateCheckpoints(
+      args_.outputDir, args_.saveTotalLimit, keep, bestCheckpoint_, keepNewest);
+  if (!deleted.ok())
     throw Failure{
-        "--save_total_limit 1: " + std::string(folders.status().message()), 1};
-  for (const nn::CheckpointFolder &folder : *folders) {
-    if (!nn::isKilnCheckpointFolder(folder.path) ||
-        fs::equivalent(folder.path, bestCheckpoint_, ec))
-      continue;
-    if (absl::Status s = nn::removeCheckpointFolder(folder.path); !s.ok())
-      throw Failure{"--save_total_limit 1: " + std::string(s.message()), 1};
+        "saving a checkpoint: " + std::string(deleted.status().message()), 1};
+  for (const std::string &folder : *deleted)
     std::fprintf(
         stderr, "Deleting older checkpoint [%s] due to args.save_total_limit\n",
-        folder.path.c_str());
-  }
+        folder.c_str());
 }
 
 void Trainer::saveCheckpoint() {
@@ -249,15 +246,7 @@ void Trainer::saveCheckpointFiles() {
                writer->finalPath().c_str());
   // Only after the new checkpoint has its name: a kill during rotation
   // still leaves it.
-  absl::StatusOr<std::vector<std::string>> deleted =
-      nn::rotateCheckpoints(args_.outputDir, args_.saveTotalLimit,
-                            writer->finalPath(), bestCheckpoint_);
-  if (!deleted.ok())
-    throw fail(deleted.status());
-  for (const std::string &folder : *deleted)
-    std::fprintf(
-        stderr, "Deleting older checkpoint [%s] due to args.save_total_limit\n",
-        folder.c_str());
+  rotateCheckpoints(writer->finalPath(), /*keepNewest=*/true);
 }
 
 namespace {

@@ -347,7 +347,8 @@ absl::Status removeCheckpointFolder(const std::string &folder) {
 
 absl::StatusOr<std::vector<std::string>>
 rotateCheckpoints(const std::string &outputDir, int64_t limit,
-                  const std::string &keep, const std::string &keepAlso) {
+                  const std::string &keep, const std::string &keepAlso,
+                  bool keepNewest) {
   std::vector<std::string> removed;
   if (limit <= 0)
     return removed;
@@ -363,8 +364,9 @@ rotateCheckpoints(const std::string &outputDir, int64_t limit,
   std::string keepName = baseName(keep);
   std::string keepAlsoName = keepAlso.empty() ? "" : baseName(keepAlso);
   size_t remaining = folders->size();
-  // Oldest first; index 0, the highest step, is never a candidate.
-  for (size_t i = folders->size(); i-- > 1 && remaining > size_t(limit);) {
+  // Oldest first; index 0, the highest step, only when not kept.
+  const size_t last = keepNewest ? 1 : 0;
+  for (size_t i = folders->size(); i-- > last && remaining > size_t(limit);) {
     const CheckpointFolder &folder = (*folders)[i];
     std::string name = baseName(folder.path);
     if (name == keepName || name == keepAlsoName)

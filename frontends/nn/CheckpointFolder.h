@@ -120,11 +120,14 @@ private:
 /// `limit` of kiln's remain (Hugging Face's save_total_limit; folders that
 /// are not kiln's are neither counted nor deleted), never `keep` (the
 /// folder just saved), `keepAlso` (the best so far, under
-/// load_best_model_at_end; "" for none) nor the highest-step folder, so the
-/// result may exceed `limit`. limit <= 0: no limit. → the folders deleted.
+/// load_best_model_at_end; "" for none) nor, with `keepNewest`, the
+/// highest-step folder, so the result may exceed `limit` (the Trainer's
+/// end of training with a limit of 1 passes false: the best alone stays).
+/// limit <= 0: no limit. → the folders deleted.
 absl::StatusOr<std::vector<std::string>>
 rotateCheckpoints(const std::string &outputDir, int64_t limit,
-                  const std::string &keep, const std::string &keepAlso = "");
+                  const std::string &keep, const std::string &keepAlso = "",
+                  bool keepNewest = true);
 
 /// Deletes a checkpoint folder so that no half-deleted folder keeps its
 /// name: renamed to ".del-checkpoint-N.<pid>" first, then removed. A folder

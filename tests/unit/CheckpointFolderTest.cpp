@@ -225,6 +225,14 @@ TEST(CheckpointFolder, RotationKeepsTheBestCheckpointToo) {
                                                 out / "checkpoint-3"}));
   EXPECT_EQ(names(out.path),
             (std::vector<std::string>{"checkpoint-1", "checkpoint-4"}));
+
+  // The end of training with a limit of 1 (the Trainer's): the best alone,
+  // the newest not kept.
+  removed = rotateCheckpoints(out.path, 1, out / "checkpoint-1",
+                              out / "checkpoint-1", /*keepNewest=*/false);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, std::vector<std::string>{out / "checkpoint-4"});
+  EXPECT_EQ(names(out.path), std::vector<std::string>{"checkpoint-1"});
 }
 
 // A checkpoint-N without kiln's file is somebody else's folder: kiln-train

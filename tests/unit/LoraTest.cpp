@@ -31,6 +31,17 @@
 namespace kiln::nn {
 namespace {
 
+/// Adds `tensor` as `name` to the adapter weights kiln saved in `folder`:
+/// a file as another writer (PEFT, an edit) could have made it.
+void addAdapterTensor(const std::string &folder, const std::string &name,
+                      const HostTensor &tensor) {
+  const std::string path = folder + "/adapter_model.safetensors";
+  absl::StatusOr<SafetensorsData> weights = loadSafetensors(path);
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  weights->tensors.push_back({name, tensor});
+  ASSERT_TRUE(saveSafetensors(path, weights->tensors, {{"format", "pt"}}).ok());
+}
+
 GPT2Config tinyConfig(DType dtype = DType::f32) {
   GPT2Config c;
   c.vocab_size = 40;
@@ -418,15 +429,13 @@ TEST(Lora, DoraAdaptersAreRefusedNamingDora) {
   LoraConfig config = loraConfig();
   apply_lora(model, config, 7, &model.generator());
   save_lora_adapter(model, config, folder, "tiny-gpt2");
-  const std::string weightsPath = folder + "/adapter_model.safetensors";
-  absl::StatusOr<SafetensorsData> weights = loadSafetensors(weightsPath);
+  absl::StatusOr<SafetensorsData> weights =
+      loadSafetensors(folder + "/adapter_model.safetensors");
   ASSERT_TRUE(weights.ok());
-  HostTensor magnitude = weights->tensors.front().tensor;
-  weights->tensors.push_back(
-      {"base_model.model.transformer.h.0.attn.c_attn.lora_magnitude_vector",
-       magnitude});
-  ASSERT_TRUE(
-      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+  addAdapterTensor(
+      folder,
+      "base_model.model.transformer.h.0.attn.c_attn.lora_magnitude_vector",
+      weights->tensors.front().tensor);
   auto loadError = [&] {
     GPT2LMHeadModel m(tinyConfig());
     apply_lora(m, config, 1, nullptr);
@@ -695,19 +704,14 @@ TEST(LoraEmbedding, LoadsPeftsBaseLayerOfAnAdaptedTable) {
   LoraConfig config = loraConfig({"wte", "c_fc"});
   apply_lora(model, config, 7, &model.generator());
   save_lora_adapter(model, config, folder, "tiny-gpt2");
-  const std::string weightsPath = folder + "/adapter_model.safetensors";
-  absl::StatusOr<SafetensorsData> weights = loadSafetensors(weightsPath);
-  ASSERT_TRUE(weights.ok());
   Tensor table;
   for (auto &[name, param] : model.named_parameters())
     if (name == "transformer.wte.weight")
       table = param;
   ASSERT_TRUE(table.defined());
   HostTensor trained = (table * 2.0).to_host();
-  weights->tensors.push_back(
-      {"base_model.model.transformer.wte.base_layer.weight", trained});
-  ASSERT_TRUE(
-      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+  addAdapterTensor(folder, "base_model.model.transformer.wte.base_layer.weight",
+                   trained);
 
   GPT2LMHeadModel loaded(tinyConfig());
   apply_lora(loaded, config, 99, &loaded.generator());
@@ -716,11 +720,9 @@ TEST(LoraEmbedding, LoadsPeftsBaseLayerOfAnAdaptedTable) {
     if (name == "transformer.wte.weight")
       EXPECT_TRUE(param.to_host().bitwiseEqual(trained));
 
-  weights->tensors.push_back(
-      {"base_model.model.transformer.h.0.attn.c_proj.base_layer.weight",
-       trained});
-  ASSERT_TRUE(
-      saveSafetensors(weightsPath, weights->tensors, {{"format", "pt"}}).ok());
+  addAdapterTensor(
+      folder, "base_model.model.transformer.h.0.attn.c_proj.base_layer.weight",
+      trained);
   GPT2LMHeadModel refused(tinyConfig());
   apply_lora(refused, config, 99, &refused.generator());
   try {
